@@ -1,0 +1,36 @@
+// The SQLite backend: one file per instance, opened with the runtime's driver.
+import type { StoreBackend } from '../../core/backend.js';
+import { SqliteConnection, type SqliteOptions } from './connection.js';
+import { createEventBackend } from './events.js';
+import { migrate } from './migrate.js';
+import { createWorkItemBackend } from './work-items.js';
+
+export type { Durability, SqliteOptions } from './connection.js';
+
+/** Opens (creating if needed) a SQLite store and applies its migrations. */
+export async function openSqliteBackend(opts: SqliteOptions & { now?: number }): Promise<StoreBackend & { driver: string }> {
+  const conn = await SqliteConnection.open(opts);
+  let closed = false;
+  const backend = {
+    name: 'sqlite',
+    driver: conn.driver,
+    capabilities: { skipLocked: false, notify: false },
+    work: createWorkItemBackend(conn),
+    events: createEventBackend(conn),
+    async migrate() {
+      return migrate(conn, Date.now());
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      conn.close();
+    },
+  };
+  try {
+    await backend.migrate();
+  } catch (err) {
+    conn.close();
+    throw err;
+  }
+  return backend;
+}

@@ -1,0 +1,135 @@
+// Event log SQL for SQLite: chained inserts inside the caller's transaction, reads, scans.
+import type { EventBackend, EventQuery, NewEvent, StoredEvent } from '../../core/backend.js';
+import { computeEventHash, GENESIS_HASH } from '../../core/hash.js';
+import { toIso } from '../../core/time.js';
+import type { EventRecord, Json } from '../../core/types.js';
+import type { SqliteConnection } from './connection.js';
+
+const INSERT = `INSERT INTO events
+  (position, stream, stream_seq, type, data, actor, correlation_id, causation_id, work_item_id, created_at, prev_hash, hash)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+
+export function toEventRecord(row: StoredEvent): EventRecord {
+  return { ...row, data: JSON.parse(row.data) as Json, created_at: toIso(row.created_at) };
+}
+
+/**
+ * Appends events with gapless positions and per-stream sequences, each hash chained to the previous
+ * event. Must run inside a write transaction (BEGIN IMMEDIATE serializes writers, so max+1 is safe).
+ */
+export function insertEvents(conn: SqliteConnection, events: NewEvent[]): StoredEvent[] {
+  if (events.length === 0) return [];
+  const head = conn.stmt('SELECT position, hash FROM events ORDER BY position DESC LIMIT 1').get() as
+    | { position: number; hash: string }
+    | undefined;
+  let position = head?.position ?? 0;
+  let prevHash = head?.hash ?? GENESIS_HASH;
+  const seqs = new Map<string, number>();
+  const seqStmt = conn.stmt('SELECT stream_seq FROM events WHERE stream = ? ORDER BY stream_seq DESC LIMIT 1');
+  const insert = conn.stmt(INSERT);
+  const out: StoredEvent[] = [];
+  for (const e of events) {
+    let seq = seqs.get(e.stream);
+    if (seq === undefined) seq = ((seqStmt.get(e.stream) as { stream_seq: number } | undefined)?.stream_seq ?? 0) as number;
+    seq += 1;
+    seqs.set(e.stream, seq);
+    position += 1;
+    const stored: StoredEvent = {
+      position,
+      stream: e.stream,
+      stream_seq: seq,
+      type: e.type,
+      data: JSON.stringify(e.data ?? null),
+      actor: e.actor,
+      correlation_id: e.correlation_id,
+      causation_id: e.causation_id,
+      work_item_id: e.work_item_id,
+      created_at: e.created_at,
+      prev_hash: prevHash,
+      hash: '',
+    };
+    stored.hash = computeEventHash(prevHash, stored);
+    insert.run(
+      stored.position,
+      stored.stream,
+      stored.stream_seq,
+      stored.type,
+      stored.data,
+      stored.actor,
+      stored.correlation_id,
+      stored.causation_id,
+      stored.work_item_id,
+      stored.created_at,
+      stored.prev_hash,
+      stored.hash,
+    );
+    prevHash = stored.hash;
+    out.push(stored);
+  }
+  return out;
+}
+
+export function createEventBackend(conn: SqliteConnection): EventBackend {
+  return {
+    async append(events) {
+      return conn.write(() => insertEvents(conn, events)).map(toEventRecord);
+    },
+
+    async read(q: EventQuery) {
+      const where: string[] = ['position > ?'];
+      const params: unknown[] = [q.after];
+      if (q.until !== null) {
+        where.push('position <= ?');
+        params.push(q.until);
+      }
+      if (q.stream !== null) {
+        where.push('stream = ?');
+        params.push(q.stream);
+      }
+      if (q.types !== null && q.types.length > 0) {
+        where.push(`type IN (${q.types.map(() => '?').join(', ')})`);
+        params.push(...q.types);
+      }
+      if (q.work_item_id !== null) {
+        where.push('work_item_id = ?');
+        params.push(q.work_item_id);
+      }
+      if (q.since !== null) {
+        where.push('created_at >= ?');
+        params.push(q.since);
+      }
+      if (q.before !== null) {
+        where.push('created_at < ?');
+        params.push(q.before);
+      }
+      const sql = `SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY position ${q.reverse ? 'DESC' : 'ASC'} LIMIT ?`;
+      params.push(q.limit);
+      const rows = conn.read(() => conn.stmt(sql).all(...params)) as StoredEvent[];
+      return rows.map(toEventRecord);
+    },
+
+    async scan(afterPosition, limit) {
+      return conn.read(
+        () => conn.stmt('SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?').all(afterPosition, limit) as StoredEvent[],
+      );
+    },
+
+    async head() {
+      const row = conn.read(() => conn.stmt('SELECT position, hash FROM events ORDER BY position DESC LIMIT 1').get()) as
+        | { position: number; hash: string }
+        | undefined;
+      return row ?? null;
+    },
+
+    async typeCounts(since, until) {
+      return conn.read(
+        () =>
+          conn
+            .stmt(
+              'SELECT type, COUNT(*) AS count FROM events WHERE created_at >= ? AND created_at < ? GROUP BY type ORDER BY count DESC, type',
+            )
+            .all(since, until) as Array<{ type: string; count: number }>,
+      );
+    },
+  };
+}

@@ -1,0 +1,387 @@
+// Work-item SQL for SQLite: every transition is one conditional statement plus its event, in one
+// BEGIN IMMEDIATE transaction.
+import type { ClaimQuery, LeaseQuery, NewEvent, NewWorkItem, WorkItemBackend } from '../../core/backend.js';
+import { toIso } from '../../core/time.js';
+import type { Json, JsonObject, StatusCounts, WorkItem, WorkItemStatus } from '../../core/types.js';
+import { WORK_ITEM_STATUSES } from '../../core/types.js';
+import {
+  explainLeaseFailure,
+  explainStatusFailure,
+  isRepeatedResolve,
+  isTerminal,
+  workItemEvent,
+} from '../../core/work-rules.js';
+import { InvalidInputError } from '../../errors.js';
+import type { SqliteConnection } from './connection.js';
+import { insertEvents } from './events.js';
+
+interface WorkItemRow {
+  id: string;
+  title: string;
+  kind: string | null;
+  status: WorkItemStatus;
+  priority: number;
+  payload: string;
+  notes: string;
+  result: string;
+  error: string | null;
+  attempts: number;
+  max_attempts: number;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  claimed_at: number | null;
+  blocked_by: string;
+  not_before: number | null;
+  idempotency_key: string | null;
+  created_at: number;
+  updated_at: number;
+  resolved_at: number | null;
+}
+
+export function toWorkItem(r: WorkItemRow): WorkItem {
+  return {
+    id: r.id,
+    title: r.title,
+    kind: r.kind,
+    status: r.status,
+    priority: r.priority,
+    payload: JSON.parse(r.payload) as Json,
+    notes: JSON.parse(r.notes) as JsonObject,
+    result: JSON.parse(r.result) as Json,
+    error: r.error,
+    attempts: r.attempts,
+    max_attempts: r.max_attempts,
+    lease_owner: r.lease_owner,
+    lease_expires_at: toIso(r.lease_expires_at),
+    claimed_at: toIso(r.claimed_at),
+    blocked_by: JSON.parse(r.blocked_by) as string[],
+    not_before: toIso(r.not_before),
+    idempotency_key: r.idempotency_key,
+    created_at: toIso(r.created_at),
+    updated_at: toIso(r.updated_at),
+    resolved_at: toIso(r.resolved_at),
+  };
+}
+
+/** Claim order: highest priority first, then oldest. */
+function claimOrder(a: WorkItem, b: WorkItem): number {
+  return b.priority - a.priority || a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id);
+}
+
+// A pending item is ready when its not_before has passed and every blocker is done.
+const READY = `w.status = 'pending' AND (w.not_before IS NULL OR w.not_before <= ?)
+  AND (w.blocked_by = '[]' OR NOT EXISTS (
+    SELECT 1 FROM json_each(w.blocked_by) b
+    WHERE NOT EXISTS (SELECT 1 FROM work_items d WHERE d.id = b.value AND d.status = 'done')))`;
+
+const ORDER = 'ORDER BY w.priority DESC, w.created_at, w.id';
+
+const RECLAIM = `UPDATE work_items SET
+    status = CASE WHEN attempts >= max_attempts THEN 'failed' ELSE 'pending' END,
+    error = CASE WHEN attempts >= max_attempts THEN 'lease expired on attempt ' || attempts || ' of ' || max_attempts ELSE error END,
+    resolved_at = CASE WHEN attempts >= max_attempts THEN ? ELSE NULL END,
+    lease_expires_at = NULL, updated_at = ?
+  WHERE status = 'in_flight' AND lease_expires_at <= ?
+  RETURNING *`;
+
+const LEASE_MATCH = "id = ? AND status = 'in_flight' AND lease_owner = ? AND lease_expires_at > ?";
+
+export function createWorkItemBackend(conn: SqliteConnection): WorkItemBackend {
+  const getRow = (id: string) => conn.stmt('SELECT * FROM work_items WHERE id = ?').get(id) as WorkItemRow | undefined;
+  const getItem = (id: string): WorkItem | null => {
+    const r = getRow(id);
+    return r ? toWorkItem(r) : null;
+  };
+
+  function leaseWhere(q: LeaseQuery): { sql: string; params: unknown[] } {
+    const params: unknown[] = [q.id, q.worker, q.now];
+    let sql = LEASE_MATCH;
+    if (q.attempt !== null) {
+      sql += ' AND attempts = ?';
+      params.push(q.attempt);
+    }
+    return { sql, params };
+  }
+
+  function reclaim(now: number, actor: string | null): WorkItem[] {
+    const rows = conn.stmt(RECLAIM).all(now, now, now) as WorkItemRow[];
+    if (rows.length === 0) return [];
+    const items = rows.map(toWorkItem).sort(claimOrder);
+    insertEvents(
+      conn,
+      items.map((item) =>
+        workItemEvent(
+          'work_item_reclaimed',
+          item,
+          { previous_owner: item.lease_owner, attempt: item.attempts, status: item.status, error: item.error },
+          actor,
+          now,
+        ),
+      ),
+    );
+    return items;
+  }
+
+  function setStatusTx(q: Parameters<WorkItemBackend['setStatus']>[0]): WorkItem {
+    const row = conn
+      .stmt(
+        `UPDATE work_items SET status = ?, result = ?, error = ?, lease_expires_at = NULL,
+           resolved_at = ?, updated_at = ?
+         WHERE id = ? AND status IN (${q.from.map(() => '?').join(', ')}) RETURNING *`,
+      )
+      .get(
+        q.to,
+        JSON.stringify(q.result ?? null),
+        q.error,
+        isTerminal(q.to) ? q.now : null,
+        q.now,
+        q.id,
+        ...q.from,
+      ) as WorkItemRow | undefined;
+    if (!row) explainStatusFailure(getItem(q.id), q.id, q.to);
+    const item = toWorkItem(row);
+    const data: JsonObject = { status: item.status };
+    if (q.error !== null) data.error = q.error;
+    if (q.result !== null && q.result !== undefined) data.result = q.result;
+    insertEvents(conn, [workItemEvent(q.event, item, data, q.actor, q.now)]);
+    return item;
+  }
+
+  return {
+    async enqueue(items) {
+      return conn.write(() => {
+        const out: Array<{ item: WorkItem; created: boolean }> = [];
+        const events: NewEvent[] = [];
+        const insert = conn.stmt(
+          `INSERT INTO work_items (id, title, kind, status, priority, payload, blocked_by, not_before, max_attempts,
+             idempotency_key, created_at, updated_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+           ON CONFLICT (idempotency_key) DO NOTHING RETURNING *`,
+        );
+        for (const n of items) {
+          for (const dep of n.blocked_by) {
+            if (!conn.stmt('SELECT 1 AS x FROM work_items WHERE id = ?').get(dep)) {
+              throw new InvalidInputError(`blocked_by names ${dep}, which is not a work item of this instance`, {
+                field: 'blocked_by',
+                id: dep,
+              });
+            }
+          }
+          const row = insert.get(
+            n.id,
+            n.title,
+            n.kind,
+            n.status,
+            n.priority,
+            JSON.stringify(n.payload ?? null),
+            JSON.stringify(n.blocked_by),
+            n.not_before,
+            n.max_attempts,
+            n.idempotency_key,
+            n.created_at,
+            n.created_at,
+          ) as WorkItemRow | undefined;
+          if (row) {
+            const item = toWorkItem(row);
+            out.push({ item, created: true });
+            const data: JsonObject = { title: item.title, priority: item.priority };
+            if (item.kind !== null) data.kind = item.kind;
+            if (item.blocked_by.length > 0) data.blocked_by = item.blocked_by;
+            if (item.idempotency_key !== null) data.idempotency_key = item.idempotency_key;
+            if (item.status !== 'pending') data.status = item.status;
+            events.push(workItemEvent('work_item_enqueued', item, data, n.actor, n.created_at));
+          } else {
+            const existing = conn
+              .stmt('SELECT * FROM work_items WHERE idempotency_key = ?')
+              .get(n.idempotency_key) as WorkItemRow;
+            out.push({ item: toWorkItem(existing), created: false });
+          }
+        }
+        insertEvents(conn, events);
+        return out;
+      });
+    },
+
+    async claim(q: ClaimQuery) {
+      return conn.write(() => {
+        reclaim(q.now, q.worker);
+        const params: unknown[] = [q.worker, q.now + q.lease_ms, q.now, q.now, q.now];
+        let filter = '';
+        if (q.kind !== null) {
+          filter += ' AND w.kind = ?';
+          params.push(q.kind);
+        }
+        if (q.id !== null) {
+          filter += ' AND w.id = ?';
+          params.push(q.id);
+        }
+        params.push(q.limit);
+        const rows = conn
+          .stmt(
+            `UPDATE work_items SET status = 'in_flight', lease_owner = ?, lease_expires_at = ?, claimed_at = ?,
+               attempts = attempts + 1, updated_at = ?
+             WHERE id IN (SELECT w.id FROM work_items w WHERE ${READY}${filter} ${ORDER} LIMIT ?)
+             RETURNING *`,
+          )
+          .all(...params) as WorkItemRow[];
+        const items = rows.map(toWorkItem).sort(claimOrder);
+        insertEvents(
+          conn,
+          items.map((item) =>
+            workItemEvent(
+              'work_item_claimed',
+              item,
+              { worker: q.worker, attempt: item.attempts, lease_expires_at: item.lease_expires_at },
+              q.worker,
+              q.now,
+            ),
+          ),
+        );
+        return items;
+      });
+    },
+
+    async heartbeat(q) {
+      return conn.write(() => {
+        const w = leaseWhere(q);
+        const row = conn
+          .stmt(`UPDATE work_items SET lease_expires_at = ?, updated_at = ? WHERE ${w.sql} RETURNING *`)
+          .get(q.now + q.lease_ms, q.now, ...w.params) as WorkItemRow | undefined;
+        if (!row) explainLeaseFailure(getItem(q.id), q, 'heartbeat');
+        return toWorkItem(row);
+      });
+    },
+
+    async resolve(q) {
+      return conn.write(() => {
+        const w = leaseWhere(q);
+        const row = conn
+          .stmt(
+            `UPDATE work_items SET status = ?, result = ?, error = ?, lease_expires_at = NULL, resolved_at = ?, updated_at = ?
+             WHERE ${w.sql} RETURNING *`,
+          )
+          .get(q.status, JSON.stringify(q.result ?? null), q.error, q.now, q.now, ...w.params) as WorkItemRow | undefined;
+        if (!row) {
+          const current = getItem(q.id);
+          if (current && isRepeatedResolve(current, q)) return current;
+          if (current?.status === 'waiting_human') {
+            return setStatusTx({
+              id: q.id,
+              from: ['waiting_human'],
+              to: q.status,
+              event: 'work_item_resolved',
+              result: q.result,
+              error: q.error,
+              actor: q.worker,
+              now: q.now,
+            });
+          }
+          explainLeaseFailure(current, q, 'resolve');
+        }
+        const item = toWorkItem(row);
+        const data: JsonObject = { status: item.status, worker: q.worker, attempt: item.attempts };
+        if (q.error !== null) data.error = q.error;
+        if (q.result !== null && q.result !== undefined) data.result = q.result;
+        if (item.claimed_at) data.duration_ms = q.now - Date.parse(item.claimed_at);
+        insertEvents(conn, [workItemEvent('work_item_resolved', item, data, q.worker, q.now)]);
+        return item;
+      });
+    },
+
+    async release(q) {
+      return conn.write(() => {
+        const w = leaseWhere(q);
+        const row = conn
+          .stmt(
+            `UPDATE work_items SET status = 'pending', lease_expires_at = NULL, attempts = attempts - 1, updated_at = ?
+             WHERE ${w.sql} RETURNING *`,
+          )
+          .get(q.now, ...w.params) as WorkItemRow | undefined;
+        if (!row) explainLeaseFailure(getItem(q.id), q, 'release');
+        const item = toWorkItem(row);
+        insertEvents(conn, [workItemEvent('work_item_released', item, { worker: q.worker }, q.worker, q.now)]);
+        return item;
+      });
+    },
+
+    async annotate(q) {
+      return conn.write(() => {
+        const w = q.lease ? leaseWhere(q.lease) : { sql: 'id = ?', params: [q.id] };
+        const row = conn
+          .stmt(`UPDATE work_items SET notes = json_patch(notes, ?), updated_at = ? WHERE ${w.sql} RETURNING *`)
+          .get(JSON.stringify(q.notes), q.now, ...w.params) as WorkItemRow | undefined;
+        if (!row) {
+          if (q.lease) explainLeaseFailure(getItem(q.id), q.lease, 'annotate');
+          explainStatusFailure(null, q.id, 'pending');
+        }
+        const item = toWorkItem(row);
+        insertEvents(conn, [workItemEvent('work_item_annotated', item, { notes: q.notes }, q.actor, q.now)]);
+        return item;
+      });
+    },
+
+    async setStatus(q) {
+      return conn.write(() => setStatusTx(q));
+    },
+
+    async get(id) {
+      return conn.read(() => getItem(id));
+    },
+
+    async list(q) {
+      const where: string[] = [];
+      const params: unknown[] = [];
+      if (q.statuses) {
+        where.push(`w.status IN (${q.statuses.map(() => '?').join(', ')})`);
+        params.push(...q.statuses);
+      }
+      if (q.kind !== null) {
+        where.push('w.kind = ?');
+        params.push(q.kind);
+      }
+      if (q.ready !== undefined) {
+        where.push(q.ready ? `(${READY})` : `w.status = 'pending' AND NOT (${READY})`);
+        params.push(q.now);
+      }
+      params.push(q.limit);
+      const sql = `SELECT * FROM work_items w ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ${ORDER} LIMIT ?`;
+      return conn.read(() => (conn.stmt(sql).all(...params) as WorkItemRow[]).map(toWorkItem));
+    },
+
+    async counts() {
+      const rows = conn.read(
+        () => conn.stmt('SELECT status, COUNT(*) AS n FROM work_items GROUP BY status').all() as Array<{ status: WorkItemStatus; n: number }>,
+      );
+      const counts = Object.fromEntries(WORK_ITEM_STATUSES.map((s) => [s, 0])) as StatusCounts;
+      for (const r of rows) counts[r.status] = r.n;
+      return counts;
+    },
+
+    async reclaimExpired(now, actor) {
+      return conn.write(() => reclaim(now, actor));
+    },
+
+    async replayUnfinished(now, actor) {
+      return conn.write(() => {
+        reclaim(now, actor);
+        const rows = conn
+          .stmt(`SELECT * FROM work_items w WHERE w.status IN ('pending', 'in_flight', 'waiting_human') ${ORDER}`)
+          .all() as WorkItemRow[];
+        const items = rows.map(toWorkItem);
+        insertEvents(
+          conn,
+          items.map((item) =>
+            workItemEvent(
+              'work_item_replayed',
+              item,
+              { status: item.status, attempts: item.attempts, lease_owner: item.lease_owner },
+              actor,
+              now,
+            ),
+          ),
+        );
+        return items;
+      });
+    },
+  };
+}

@@ -1,0 +1,154 @@
+// The storage interface every backend implements; the core and the edges know only this.
+import type {
+  EventRecord,
+  Json,
+  JsonObject,
+  StatusCounts,
+  WorkItem,
+  WorkItemStatus,
+} from './types.js';
+
+/** What a backend can do natively; the core picks strategies by flag, never by dialect name. */
+export interface BackendCapabilities {
+  /** Claims skip rows locked by other claimers instead of waiting (PostgreSQL). */
+  skipLocked: boolean;
+  /** The backend can push a wake-up hint when events are appended. */
+  notify: boolean;
+}
+
+/** A normalized event to append (ids, defaults and time already decided by the core). */
+export interface NewEvent {
+  type: string;
+  stream: string;
+  data: Json;
+  actor: string | null;
+  correlation_id: string | null;
+  causation_id: string | null;
+  work_item_id: string | null;
+  created_at: number;
+}
+
+/** A normalized item to insert. */
+export interface NewWorkItem {
+  id: string;
+  title: string;
+  kind: string | null;
+  status: 'pending' | 'waiting_human';
+  priority: number;
+  payload: Json;
+  idempotency_key: string | null;
+  blocked_by: string[];
+  not_before: number | null;
+  max_attempts: number;
+  created_at: number;
+  actor: string | null;
+}
+
+export interface ClaimQuery {
+  worker: string;
+  lease_ms: number;
+  kind: string | null;
+  id: string | null;
+  limit: number;
+  now: number;
+}
+
+export interface LeaseQuery {
+  id: string;
+  worker: string;
+  attempt: number | null;
+  now: number;
+}
+
+export interface ResolveQuery extends LeaseQuery {
+  status: 'done' | 'failed';
+  result: Json;
+  error: string | null;
+}
+
+export interface EventQuery {
+  after: number;
+  until: number | null;
+  stream: string | null;
+  types: string[] | null;
+  work_item_id: string | null;
+  since: number | null;
+  before: number | null;
+  limit: number;
+  reverse: boolean;
+}
+
+/** The raw stored form of an event, as the hash covers it. */
+export interface StoredEvent {
+  position: number;
+  stream: string;
+  stream_seq: number;
+  type: string;
+  data: string;
+  actor: string | null;
+  correlation_id: string | null;
+  causation_id: string | null;
+  work_item_id: string | null;
+  created_at: number;
+  prev_hash: string;
+  hash: string;
+}
+
+export interface WorkItemBackend {
+  /** Inserts items (an existing idempotency key returns the existing item, created=false) + their events. */
+  enqueue(items: NewWorkItem[]): Promise<Array<{ item: WorkItem; created: boolean }>>;
+  /** Reclaims expired leases, then atomically claims up to `limit` ready items. */
+  claim(q: ClaimQuery): Promise<WorkItem[]>;
+  heartbeat(q: LeaseQuery & { lease_ms: number }): Promise<WorkItem>;
+  resolve(q: ResolveQuery): Promise<WorkItem>;
+  /** Hands an in-flight item back to the queue (graceful stop) without spending the attempt. */
+  release(q: LeaseQuery): Promise<WorkItem>;
+  /** Merges `notes` into the item's notes in one statement. */
+  annotate(q: {
+    id: string;
+    notes: JsonObject;
+    actor: string | null;
+    now: number;
+    /** When set, the merge happens only while this worker (and attempt) holds the lease. */
+    lease: LeaseQuery | null;
+  }): Promise<WorkItem>;
+  /** Moves a pending / waiting_human / in_flight item to a new status outside of a lease. */
+  setStatus(q: {
+    id: string;
+    from: WorkItemStatus[];
+    to: 'cancelled' | 'pending' | 'waiting_human' | 'done' | 'failed';
+    event: string;
+    result: Json;
+    error: string | null;
+    actor: string | null;
+    now: number;
+  }): Promise<WorkItem>;
+  get(id: string): Promise<WorkItem | null>;
+  /** Items in claim order; `ready` true = claimable now, false = pending but blocked or not yet due. */
+  list(q: { statuses: WorkItemStatus[] | null; kind: string | null; ready?: boolean; now: number; limit: number }): Promise<WorkItem[]>;
+  counts(): Promise<StatusCounts>;
+  /** Expired leases back to pending (or failed once attempts are spent), each with its event. */
+  reclaimExpired(now: number, actor: string | null): Promise<WorkItem[]>;
+  /** Reclaims, then appends `work_item_replayed` for every unfinished item; returns them. */
+  replayUnfinished(now: number, actor: string | null): Promise<WorkItem[]>;
+}
+
+export interface EventBackend {
+  append(events: NewEvent[]): Promise<EventRecord[]>;
+  read(q: EventQuery): Promise<EventRecord[]>;
+  /** Raw stored events in position order, for verification and export. */
+  scan(afterPosition: number, limit: number): Promise<StoredEvent[]>;
+  head(): Promise<{ position: number; hash: string } | null>;
+  /** Event counts per type with created_at in [since, until). */
+  typeCounts(since: number, until: number): Promise<Array<{ type: string; count: number }>>;
+}
+
+export interface StoreBackend {
+  readonly name: string;
+  readonly capabilities: BackendCapabilities;
+  readonly work: WorkItemBackend;
+  readonly events: EventBackend;
+  /** Applies pending migrations (safe when several processes start at once); returns the names applied. */
+  migrate(): Promise<string[]>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,198 @@
+// The event-log service: append (single or batched), read by range/stream/type/time, tail, verify.
+import { InvalidInputError, NotFoundError } from '../errors.js';
+import type { EventQuery, NewEvent, StoreBackend } from './backend.js';
+import { computeEventHash, GENESIS_HASH } from './hash.js';
+import { checkInput } from './input.js';
+import { type Clock, parseTime } from './time.js';
+import type { AppendEventInput, EventRecord, ReadEventsInput, VerifyResult } from './types.js';
+
+/** Event types agentstate itself emits; AppendEvent refuses them so the log cannot be forged. */
+export const SYSTEM_EVENT_TYPES = new Set([
+  'work_item_enqueued',
+  'work_item_claimed',
+  'work_item_resolved',
+  'work_item_annotated',
+  'work_item_reclaimed',
+  'work_item_released',
+  'work_item_cancelled',
+  'work_item_parked',
+  'work_item_unparked',
+  'work_item_replayed',
+]);
+
+const EVENT_TYPE = /^[A-Za-z][A-Za-z0-9_.:-]*$/;
+const STREAM = /^[A-Za-z0-9][A-Za-z0-9_.:/@-]*$/;
+
+export const APPEND_INPUT = {
+  type: { type: 'name', required: true },
+  data: { type: 'json' },
+  stream: { type: 'name' },
+  work_item_id: { type: 'name', nullable: true },
+  actor: { type: 'name', nullable: true },
+  correlation_id: { type: 'name', nullable: true },
+  causation_id: { type: 'name', nullable: true },
+} as const;
+
+const READ_INPUT = {
+  after: { type: 'int', min: 0 },
+  until: { type: 'int', min: 0 },
+  stream: { type: 'name' },
+  type: { type: 'json' },
+  work_item_id: { type: 'name' },
+  since: { type: 'string' },
+  before: { type: 'string' },
+  limit: { type: 'int', min: 1, max: 100_000 },
+  reverse: { type: 'bool' },
+} as const;
+
+export interface TailOptions extends Omit<ReadEventsInput, 'until' | 'reverse' | 'limit'> {
+  /** Poll interval when caught up, ms. @default 200 */
+  pollMs?: number;
+  /** Stops the tail. */
+  signal?: AbortSignal;
+}
+
+export class EventLog {
+  readonly #backend: StoreBackend;
+  readonly #clock: Clock;
+  readonly #actor: string;
+
+  constructor(backend: StoreBackend, clock: Clock, actor: string) {
+    this.#backend = backend;
+    this.#clock = clock;
+    this.#actor = actor;
+  }
+
+  #normalize(raw: AppendEventInput, now: number): NewEvent {
+    const i = checkInput<AppendEventInput>('append', raw, APPEND_INPUT);
+    if (!EVENT_TYPE.test(i.type)) {
+      throw new InvalidInputError(`append: type ${JSON.stringify(i.type)} must match ${EVENT_TYPE}`, { field: 'type' });
+    }
+    if (SYSTEM_EVENT_TYPES.has(i.type)) {
+      throw new InvalidInputError(`append: ${i.type} is emitted by agentstate itself and cannot be appended`, {
+        field: 'type',
+      });
+    }
+    if (i.stream !== undefined && !STREAM.test(i.stream)) {
+      throw new InvalidInputError(`append: stream ${JSON.stringify(i.stream)} must match ${STREAM}`, { field: 'stream' });
+    }
+    const workItem = i.work_item_id ?? null;
+    return {
+      type: i.type,
+      stream: i.stream ?? (workItem ? `work_item:${workItem}` : 'instance'),
+      data: i.data ?? null,
+      actor: i.actor === undefined ? this.#actor : i.actor,
+      correlation_id: i.correlation_id ?? null,
+      causation_id: i.causation_id ?? null,
+      work_item_id: workItem,
+      created_at: now,
+    };
+  }
+
+  /**
+   * Appends one event, chained to the previous one.
+   * @example await inst.events.append({ type: 'tool_called', data: { tool: 'grep' } })
+   */
+  async append(input: AppendEventInput): Promise<EventRecord> {
+    const [e] = await this.appendMany([input]);
+    return e!;
+  }
+
+  /** Appends many events in one transaction (the fast path for bulk writes). */
+  async appendMany(inputs: AppendEventInput[]): Promise<EventRecord[]> {
+    const now = this.#clock();
+    const events = inputs.map((i) => this.#normalize(i, now));
+    for (const id of new Set(events.map((e) => e.work_item_id).filter((x): x is string => x !== null))) {
+      if (!(await this.#backend.work.get(id))) {
+        throw new NotFoundError(`append: work item ${id} not found`, { field: 'work_item_id', id });
+      }
+    }
+    return this.#backend.events.append(events);
+  }
+
+  /** Reads events by position range, stream, type, work item and time window, oldest first. */
+  async read(input: ReadEventsInput = {}): Promise<EventRecord[]> {
+    return this.#backend.events.read(this.#query(input));
+  }
+
+  #query(input: ReadEventsInput): EventQuery {
+    const i = checkInput<ReadEventsInput>('read', input, READ_INPUT);
+    const types = i.type === undefined ? null : Array.isArray(i.type) ? i.type : [i.type];
+    if (types?.some((t) => typeof t !== 'string')) {
+      throw new InvalidInputError('read: type must be a string or an array of strings', { field: 'type' });
+    }
+    const now = this.#clock();
+    return {
+      after: i.after ?? 0,
+      until: i.until ?? null,
+      stream: i.stream ?? null,
+      types,
+      work_item_id: i.work_item_id ?? null,
+      since: i.since === undefined ? null : parseTime(i.since, 'since', now),
+      before: i.before === undefined ? null : parseTime(i.before, 'before', now),
+      limit: i.limit ?? 1000,
+      reverse: i.reverse ?? false,
+    };
+  }
+
+  /** The newest event's position and hash, or null for an empty log. */
+  async head(): Promise<{ position: number; hash: string } | null> {
+    return this.#backend.events.head();
+  }
+
+  /**
+   * Follows the log: yields every matching event after `after`, then waits for new ones until
+   * `signal` aborts. Polling is the source of truth; no event is skipped.
+   */
+  async *tail(options: TailOptions = {}): AsyncGenerator<EventRecord> {
+    const { pollMs = 200, signal, ...filters } = options;
+    let cursor = filters.after ?? 0;
+    while (!signal?.aborted) {
+      const batch = await this.#backend.events.read({ ...this.#query({ ...filters, after: cursor }), limit: 1000 });
+      for (const e of batch) {
+        cursor = e.position;
+        yield e;
+      }
+      if (batch.length === 0) await sleep(pollMs, signal);
+    }
+  }
+
+  /** Recomputes the hash chain from the first event; reports the first broken link. */
+  async verify(): Promise<VerifyResult> {
+    let prevHash = GENESIS_HASH;
+    let expected = 1;
+    let count = 0;
+    for (;;) {
+      const batch = await this.#backend.events.scan(expected - 1, 5000);
+      if (batch.length === 0) break;
+      for (const e of batch) {
+        const broken = (reason: string): VerifyResult => ({
+          ok: false,
+          events: count,
+          head: prevHash === GENESIS_HASH ? null : prevHash,
+          broken: { position: e.position, reason },
+        });
+        if (e.position !== expected) return broken(`position ${expected} is missing (next is ${e.position})`);
+        if (e.prev_hash !== prevHash) return broken('prev_hash does not match the hash of the previous event');
+        if (computeEventHash(prevHash, e) !== e.hash) return broken('hash does not match the event content');
+        prevHash = e.hash;
+        expected += 1;
+        count += 1;
+      }
+    }
+    return { ok: true, events: count, head: count === 0 ? null : prevHash };
+  }
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
+

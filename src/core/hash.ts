@@ -1,0 +1,36 @@
+// The event hash chain: each event's SHA-256 covers its content and the previous event's hash.
+import { createHash } from 'node:crypto';
+
+/** prev_hash of the first event of an instance. */
+export const GENESIS_HASH = '0'.repeat(64);
+
+/** The fields an event hash covers; `data` is the exact JSON text stored. */
+export interface HashedEventFields {
+  position: number;
+  stream: string;
+  stream_seq: number;
+  type: string;
+  data: string;
+  actor: string | null;
+  correlation_id: string | null;
+  causation_id: string | null;
+  work_item_id: string | null;
+  created_at: number;
+}
+
+export function computeEventHash(prevHash: string, e: HashedEventFields): string {
+  const canonical = JSON.stringify([
+    prevHash,
+    e.position,
+    e.stream,
+    e.stream_seq,
+    e.type,
+    e.data,
+    e.actor,
+    e.correlation_id,
+    e.causation_id,
+    e.work_item_id,
+    e.created_at,
+  ]);
+  return createHash('sha256').update(canonical).digest('hex');
+}

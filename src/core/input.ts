@@ -1,0 +1,150 @@
+// Checks operation inputs (library, CLI and workflow payloads alike): types, unknown fields, size limits.
+//
+// A JSON Schema validator (ajv) costs ~70 ms to load and compile, which would double the start-up of
+// every workflow subprocess; these inputs are flat, so a small declarative checker does the job.
+import { InvalidInputError } from '../errors.js';
+import type { Json } from './types.js';
+
+/** Size limits on inputs; larger values are refused with INVALID_INPUT. Documented in docs/limits.md. */
+export const LIMITS = {
+  /** Characters in a title. */
+  title: 1000,
+  /** Characters in a short name: id, kind, worker, stream, event type, idempotency key. */
+  name: 200,
+  /** Characters in an error message. */
+  error: 10_000,
+  /** Bytes of any one JSON value (payload, result, notes, event data) once serialized. */
+  jsonBytes: 1024 * 1024,
+  /** Entries in blocked_by. */
+  blockedBy: 100,
+  /** Items claimed at once. */
+  claimLimit: 1000,
+  /** Longest lease, ms (one day). */
+  leaseMs: 86_400_000,
+} as const;
+
+export type FieldType = 'string' | 'name' | 'text' | 'int' | 'bool' | 'json' | 'object' | 'names' | 'time';
+
+export interface FieldSpec {
+  type: FieldType;
+  required?: boolean;
+  nullable?: boolean;
+  min?: number;
+  max?: number;
+  enum?: readonly string[];
+}
+
+export type InputSpec = Record<string, FieldSpec>;
+
+function typeName(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'array';
+  return typeof v;
+}
+
+function fail(op: string, field: string, message: string): never {
+  throw new InvalidInputError(`${op}: ${field} ${message}`, { field, operation: op });
+}
+
+function jsonSize(op: string, field: string, v: unknown): void {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(v);
+  } catch {
+    fail(op, field, 'is not serializable as JSON');
+  }
+  if (text === undefined) fail(op, field, 'is not a JSON value');
+  if (Buffer.byteLength(text) > LIMITS.jsonBytes) {
+    fail(op, field, `is larger than the ${LIMITS.jsonBytes} byte limit`);
+  }
+}
+
+function checkField(op: string, field: string, v: unknown, spec: FieldSpec): void {
+  if (v === null) {
+    if (spec.nullable || spec.type === 'json') return;
+    fail(op, field, 'must not be null');
+  }
+  switch (spec.type) {
+    case 'string':
+    case 'name':
+    case 'text': {
+      if (typeof v !== 'string') fail(op, field, `must be a string, got ${typeName(v)}`);
+      const max = spec.max ?? (spec.type === 'name' ? LIMITS.name : spec.type === 'text' ? LIMITS.error : LIMITS.title);
+      if (v.length > max) fail(op, field, `is longer than ${max} characters`);
+      if (spec.type === 'name' && v.length === 0) fail(op, field, 'must not be empty');
+      if (spec.type === 'name' && /[\u0000-\u001f]/.test(v)) fail(op, field, 'must not contain control characters');
+      if (spec.enum && !spec.enum.includes(v)) fail(op, field, `must be one of ${spec.enum.join(', ')}, got ${JSON.stringify(v)}`);
+      return;
+    }
+    case 'int': {
+      if (typeof v !== 'number' || !Number.isSafeInteger(v)) fail(op, field, `must be an integer, got ${JSON.stringify(v)}`);
+      if (spec.min !== undefined && v < spec.min) fail(op, field, `must be at least ${spec.min}`);
+      if (spec.max !== undefined && v > spec.max) fail(op, field, `must be at most ${spec.max}`);
+      return;
+    }
+    case 'bool':
+      if (typeof v !== 'boolean') fail(op, field, `must be true or false, got ${typeName(v)}`);
+      return;
+    case 'json':
+      jsonSize(op, field, v);
+      return;
+    case 'object':
+      if (typeof v !== 'object' || Array.isArray(v)) fail(op, field, `must be a JSON object, got ${typeName(v)}`);
+      jsonSize(op, field, v);
+      return;
+    case 'names': {
+      if (!Array.isArray(v)) fail(op, field, `must be an array of strings, got ${typeName(v)}`);
+      if (v.length > LIMITS.blockedBy) fail(op, field, `has more than ${LIMITS.blockedBy} entries`);
+      v.forEach((x, i) => checkField(op, `${field}[${i}]`, x, { type: 'name' }));
+      return;
+    }
+    case 'time': {
+      if (typeof v !== 'string') fail(op, field, `must be an ISO-8601 time string, got ${typeName(v)}`);
+      if (!/^\d{4}-\d{2}-\d{2}/.test(v) || Number.isNaN(Date.parse(v))) {
+        fail(op, field, `must be an ISO-8601 time, got ${JSON.stringify(v)}`);
+      }
+      return;
+    }
+  }
+}
+
+/**
+ * Checks `input` against `spec`: an object, no unknown fields, required fields present, types and sizes.
+ * Returns the same object typed as T. Throws INVALID_INPUT naming the first bad field.
+ */
+export function checkInput<T>(op: string, input: unknown, spec: InputSpec): T {
+  if (input === undefined) input = {};
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+    throw new InvalidInputError(`${op}: input must be a JSON object, got ${typeName(input)}`, { operation: op });
+  }
+  const obj = input as Record<string, unknown>;
+  for (const key of Object.keys(obj)) {
+    if (!(key in spec)) {
+      throw new InvalidInputError(
+        `${op}: unknown field ${JSON.stringify(key)} (allowed: ${Object.keys(spec).join(', ') || 'none'})`,
+        { field: key, operation: op },
+      );
+    }
+  }
+  for (const [field, fs] of Object.entries(spec)) {
+    const v = obj[field];
+    if (v === undefined) {
+      if (fs.required) fail(op, field, 'is required');
+      continue;
+    }
+    checkField(op, field, v, fs);
+  }
+  return obj as T;
+}
+
+/** Parses JSON text from a user (env var, flag, stdin), turning syntax errors into INVALID_INPUT. */
+export function parseJsonInput(text: string, source: string): Json {
+  if (Buffer.byteLength(text) > LIMITS.jsonBytes * 4) {
+    throw new InvalidInputError(`${source} is larger than the ${LIMITS.jsonBytes * 4} byte limit`, { source });
+  }
+  try {
+    return JSON.parse(text) as Json;
+  } catch (err) {
+    throw new InvalidInputError(`${source} is not valid JSON: ${(err as Error).message}`, { source });
+  }
+}

@@ -1,0 +1,163 @@
+// The public shapes of work items and events, and the inputs of every store operation.
+
+/** A JSON value as stored in payloads, notes, results and event data. */
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type JsonObject = { [key: string]: Json };
+
+export const WORK_ITEM_STATUSES = ['pending', 'in_flight', 'waiting_human', 'done', 'failed', 'cancelled'] as const;
+export type WorkItemStatus = (typeof WORK_ITEM_STATUSES)[number];
+
+/** A work item as returned by every operation (timestamps are ISO-8601 strings in UTC). */
+export interface WorkItem {
+  id: string;
+  title: string;
+  kind: string | null;
+  status: WorkItemStatus;
+  priority: number;
+  payload: Json;
+  notes: JsonObject;
+  result: Json;
+  error: string | null;
+  attempts: number;
+  max_attempts: number;
+  lease_owner: string | null;
+  lease_expires_at: string | null;
+  claimed_at: string | null;
+  blocked_by: string[];
+  not_before: string | null;
+  idempotency_key: string | null;
+  created_at: string;
+  updated_at: string;
+  resolved_at: string | null;
+}
+
+/** One entry of the append-only event log. */
+export interface EventRecord {
+  /** Global position in the instance's log: 1, 2, 3 … with no gaps. */
+  position: number;
+  stream: string;
+  /** Sequence number within `stream`, starting at 1. */
+  stream_seq: number;
+  type: string;
+  data: Json;
+  actor: string | null;
+  correlation_id: string | null;
+  causation_id: string | null;
+  work_item_id: string | null;
+  created_at: string;
+  prev_hash: string;
+  hash: string;
+}
+
+export interface EnqueueInput {
+  title: string;
+  kind?: string | null;
+  payload?: Json;
+  priority?: number;
+  idempotency_key?: string | null;
+  blocked_by?: string[];
+  /** ISO-8601 time before which the item is not claimable. */
+  not_before?: string | null;
+  /** @default 3 */
+  max_attempts?: number;
+  /** Start parked for a human instead of pending. @default false */
+  waiting_human?: boolean;
+  actor?: string;
+}
+
+export interface ClaimInput {
+  /** Lease owner. @default the instance's agent name */
+  worker?: string;
+  /** Lease length in milliseconds. @default 60000 */
+  lease_ms?: number;
+  /** Only claim items of this kind. */
+  kind?: string;
+  /** Claim this item, if it is ready. */
+  id?: string;
+  /** Claim up to this many ready items at once (see `claimMany`). @default 1 */
+  limit?: number;
+}
+
+export interface HeartbeatInput {
+  id: string;
+  worker?: string;
+  /** New lease length from now. @default 60000 */
+  lease_ms?: number;
+  /** Fencing token: the `attempts` value returned by the claim. */
+  attempt?: number;
+}
+
+export interface ResolveInput {
+  id: string;
+  status: 'done' | 'failed';
+  result?: Json;
+  error?: string | null;
+  worker?: string;
+  /** Fencing token: the `attempts` value returned by the claim. */
+  attempt?: number;
+}
+
+export interface AnnotateInput {
+  id: string;
+  notes: JsonObject;
+  actor?: string;
+}
+
+export interface CancelInput {
+  id: string;
+  reason?: string;
+  actor?: string;
+}
+
+export interface ReleaseInput {
+  id: string;
+  worker?: string;
+  attempt?: number;
+}
+
+export interface ListInput {
+  status?: WorkItemStatus | WorkItemStatus[];
+  kind?: string;
+  limit?: number;
+}
+
+export interface AppendEventInput {
+  type: string;
+  data?: Json;
+  /** @default `work_item:<id>` when work_item_id is given, else `instance` */
+  stream?: string;
+  work_item_id?: string | null;
+  actor?: string | null;
+  correlation_id?: string | null;
+  causation_id?: string | null;
+}
+
+export interface ReadEventsInput {
+  /** Return events with position > after. @default 0 */
+  after?: number;
+  /** Return events with position <= until. */
+  until?: number;
+  stream?: string;
+  type?: string | string[];
+  work_item_id?: string;
+  /** ISO-8601 lower bound (inclusive) on created_at. */
+  since?: string;
+  /** ISO-8601 upper bound (exclusive) on created_at. */
+  before?: string;
+  /** @default 1000 */
+  limit?: number;
+  /** Newest first. @default false */
+  reverse?: boolean;
+}
+
+/** Result of recomputing the hash chain. */
+export interface VerifyResult {
+  ok: boolean;
+  events: number;
+  head: string | null;
+  /** The first broken link, if any. */
+  broken?: { position: number; reason: string };
+}
+
+/** Counts of items per status. */
+export type StatusCounts = Record<WorkItemStatus, number>;

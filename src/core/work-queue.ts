@@ -1,0 +1,294 @@
+// The work-item service: checks inputs, fills defaults, and calls the backend's atomic operations.
+import { InvalidInputError, NotFoundError } from '../errors.js';
+import type { StoreBackend } from './backend.js';
+import { newId } from './ids.js';
+import { checkInput, type InputSpec, LIMITS } from './input.js';
+import type { Clock } from './time.js';
+import {
+  type AnnotateInput,
+  type CancelInput,
+  type ClaimInput,
+  type EnqueueInput,
+  type HeartbeatInput,
+  type ListInput,
+  type ReleaseInput,
+  type ResolveInput,
+  type StatusCounts,
+  WORK_ITEM_STATUSES,
+  type WorkItem,
+  type WorkItemStatus,
+} from './types.js';
+
+/** Default lease length: one minute, extended by heartbeats. */
+export const DEFAULT_LEASE_MS = 60_000;
+/** Default attempts before an item whose lease keeps expiring is failed. */
+export const DEFAULT_MAX_ATTEMPTS = 3;
+
+const LEASE = { type: 'int', min: 1, max: LIMITS.leaseMs } as const;
+
+/** Input specs, shared by the library, the CLI and the workflows (their payloads are these objects). */
+export const WORK_INPUTS = {
+  enqueue: {
+    title: { type: 'string', required: true },
+    kind: { type: 'name', nullable: true },
+    payload: { type: 'json' },
+    priority: { type: 'int', min: -1_000_000, max: 1_000_000 },
+    idempotency_key: { type: 'name', nullable: true },
+    blocked_by: { type: 'names' },
+    not_before: { type: 'time', nullable: true },
+    max_attempts: { type: 'int', min: 1, max: 1000 },
+    waiting_human: { type: 'bool' },
+    actor: { type: 'name' },
+  },
+  claim: {
+    worker: { type: 'name' },
+    lease_ms: LEASE,
+    kind: { type: 'name' },
+    id: { type: 'name' },
+    limit: { type: 'int', min: 1, max: LIMITS.claimLimit },
+  },
+  heartbeat: {
+    id: { type: 'name', required: true },
+    worker: { type: 'name' },
+    lease_ms: LEASE,
+    attempt: { type: 'int', min: 1 },
+  },
+  resolve: {
+    id: { type: 'name', required: true },
+    status: { type: 'string', required: true, enum: ['done', 'failed'] },
+    result: { type: 'json' },
+    error: { type: 'text', nullable: true },
+    worker: { type: 'name' },
+    attempt: { type: 'int', min: 1 },
+  },
+  release: {
+    id: { type: 'name', required: true },
+    worker: { type: 'name' },
+    attempt: { type: 'int', min: 1 },
+  },
+  annotate: {
+    id: { type: 'name', required: true },
+    notes: { type: 'object', required: true },
+    actor: { type: 'name' },
+    worker: { type: 'name' },
+    attempt: { type: 'int', min: 1 },
+  },
+  cancel: {
+    id: { type: 'name', required: true },
+    reason: { type: 'text' },
+    actor: { type: 'name' },
+  },
+  get: { id: { type: 'name', required: true } },
+} satisfies Record<string, InputSpec>;
+
+export interface WorkQueueContext {
+  clock: Clock;
+  /** Lease owner and event actor when a call names none (the instance's agent name). */
+  defaultWorker: string;
+}
+
+/** Work items of one instance: enqueue, claim under a lease, heartbeat, resolve, annotate. */
+export class WorkQueue {
+  readonly #backend: StoreBackend;
+  readonly #ctx: WorkQueueContext;
+
+  constructor(backend: StoreBackend, ctx: WorkQueueContext) {
+    this.#backend = backend;
+    this.#ctx = ctx;
+  }
+
+  /**
+   * Adds an item; with an `idempotency_key` already used, returns the existing item instead.
+   * @example await inst.work.enqueue({ title: 'compile', blocked_by: [fetch.id], priority: 5 })
+   */
+  async enqueue(input: EnqueueInput): Promise<WorkItem> {
+    const [item] = await this.enqueueMany([input]);
+    return item!;
+  }
+
+  /** Adds several items in one transaction (one fsync). */
+  async enqueueMany(inputs: EnqueueInput[]): Promise<WorkItem[]> {
+    const now = this.#ctx.clock();
+    const rows = inputs.map((raw) => {
+      const i = checkInput<EnqueueInput>('enqueue', raw, WORK_INPUTS.enqueue);
+      if (i.title.trim() === '') throw new InvalidInputError('enqueue: title must not be blank', { field: 'title' });
+      return {
+        id: newId('wi', now),
+        title: i.title,
+        kind: i.kind ?? null,
+        status: i.waiting_human ? ('waiting_human' as const) : ('pending' as const),
+        priority: i.priority ?? 0,
+        payload: i.payload ?? null,
+        idempotency_key: i.idempotency_key ?? null,
+        blocked_by: [...new Set(i.blocked_by ?? [])],
+        not_before: i.not_before ? Date.parse(i.not_before) : null,
+        max_attempts: i.max_attempts ?? DEFAULT_MAX_ATTEMPTS,
+        created_at: now,
+        actor: i.actor ?? this.#ctx.defaultWorker,
+      };
+    });
+    return (await this.#backend.work.enqueue(rows)).map((r) => r.item);
+  }
+
+  /**
+   * Atomically claims the highest-priority ready item (then the oldest), or returns null.
+   * Expired leases are reclaimed first.
+   */
+  async claim(input: ClaimInput = {}): Promise<WorkItem | null> {
+    const [item] = await this.claimMany({ ...input, limit: 1 });
+    return item ?? null;
+  }
+
+  /** Claims up to `limit` ready items in one statement. */
+  async claimMany(input: ClaimInput = {}): Promise<WorkItem[]> {
+    const i = checkInput<ClaimInput>('claim', input, WORK_INPUTS.claim);
+    return this.#backend.work.claim({
+      worker: i.worker ?? this.#ctx.defaultWorker,
+      lease_ms: i.lease_ms ?? DEFAULT_LEASE_MS,
+      kind: i.kind ?? null,
+      id: i.id ?? null,
+      limit: i.limit ?? 1,
+      now: this.#ctx.clock(),
+    });
+  }
+
+  /** Extends the caller's lease; LEASE_LOST if it is no longer theirs. */
+  async heartbeat(input: HeartbeatInput): Promise<WorkItem> {
+    const i = checkInput<HeartbeatInput>('heartbeat', input, WORK_INPUTS.heartbeat);
+    return this.#backend.work.heartbeat({
+      id: i.id,
+      worker: i.worker ?? this.#ctx.defaultWorker,
+      attempt: i.attempt ?? null,
+      lease_ms: i.lease_ms ?? DEFAULT_LEASE_MS,
+      now: this.#ctx.clock(),
+    });
+  }
+
+  /** Finishes an item the caller holds (or one waiting for a human) as done or failed. */
+  async resolve(input: ResolveInput): Promise<WorkItem> {
+    const i = checkInput<ResolveInput>('resolve', input, WORK_INPUTS.resolve);
+    return this.#backend.work.resolve({
+      id: i.id,
+      status: i.status,
+      result: i.result ?? null,
+      error: i.error ?? null,
+      worker: i.worker ?? this.#ctx.defaultWorker,
+      attempt: i.attempt ?? null,
+      now: this.#ctx.clock(),
+    });
+  }
+
+  /** Gives a held item back to the queue without spending the attempt (graceful shutdown). */
+  async release(input: ReleaseInput): Promise<WorkItem> {
+    const i = checkInput<ReleaseInput>('release', input, WORK_INPUTS.release);
+    return this.#backend.work.release({
+      id: i.id,
+      worker: i.worker ?? this.#ctx.defaultWorker,
+      attempt: i.attempt ?? null,
+      now: this.#ctx.clock(),
+    });
+  }
+
+  /**
+   * Merges `notes` into the item's notes (RFC 7396: a null value removes a key) in one statement.
+   * With `worker`, only while that worker holds the lease.
+   */
+  async annotate(input: AnnotateInput & { worker?: string; attempt?: number }): Promise<WorkItem> {
+    const i = checkInput<AnnotateInput & { worker?: string; attempt?: number }>('annotate', input, WORK_INPUTS.annotate);
+    const now = this.#ctx.clock();
+    return this.#backend.work.annotate({
+      id: i.id,
+      notes: i.notes,
+      actor: i.actor ?? i.worker ?? this.#ctx.defaultWorker,
+      now,
+      lease: i.worker ? { id: i.id, worker: i.worker, attempt: i.attempt ?? null, now } : null,
+    });
+  }
+
+  /** Cancels an item that is not finished. */
+  async cancel(input: CancelInput): Promise<WorkItem> {
+    const i = checkInput<CancelInput>('cancel', input, WORK_INPUTS.cancel);
+    return this.#setStatus(i.id, ['pending', 'in_flight', 'waiting_human'], 'cancelled', 'work_item_cancelled', i.reason, i.actor);
+  }
+
+  /** Parks a pending item for a human decision. */
+  async park(input: CancelInput): Promise<WorkItem> {
+    const i = checkInput<CancelInput>('park', input, WORK_INPUTS.cancel);
+    return this.#setStatus(i.id, ['pending'], 'waiting_human', 'work_item_parked', i.reason, i.actor);
+  }
+
+  /** Hands an item a human was deciding on back to the queue. */
+  async unpark(input: CancelInput): Promise<WorkItem> {
+    const i = checkInput<CancelInput>('unpark', input, WORK_INPUTS.cancel);
+    return this.#setStatus(i.id, ['waiting_human'], 'pending', 'work_item_unparked', i.reason, i.actor);
+  }
+
+  #setStatus(
+    id: string,
+    from: WorkItemStatus[],
+    to: 'cancelled' | 'pending' | 'waiting_human',
+    event: string,
+    reason: string | undefined,
+    actor: string | undefined,
+  ): Promise<WorkItem> {
+    return this.#backend.work.setStatus({
+      id,
+      from,
+      to,
+      event,
+      result: null,
+      error: to === 'cancelled' ? (reason ?? null) : null,
+      actor: actor ?? this.#ctx.defaultWorker,
+      now: this.#ctx.clock(),
+    });
+  }
+
+  /** The item, or NOT_FOUND. */
+  async get(id: string): Promise<WorkItem> {
+    checkInput('get', { id }, WORK_INPUTS.get);
+    const item = await this.#backend.work.get(id);
+    if (!item) throw new NotFoundError(`work item ${id} not found`, { id });
+    return item;
+  }
+
+  /** The item, or null. */
+  async find(id: string): Promise<WorkItem | null> {
+    checkInput('get', { id }, WORK_INPUTS.get);
+    return this.#backend.work.get(id);
+  }
+
+  /** Items in claim order, filtered by status and kind. @default limit 100 */
+  async list(input: ListInput & { ready?: boolean } = {}): Promise<WorkItem[]> {
+    const i = checkInput<ListInput & { ready?: boolean }>('list', input, {
+      status: { type: 'json' },
+      kind: { type: 'name' },
+      limit: { type: 'int', min: 1, max: 100_000 },
+      ready: { type: 'bool' },
+    });
+    const statuses = i.status === undefined ? null : Array.isArray(i.status) ? i.status : [i.status];
+    for (const s of statuses ?? []) {
+      checkInput('list', { status: s }, { status: { type: 'string', enum: WORK_ITEM_STATUSES } });
+    }
+    return this.#backend.work.list({
+      statuses,
+      kind: i.kind ?? null,
+      limit: i.limit ?? 100,
+      now: this.#ctx.clock(),
+      ...(i.ready === undefined ? {} : { ready: i.ready }),
+    });
+  }
+
+  async counts(): Promise<StatusCounts> {
+    return this.#backend.work.counts();
+  }
+
+  /** Returns expired leases to the queue (or fails items out of attempts); returns those items. */
+  async reclaimExpired(): Promise<WorkItem[]> {
+    return this.#backend.work.reclaimExpired(this.#ctx.clock(), this.#ctx.defaultWorker);
+  }
+
+  /** Reclaims expired leases, then re-emits every unfinished item as `work_item_replayed`. */
+  async replayPending(): Promise<WorkItem[]> {
+    return this.#backend.work.replayUnfinished(this.#ctx.clock(), this.#ctx.defaultWorker);
+  }
+}

@@ -1,0 +1,114 @@
+// Work-item rules shared by every backend: the legal transitions, the event each one appends,
+// and why a conditional update matched no row.
+import { InvalidTransitionError, LeaseLostError, NotFoundError } from '../errors.js';
+import type { NewEvent } from './backend.js';
+import type { Json, WorkItem, WorkItemStatus } from './types.js';
+
+/** Legal status changes. done, failed and cancelled are terminal. */
+export const TRANSITIONS: Record<WorkItemStatus, readonly WorkItemStatus[]> = {
+  pending: ['in_flight', 'waiting_human', 'cancelled'],
+  in_flight: ['done', 'failed', 'pending', 'waiting_human', 'cancelled'],
+  waiting_human: ['pending', 'done', 'failed', 'cancelled'],
+  done: [],
+  failed: [],
+  cancelled: [],
+};
+
+export function isTerminal(status: WorkItemStatus): boolean {
+  return TRANSITIONS[status].length === 0;
+}
+
+export function canTransition(from: WorkItemStatus, to: WorkItemStatus): boolean {
+  return TRANSITIONS[from].includes(to);
+}
+
+/** The stream a work item's events go to. */
+export function workItemStream(id: string): string {
+  return `work_item:${id}`;
+}
+
+/** Builds the event that records a transition of `item`. */
+export function workItemEvent(type: string, item: WorkItem, data: Json, actor: string | null, now: number): NewEvent {
+  return {
+    type,
+    stream: workItemStream(item.id),
+    data,
+    actor,
+    correlation_id: null,
+    causation_id: null,
+    work_item_id: item.id,
+    created_at: now,
+  };
+}
+
+/**
+ * Explains why a fenced update (resolve, heartbeat, release) matched no row, by throwing the right
+ * typed error: NOT_FOUND, INVALID_TRANSITION (not in flight) or LEASE_LOST (someone else's lease, a newer
+ * attempt, or an expired lease).
+ */
+export function explainLeaseFailure(
+  current: WorkItem | null,
+  q: { id: string; worker: string; attempt: number | null; now: number },
+  action: string,
+): never {
+  if (!current) throw new NotFoundError(`work item ${q.id} not found`, { id: q.id });
+  const details = {
+    id: q.id,
+    status: current.status,
+    worker: q.worker,
+    lease_owner: current.lease_owner,
+    attempt: q.attempt,
+    current_attempt: current.attempts,
+  };
+  if (current.status !== 'in_flight') {
+    if (current.lease_owner === q.worker && current.status === 'pending') {
+      throw new LeaseLostError(
+        `cannot ${action} work item ${q.id}: the lease of ${q.worker} expired and the item went back to the queue`,
+        details,
+      );
+    }
+    throw new InvalidTransitionError(`cannot ${action} work item ${q.id}: it is ${current.status}, not in_flight`, {
+      ...details,
+      from: current.status,
+    });
+  }
+  if (current.lease_owner !== q.worker) {
+    throw new LeaseLostError(
+      `cannot ${action} work item ${q.id}: it is leased to ${current.lease_owner}, not ${q.worker}`,
+      details,
+    );
+  }
+  if (q.attempt !== null && current.attempts !== q.attempt) {
+    throw new LeaseLostError(
+      `cannot ${action} work item ${q.id}: attempt ${q.attempt} was superseded by attempt ${current.attempts}`,
+      details,
+    );
+  }
+  throw new LeaseLostError(`cannot ${action} work item ${q.id}: the lease of ${q.worker} expired`, {
+    ...details,
+    lease_expires_at: current.lease_expires_at,
+  });
+}
+
+/** Explains why a status change outside a lease matched no row. */
+export function explainStatusFailure(current: WorkItem | null, id: string, to: WorkItemStatus): never {
+  if (!current) throw new NotFoundError(`work item ${id} not found`, { id });
+  throw new InvalidTransitionError(`work item ${id} cannot go from ${current.status} to ${to}`, {
+    id,
+    from: current.status,
+    to,
+  });
+}
+
+/** A resolve retried after its first call succeeded (e.g. the reply was lost) returns the item unchanged. */
+export function isRepeatedResolve(
+  current: WorkItem | null,
+  q: { worker: string; attempt: number | null; status: 'done' | 'failed' },
+): boolean {
+  return (
+    current !== null &&
+    current.status === q.status &&
+    current.lease_owner === q.worker &&
+    (q.attempt === null || q.attempt === current.attempts)
+  );
+}

@@ -1,0 +1,77 @@
+// An open instance: one agent persona's store plus its folder, with the services hung off it.
+import { mkdirSync } from 'node:fs';
+import { openSqliteBackend, type Durability } from '../backends/sqlite/backend.js';
+import type { StoreBackend } from '../core/backend.js';
+import { EventLog } from '../core/event-log.js';
+import { type Clock, systemClock } from '../core/time.js';
+import { WorkQueue } from '../core/work-queue.js';
+import { InvalidInputError, StorageUnavailableError } from '../errors.js';
+import { type InstanceLocation, type InstancePaths, instancePaths, locateInstance } from './paths.js';
+
+export interface OpenInstanceOptions extends InstanceLocation {
+  /** Storage URL; unset means the embedded SQLite file `state.sqlite` in the instance folder. */
+  url?: string | undefined;
+  /** SQLite durability: `full` (default) survives power loss; `normal` trades that for speed. @default 'full' */
+  durability?: Durability;
+  /** How long a writer waits for another writer's lock. @default 5000 */
+  busyTimeoutMs?: number;
+  /** Lease owner / event actor when a call names none. @default the instance name */
+  worker?: string;
+  /** Time source (tests move time with it). @default Date.now */
+  clock?: Clock;
+}
+
+export class Instance {
+  readonly host: string;
+  readonly name: string;
+  readonly paths: InstancePaths;
+  readonly backend: StoreBackend;
+  readonly clock: Clock;
+  readonly work: WorkQueue;
+  readonly events: EventLog;
+
+  constructor(id: { host: string; name: string; dir: string }, backend: StoreBackend, clock: Clock, worker: string) {
+    this.host = id.host;
+    this.name = id.name;
+    this.paths = instancePaths(id.dir);
+    this.backend = backend;
+    this.clock = clock;
+    this.work = new WorkQueue(backend, { clock, defaultWorker: worker });
+    this.events = new EventLog(backend, clock, worker);
+  }
+
+  async close(): Promise<void> {
+    await this.backend.close();
+  }
+}
+
+/**
+ * Opens an instance, creating its folder and database (with migrations) when missing.
+ * @example const inst = await openInstance({ host: 'laptop', name: 'planner' });
+ */
+export async function openInstance(options: OpenInstanceOptions): Promise<Instance> {
+  const id = locateInstance(options);
+  if (options.url !== undefined && options.url !== '') {
+    throw new InvalidInputError(`storage URL ${redactUrl(options.url)} is not supported yet: only embedded SQLite`, {
+      field: 'url',
+    });
+  }
+  try {
+    mkdirSync(id.dir, { recursive: true });
+  } catch (err) {
+    throw new StorageUnavailableError(`cannot create the instance folder ${id.dir}: ${(err as Error).message}`, {
+      path: id.dir,
+    });
+  }
+  const backend = await openSqliteBackend({
+    path: instancePaths(id.dir).db,
+    durability: options.durability ?? 'full',
+    busyTimeoutMs: options.busyTimeoutMs ?? 5000,
+  });
+  return new Instance(id, backend, options.clock ?? systemClock, options.worker ?? id.name);
+}
+
+/** A URL with its password removed, safe for messages and logs. */
+export function redactUrl(url: string): string {
+  return url.replace(/\/\/([^:/@]+):[^@]*@/, '//$1:***@');
+}
