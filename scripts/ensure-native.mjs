@@ -17,8 +17,12 @@ function loads() {
 
 const first = loads();
 if (first !== true) {
-  console.error(`agentstate: better-sqlite3 native addon not usable (${first.message.split('\n')[0]}); building it from source…`);
-  execSync('npm rebuild better-sqlite3 --foreground-scripts --allow-scripts=better-sqlite3', { stdio: 'inherit' });
+  console.error(
+    `agentstate: better-sqlite3 native addon not usable (${first.message.split('\n')[0]}); building it from source…`,
+  );
+  execSync('npm rebuild better-sqlite3 --foreground-scripts --allow-scripts=better-sqlite3', {
+    stdio: 'inherit',
+  });
   const second = loads();
   if (second !== true) {
     console.error(`agentstate: better-sqlite3 still does not load: ${second.message}`);

@@ -20,7 +20,12 @@ export class AgentStateError extends Error {
   readonly code: ErrorCode;
   readonly details: Record<string, unknown>;
 
-  constructor(code: ErrorCode, message: string, details: Record<string, unknown> = {}, options?: ErrorOptions) {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    details: Record<string, unknown> = {},
+    options?: ErrorOptions,
+  ) {
     super(message, options);
     this.name = 'AgentStateError';
     this.code = code;
@@ -35,7 +40,10 @@ export class AgentStateError extends Error {
 
 /** A compare-and-swap write found the record at another version than the caller read. */
 export class StateConflictError extends AgentStateError {
-  constructor(message: string, details: { expected?: unknown; actual?: unknown } & Record<string, unknown> = {}) {
+  constructor(
+    message: string,
+    details: { expected?: unknown; actual?: unknown } & Record<string, unknown> = {},
+  ) {
     super('STATE_CONFLICT', message, details);
     this.name = 'StateConflictError';
   }

@@ -1,12 +1,5 @@
 // The storage interface every backend implements; the core and the edges know only this.
-import type {
-  EventRecord,
-  Json,
-  JsonObject,
-  StatusCounts,
-  WorkItem,
-  WorkItemStatus,
-} from './types.js';
+import type { EventRecord, Json, JsonObject, StatusCounts, WorkItem, WorkItemStatus } from './types.js';
 
 /** What a backend can do natively; the core picks strategies by flag, never by dialect name. */
 export interface BackendCapabilities {
@@ -125,7 +118,13 @@ export interface WorkItemBackend {
   }): Promise<WorkItem>;
   get(id: string): Promise<WorkItem | null>;
   /** Items in claim order; `ready` true = claimable now, false = pending but blocked or not yet due. */
-  list(q: { statuses: WorkItemStatus[] | null; kind: string | null; ready?: boolean; now: number; limit: number }): Promise<WorkItem[]>;
+  list(q: {
+    statuses: WorkItemStatus[] | null;
+    kind: string | null;
+    ready?: boolean;
+    now: number;
+    limit: number;
+  }): Promise<WorkItem[]>;
   counts(): Promise<StatusCounts>;
   /** Expired leases back to pending (or failed once attempts are spent), each with its event. */
   reclaimExpired(now: number, actor: string | null): Promise<WorkItem[]>;
@@ -148,6 +147,8 @@ export interface StoreBackend {
   readonly capabilities: BackendCapabilities;
   readonly work: WorkItemBackend;
   readonly events: EventBackend;
+  /** Migrations applied when this backend was opened (empty when the schema was current). */
+  readonly migrationsApplied: string[];
   /** Applies pending migrations (safe when several processes start at once); returns the names applied. */
   migrate(): Promise<string[]>;
   close(): Promise<void>;

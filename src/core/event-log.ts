@@ -66,15 +66,22 @@ export class EventLog {
   #normalize(raw: AppendEventInput, now: number): NewEvent {
     const i = checkInput<AppendEventInput>('append', raw, APPEND_INPUT);
     if (!EVENT_TYPE.test(i.type)) {
-      throw new InvalidInputError(`append: type ${JSON.stringify(i.type)} must match ${EVENT_TYPE}`, { field: 'type' });
-    }
-    if (SYSTEM_EVENT_TYPES.has(i.type)) {
-      throw new InvalidInputError(`append: ${i.type} is emitted by agentstate itself and cannot be appended`, {
+      throw new InvalidInputError(`append: type ${JSON.stringify(i.type)} must match ${EVENT_TYPE}`, {
         field: 'type',
       });
     }
+    if (SYSTEM_EVENT_TYPES.has(i.type)) {
+      throw new InvalidInputError(
+        `append: ${i.type} is emitted by agentstate itself and cannot be appended`,
+        {
+          field: 'type',
+        },
+      );
+    }
     if (i.stream !== undefined && !STREAM.test(i.stream)) {
-      throw new InvalidInputError(`append: stream ${JSON.stringify(i.stream)} must match ${STREAM}`, { field: 'stream' });
+      throw new InvalidInputError(`append: stream ${JSON.stringify(i.stream)} must match ${STREAM}`, {
+        field: 'stream',
+      });
     }
     const workItem = i.work_item_id ?? null;
     return {
@@ -135,6 +142,11 @@ export class EventLog {
     };
   }
 
+  /** Event counts per type with created_at in [since, until), busiest first. */
+  async countByType(since: number, until: number): Promise<Array<{ type: string; count: number }>> {
+    return this.#backend.events.typeCounts(since, until);
+  }
+
   /** The newest event's position and hash, or null for an empty log. */
   async head(): Promise<{ position: number; hash: string } | null> {
     return this.#backend.events.head();
@@ -148,7 +160,10 @@ export class EventLog {
     const { pollMs = 200, signal, ...filters } = options;
     let cursor = filters.after ?? 0;
     while (!signal?.aborted) {
-      const batch = await this.#backend.events.read({ ...this.#query({ ...filters, after: cursor }), limit: 1000 });
+      const batch = await this.#backend.events.read({
+        ...this.#query({ ...filters, after: cursor }),
+        limit: 1000,
+      });
       for (const e of batch) {
         cursor = e.position;
         yield e;
@@ -173,7 +188,8 @@ export class EventLog {
           broken: { position: e.position, reason },
         });
         if (e.position !== expected) return broken(`position ${expected} is missing (next is ${e.position})`);
-        if (e.prev_hash !== prevHash) return broken('prev_hash does not match the hash of the previous event');
+        if (e.prev_hash !== prevHash)
+          return broken('prev_hash does not match the hash of the previous event');
         if (computeEventHash(prevHash, e) !== e.hash) return broken('hash does not match the event content');
         prevHash = e.hash;
         expected += 1;
@@ -195,4 +211,3 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     signal?.addEventListener('abort', done, { once: true });
   });
 }
-

@@ -36,6 +36,11 @@ export interface FieldSpec {
 
 export type InputSpec = Record<string, FieldSpec>;
 
+function hasControlChar(s: string): boolean {
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) < 0x20 || s.charCodeAt(i) === 0x7f) return true;
+  return false;
+}
+
 function typeName(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'array';
@@ -69,15 +74,18 @@ function checkField(op: string, field: string, v: unknown, spec: FieldSpec): voi
     case 'name':
     case 'text': {
       if (typeof v !== 'string') fail(op, field, `must be a string, got ${typeName(v)}`);
-      const max = spec.max ?? (spec.type === 'name' ? LIMITS.name : spec.type === 'text' ? LIMITS.error : LIMITS.title);
+      const max =
+        spec.max ?? (spec.type === 'name' ? LIMITS.name : spec.type === 'text' ? LIMITS.error : LIMITS.title);
       if (v.length > max) fail(op, field, `is longer than ${max} characters`);
       if (spec.type === 'name' && v.length === 0) fail(op, field, 'must not be empty');
-      if (spec.type === 'name' && /[\u0000-\u001f]/.test(v)) fail(op, field, 'must not contain control characters');
-      if (spec.enum && !spec.enum.includes(v)) fail(op, field, `must be one of ${spec.enum.join(', ')}, got ${JSON.stringify(v)}`);
+      if (spec.type === 'name' && hasControlChar(v)) fail(op, field, 'must not contain control characters');
+      if (spec.enum && !spec.enum.includes(v))
+        fail(op, field, `must be one of ${spec.enum.join(', ')}, got ${JSON.stringify(v)}`);
       return;
     }
     case 'int': {
-      if (typeof v !== 'number' || !Number.isSafeInteger(v)) fail(op, field, `must be an integer, got ${JSON.stringify(v)}`);
+      if (typeof v !== 'number' || !Number.isSafeInteger(v))
+        fail(op, field, `must be an integer, got ${JSON.stringify(v)}`);
       if (spec.min !== undefined && v < spec.min) fail(op, field, `must be at least ${spec.min}`);
       if (spec.max !== undefined && v > spec.max) fail(op, field, `must be at most ${spec.max}`);
       return;
@@ -89,13 +97,14 @@ function checkField(op: string, field: string, v: unknown, spec: FieldSpec): voi
       jsonSize(op, field, v);
       return;
     case 'object':
-      if (typeof v !== 'object' || Array.isArray(v)) fail(op, field, `must be a JSON object, got ${typeName(v)}`);
+      if (typeof v !== 'object' || Array.isArray(v))
+        fail(op, field, `must be a JSON object, got ${typeName(v)}`);
       jsonSize(op, field, v);
       return;
     case 'names': {
       if (!Array.isArray(v)) fail(op, field, `must be an array of strings, got ${typeName(v)}`);
       if (v.length > LIMITS.blockedBy) fail(op, field, `has more than ${LIMITS.blockedBy} entries`);
-      v.forEach((x, i) => checkField(op, `${field}[${i}]`, x, { type: 'name' }));
+      for (const [i, x] of v.entries()) checkField(op, `${field}[${i}]`, x, { type: 'name' });
       return;
     }
     case 'time': {
@@ -115,7 +124,9 @@ function checkField(op: string, field: string, v: unknown, spec: FieldSpec): voi
 export function checkInput<T>(op: string, input: unknown, spec: InputSpec): T {
   if (input === undefined) input = {};
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
-    throw new InvalidInputError(`${op}: input must be a JSON object, got ${typeName(input)}`, { operation: op });
+    throw new InvalidInputError(`${op}: input must be a JSON object, got ${typeName(input)}`, {
+      operation: op,
+    });
   }
   const obj = input as Record<string, unknown>;
   for (const key of Object.keys(obj)) {
@@ -140,7 +151,9 @@ export function checkInput<T>(op: string, input: unknown, spec: InputSpec): T {
 /** Parses JSON text from a user (env var, flag, stdin), turning syntax errors into INVALID_INPUT. */
 export function parseJsonInput(text: string, source: string): Json {
   if (Buffer.byteLength(text) > LIMITS.jsonBytes * 4) {
-    throw new InvalidInputError(`${source} is larger than the ${LIMITS.jsonBytes * 4} byte limit`, { source });
+    throw new InvalidInputError(`${source} is larger than the ${LIMITS.jsonBytes * 4} byte limit`, {
+      source,
+    });
   }
   try {
     return JSON.parse(text) as Json;

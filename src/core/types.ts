@@ -4,7 +4,14 @@
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type JsonObject = { [key: string]: Json };
 
-export const WORK_ITEM_STATUSES = ['pending', 'in_flight', 'waiting_human', 'done', 'failed', 'cancelled'] as const;
+export const WORK_ITEM_STATUSES = [
+  'pending',
+  'in_flight',
+  'waiting_human',
+  'done',
+  'failed',
+  'cancelled',
+] as const;
 export type WorkItemStatus = (typeof WORK_ITEM_STATUSES)[number];
 
 /** A work item as returned by every operation (timestamps are ISO-8601 strings in UTC). */

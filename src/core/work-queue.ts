@@ -111,7 +111,8 @@ export class WorkQueue {
     const now = this.#ctx.clock();
     const rows = inputs.map((raw) => {
       const i = checkInput<EnqueueInput>('enqueue', raw, WORK_INPUTS.enqueue);
-      if (i.title.trim() === '') throw new InvalidInputError('enqueue: title must not be blank', { field: 'title' });
+      if (i.title.trim() === '')
+        throw new InvalidInputError('enqueue: title must not be blank', { field: 'title' });
       return {
         id: newId('wi', now),
         title: i.title,
@@ -194,7 +195,11 @@ export class WorkQueue {
    * With `worker`, only while that worker holds the lease.
    */
   async annotate(input: AnnotateInput & { worker?: string; attempt?: number }): Promise<WorkItem> {
-    const i = checkInput<AnnotateInput & { worker?: string; attempt?: number }>('annotate', input, WORK_INPUTS.annotate);
+    const i = checkInput<AnnotateInput & { worker?: string; attempt?: number }>(
+      'annotate',
+      input,
+      WORK_INPUTS.annotate,
+    );
     const now = this.#ctx.clock();
     return this.#backend.work.annotate({
       id: i.id,
@@ -208,7 +213,14 @@ export class WorkQueue {
   /** Cancels an item that is not finished. */
   async cancel(input: CancelInput): Promise<WorkItem> {
     const i = checkInput<CancelInput>('cancel', input, WORK_INPUTS.cancel);
-    return this.#setStatus(i.id, ['pending', 'in_flight', 'waiting_human'], 'cancelled', 'work_item_cancelled', i.reason, i.actor);
+    return this.#setStatus(
+      i.id,
+      ['pending', 'in_flight', 'waiting_human'],
+      'cancelled',
+      'work_item_cancelled',
+      i.reason,
+      i.actor,
+    );
   }
 
   /** Parks a pending item for a human decision. */

@@ -28,7 +28,13 @@ export function workItemStream(id: string): string {
 }
 
 /** Builds the event that records a transition of `item`. */
-export function workItemEvent(type: string, item: WorkItem, data: Json, actor: string | null, now: number): NewEvent {
+export function workItemEvent(
+  type: string,
+  item: WorkItem,
+  data: Json,
+  actor: string | null,
+  now: number,
+): NewEvent {
   return {
     type,
     stream: workItemStream(item.id),
@@ -67,10 +73,13 @@ export function explainLeaseFailure(
         details,
       );
     }
-    throw new InvalidTransitionError(`cannot ${action} work item ${q.id}: it is ${current.status}, not in_flight`, {
-      ...details,
-      from: current.status,
-    });
+    throw new InvalidTransitionError(
+      `cannot ${action} work item ${q.id}: it is ${current.status}, not in_flight`,
+      {
+        ...details,
+        from: current.status,
+      },
+    );
   }
   if (current.lease_owner !== q.worker) {
     throw new LeaseLostError(

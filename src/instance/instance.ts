@@ -1,6 +1,6 @@
 // An open instance: one agent persona's store plus its folder, with the services hung off it.
 import { mkdirSync } from 'node:fs';
-import { openSqliteBackend, type Durability } from '../backends/sqlite/backend.js';
+import { type Durability, openSqliteBackend } from '../backends/sqlite/backend.js';
 import type { StoreBackend } from '../core/backend.js';
 import { EventLog } from '../core/event-log.js';
 import { type Clock, systemClock } from '../core/time.js';
@@ -30,7 +30,12 @@ export class Instance {
   readonly work: WorkQueue;
   readonly events: EventLog;
 
-  constructor(id: { host: string; name: string; dir: string }, backend: StoreBackend, clock: Clock, worker: string) {
+  constructor(
+    id: { host: string; name: string; dir: string },
+    backend: StoreBackend,
+    clock: Clock,
+    worker: string,
+  ) {
     this.host = id.host;
     this.name = id.name;
     this.paths = instancePaths(id.dir);
@@ -52,16 +57,22 @@ export class Instance {
 export async function openInstance(options: OpenInstanceOptions): Promise<Instance> {
   const id = locateInstance(options);
   if (options.url !== undefined && options.url !== '') {
-    throw new InvalidInputError(`storage URL ${redactUrl(options.url)} is not supported yet: only embedded SQLite`, {
-      field: 'url',
-    });
+    throw new InvalidInputError(
+      `storage URL ${redactUrl(options.url)} is not supported yet: only embedded SQLite`,
+      {
+        field: 'url',
+      },
+    );
   }
   try {
     mkdirSync(id.dir, { recursive: true });
   } catch (err) {
-    throw new StorageUnavailableError(`cannot create the instance folder ${id.dir}: ${(err as Error).message}`, {
-      path: id.dir,
-    });
+    throw new StorageUnavailableError(
+      `cannot create the instance folder ${id.dir}: ${(err as Error).message}`,
+      {
+        path: id.dir,
+      },
+    );
   }
   const backend = await openSqliteBackend({
     path: instancePaths(id.dir).db,

@@ -8,11 +8,14 @@ import { createWorkItemBackend } from './work-items.js';
 export type { Durability, SqliteOptions } from './connection.js';
 
 /** Opens (creating if needed) a SQLite store and applies its migrations. */
-export async function openSqliteBackend(opts: SqliteOptions & { now?: number }): Promise<StoreBackend & { driver: string }> {
+export async function openSqliteBackend(
+  opts: SqliteOptions & { now?: number },
+): Promise<StoreBackend & { driver: string }> {
   const conn = await SqliteConnection.open(opts);
   let closed = false;
   const backend = {
     name: 'sqlite',
+    migrationsApplied: [] as string[],
     driver: conn.driver,
     capabilities: { skipLocked: false, notify: false },
     work: createWorkItemBackend(conn),
@@ -27,7 +30,7 @@ export async function openSqliteBackend(opts: SqliteOptions & { now?: number }):
     },
   };
   try {
-    await backend.migrate();
+    backend.migrationsApplied = await backend.migrate();
   } catch (err) {
     conn.close();
     throw err;

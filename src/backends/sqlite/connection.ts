@@ -116,9 +116,13 @@ export function mapSqliteError(err: unknown, path: string): unknown {
     /^SQLITE_(CANTOPEN|NOTADB|CORRUPT|IOERR|FULL|READONLY|PERM|AUTH)/.test(code) ||
     /unable to open database|file is not a database|disk image is malformed/i.test(message)
   ) {
-    return new StorageUnavailableError(`cannot use the database ${path}: ${message}`, { path, sqlite_code: code }, {
-      cause: err,
-    });
+    return new StorageUnavailableError(
+      `cannot use the database ${path}: ${message}`,
+      { path, sqlite_code: code },
+      {
+        cause: err,
+      },
+    );
   }
   return err;
 }

@@ -35,7 +35,10 @@ async function loadDriver(): Promise<DriverModule> {
     driver = {
       name: 'bun:sqlite',
       open(path, readonly, busyTimeoutMs) {
-        const db = new mod.Database(path, readonly ? { readonly: true } : { create: true, readwrite: true, strict: true });
+        const db = new mod.Database(
+          path,
+          readonly ? { readonly: true } : { create: true, readwrite: true, strict: true },
+        );
         db.exec(`PRAGMA busy_timeout = ${Math.trunc(busyTimeoutMs)}`);
         return wrapBun(db);
       },

@@ -25,12 +25,15 @@ export function insertEvents(conn: SqliteConnection, events: NewEvent[]): Stored
   let position = head?.position ?? 0;
   let prevHash = head?.hash ?? GENESIS_HASH;
   const seqs = new Map<string, number>();
-  const seqStmt = conn.stmt('SELECT stream_seq FROM events WHERE stream = ? ORDER BY stream_seq DESC LIMIT 1');
+  const seqStmt = conn.stmt(
+    'SELECT stream_seq FROM events WHERE stream = ? ORDER BY stream_seq DESC LIMIT 1',
+  );
   const insert = conn.stmt(INSERT);
   const out: StoredEvent[] = [];
   for (const e of events) {
     let seq = seqs.get(e.stream);
-    if (seq === undefined) seq = ((seqStmt.get(e.stream) as { stream_seq: number } | undefined)?.stream_seq ?? 0) as number;
+    if (seq === undefined)
+      seq = ((seqStmt.get(e.stream) as { stream_seq: number } | undefined)?.stream_seq ?? 0) as number;
     seq += 1;
     seqs.set(e.stream, seq);
     position += 1;
@@ -110,14 +113,17 @@ export function createEventBackend(conn: SqliteConnection): EventBackend {
 
     async scan(afterPosition, limit) {
       return conn.read(
-        () => conn.stmt('SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?').all(afterPosition, limit) as StoredEvent[],
+        () =>
+          conn
+            .stmt('SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?')
+            .all(afterPosition, limit) as StoredEvent[],
       );
     },
 
     async head() {
-      const row = conn.read(() => conn.stmt('SELECT position, hash FROM events ORDER BY position DESC LIMIT 1').get()) as
-        | { position: number; hash: string }
-        | undefined;
+      const row = conn.read(() =>
+        conn.stmt('SELECT position, hash FROM events ORDER BY position DESC LIMIT 1').get(),
+      ) as { position: number; hash: string } | undefined;
       return row ?? null;
     },
 

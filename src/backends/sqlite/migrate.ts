@@ -13,7 +13,9 @@ export function migrationNames(): string[] {
 }
 
 function appliedNames(conn: SqliteConnection): Set<string> | null {
-  const exists = conn.stmt("SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get();
+  const exists = conn
+    .stmt("SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'")
+    .get();
   if (!exists) return null;
   const rows = conn.stmt('SELECT name FROM schema_migrations').all() as Array<{ name: string }>;
   return new Set(rows.map((r) => r.name));
@@ -37,7 +39,9 @@ export function migrate(conn: SqliteConnection, now: number): string[] {
     if (names.every((n) => seen.has(n))) return [];
   }
   return conn.write(() => {
-    conn.db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)');
+    conn.db.exec(
+      'CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)',
+    );
     const applied = appliedNames(conn) ?? new Set<string>();
     const done: string[] = [];
     for (const name of names) {

@@ -1,6 +1,6 @@
 // Work-item SQL for SQLite: every transition is one conditional statement plus its event, in one
 // BEGIN IMMEDIATE transaction.
-import type { ClaimQuery, LeaseQuery, NewEvent, NewWorkItem, WorkItemBackend } from '../../core/backend.js';
+import type { ClaimQuery, LeaseQuery, NewEvent, WorkItemBackend } from '../../core/backend.js';
 import { toIso } from '../../core/time.js';
 import type { Json, JsonObject, StatusCounts, WorkItem, WorkItemStatus } from '../../core/types.js';
 import { WORK_ITEM_STATUSES } from '../../core/types.js';
@@ -87,7 +87,8 @@ const RECLAIM = `UPDATE work_items SET
 const LEASE_MATCH = "id = ? AND status = 'in_flight' AND lease_owner = ? AND lease_expires_at > ?";
 
 export function createWorkItemBackend(conn: SqliteConnection): WorkItemBackend {
-  const getRow = (id: string) => conn.stmt('SELECT * FROM work_items WHERE id = ?').get(id) as WorkItemRow | undefined;
+  const getRow = (id: string) =>
+    conn.stmt('SELECT * FROM work_items WHERE id = ?').get(id) as WorkItemRow | undefined;
   const getItem = (id: string): WorkItem | null => {
     const r = getRow(id);
     return r ? toWorkItem(r) : null;
@@ -113,7 +114,12 @@ export function createWorkItemBackend(conn: SqliteConnection): WorkItemBackend {
         workItemEvent(
           'work_item_reclaimed',
           item,
-          { previous_owner: item.lease_owner, attempt: item.attempts, status: item.status, error: item.error },
+          {
+            previous_owner: item.lease_owner,
+            attempt: item.attempts,
+            status: item.status,
+            error: item.error,
+          },
           actor,
           now,
         ),
@@ -161,10 +167,13 @@ export function createWorkItemBackend(conn: SqliteConnection): WorkItemBackend {
         for (const n of items) {
           for (const dep of n.blocked_by) {
             if (!conn.stmt('SELECT 1 AS x FROM work_items WHERE id = ?').get(dep)) {
-              throw new InvalidInputError(`blocked_by names ${dep}, which is not a work item of this instance`, {
-                field: 'blocked_by',
-                id: dep,
-              });
+              throw new InvalidInputError(
+                `blocked_by names ${dep}, which is not a work item of this instance`,
+                {
+                  field: 'blocked_by',
+                  id: dep,
+                },
+              );
             }
           }
           const row = insert.get(
@@ -260,7 +269,9 @@ export function createWorkItemBackend(conn: SqliteConnection): WorkItemBackend {
             `UPDATE work_items SET status = ?, result = ?, error = ?, lease_expires_at = NULL, resolved_at = ?, updated_at = ?
              WHERE ${w.sql} RETURNING *`,
           )
-          .get(q.status, JSON.stringify(q.result ?? null), q.error, q.now, q.now, ...w.params) as WorkItemRow | undefined;
+          .get(q.status, JSON.stringify(q.result ?? null), q.error, q.now, q.now, ...w.params) as
+          | WorkItemRow
+          | undefined;
         if (!row) {
           const current = getItem(q.id);
           if (current && isRepeatedResolve(current, q)) return current;
@@ -299,7 +310,9 @@ export function createWorkItemBackend(conn: SqliteConnection): WorkItemBackend {
           .get(q.now, ...w.params) as WorkItemRow | undefined;
         if (!row) explainLeaseFailure(getItem(q.id), q, 'release');
         const item = toWorkItem(row);
-        insertEvents(conn, [workItemEvent('work_item_released', item, { worker: q.worker }, q.worker, q.now)]);
+        insertEvents(conn, [
+          workItemEvent('work_item_released', item, { worker: q.worker }, q.worker, q.now),
+        ]);
         return item;
       });
     },
@@ -308,7 +321,9 @@ export function createWorkItemBackend(conn: SqliteConnection): WorkItemBackend {
       return conn.write(() => {
         const w = q.lease ? leaseWhere(q.lease) : { sql: 'id = ?', params: [q.id] };
         const row = conn
-          .stmt(`UPDATE work_items SET notes = json_patch(notes, ?), updated_at = ? WHERE ${w.sql} RETURNING *`)
+          .stmt(
+            `UPDATE work_items SET notes = json_patch(notes, ?), updated_at = ? WHERE ${w.sql} RETURNING *`,
+          )
           .get(JSON.stringify(q.notes), q.now, ...w.params) as WorkItemRow | undefined;
         if (!row) {
           if (q.lease) explainLeaseFailure(getItem(q.id), q.lease, 'annotate');
@@ -350,7 +365,11 @@ export function createWorkItemBackend(conn: SqliteConnection): WorkItemBackend {
 
     async counts() {
       const rows = conn.read(
-        () => conn.stmt('SELECT status, COUNT(*) AS n FROM work_items GROUP BY status').all() as Array<{ status: WorkItemStatus; n: number }>,
+        () =>
+          conn.stmt('SELECT status, COUNT(*) AS n FROM work_items GROUP BY status').all() as Array<{
+            status: WorkItemStatus;
+            n: number;
+          }>,
       );
       const counts = Object.fromEntries(WORK_ITEM_STATUSES.map((s) => [s, 0])) as StatusCounts;
       for (const r of rows) counts[r.status] = r.n;
@@ -365,7 +384,9 @@ export function createWorkItemBackend(conn: SqliteConnection): WorkItemBackend {
       return conn.write(() => {
         reclaim(now, actor);
         const rows = conn
-          .stmt(`SELECT * FROM work_items w WHERE w.status IN ('pending', 'in_flight', 'waiting_human') ${ORDER}`)
+          .stmt(
+            `SELECT * FROM work_items w WHERE w.status IN ('pending', 'in_flight', 'waiting_human') ${ORDER}`,
+          )
           .all() as WorkItemRow[];
         const items = rows.map(toWorkItem);
         insertEvents(

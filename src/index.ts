@@ -1,0 +1,45 @@
+// agentstate's public API: named exports only; anything exported here is public.
+
+export { type Durability, openSqliteBackend, type SqliteOptions } from './backends/sqlite/backend.js';
+export type {
+  BackendCapabilities,
+  ClaimQuery,
+  EventBackend,
+  EventQuery,
+  LeaseQuery,
+  NewEvent,
+  NewWorkItem,
+  ResolveQuery,
+  StoreBackend,
+  StoredEvent,
+  WorkItemBackend,
+} from './core/backend.js';
+export { EventLog, SYSTEM_EVENT_TYPES, type TailOptions } from './core/event-log.js';
+export { computeEventHash, GENESIS_HASH } from './core/hash.js';
+export { LIMITS } from './core/input.js';
+export { type Clock, systemClock } from './core/time.js';
+export * from './core/types.js';
+export { DEFAULT_LEASE_MS, DEFAULT_MAX_ATTEMPTS, WorkQueue } from './core/work-queue.js';
+export { canTransition, isTerminal, TRANSITIONS } from './core/work-rules.js';
+export * from './errors.js';
+export { Instance, type OpenInstanceOptions, openInstance, redactUrl } from './instance/instance.js';
+export {
+  checkName,
+  defaultHost,
+  type InstanceLocation,
+  type InstancePaths,
+  instancePaths,
+  locateInstance,
+} from './instance/paths.js';
+export { type ScaffoldResult, scaffold } from './instance/scaffold.js';
+export { type DashboardResult, regenerateDashboard, renderDashboard } from './reports/dashboard.js';
+export { type RetroInput, type RetroResult, type RetroSummary, retrospective } from './reports/retro.js';
+export { runWorkflowProcess, type WorkflowInvocation } from './workflows/process.js';
+export {
+  isWorkflowName,
+  runWorkflow,
+  WORKFLOW_NAMES,
+  WORKFLOWS,
+  type WorkflowDef,
+  type WorkflowName,
+} from './workflows/registry.js';

@@ -1,0 +1,67 @@
+// ScaffoldFolders: the per-instance layout of the agent bundle, created idempotently.
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { relative } from 'node:path';
+import type { Instance } from './instance.js';
+
+export interface ScaffoldResult {
+  instance_dir: string;
+  host: string;
+  name: string;
+  /** Paths created by this call, relative to the instance folder (empty when all existed). */
+  created: string[];
+  /** Migrations applied by this call. */
+  migrations_applied: string[];
+  db: string;
+}
+
+function claudeTemplate(inst: Instance): string {
+  return `# ${inst.name}
+
+Instance state for agent \`${inst.name}\` on host \`${inst.host}\`, kept by agentstate.
+
+- Work items and events live in \`state.sqlite\`; never edit it by hand, use \`agentstate\` or the workflows.
+- \`dashboard.md\` is regenerated from the store (\`agentstate dashboard\`).
+- \`retros/\` holds retrospectives (\`agentstate retro --since 24h\`).
+- \`context/\` is yours for context files the agent loads.
+`;
+}
+
+function personaTemplate(inst: Instance): string {
+  return `# Persona: ${inst.name}
+
+Describe who this agent is, what it is responsible for, and how it should work.
+`;
+}
+
+/** Creates the instance layout (folders, CLAUDE.md, persona.md); never overwrites existing files. */
+export function scaffold(inst: Instance): ScaffoldResult {
+  const p = inst.paths;
+  const created: string[] = [];
+  for (const dir of [p.retros, p.context]) {
+    if (!existsSync(dir)) {
+      mkdirSync(dir, { recursive: true });
+      created.push(`${relative(p.dir, dir)}/`);
+    }
+  }
+  const files: Array<[string, string]> = [
+    [p.claudeMd, claudeTemplate(inst)],
+    [p.persona, personaTemplate(inst)],
+  ];
+  for (const [path, content] of files) {
+    try {
+      writeFileSync(path, content, { flag: 'wx' });
+      created.push(relative(p.dir, path));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+  }
+  if (inst.backend.migrationsApplied.length > 0) created.unshift('state.sqlite');
+  return {
+    instance_dir: p.dir,
+    host: inst.host,
+    name: inst.name,
+    created,
+    migrations_applied: inst.backend.migrationsApplied,
+    db: p.db,
+  };
+}

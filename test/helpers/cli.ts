@@ -1,0 +1,79 @@
+// Runs the built CLI (dist/) or a skill script under Bun as a real subprocess.
+import { spawn, spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export const CLI = `${ROOT}dist/cli/main.js`;
+export const BUN = `${ROOT}node_modules/.bin/bun`;
+
+export interface RunResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+  /** stdout parsed as JSON (undefined if it is not JSON). */
+  json: unknown;
+  /** stderr parsed as JSON (undefined if it is not JSON). */
+  errorJson: unknown;
+}
+
+function parse(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function result(code: number | null, stdout: string, stderr: string): RunResult {
+  return { code: code ?? -1, stdout, stderr, json: parse(stdout), errorJson: parse(stderr) };
+}
+
+/** Environment without any MF_* / AGENTSTATE_* leaking in from the outer shell. */
+export function cleanEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (!k.startsWith('MF_') && !k.startsWith('AGENTSTATE_')) env[k] = v;
+  }
+  for (const [k, v] of Object.entries(extra)) if (v !== undefined) env[k] = v;
+  return env;
+}
+
+/** Runs `node dist/cli/main.js ...args` synchronously. */
+export function runCli(
+  args: string[],
+  env: Record<string, string | undefined> = {},
+  input?: string,
+): RunResult {
+  const r = spawnSync(process.execPath, [CLI, ...args], {
+    env: cleanEnv(env),
+    encoding: 'utf8',
+    input,
+    timeout: 60_000,
+  });
+  return result(r.status, r.stdout, r.stderr);
+}
+
+/** Runs `bun skill/scripts/<workflow>.ts` synchronously. */
+export function runBun(workflow: string, env: Record<string, string | undefined> = {}): RunResult {
+  const r = spawnSync(BUN, [`${ROOT}skill/scripts/${workflow}.ts`], {
+    env: cleanEnv(env),
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  return result(r.status, r.stdout, r.stderr);
+}
+
+/** Runs the CLI asynchronously (for many processes at once). */
+export function runCliAsync(
+  args: string[],
+  env: Record<string, string | undefined> = {},
+): Promise<RunResult> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args], { env: cleanEnv(env) });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('close', (code) => resolve(result(code, stdout, stderr)));
+  });
+}
