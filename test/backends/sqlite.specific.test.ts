@@ -1,0 +1,139 @@
+// SQLite-only guarantees: triggers enforce append-only even for plain sqlite3, tampering is detected,
+// durability pragmas, migrations and the committed schema snapshot.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { openSqliteBackend } from '../../src/backends/sqlite/backend.js';
+import { migrationNames } from '../../src/backends/sqlite/migrate.js';
+import { openInstance } from '../../src/instance/instance.js';
+import { tempDir } from '../helpers/tmp.js';
+
+const dir = tempDir();
+let n = 0;
+const fresh = () => join(dir, `db-${++n}`);
+
+function sqlite3(db: string, sql: string): { code: number | null; stderr: string; stdout: string } {
+  const r = spawnSync('sqlite3', [db, sql], { encoding: 'utf8' });
+  return { code: r.status, stderr: r.stderr, stdout: r.stdout };
+}
+
+const hasSqlite3 = spawnSync('sqlite3', ['-version']).status === 0;
+
+describe('sqlite: append-only events', () => {
+  it.skipIf(!hasSqlite3)(
+    'UPDATE and DELETE on events fail even through the plain sqlite3 shell',
+    async () => {
+      const inst = await openInstance({ dir: fresh() });
+      await inst.events.append({ type: 'note', data: { v: 1 } });
+      await inst.close();
+      const upd = sqlite3(inst.paths.db, 'UPDATE events SET data = \'{"v":2}\' WHERE position = 1;');
+      expect(upd.code).not.toBe(0);
+      expect(upd.stderr).toMatch(/append-only/);
+      const del = sqlite3(inst.paths.db, 'DELETE FROM events;');
+      expect(del.code).not.toBe(0);
+      expect(sqlite3(inst.paths.db, 'SELECT data FROM events;').stdout.trim()).toBe('{"v":1}');
+    },
+  );
+
+  it('the triggers also hold for a raw better-sqlite3 connection', async () => {
+    const inst = await openInstance({ dir: fresh() });
+    await inst.events.append({ type: 'note' });
+    await inst.close();
+    const db = new Database(inst.paths.db);
+    expect(() => db.prepare("UPDATE events SET type = 'x'").run()).toThrow(/append-only/);
+    expect(() => db.prepare('DELETE FROM events').run()).toThrow(/append-only/);
+    db.close();
+  });
+
+  it('verify reports the first broken link after tampering that bypassed the triggers', async () => {
+    const inst = await openInstance({ dir: fresh() });
+    for (let i = 1; i <= 5; i++) await inst.events.append({ type: 'note', data: { i } });
+    expect((await inst.events.verify()).ok).toBe(true);
+    await inst.close();
+    const db = new Database(inst.paths.db);
+    db.exec('DROP TRIGGER events_no_update');
+    db.prepare('UPDATE events SET data = \'{"i":33}\' WHERE position = 3').run();
+    db.close();
+    const again = await openInstance({ dir: inst.paths.dir });
+    const r = await again.events.verify();
+    expect(r.ok).toBe(false);
+    expect(r.broken).toEqual({ position: 3, reason: 'hash does not match the event content' });
+    expect(r.events).toBe(2);
+    await again.close();
+  });
+
+  it('verify reports a removed event as a gap', async () => {
+    const inst = await openInstance({ dir: fresh() });
+    for (let i = 1; i <= 4; i++) await inst.events.append({ type: 'note', data: { i } });
+    await inst.close();
+    const db = new Database(inst.paths.db);
+    db.exec('DROP TRIGGER events_no_delete');
+    db.prepare('DELETE FROM events WHERE position = 2').run();
+    db.close();
+    const again = await openInstance({ dir: inst.paths.dir });
+    expect((await again.events.verify()).broken?.position).toBe(3);
+    await again.close();
+  });
+});
+
+describe('sqlite: connection settings', () => {
+  it('uses WAL and synchronous=FULL by default, NORMAL only when asked', async () => {
+    const pragmas = async (durability?: 'full' | 'normal') => {
+      const path = `${fresh()}.sqlite`;
+      const b = await openSqliteBackend({ path, ...(durability ? { durability } : {}) });
+      // Read the pragmas through a second connection of the same file, and through the backend's own.
+      const db = new Database(path);
+      const mode = db.pragma('journal_mode', { simple: true });
+      db.close();
+      await b.close();
+      return mode;
+    };
+    expect(await pragmas()).toBe('wal');
+    // synchronous is per connection: check the backend's connection directly.
+    const { SqliteConnection } = await import('../../src/backends/sqlite/connection.js');
+    const full = await SqliteConnection.open({ path: `${fresh()}.sqlite` });
+    expect(full.db.prepare('PRAGMA synchronous').get()).toEqual({ synchronous: 2 });
+    full.close();
+    const normal = await SqliteConnection.open({ path: `${fresh()}.sqlite`, durability: 'normal' });
+    expect(normal.db.prepare('PRAGMA synchronous').get()).toEqual({ synchronous: 1 });
+    normal.close();
+  });
+
+  it('records applied migrations once, and refuses a database from a newer version', async () => {
+    const path = `${fresh()}.sqlite`;
+    const b1 = await openSqliteBackend({ path });
+    expect(b1.migrationsApplied).toEqual(migrationNames());
+    await b1.close();
+    const b2 = await openSqliteBackend({ path });
+    expect(b2.migrationsApplied).toEqual([]);
+    await b2.close();
+    const db = new Database(path);
+    db.prepare('INSERT INTO schema_migrations VALUES (?, ?)').run('9999-future.sql', 0);
+    db.close();
+    await expect(openSqliteBackend({ path })).rejects.toMatchObject({ code: 'STORAGE_UNAVAILABLE' });
+  });
+
+  it('a file that is not a database is STORAGE_UNAVAILABLE, and is left untouched', async () => {
+    const path = `${fresh()}.sqlite`;
+    const garbage = Buffer.from('this is not a sqlite database, just some text '.repeat(200));
+    writeFileSync(path, garbage);
+    await expect(openSqliteBackend({ path })).rejects.toMatchObject({ code: 'STORAGE_UNAVAILABLE' });
+    expect(readFileSync(path).equals(garbage)).toBe(true);
+  });
+
+  it('the schema matches the committed snapshot (migrations are immutable)', async () => {
+    const path = `${fresh()}.sqlite`;
+    const b = await openSqliteBackend({ path });
+    await b.close();
+    const dump = execFileSync(process.execPath, [
+      '-e',
+      `const D=require('better-sqlite3');const db=new D(${JSON.stringify(path)},{readonly:true});` +
+        "for (const r of db.prepare(\"SELECT sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite_%' ORDER BY type, name\").all()) console.log(r.sql + ';\\n');",
+    ]).toString();
+    const snapshot = new URL('./sqlite.schema.snapshot.sql', import.meta.url);
+    if (process.env.UPDATE_SNAPSHOT) writeFileSync(snapshot, dump);
+    expect(dump).toBe(readFileSync(snapshot, 'utf8'));
+  });
+});
