@@ -1,5 +1,17 @@
 // The storage interface every backend implements; the core and the edges know only this.
-import type { EventRecord, Json, JsonObject, StatusCounts, WorkItem, WorkItemStatus } from './types.js';
+import type {
+  ActorKind,
+  DocumentRecord,
+  EventRecord,
+  HistoryEntry,
+  Json,
+  JsonObject,
+  Override,
+  Provenance,
+  StatusCounts,
+  WorkItem,
+  WorkItemStatus,
+} from './types.js';
 
 /** What a backend can do natively; the core picks strategies by flag, never by dialect name. */
 export interface BackendCapabilities {
@@ -142,11 +154,67 @@ export interface EventBackend {
   typeCounts(since: number, until: number): Promise<Array<{ type: string; count: number }>>;
 }
 
+/** A validated write, ready for the conditional statement. */
+export interface DocumentWrite {
+  kind: string;
+  id: string;
+  expected_version: number;
+  /** The new body (for a no-op: the current body, not written). */
+  body: JsonObject;
+  content_hash: string;
+  noop: boolean;
+  actor: string;
+  actor_kind: ActorKind;
+  provenance: Provenance | null;
+  write_id: string | null;
+  /** Hash of the request payload, to tell a retry from a reuse of the write id. */
+  request_hash: string;
+  reason: string | null;
+  override: Override | null;
+  forked_from: { kind: string; id: string; version: number } | null;
+  now: number;
+  /** Keep only the newest N versions of history (null: keep all). Never removes the latest. */
+  keep_versions: number | null;
+  /** Written in the same transaction: the state_committed event, and any effects of the kind. */
+  events: NewEvent[];
+  enqueue: NewWorkItem[];
+}
+
+export interface DocumentBackend {
+  get(kind: string, id: string): Promise<DocumentRecord | null>;
+  /** A version from history: the body, null when it never existed, 'pruned' when retention removed it. */
+  getVersion(
+    kind: string,
+    id: string,
+    version: number,
+  ): Promise<{ body: JsonObject; entry: HistoryEntry } | null | 'pruned'>;
+  /** The history entry (and body) written with this write id, if any. */
+  findWrite(
+    kind: string,
+    id: string,
+    writeId: string,
+  ): Promise<{ entry: HistoryEntry; body: JsonObject | null; request_hash: string } | null>;
+  /**
+   * Writes `w` only if the document is still at `w.expected_version` (one conditional statement),
+   * with its history entry, events and enqueued items, in one transaction. STATE_CONFLICT otherwise.
+   */
+  commit(w: DocumentWrite): Promise<HistoryEntry>;
+  history(
+    kind: string,
+    id: string,
+    q: { afterSeq: number; limit: number; reverse: boolean },
+  ): Promise<HistoryEntry[]>;
+  list(kind: string | null, limit: number): Promise<Array<Omit<DocumentRecord, 'body'>>>;
+  /** Removes history older than the newest `keep` versions; returns the number of entries removed. */
+  prune(kind: string, id: string, keep: number): Promise<number>;
+}
+
 export interface StoreBackend {
   readonly name: string;
   readonly capabilities: BackendCapabilities;
   readonly work: WorkItemBackend;
   readonly events: EventBackend;
+  readonly docs: DocumentBackend;
   /** Migrations applied when this backend was opened (empty when the schema was current). */
   readonly migrationsApplied: string[];
   /** Applies pending migrations (safe when several processes start at once); returns the names applied. */

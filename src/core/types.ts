@@ -168,3 +168,104 @@ export interface VerifyResult {
 
 /** Counts of items per status. */
 export type StatusCounts = Record<WorkItemStatus, number>;
+
+/** Who made a write. `model` writes need a provenance record. */
+export const ACTOR_KINDS = ['human', 'model', 'tool', 'system'] as const;
+export type ActorKind = (typeof ACTOR_KINDS)[number];
+
+/** Where a write came from: for a model, its id, the input hash or prompt reference, the run and the step. */
+export interface Provenance {
+  model_id?: string;
+  input_hash?: string;
+  prompt_ref?: string;
+  run_id?: string;
+  step_id?: string;
+  tool_id?: string;
+  [key: string]: Json | undefined;
+}
+
+/** An explicit permission to break named rules, recorded in the write's history entry. */
+export interface Override {
+  /** Rule names being overridden, e.g. `budget-limit`. */
+  rules: string[];
+  reason: string;
+}
+
+/** An RFC 6902 JSON Patch operation. */
+export interface JsonPatchOp {
+  op: 'add' | 'remove' | 'replace' | 'move' | 'copy' | 'test';
+  path: string;
+  value?: Json;
+  from?: string;
+}
+
+export interface CommitInput {
+  kind: string;
+  id: string;
+  /** The version the caller read; 0 means the document must not exist yet. */
+  expected_version: number;
+  /** The whole new body … */
+  body?: JsonObject;
+  /** … or an RFC 7396 merge patch against the expected version … */
+  merge_patch?: JsonObject;
+  /** … or an RFC 6902 JSON Patch against the expected version. */
+  json_patch?: JsonPatchOp[];
+  /** Record an explicit no-op (needs `reason`): history entry, version unchanged. */
+  noop?: boolean;
+  /** @default the instance's agent name */
+  actor?: string;
+  /** @default 'system' */
+  actor_kind?: ActorKind;
+  /** The writer's role, for kinds with field permissions. */
+  role?: string;
+  provenance?: Provenance;
+  /** Idempotency key: a retry with the same write_id and payload returns the original result. */
+  write_id?: string;
+  reason?: string;
+  override?: Override;
+}
+
+export interface CommitResult {
+  kind: string;
+  id: string;
+  /** The version after the commit (unchanged for a no-op or a commit that changed nothing). */
+  version: number;
+  previous_version: number;
+  /** False for no-ops and for commits whose body equals the current one. */
+  changed: boolean;
+  noop: boolean;
+  /** True when this was a retry of an earlier commit with the same write_id. */
+  replayed: boolean;
+  content_hash: string;
+  write_id: string | null;
+  committed_at: string;
+  body: JsonObject;
+}
+
+/** A document at one version. */
+export interface DocumentRecord {
+  kind: string;
+  id: string;
+  version: number;
+  body: JsonObject;
+  content_hash: string;
+  created_at: string;
+  updated_at: string;
+  forked_from: { kind: string; id: string; version: number } | null;
+}
+
+/** One commit in a document's history (no-ops included). */
+export interface HistoryEntry {
+  seq: number;
+  version: number;
+  parent_version: number;
+  noop: boolean;
+  content_hash: string;
+  actor: string;
+  actor_kind: ActorKind;
+  provenance: Provenance | null;
+  write_id: string | null;
+  reason: string | null;
+  override: Override | null;
+  created_at: string;
+}

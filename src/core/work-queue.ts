@@ -1,6 +1,6 @@
 // The work-item service: checks inputs, fills defaults, and calls the backend's atomic operations.
 import { InvalidInputError, NotFoundError } from '../errors.js';
-import type { StoreBackend } from './backend.js';
+import type { NewWorkItem, StoreBackend } from './backend.js';
 import { newId } from './ids.js';
 import { checkInput, type InputSpec, LIMITS } from './input.js';
 import type { Clock } from './time.js';
@@ -81,10 +81,33 @@ export const WORK_INPUTS = {
   get: { id: { type: 'name', required: true } },
 } satisfies Record<string, InputSpec>;
 
+/** Checks an enqueue input and fills its defaults (shared with document effects). */
+export function normalizeEnqueue(raw: EnqueueInput, now: number, defaultActor: string): NewWorkItem {
+  const i = checkInput<EnqueueInput>('enqueue', raw, WORK_INPUTS.enqueue);
+  if (i.title.trim() === '')
+    throw new InvalidInputError('enqueue: title must not be blank', { field: 'title' });
+  return {
+    id: newId('wi', now),
+    title: i.title,
+    kind: i.kind ?? null,
+    status: i.waiting_human ? 'waiting_human' : 'pending',
+    priority: i.priority ?? 0,
+    payload: i.payload ?? null,
+    idempotency_key: i.idempotency_key ?? null,
+    blocked_by: [...new Set(i.blocked_by ?? [])],
+    not_before: i.not_before ? Date.parse(i.not_before) : null,
+    max_attempts: i.max_attempts ?? DEFAULT_MAX_ATTEMPTS,
+    created_at: now,
+    actor: i.actor ?? defaultActor,
+  };
+}
+
 export interface WorkQueueContext {
   clock: Clock;
   /** Lease owner and event actor when a call names none (the instance's agent name). */
   defaultWorker: string;
+  /** Called after an item is resolved (e.g. to resolve the TaskIR ambiguity it stood for). */
+  onResolved?: (item: WorkItem) => Promise<void>;
 }
 
 /** Work items of one instance: enqueue, claim under a lease, heartbeat, resolve, annotate. */
@@ -109,25 +132,7 @@ export class WorkQueue {
   /** Adds several items in one transaction (one fsync). */
   async enqueueMany(inputs: EnqueueInput[]): Promise<WorkItem[]> {
     const now = this.#ctx.clock();
-    const rows = inputs.map((raw) => {
-      const i = checkInput<EnqueueInput>('enqueue', raw, WORK_INPUTS.enqueue);
-      if (i.title.trim() === '')
-        throw new InvalidInputError('enqueue: title must not be blank', { field: 'title' });
-      return {
-        id: newId('wi', now),
-        title: i.title,
-        kind: i.kind ?? null,
-        status: i.waiting_human ? ('waiting_human' as const) : ('pending' as const),
-        priority: i.priority ?? 0,
-        payload: i.payload ?? null,
-        idempotency_key: i.idempotency_key ?? null,
-        blocked_by: [...new Set(i.blocked_by ?? [])],
-        not_before: i.not_before ? Date.parse(i.not_before) : null,
-        max_attempts: i.max_attempts ?? DEFAULT_MAX_ATTEMPTS,
-        created_at: now,
-        actor: i.actor ?? this.#ctx.defaultWorker,
-      };
-    });
+    const rows = inputs.map((raw) => normalizeEnqueue(raw, now, this.#ctx.defaultWorker));
     return (await this.#backend.work.enqueue(rows)).map((r) => r.item);
   }
 
@@ -168,7 +173,7 @@ export class WorkQueue {
   /** Finishes an item the caller holds (or one waiting for a human) as done or failed. */
   async resolve(input: ResolveInput): Promise<WorkItem> {
     const i = checkInput<ResolveInput>('resolve', input, WORK_INPUTS.resolve);
-    return this.#backend.work.resolve({
+    const item = await this.#backend.work.resolve({
       id: i.id,
       status: i.status,
       result: i.result ?? null,
@@ -177,6 +182,8 @@ export class WorkQueue {
       attempt: i.attempt ?? null,
       now: this.#ctx.clock(),
     });
+    if (this.#ctx.onResolved) await this.#ctx.onResolved(item);
+    return item;
   }
 
   /** Gives a held item back to the queue without spending the attempt (graceful shutdown). */

@@ -2,10 +2,12 @@
 import { mkdirSync } from 'node:fs';
 import { type Durability, openSqliteBackend } from '../backends/sqlite/backend.js';
 import type { StoreBackend } from '../core/backend.js';
+import { DocumentStore } from '../core/document-store.js';
 import { EventLog } from '../core/event-log.js';
 import { type Clock, systemClock } from '../core/time.js';
 import { WorkQueue } from '../core/work-queue.js';
 import { InvalidInputError, StorageUnavailableError } from '../errors.js';
+import { getKind, validateSchema } from '../kinds/registry.js';
 import { type InstanceLocation, type InstancePaths, instancePaths, locateInstance } from './paths.js';
 
 export interface OpenInstanceOptions extends InstanceLocation {
@@ -19,6 +21,8 @@ export interface OpenInstanceOptions extends InstanceLocation {
   worker?: string;
   /** Time source (tests move time with it). @default Date.now */
   clock?: Clock;
+  /** Document history to keep: the newest N versions of each document, or 'all'. @default 'all' */
+  retention?: number | 'all';
 }
 
 export class Instance {
@@ -29,19 +33,33 @@ export class Instance {
   readonly clock: Clock;
   readonly work: WorkQueue;
   readonly events: EventLog;
+  readonly docs: DocumentStore;
 
   constructor(
     id: { host: string; name: string; dir: string },
     backend: StoreBackend,
     clock: Clock,
     worker: string,
+    retention: number | 'all' = 'all',
   ) {
     this.host = id.host;
     this.name = id.name;
     this.paths = instancePaths(id.dir);
     this.backend = backend;
     this.clock = clock;
-    this.work = new WorkQueue(backend, { clock, defaultWorker: worker });
+    this.docs = new DocumentStore(backend, {
+      clock,
+      actor: worker,
+      keepVersions: retention === 'all' ? null : retention,
+      kinds: { get: getKind, validateSchema },
+    });
+    this.work = new WorkQueue(backend, {
+      clock,
+      defaultWorker: worker,
+      onResolved: async (item) => {
+        await this.docs.applyWorkItemResolution(item);
+      },
+    });
     this.events = new EventLog(backend, clock, worker);
   }
 
@@ -79,7 +97,20 @@ export async function openInstance(options: OpenInstanceOptions): Promise<Instan
     durability: options.durability ?? 'full',
     busyTimeoutMs: options.busyTimeoutMs ?? 5000,
   });
-  return new Instance(id, backend, options.clock ?? systemClock, options.worker ?? id.name);
+  if (options.retention !== undefined && options.retention !== 'all') {
+    if (!Number.isSafeInteger(options.retention) || options.retention < 1) {
+      throw new InvalidInputError('retention must be a whole number of versions >= 1, or "all"', {
+        field: 'retention',
+      });
+    }
+  }
+  return new Instance(
+    id,
+    backend,
+    options.clock ?? systemClock,
+    options.worker ?? id.name,
+    options.retention,
+  );
 }
 
 /** A URL with its password removed, safe for messages and logs. */

@@ -1,6 +1,7 @@
 // The SQLite backend: one file per instance, opened with the runtime's driver.
 import type { StoreBackend } from '../../core/backend.js';
 import { SqliteConnection, type SqliteOptions } from './connection.js';
+import { createDocumentBackend } from './documents.js';
 import { createEventBackend } from './events.js';
 import { migrate } from './migrate.js';
 import { createWorkItemBackend } from './work-items.js';
@@ -20,6 +21,7 @@ export async function openSqliteBackend(
     capabilities: { skipLocked: false, notify: false },
     work: createWorkItemBackend(conn),
     events: createEventBackend(conn),
+    docs: createDocumentBackend(conn),
     async migrate() {
       return migrate(conn, Date.now());
     },

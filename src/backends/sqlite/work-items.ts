@@ -1,6 +1,6 @@
 // Work-item SQL for SQLite: every transition is one conditional statement plus its event, in one
 // BEGIN IMMEDIATE transaction.
-import type { ClaimQuery, LeaseQuery, NewEvent, WorkItemBackend } from '../../core/backend.js';
+import type { ClaimQuery, LeaseQuery, NewEvent, NewWorkItem, WorkItemBackend } from '../../core/backend.js';
 import { toIso } from '../../core/time.js';
 import type { Json, JsonObject, StatusCounts, WorkItem, WorkItemStatus } from '../../core/types.js';
 import { WORK_ITEM_STATUSES } from '../../core/types.js';
@@ -86,6 +86,65 @@ const RECLAIM = `UPDATE work_items SET
 
 const LEASE_MATCH = "id = ? AND status = 'in_flight' AND lease_owner = ? AND lease_expires_at > ?";
 
+/**
+ * Inserts items with their work_item_enqueued events; an existing idempotency key returns the existing
+ * item (created=false, no event). Must run inside a write transaction.
+ */
+export function insertWorkItems(
+  conn: SqliteConnection,
+  items: NewWorkItem[],
+): Array<{ item: WorkItem; created: boolean }> {
+  const out: Array<{ item: WorkItem; created: boolean }> = [];
+  const events: NewEvent[] = [];
+  const insert = conn.stmt(
+    `INSERT INTO work_items (id, title, kind, status, priority, payload, blocked_by, not_before, max_attempts,
+       idempotency_key, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (idempotency_key) DO NOTHING RETURNING *`,
+  );
+  for (const n of items) {
+    for (const dep of n.blocked_by) {
+      if (!conn.stmt('SELECT 1 AS x FROM work_items WHERE id = ?').get(dep)) {
+        throw new InvalidInputError(`blocked_by names ${dep}, which is not a work item of this instance`, {
+          field: 'blocked_by',
+          id: dep,
+        });
+      }
+    }
+    const row = insert.get(
+      n.id,
+      n.title,
+      n.kind,
+      n.status,
+      n.priority,
+      JSON.stringify(n.payload ?? null),
+      JSON.stringify(n.blocked_by),
+      n.not_before,
+      n.max_attempts,
+      n.idempotency_key,
+      n.created_at,
+      n.created_at,
+    ) as WorkItemRow | undefined;
+    if (row) {
+      const item = toWorkItem(row);
+      out.push({ item, created: true });
+      const data: JsonObject = { title: item.title, priority: item.priority };
+      if (item.kind !== null) data.kind = item.kind;
+      if (item.blocked_by.length > 0) data.blocked_by = item.blocked_by;
+      if (item.idempotency_key !== null) data.idempotency_key = item.idempotency_key;
+      if (item.status !== 'pending') data.status = item.status;
+      events.push(workItemEvent('work_item_enqueued', item, data, n.actor, n.created_at));
+    } else {
+      const existing = conn
+        .stmt('SELECT * FROM work_items WHERE idempotency_key = ?')
+        .get(n.idempotency_key) as WorkItemRow;
+      out.push({ item: toWorkItem(existing), created: false });
+    }
+  }
+  insertEvents(conn, events);
+  return out;
+}
+
 export function createWorkItemBackend(conn: SqliteConnection): WorkItemBackend {
   const getRow = (id: string) =>
     conn.stmt('SELECT * FROM work_items WHERE id = ?').get(id) as WorkItemRow | undefined;
@@ -155,60 +214,7 @@ export function createWorkItemBackend(conn: SqliteConnection): WorkItemBackend {
 
   return {
     async enqueue(items) {
-      return conn.write(() => {
-        const out: Array<{ item: WorkItem; created: boolean }> = [];
-        const events: NewEvent[] = [];
-        const insert = conn.stmt(
-          `INSERT INTO work_items (id, title, kind, status, priority, payload, blocked_by, not_before, max_attempts,
-             idempotency_key, created_at, updated_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-           ON CONFLICT (idempotency_key) DO NOTHING RETURNING *`,
-        );
-        for (const n of items) {
-          for (const dep of n.blocked_by) {
-            if (!conn.stmt('SELECT 1 AS x FROM work_items WHERE id = ?').get(dep)) {
-              throw new InvalidInputError(
-                `blocked_by names ${dep}, which is not a work item of this instance`,
-                {
-                  field: 'blocked_by',
-                  id: dep,
-                },
-              );
-            }
-          }
-          const row = insert.get(
-            n.id,
-            n.title,
-            n.kind,
-            n.status,
-            n.priority,
-            JSON.stringify(n.payload ?? null),
-            JSON.stringify(n.blocked_by),
-            n.not_before,
-            n.max_attempts,
-            n.idempotency_key,
-            n.created_at,
-            n.created_at,
-          ) as WorkItemRow | undefined;
-          if (row) {
-            const item = toWorkItem(row);
-            out.push({ item, created: true });
-            const data: JsonObject = { title: item.title, priority: item.priority };
-            if (item.kind !== null) data.kind = item.kind;
-            if (item.blocked_by.length > 0) data.blocked_by = item.blocked_by;
-            if (item.idempotency_key !== null) data.idempotency_key = item.idempotency_key;
-            if (item.status !== 'pending') data.status = item.status;
-            events.push(workItemEvent('work_item_enqueued', item, data, n.actor, n.created_at));
-          } else {
-            const existing = conn
-              .stmt('SELECT * FROM work_items WHERE idempotency_key = ?')
-              .get(n.idempotency_key) as WorkItemRow;
-            out.push({ item: toWorkItem(existing), created: false });
-          }
-        }
-        insertEvents(conn, events);
-        return out;
-      });
+      return conn.write(() => insertWorkItems(conn, items));
     },
 
     async claim(q: ClaimQuery) {

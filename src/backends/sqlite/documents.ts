@@ -1,0 +1,236 @@
+// Versioned-document SQL for SQLite: the compare-and-swap commit (one conditional statement) with its
+// history entry, events and effects in one BEGIN IMMEDIATE transaction.
+import type { DocumentBackend, DocumentWrite } from '../../core/backend.js';
+import { toIso } from '../../core/time.js';
+import type { ActorKind, DocumentRecord, HistoryEntry, JsonObject } from '../../core/types.js';
+import { StateConflictError } from '../../errors.js';
+import type { SqliteConnection } from './connection.js';
+import { insertEvents } from './events.js';
+import { insertWorkItems } from './work-items.js';
+
+interface DocRow {
+  kind: string;
+  id: string;
+  version: number;
+  body: string;
+  content_hash: string;
+  forked_from: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+interface HistoryRow {
+  seq: number;
+  version: number;
+  parent_version: number;
+  noop: number;
+  body: string | null;
+  content_hash: string;
+  actor: string;
+  actor_kind: ActorKind;
+  provenance: string | null;
+  write_id: string | null;
+  request_hash: string;
+  reason: string | null;
+  override: string | null;
+  created_at: number;
+}
+
+const parse = <T>(s: string | null): T | null => (s === null ? null : (JSON.parse(s) as T));
+
+function toDocument(r: DocRow): DocumentRecord {
+  return {
+    kind: r.kind,
+    id: r.id,
+    version: r.version,
+    body: JSON.parse(r.body) as JsonObject,
+    content_hash: r.content_hash,
+    created_at: toIso(r.created_at),
+    updated_at: toIso(r.updated_at),
+    forked_from: parse(r.forked_from),
+  };
+}
+
+function toEntry(r: HistoryRow): HistoryEntry {
+  return {
+    seq: r.seq,
+    version: r.version,
+    parent_version: r.parent_version,
+    noop: r.noop === 1,
+    content_hash: r.content_hash,
+    actor: r.actor,
+    actor_kind: r.actor_kind,
+    provenance: parse(r.provenance),
+    write_id: r.write_id,
+    reason: r.reason,
+    override: parse(r.override),
+    created_at: toIso(r.created_at),
+  };
+}
+
+const HISTORY_COLS =
+  'seq, version, parent_version, noop, body, content_hash, actor, actor_kind, provenance, write_id, request_hash, reason, override, created_at';
+
+export function createDocumentBackend(conn: SqliteConnection): DocumentBackend {
+  const currentVersion = (kind: string, id: string): number =>
+    (
+      conn.stmt('SELECT version FROM documents WHERE kind = ? AND id = ?').get(kind, id) as
+        | { version: number }
+        | undefined
+    )?.version ?? 0;
+
+  function conflict(w: DocumentWrite): never {
+    const actual = currentVersion(w.kind, w.id);
+    throw new StateConflictError(
+      `${w.kind}/${w.id} is at version ${actual}, not ${w.expected_version}: read it again and retry`,
+      { kind: w.kind, id: w.id, expected: w.expected_version, actual },
+    );
+  }
+
+  function pruneTx(kind: string, id: string, keep: number): number {
+    const latest = currentVersion(kind, id);
+    if (latest === 0) return 0;
+    return conn
+      .stmt('DELETE FROM document_history WHERE kind = ? AND id = ? AND version <= ?')
+      .run(kind, id, latest - Math.max(1, keep)).changes;
+  }
+
+  return {
+    async get(kind, id) {
+      const r = conn.read(() =>
+        conn.stmt('SELECT * FROM documents WHERE kind = ? AND id = ?').get(kind, id),
+      ) as DocRow | undefined;
+      return r ? toDocument(r) : null;
+    },
+
+    async getVersion(kind, id, version) {
+      return conn.read(() => {
+        const r = conn
+          .stmt(
+            `SELECT ${HISTORY_COLS} FROM document_history WHERE kind = ? AND id = ? AND version = ? AND noop = 0`,
+          )
+          .get(kind, id, version) as HistoryRow | undefined;
+        if (r) return { body: JSON.parse(r.body!) as JsonObject, entry: toEntry(r) };
+        const latest = currentVersion(kind, id);
+        return version >= 1 && version < latest ? 'pruned' : null;
+      });
+    },
+
+    async findWrite(kind, id, writeId) {
+      const r = conn.read(() =>
+        conn
+          .stmt(`SELECT ${HISTORY_COLS} FROM document_history WHERE kind = ? AND id = ? AND write_id = ?`)
+          .get(kind, id, writeId),
+      ) as HistoryRow | undefined;
+      return r ? { entry: toEntry(r), body: parse<JsonObject>(r.body), request_hash: r.request_hash } : null;
+    },
+
+    async commit(w) {
+      return conn.write(() => {
+        const version = w.noop ? w.expected_version : w.expected_version + 1;
+        const bodyText = JSON.stringify(w.body);
+        if (w.noop) {
+          if (currentVersion(w.kind, w.id) !== w.expected_version) conflict(w);
+        } else if (w.expected_version === 0) {
+          const r = conn
+            .stmt(
+              `INSERT INTO documents (kind, id, version, body, content_hash, forked_from, created_at, updated_at)
+               VALUES (?, ?, 1, ?, ?, ?, ?, ?) ON CONFLICT (kind, id) DO NOTHING`,
+            )
+            .run(
+              w.kind,
+              w.id,
+              bodyText,
+              w.content_hash,
+              w.forked_from && JSON.stringify(w.forked_from),
+              w.now,
+              w.now,
+            );
+          if (r.changes === 0) conflict(w);
+        } else {
+          const r = conn
+            .stmt(
+              `UPDATE documents SET version = version + 1, body = ?, content_hash = ?, updated_at = ?
+               WHERE kind = ? AND id = ? AND version = ?`,
+            )
+            .run(bodyText, w.content_hash, w.now, w.kind, w.id, w.expected_version);
+          if (r.changes === 0) conflict(w);
+        }
+        const seq =
+          ((
+            conn
+              .stmt('SELECT MAX(seq) AS s FROM document_history WHERE kind = ? AND id = ?')
+              .get(w.kind, w.id) as {
+              s: number | null;
+            }
+          ).s ?? 0) + 1;
+        const row: HistoryRow = {
+          seq,
+          version,
+          parent_version: w.expected_version,
+          noop: w.noop ? 1 : 0,
+          body: w.noop ? null : bodyText,
+          content_hash: w.content_hash,
+          actor: w.actor,
+          actor_kind: w.actor_kind,
+          provenance: w.provenance && JSON.stringify(w.provenance),
+          write_id: w.write_id,
+          request_hash: w.request_hash,
+          reason: w.reason,
+          override: w.override && JSON.stringify(w.override),
+          created_at: w.now,
+        };
+        conn
+          .stmt(
+            `INSERT INTO document_history (kind, id, ${HISTORY_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          )
+          .run(
+            w.kind,
+            w.id,
+            row.seq,
+            row.version,
+            row.parent_version,
+            row.noop,
+            row.body,
+            row.content_hash,
+            row.actor,
+            row.actor_kind,
+            row.provenance,
+            row.write_id,
+            row.request_hash,
+            row.reason,
+            row.override,
+            row.created_at,
+          );
+        insertWorkItems(conn, w.enqueue);
+        insertEvents(conn, w.events);
+        if (w.keep_versions !== null && !w.noop) pruneTx(w.kind, w.id, w.keep_versions);
+        return toEntry(row);
+      });
+    },
+
+    async history(kind, id, q) {
+      const sql = q.reverse
+        ? `SELECT ${HISTORY_COLS} FROM document_history WHERE kind = ? AND id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`
+        : `SELECT ${HISTORY_COLS} FROM document_history WHERE kind = ? AND id = ? AND seq > ? ORDER BY seq LIMIT ?`;
+      const after = q.reverse && q.afterSeq === 0 ? Number.MAX_SAFE_INTEGER : q.afterSeq;
+      return conn.read(() => (conn.stmt(sql).all(kind, id, after, q.limit) as HistoryRow[]).map(toEntry));
+    },
+
+    async list(kind, limit) {
+      const rows = conn.read(() =>
+        kind === null
+          ? conn.stmt('SELECT * FROM documents ORDER BY kind, id LIMIT ?').all(limit)
+          : conn.stmt('SELECT * FROM documents WHERE kind = ? ORDER BY id LIMIT ?').all(kind, limit),
+      ) as DocRow[];
+      return rows.map((r) => {
+        const { body: _body, ...rest } = toDocument(r);
+        return rest;
+      });
+    },
+
+    async prune(kind, id, keep) {
+      return conn.write(() => pruneTx(kind, id, keep));
+    },
+  };
+}

@@ -1,0 +1,600 @@
+// The versioned-document service: compare-and-swap commits with history and provenance, validated by
+// the document's kind; reads at any version, diffs, forks and projections.
+import fastJsonPatch from 'fast-json-patch';
+import {
+  InvalidInputError,
+  NotFoundError,
+  ProvenanceRequiredError,
+  StateConflictError,
+  ValidationFailedError,
+} from '../errors.js';
+import type { CommitContext, KindDefinition } from '../kinds/kind.js';
+import type { DocumentWrite, NewEvent, StoreBackend } from './backend.js';
+import { checkInput, type InputSpec, LIMITS } from './input.js';
+import { applyMergePatch, canonicalJson, contentHash, getPath, sha256 } from './json.js';
+import type { Clock } from './time.js';
+import {
+  ACTOR_KINDS,
+  type CommitInput,
+  type CommitResult,
+  type DocumentRecord,
+  type HistoryEntry,
+  type Json,
+  type JsonObject,
+  type JsonPatchOp,
+  type Provenance,
+  type WorkItem,
+} from './types.js';
+import { normalizeEnqueue } from './work-queue.js';
+
+/** The version a pruned history entry can no longer be read at. */
+export class VersionPrunedError extends NotFoundError {
+  constructor(message: string, details: Record<string, unknown>) {
+    super(message, { ...details, pruned: true });
+    this.name = 'VersionPrunedError';
+  }
+}
+
+/** How the store finds and checks kinds (the registry, injected so the core stays kind-agnostic). */
+export interface KindResolver {
+  get(name: string): KindDefinition;
+  validateSchema(kind: KindDefinition, body: JsonObject): void;
+}
+
+export interface DocumentStoreContext {
+  clock: Clock;
+  /** Default actor name. */
+  actor: string;
+  /** Keep only the newest N versions of each document's history; null keeps everything. @default null */
+  keepVersions: number | null;
+  kinds: KindResolver;
+}
+
+const NAME = { type: 'name', required: true } as const;
+
+export const DOC_INPUTS = {
+  commit: {
+    kind: NAME,
+    id: NAME,
+    expected_version: { type: 'int', required: true, min: 0 },
+    body: { type: 'object' },
+    merge_patch: { type: 'object' },
+    json_patch: { type: 'json' },
+    noop: { type: 'bool' },
+    actor: { type: 'name' },
+    actor_kind: { type: 'string', enum: ACTOR_KINDS },
+    role: { type: 'name' },
+    provenance: { type: 'object' },
+    write_id: { type: 'name' },
+    reason: { type: 'text' },
+    override: { type: 'object' },
+  },
+  get: { kind: NAME, id: NAME, version: { type: 'int', min: 1 } },
+  history: {
+    kind: NAME,
+    id: NAME,
+    after: { type: 'int', min: 0 },
+    limit: { type: 'int', min: 1, max: 10_000 },
+    reverse: { type: 'bool' },
+  },
+  diff: { kind: NAME, id: NAME, from: { type: 'int', required: true, min: 0 }, to: { type: 'int', min: 0 } },
+  fork: {
+    kind: NAME,
+    id: NAME,
+    version: { type: 'int', min: 1 },
+    new_id: NAME,
+    actor: { type: 'name' },
+    actor_kind: { type: 'string', enum: ACTOR_KINDS },
+    role: { type: 'name' },
+    provenance: { type: 'object' },
+    write_id: { type: 'name' },
+    reason: { type: 'text' },
+  },
+  project: { kind: NAME, id: NAME, paths: { type: 'names', required: true } },
+  list: { kind: { type: 'name' }, limit: { type: 'int', min: 1, max: 100_000 } },
+  prune: { kind: NAME, id: NAME, keep: { type: 'int', required: true, min: 1 } },
+} satisfies Record<string, InputSpec>;
+
+/** The stream a document's events go to. */
+export function documentStream(kind: string, id: string): string {
+  return `doc:${kind}/${id}`;
+}
+
+const MODEL_PROVENANCE = ['model_id', 'run_id', 'step_id'] as const;
+
+function checkProvenance(actorKind: string, p: Provenance | undefined): void {
+  if (actorKind !== 'model') return;
+  const missing: string[] = MODEL_PROVENANCE.filter((f) => typeof p?.[f] !== 'string' || p[f] === '');
+  if (
+    !(typeof p?.input_hash === 'string' && p.input_hash) &&
+    !(typeof p?.prompt_ref === 'string' && p.prompt_ref)
+  ) {
+    missing.push('input_hash or prompt_ref');
+  }
+  if (missing.length > 0) {
+    throw new ProvenanceRequiredError(
+      `a write by a model needs a provenance record; missing: ${missing.join(', ')}`,
+      { missing, rule: 'model-output-needs-provenance' },
+    );
+  }
+}
+
+function withoutField(body: JsonObject, field: string | undefined): JsonObject {
+  if (!field || !(field in body)) return body;
+  const { [field]: _omit, ...rest } = body;
+  return rest;
+}
+
+function applyJsonPatch(base: JsonObject, ops: unknown): JsonObject {
+  if (!Array.isArray(ops))
+    throw new InvalidInputError('json_patch must be an array of RFC 6902 operations', {
+      field: 'json_patch',
+    });
+  const invalid = fastJsonPatch.validate(ops as fastJsonPatch.Operation[], base);
+  if (invalid) {
+    const e = invalid as { message: string; name: string; index?: number };
+    if (e.name === 'TEST_OPERATION_FAILED') {
+      throw new StateConflictError(
+        `json_patch test operation ${e.index ?? ''} failed: the document differs from what you expected`,
+        {
+          field: 'json_patch',
+        },
+      );
+    }
+    throw new InvalidInputError(
+      `json_patch operation ${e.index ?? ''} is invalid: ${e.message.split('\n')[0]}`,
+      {
+        field: 'json_patch',
+      },
+    );
+  }
+  const out = fastJsonPatch.applyPatch(
+    structuredClone(base),
+    ops as fastJsonPatch.Operation[],
+    false,
+    true,
+  ).newDocument;
+  if (typeof out !== 'object' || out === null || Array.isArray(out)) {
+    throw new InvalidInputError('json_patch must leave a JSON object', { field: 'json_patch' });
+  }
+  return out as JsonObject;
+}
+
+export class DocumentStore {
+  readonly #backend: StoreBackend;
+  readonly #ctx: DocumentStoreContext;
+
+  constructor(backend: StoreBackend, ctx: DocumentStoreContext) {
+    this.#backend = backend;
+    this.#ctx = ctx;
+  }
+
+  /**
+   * Commits a new version if the document is still at `expected_version`; STATE_CONFLICT otherwise.
+   * @example await inst.docs.commit({ kind: 'json', id: 'notes', expected_version: 0, body: { todo: [] } })
+   */
+  async commit(input: CommitInput): Promise<CommitResult> {
+    const i = checkInput<CommitInput>('commit', input, DOC_INPUTS.commit);
+    return this.#commit(i, null);
+  }
+
+  async #commit(i: CommitInput, forkedFrom: DocumentWrite['forked_from']): Promise<CommitResult> {
+    const kind = this.#ctx.kinds.get(i.kind);
+    const changes = [i.body, i.merge_patch, i.json_patch].filter((x) => x !== undefined).length;
+    if (i.noop) {
+      if (changes > 0) throw new InvalidInputError('a no-op carries no body or patch', { field: 'noop' });
+      if (!i.reason) throw new InvalidInputError('a no-op needs a reason', { field: 'reason' });
+    } else if (changes !== 1) {
+      throw new InvalidInputError(
+        'give exactly one of body, merge_patch or json_patch (or noop: true with a reason)',
+        {
+          field: 'body',
+        },
+      );
+    }
+    const actorKind = i.actor_kind ?? 'system';
+    checkProvenance(actorKind, i.provenance);
+    if (i.override !== undefined) {
+      const o = i.override as { rules?: unknown; reason?: unknown };
+      if (
+        !Array.isArray(o.rules) ||
+        o.rules.some((r) => typeof r !== 'string') ||
+        typeof o.reason !== 'string' ||
+        !o.reason
+      ) {
+        throw new InvalidInputError('override must be { rules: string[], reason: string }', {
+          field: 'override',
+        });
+      }
+    }
+    const requestHash = sha256(
+      canonicalJson({
+        expected_version: i.expected_version,
+        body: i.body,
+        merge_patch: i.merge_patch,
+        json_patch: i.json_patch,
+        noop: i.noop ?? false,
+        forked_from: forkedFrom,
+      }),
+    );
+    if (i.write_id !== undefined) {
+      const prior = await this.#backend.docs.findWrite(i.kind, i.id, i.write_id);
+      if (prior) {
+        if (prior.request_hash !== requestHash) {
+          throw new StateConflictError(
+            `write_id ${i.write_id} was already used for a different change to ${i.kind}/${i.id}`,
+            {
+              kind: i.kind,
+              id: i.id,
+              write_id: i.write_id,
+              expected: i.expected_version,
+              actual: prior.entry.parent_version,
+            },
+          );
+        }
+        let body = prior.body;
+        if (body === null) {
+          const v = await this.#backend.docs.getVersion(i.kind, i.id, prior.entry.version);
+          body = v && v !== 'pruned' ? v.body : {};
+        }
+        return this.#result(i.kind, i.id, prior.entry, body, true, !prior.entry.noop);
+      }
+    }
+
+    const current = await this.#backend.docs.get(i.kind, i.id);
+    const actual = current?.version ?? 0;
+    if (actual !== i.expected_version) {
+      throw new StateConflictError(
+        `${i.kind}/${i.id} is at version ${actual}, not ${i.expected_version}: read it again and retry`,
+        { kind: i.kind, id: i.id, expected: i.expected_version, actual },
+      );
+    }
+    const now = this.#ctx.clock();
+    const actor = i.actor ?? this.#ctx.actor;
+    const base: Omit<DocumentWrite, 'body' | 'content_hash' | 'noop' | 'events' | 'enqueue'> = {
+      kind: i.kind,
+      id: i.id,
+      expected_version: i.expected_version,
+      actor,
+      actor_kind: actorKind,
+      provenance: i.provenance ?? null,
+      write_id: i.write_id ?? null,
+      request_hash: requestHash,
+      reason: i.reason ?? null,
+      override: i.override ?? null,
+      forked_from: forkedFrom,
+      now,
+      keep_versions: this.#ctx.keepVersions,
+    };
+    const committed = (version: number, noop: boolean, extra: JsonObject = {}): NewEvent => ({
+      type: 'state_committed',
+      stream: documentStream(i.kind, i.id),
+      data: {
+        kind: i.kind,
+        id: i.id,
+        version,
+        parent_version: i.expected_version,
+        actor_kind: actorKind,
+        noop,
+        ...extra,
+      },
+      actor,
+      correlation_id: null,
+      causation_id: null,
+      work_item_id: null,
+      created_at: now,
+    });
+
+    if (i.noop) {
+      if (!current)
+        throw new InvalidInputError(`${i.kind}/${i.id} does not exist: there is nothing to leave unchanged`, {
+          field: 'noop',
+        });
+      const entry = await this.#backend.docs.commit({
+        ...base,
+        body: current.body,
+        content_hash: current.content_hash,
+        noop: true,
+        events: [committed(current.version, true, { reason: i.reason ?? null })],
+        enqueue: [],
+      });
+      return this.#result(i.kind, i.id, entry, current.body, false, false);
+    }
+
+    let next: JsonObject;
+    if (i.body !== undefined) next = structuredClone(i.body);
+    else if (i.merge_patch !== undefined)
+      next = applyMergePatch(current?.body ?? {}, i.merge_patch) as JsonObject;
+    else next = applyJsonPatch(current?.body ?? {}, i.json_patch);
+
+    if (kind.versionField) next[kind.versionField] = i.expected_version + 1;
+    if (
+      current &&
+      canonicalJson(withoutField(next, kind.versionField)) ===
+        canonicalJson(withoutField(current.body, kind.versionField))
+    ) {
+      // Nothing changed: report it, write nothing, bump nothing.
+      return {
+        kind: i.kind,
+        id: i.id,
+        version: current.version,
+        previous_version: current.version,
+        changed: false,
+        noop: false,
+        replayed: false,
+        content_hash: current.content_hash,
+        write_id: null,
+        committed_at: current.updated_at,
+        body: current.body,
+      };
+    }
+    const limit = kind.maxBytes ?? LIMITS.jsonBytes;
+    if (Buffer.byteLength(JSON.stringify(next)) > limit) {
+      throw new ValidationFailedError(
+        `${i.kind}/${i.id}: the body is larger than the ${limit} byte limit of kind ${kind.name}`,
+        {
+          pointer: '/',
+          rule: 'max-bytes',
+        },
+      );
+    }
+    this.#ctx.kinds.validateSchema(kind, next);
+    const ctx: CommitContext = {
+      kind: i.kind,
+      id: i.id,
+      fromVersion: i.expected_version,
+      toVersion: i.expected_version + 1,
+      actor,
+      actor_kind: actorKind,
+      role: i.role ?? null,
+      provenance: i.provenance ?? null,
+      override: i.override ?? null,
+      reason: i.reason ?? null,
+      now,
+      read: async (k, id) => {
+        const d = await this.#backend.docs.get(k, id);
+        return d && { kind: d.kind, id: d.id, version: d.version, body: d.body };
+      },
+    };
+    const effects = (await kind.check?.(next, current?.body ?? null, ctx)) ?? {};
+    const hash = contentHash(next);
+    const entry = await this.#backend.docs.commit({
+      ...base,
+      body: next,
+      content_hash: hash,
+      noop: false,
+      events: [
+        committed(i.expected_version + 1, false, { content_hash: hash, write_id: i.write_id ?? null }),
+        ...(effects.events ?? []).map((e) => ({
+          ...committed(0, false),
+          type: e.type,
+          data: e.data ?? null,
+        })),
+      ],
+      enqueue: (effects.enqueue ?? []).map((e) => normalizeEnqueue(e, now, actor)),
+    });
+    return this.#result(i.kind, i.id, entry, next, false, true);
+  }
+
+  #result(
+    kind: string,
+    id: string,
+    e: HistoryEntry,
+    body: JsonObject,
+    replayed: boolean,
+    changed: boolean,
+  ): CommitResult {
+    return {
+      kind,
+      id,
+      version: e.version,
+      previous_version: e.parent_version,
+      changed,
+      noop: e.noop,
+      replayed,
+      content_hash: e.content_hash,
+      write_id: e.write_id,
+      committed_at: e.created_at,
+      body,
+    };
+  }
+
+  /** The latest version, or the one asked for; NOT_FOUND (pruned: true for retention) otherwise. */
+  async get(input: { kind: string; id: string; version?: number }): Promise<DocumentRecord> {
+    const i = checkInput<{ kind: string; id: string; version?: number }>('get', input, DOC_INPUTS.get);
+    const latest = await this.#backend.docs.get(i.kind, i.id);
+    if (!latest) throw new NotFoundError(`${i.kind}/${i.id} not found`, { kind: i.kind, id: i.id });
+    if (i.version === undefined || i.version === latest.version) return latest;
+    const v = await this.#backend.docs.getVersion(i.kind, i.id, i.version);
+    if (v === 'pruned') {
+      throw new VersionPrunedError(`${i.kind}/${i.id} version ${i.version} was removed by retention`, {
+        kind: i.kind,
+        id: i.id,
+        version: i.version,
+      });
+    }
+    if (!v) {
+      throw new NotFoundError(`${i.kind}/${i.id} has no version ${i.version} (latest is ${latest.version})`, {
+        kind: i.kind,
+        id: i.id,
+        version: i.version,
+        latest: latest.version,
+      });
+    }
+    return {
+      ...latest,
+      version: v.entry.version,
+      body: v.body,
+      content_hash: v.entry.content_hash,
+      updated_at: v.entry.created_at,
+    };
+  }
+
+  /** The latest version, or null. */
+  async find(kind: string, id: string): Promise<DocumentRecord | null> {
+    checkInput('get', { kind, id }, DOC_INPUTS.get);
+    return this.#backend.docs.get(kind, id);
+  }
+
+  /** Commits in order (no-ops included), paged by `after` (a seq). @default limit 100 */
+  async history(input: {
+    kind: string;
+    id: string;
+    after?: number;
+    limit?: number;
+    reverse?: boolean;
+  }): Promise<{
+    entries: HistoryEntry[];
+    next_after: number | null;
+  }> {
+    const i = checkInput<{ kind: string; id: string; after?: number; limit?: number; reverse?: boolean }>(
+      'history',
+      input,
+      DOC_INPUTS.history,
+    );
+    const limit = i.limit ?? 100;
+    const entries = await this.#backend.docs.history(i.kind, i.id, {
+      afterSeq: i.after ?? 0,
+      limit,
+      reverse: i.reverse ?? false,
+    });
+    if (entries.length === 0 && !(await this.#backend.docs.get(i.kind, i.id))) {
+      throw new NotFoundError(`${i.kind}/${i.id} not found`, { kind: i.kind, id: i.id });
+    }
+    return { entries, next_after: entries.length === limit ? entries[entries.length - 1]!.seq : null };
+  }
+
+  /** RFC 6902 JSON Patch from version `from` (0 = empty) to `to` (default latest). */
+  async diff(input: { kind: string; id: string; from: number; to?: number }): Promise<{
+    kind: string;
+    id: string;
+    from: number;
+    to: number;
+    patch: JsonPatchOp[];
+  }> {
+    const i = checkInput<{ kind: string; id: string; from: number; to?: number }>(
+      'diff',
+      input,
+      DOC_INPUTS.diff,
+    );
+    const latest = await this.get({ kind: i.kind, id: i.id });
+    const to = i.to ?? latest.version;
+    const body = async (v: number) =>
+      v === 0 ? {} : (await this.get({ kind: i.kind, id: i.id, version: v })).body;
+    const patch = fastJsonPatch.compare(await body(i.from), await body(to)) as JsonPatchOp[];
+    return { kind: i.kind, id: i.id, from: i.from, to, patch };
+  }
+
+  /** Copies a version into a new document (version 1), recording where it came from. */
+  async fork(input: {
+    kind: string;
+    id: string;
+    version?: number;
+    new_id: string;
+    actor?: string;
+    actor_kind?: CommitInput['actor_kind'];
+    role?: string;
+    provenance?: Provenance;
+    write_id?: string;
+    reason?: string;
+  }): Promise<CommitResult> {
+    const i = checkInput<typeof input>('fork', input, DOC_INPUTS.fork);
+    const src = await this.get({
+      kind: i.kind,
+      id: i.id,
+      ...(i.version === undefined ? {} : { version: i.version }),
+    });
+    const { kind, id, version, new_id, ...rest } = i;
+    return this.#commit(
+      {
+        ...rest,
+        kind,
+        id: new_id,
+        expected_version: 0,
+        body: src.body,
+        reason: i.reason ?? `forked from ${kind}/${id}@${src.version}`,
+      },
+      { kind, id, version: src.version },
+    );
+  }
+
+  /** Only the named fields (JSON pointers or dot paths), with the version they were read at. */
+  async project(input: { kind: string; id: string; paths: string[] }): Promise<{
+    kind: string;
+    id: string;
+    version: number;
+    values: Record<string, Json>;
+    missing: string[];
+  }> {
+    const i = checkInput<{ kind: string; id: string; paths: string[] }>('project', input, DOC_INPUTS.project);
+    const doc = await this.get({ kind: i.kind, id: i.id });
+    const values: Record<string, Json> = {};
+    const missing: string[] = [];
+    for (const p of i.paths) {
+      const v = getPath(doc.body, p);
+      if (v === undefined) missing.push(p);
+      else values[p] = v;
+    }
+    return { kind: doc.kind, id: doc.id, version: doc.version, values, missing };
+  }
+
+  /** Documents (without bodies), by kind then id. */
+  async list(input: { kind?: string; limit?: number } = {}): Promise<Array<Omit<DocumentRecord, 'body'>>> {
+    const i = checkInput<{ kind?: string; limit?: number }>('list', input, DOC_INPUTS.list);
+    return this.#backend.docs.list(i.kind ?? null, i.limit ?? 1000);
+  }
+
+  /** Removes history older than the newest `keep` versions (never the latest). */
+  async prune(input: { kind: string; id: string; keep: number }): Promise<{ removed: number }> {
+    const i = checkInput<{ kind: string; id: string; keep: number }>('prune', input, DOC_INPUTS.prune);
+    return { removed: await this.#backend.docs.prune(i.kind, i.id, i.keep) };
+  }
+
+  /**
+   * Applies a resolved work item back to the document that enqueued it (items a kind enqueues as effects
+   * have kind `<doc kind>.<purpose>` and `payload.doc_id`). Retries on conflict; idempotent by write id.
+   */
+  async applyWorkItemResolution(item: WorkItem): Promise<CommitResult | null> {
+    const docKind = item.kind?.split('.')[0];
+    const docId = (item.payload as { doc_id?: unknown } | null)?.doc_id;
+    if (!docKind || typeof docId !== 'string') return null;
+    let kind: KindDefinition;
+    try {
+      kind = this.#ctx.kinds.get(docKind);
+    } catch {
+      return null;
+    }
+    if (!kind.onWorkItemResolved) return null;
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const doc = await this.#backend.docs.get(docKind, docId);
+      if (!doc) return null;
+      const body = kind.onWorkItemResolved(item, {
+        kind: doc.kind,
+        id: doc.id,
+        version: doc.version,
+        body: doc.body,
+      });
+      if (!body) return null;
+      try {
+        return await this.commit({
+          kind: docKind,
+          id: docId,
+          expected_version: doc.version,
+          body,
+          actor: item.lease_owner ?? this.#ctx.actor,
+          actor_kind: 'human',
+          reason: `work item ${item.id} resolved ${item.status}`,
+        });
+      } catch (err) {
+        if ((err as { code?: string }).code !== 'STATE_CONFLICT') throw err;
+      }
+    }
+    throw new StateConflictError(
+      `could not apply work item ${item.id} to ${docKind}/${docId}: it kept changing`,
+      {
+        kind: docKind,
+        id: docId,
+      },
+    );
+  }
+}

@@ -1,0 +1,93 @@
+// The kind registry: built-in kinds plus any the application registers, and schema validation with ajv.
+
+import { createRequire } from 'node:module';
+import type { ErrorObject, ValidateFunction } from 'ajv';
+import type { JsonObject } from '../core/types.js';
+import { InvalidInputError, ValidationFailedError } from '../errors.js';
+import { agentRunKind } from './agent-run/kind.js';
+import { jsonKind } from './json/kind.js';
+import type { KindDefinition } from './kind.js';
+import { taskIrKind } from './task-ir/kind.js';
+
+const kinds = new Map<string, KindDefinition>();
+for (const k of [jsonKind, agentRunKind, taskIrKind]) kinds.set(k.name, k);
+
+/** Adds (or replaces) a kind. */
+export function registerKind(def: KindDefinition): void {
+  if (!/^[a-z][a-z0-9-]{0,63}$/.test(def.name)) {
+    throw new InvalidInputError(
+      `kind name ${JSON.stringify(def.name)} must be lowercase letters, digits and '-'`,
+    );
+  }
+  kinds.set(def.name, def);
+  validators.delete(def.name);
+}
+
+/** The kind, or INVALID_INPUT listing the known ones. */
+export function getKind(name: string): KindDefinition {
+  const k = kinds.get(name);
+  if (!k) {
+    throw new InvalidInputError(
+      `unknown kind ${JSON.stringify(name)}; known kinds: ${[...kinds.keys()].join(', ')}`,
+      {
+        field: 'kind',
+      },
+    );
+  }
+  return k;
+}
+
+export function kindNames(): string[] {
+  return [...kinds.keys()];
+}
+
+// ajv costs tens of ms to load; only document commands pay for it, and only once per process.
+let ajv: { compile(schema: object): ValidateFunction } | undefined;
+const validators = new Map<string, ValidateFunction>();
+
+function compiler() {
+  if (!ajv) {
+    const require = createRequire(import.meta.url);
+    const Ajv2020 = require('ajv/dist/2020.js') as {
+      default: new (o: object) => { compile(s: object): ValidateFunction };
+    };
+    ajv = new Ajv2020.default({ allErrors: false, strict: false, validateFormats: false });
+  }
+  return ajv;
+}
+
+function describe(e: ErrorObject): { pointer: string; rule: string; message: string } {
+  let pointer = e.instancePath || '';
+  const p = e.params as Record<string, unknown>;
+  if (e.keyword === 'required' && typeof p.missingProperty === 'string') pointer += `/${p.missingProperty}`;
+  if (e.keyword === 'additionalProperties' && typeof p.additionalProperty === 'string') {
+    pointer += `/${p.additionalProperty}`;
+  }
+  const where = pointer === '' ? 'the document' : pointer;
+  const detail =
+    e.keyword === 'enum'
+      ? ` (${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')})`
+      : '';
+  return {
+    pointer: pointer || '/',
+    rule: `schema.${e.keyword}`,
+    message: `${where} ${e.message ?? 'is invalid'}${detail}`,
+  };
+}
+
+/** Validates `body` against the kind's JSON Schema; throws VALIDATION_FAILED naming the field and rule. */
+export function validateSchema(kind: KindDefinition, body: JsonObject): void {
+  let v = validators.get(kind.name);
+  if (!v) {
+    v = compiler().compile(kind.schema);
+    validators.set(kind.name, v);
+  }
+  if (!v(body)) {
+    const first = describe(v.errors![0]!);
+    throw new ValidationFailedError(`${kind.name}: ${first.message}`, {
+      kind: kind.name,
+      pointer: first.pointer,
+      rule: first.rule,
+    });
+  }
+}
