@@ -67,18 +67,23 @@ export function explainLeaseFailure(
     current_attempt: current.attempts,
   };
   if (current.status !== 'in_flight') {
-    if (current.lease_owner === q.worker && current.status === 'pending') {
-      throw new LeaseLostError(
-        `cannot ${action} work item ${q.id}: the lease of ${q.worker} expired and the item went back to the queue`,
-        details,
+    const neverClaimed = current.attempts === 0;
+    const stillMine =
+      current.lease_owner === q.worker && (q.attempt === null || q.attempt === current.attempts);
+    if (neverClaimed || (stillMine && current.status !== 'pending')) {
+      throw new InvalidTransitionError(
+        `cannot ${action} work item ${q.id}: it is ${current.status}, not in_flight`,
+        {
+          ...details,
+          from: current.status,
+        },
       );
     }
-    throw new InvalidTransitionError(
-      `cannot ${action} work item ${q.id}: it is ${current.status}, not in_flight`,
-      {
-        ...details,
-        from: current.status,
-      },
+    throw new LeaseLostError(
+      `cannot ${action} work item ${q.id}: the lease of ${q.worker} is gone (the item is now ${current.status}${
+        current.lease_owner && current.lease_owner !== q.worker ? `, last held by ${current.lease_owner}` : ''
+      })`,
+      details,
     );
   }
   if (current.lease_owner !== q.worker) {

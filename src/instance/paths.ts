@@ -78,7 +78,10 @@ export function locateInstance(loc: InstanceLocation): { host: string; name: str
   return { host, name, dir: join(root, host, 'agents', name) };
 }
 
+/** The folder name as an instance name: leading dots dropped, other unsafe characters replaced. */
 function lastSegment(dir: string): string {
-  const seg = dir.split(/[\\/]/).filter(Boolean).pop() ?? 'instance';
+  const seg = (dir.split(/[\\/]/).filter(Boolean).pop() ?? '')
+    .replace(/^\.+/, '')
+    .replace(/[^A-Za-z0-9._-]/g, '-');
   return NAME.test(seg) && !seg.includes('..') ? seg : 'instance';
 }

@@ -20,6 +20,7 @@ export function duration(ms: number): string {
   const neg = ms < 0 ? '-' : '';
   let v = Math.abs(ms);
   if (v < 1000) return `${neg}${Math.round(v)}ms`;
+  if (v < 10_000) return `${neg}${(v / 1000).toFixed(1)}s`;
   v = Math.round(v / 1000);
   if (v < 60) return `${neg}${v}s`;
   const m = Math.floor(v / 60);

@@ -1,3 +1,7 @@
+CREATE UNIQUE INDEX document_history_version ON document_history (kind, id, version) WHERE noop = 0;
+
+CREATE UNIQUE INDEX document_history_write ON document_history (kind, id, write_id) WHERE write_id IS NOT NULL;
+
 CREATE INDEX events_time ON events (created_at);
 
 CREATE INDEX events_type ON events (type, position);
@@ -9,6 +13,38 @@ CREATE INDEX work_items_leases ON work_items (lease_expires_at) WHERE status = '
 CREATE INDEX work_items_ready ON work_items (priority DESC, created_at, id) WHERE status = 'pending';
 
 CREATE INDEX work_items_status ON work_items (status, updated_at);
+
+CREATE TABLE document_history (
+  kind           TEXT NOT NULL,
+  id             TEXT NOT NULL,
+  seq            INTEGER NOT NULL,
+  version        INTEGER NOT NULL,
+  parent_version INTEGER NOT NULL,
+  noop           INTEGER NOT NULL DEFAULT 0 CHECK (noop IN (0, 1)),
+  body           TEXT,
+  content_hash   TEXT NOT NULL,
+  actor          TEXT NOT NULL,
+  actor_kind     TEXT NOT NULL CHECK (actor_kind IN ('human', 'model', 'tool', 'system')),
+  provenance     TEXT,
+  write_id       TEXT,
+  request_hash   TEXT NOT NULL,
+  reason         TEXT,
+  override       TEXT,
+  created_at     INTEGER NOT NULL,
+  PRIMARY KEY (kind, id, seq)
+) WITHOUT ROWID;
+
+CREATE TABLE documents (
+  kind         TEXT NOT NULL,
+  id           TEXT NOT NULL,
+  version      INTEGER NOT NULL CHECK (version >= 1),
+  body         TEXT NOT NULL,
+  content_hash TEXT NOT NULL,
+  forked_from  TEXT,
+  created_at   INTEGER NOT NULL,
+  updated_at   INTEGER NOT NULL,
+  PRIMARY KEY (kind, id)
+) WITHOUT ROWID;
 
 CREATE TABLE events (
   position       INTEGER PRIMARY KEY,
@@ -52,6 +88,11 @@ CREATE TABLE work_items (
   resolved_at      INTEGER,
   CHECK ((status = 'in_flight') = (lease_expires_at IS NOT NULL))
 );
+
+CREATE TRIGGER document_history_no_update BEFORE UPDATE ON document_history
+BEGIN
+  SELECT RAISE(ABORT, 'document history is immutable: UPDATE is not allowed');
+END;
 
 CREATE TRIGGER events_no_delete BEFORE DELETE ON events
 BEGIN

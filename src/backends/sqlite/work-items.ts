@@ -80,7 +80,7 @@ const RECLAIM = `UPDATE work_items SET
     status = CASE WHEN attempts >= max_attempts THEN 'failed' ELSE 'pending' END,
     error = CASE WHEN attempts >= max_attempts THEN 'lease expired on attempt ' || attempts || ' of ' || max_attempts ELSE error END,
     resolved_at = CASE WHEN attempts >= max_attempts THEN ? ELSE NULL END,
-    lease_expires_at = NULL, updated_at = ?
+    lease_owner = NULL, lease_expires_at = NULL, updated_at = ?
   WHERE status = 'in_flight' AND lease_expires_at <= ?
   RETURNING *`;
 
@@ -164,8 +164,16 @@ export function createWorkItemBackend(conn: SqliteConnection): WorkItemBackend {
   }
 
   function reclaim(now: number, actor: string | null): WorkItem[] {
+    // RETURNING shows the new row, so read the owners being cleared first (same transaction).
+    const owners = new Map(
+      (
+        conn
+          .stmt("SELECT id, lease_owner FROM work_items WHERE status = 'in_flight' AND lease_expires_at <= ?")
+          .all(now) as Array<{ id: string; lease_owner: string | null }>
+      ).map((r) => [r.id, r.lease_owner]),
+    );
+    if (owners.size === 0) return [];
     const rows = conn.stmt(RECLAIM).all(now, now, now) as WorkItemRow[];
-    if (rows.length === 0) return [];
     const items = rows.map(toWorkItem).sort(claimOrder);
     insertEvents(
       conn,
@@ -174,7 +182,7 @@ export function createWorkItemBackend(conn: SqliteConnection): WorkItemBackend {
           'work_item_reclaimed',
           item,
           {
-            previous_owner: item.lease_owner,
+            previous_owner: owners.get(item.id) ?? null,
             attempt: item.attempts,
             status: item.status,
             error: item.error,
