@@ -9,7 +9,7 @@ import { openInstance } from '../instance/instance.js';
 /** Messages a worker sends to the demo parent over IPC. */
 export type WorkerMessage =
   | { type: 'claimed'; id: string; title: string; nth: number }
-  | { type: 'lease_lost'; id: string; title: string; message: string };
+  | { type: 'lease_lost'; id: string; title: string };
 
 const IDLE_POLL_MS = 150;
 
@@ -64,9 +64,11 @@ try {
     try {
       await inst.work.resolve({ ...lease, status: 'done', result: { took_ms: Date.now() - started } });
     } catch (err) {
-      if (!(err instanceof AgentStateError && err.code === 'LEASE_LOST')) throw err;
-      // Too slow: someone else owns the item now. Drop it; the queue hands it out again.
-      tell({ type: 'lease_lost', id: item.id, title: item.title, message: err.message });
+      // Too slow: the lease expired and the item went back to the queue (LEASE_LOST), or another
+      // worker has already finished it (INVALID_TRANSITION). Either way, drop it and move on.
+      const lost = err instanceof AgentStateError && ['LEASE_LOST', 'INVALID_TRANSITION'].includes(err.code);
+      if (!lost) throw err;
+      tell({ type: 'lease_lost', id: item.id, title: item.title });
     }
   }
 } finally {
