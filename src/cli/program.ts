@@ -8,74 +8,9 @@ import { scaffold } from '../instance/scaffold.js';
 import { regenerateDashboard } from '../reports/dashboard.js';
 import { retrospective } from '../reports/retro.js';
 import { WORKFLOW_NAMES, WORKFLOWS } from '../workflows/registry.js';
+import { durationMs, type GlobalOpts, int, json, list, Output, withInstance } from './context.js';
 import { formatEvent, formatItem } from './format.js';
-
-interface GlobalOpts {
-  dir?: string;
-  name?: string;
-  host?: string;
-  root?: string;
-  json?: boolean;
-  durability?: 'full' | 'normal';
-}
-
-class Output {
-  constructor(readonly json: boolean) {}
-  /** Prints `value` as JSON, or `human()` for people. */
-  emit(value: unknown, human: () => string): void {
-    process.stdout.write(this.json ? `${JSON.stringify(value)}\n` : `${human()}\n`);
-  }
-}
-
-function int(name: string) {
-  return (v: string) => {
-    if (!/^-?\d+$/.test(v)) throw new InvalidArgumentError(`${name} must be an integer`);
-    return Number(v);
-  };
-}
-
-const DUR = /^(\d+)(ms|s|m|h)?$/;
-function durationMs(v: string): number {
-  const m = DUR.exec(v);
-  if (!m) throw new InvalidArgumentError('use milliseconds or a duration like 30s, 5m, 1h');
-  return Number(m[1]) * ({ ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] ?? 'ms'] ?? 1);
-}
-
-function json(source: string) {
-  return (v: string): Json => {
-    try {
-      return parseJsonInput(v, source);
-    } catch (err) {
-      throw new InvalidArgumentError((err as Error).message);
-    }
-  };
-}
-
-function list(v: string, prev: string[] = []): string[] {
-  return prev.concat(
-    v
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean),
-  );
-}
-
-async function withInstance<T>(cmd: Command, fn: (inst: Instance, out: Output) => Promise<T>): Promise<void> {
-  const g = cmd.optsWithGlobals<GlobalOpts>();
-  const env = process.env;
-  const inst = await openInstance({
-    dir: g.dir ?? (g.name === undefined ? env.MF_INSTANCE_DIR || undefined : undefined),
-    name: g.name ?? (env.MF_AGENT_NAME || undefined),
-    host: g.host ?? (env.MF_HOST || undefined),
-    root: g.root ?? (env.AGENTSTATE_ROOT || undefined),
-    ...(g.durability ? { durability: g.durability } : {}),
-  });
-  try {
-    await fn(inst, new Output(g.json ?? false));
-  } finally {
-    await inst.close();
-  }
-}
+import { addStateCommands } from './state-commands.js';
 
 function items(out: Output, list: WorkItem[], empty: string): void {
   out.emit(list, () => (list.length === 0 ? empty : list.map((i) => formatItem(i)).join('\n')));
@@ -416,6 +351,7 @@ export function buildProgram(): Command {
       out.emit(rows, () => rows.map((r) => `${r.name.padEnd(22)} ${r.summary}`).join('\n'));
     });
 
+  addStateCommands(program);
   return program;
 }
 

@@ -5,9 +5,11 @@ import type {
   AnnotateInput,
   AppendEventInput,
   ClaimInput,
+  CommitInput,
   EnqueueInput,
   ResolveInput,
 } from '../core/types.js';
+import { InvalidInputError } from '../errors.js';
 import type { Instance } from '../instance/instance.js';
 import { scaffold } from '../instance/scaffold.js';
 import { regenerateDashboard } from '../reports/dashboard.js';
@@ -68,6 +70,32 @@ export const WORKFLOWS = {
     async run(inst, payload) {
       checkInput('RegenerateDashboard', payload, {});
       return regenerateDashboard(inst);
+    },
+  },
+  CommitState: {
+    summary: 'Compare-and-swap commit of a versioned document (STATE_CONFLICT if it moved on).',
+    run: (inst, payload) => inst.docs.commit(payload as CommitInput),
+  },
+  GetState: {
+    summary: 'Read a versioned document: the latest version, or {version}, or only {paths} (a projection).',
+    async run(inst, payload) {
+      const p = checkInput<{ kind: string; id: string; version?: number; paths?: string[] }>(
+        'GetState',
+        payload,
+        {
+          kind: { type: 'name', required: true },
+          id: { type: 'name', required: true },
+          version: { type: 'int', min: 1 },
+          paths: { type: 'names' },
+        },
+      );
+      if (p.paths !== undefined) {
+        if (p.version !== undefined) {
+          throw new InvalidInputError('GetState: give either version or paths, not both', { field: 'paths' });
+        }
+        return inst.docs.project({ kind: p.kind, id: p.id, paths: p.paths });
+      }
+      return inst.docs.get(p);
     },
   },
   RetrospectiveSummary: {

@@ -1,0 +1,241 @@
+// `agentstate state …`: versioned documents from the command line (bodies from a file or stdin).
+import { readFileSync } from 'node:fs';
+import { type Command, Option } from 'commander';
+import { parseJsonInput } from '../core/input.js';
+import type { CommitInput, HistoryEntry, Json, JsonObject, JsonPatchOp } from '../core/types.js';
+import { ACTOR_KINDS } from '../core/types.js';
+import { InvalidInputError } from '../errors.js';
+import { int, json, list, withInstance } from './context.js';
+
+/** Reads JSON from a file path, or stdin for `-`. */
+function readJsonArg(pathOrDash: string, what: string): Json {
+  let text: string;
+  try {
+    text = readFileSync(pathOrDash === '-' ? 0 : pathOrDash, 'utf8');
+  } catch (err) {
+    throw new InvalidInputError(`cannot read ${what} from ${pathOrDash}: ${(err as Error).message}`, {
+      field: what,
+    });
+  }
+  return parseJsonInput(text, `${what} (${pathOrDash === '-' ? 'stdin' : pathOrDash})`);
+}
+
+function short(v: unknown, max = 70): string {
+  const s = JSON.stringify(v) ?? 'undefined';
+  return s.length > max ? `${s.slice(0, max - 1)}…` : s;
+}
+
+export function formatHistory(entries: HistoryEntry[]): string {
+  if (entries.length === 0) return 'no history';
+  return entries
+    .map((e) => {
+      const what = e.noop ? 'no-op' : e.parent_version === 0 ? 'created' : `from v${e.parent_version}`;
+      const by = `${e.actor} (${e.actor_kind})`;
+      const extra = [
+        e.reason ? JSON.stringify(e.reason) : '',
+        e.write_id ? `write ${e.write_id}` : '',
+        e.provenance?.model_id ? `model ${e.provenance.model_id}` : '',
+        e.override ? `override ${e.override.rules.join(',')}` : '',
+      ].filter(Boolean);
+      return `v${String(e.version).padEnd(4)} ${e.created_at.replace('T', ' ').slice(0, 19)}  ${what.padEnd(10)} ${by}${
+        extra.length ? `  ${extra.join('  ')}` : ''
+      }`;
+    })
+    .join('\n');
+}
+
+export function formatPatch(patch: JsonPatchOp[]): string {
+  if (patch.length === 0) return '(no changes)';
+  return patch
+    .map((op) => {
+      switch (op.op) {
+        case 'add':
+          return `+ ${op.path} = ${short(op.value)}`;
+        case 'remove':
+          return `- ${op.path}`;
+        case 'replace':
+          return `~ ${op.path} = ${short(op.value)}`;
+        default:
+          return `${op.op} ${op.path}${op.from ? ` from ${op.from}` : ''}`;
+      }
+    })
+    .join('\n');
+}
+
+export function addStateCommands(program: Command): void {
+  const state = program
+    .command('state')
+    .description('versioned documents: compare-and-swap commits with history');
+
+  state
+    .command('get <kind> <id>')
+    .description('print a document (latest, or --version N; --path for only some fields)')
+    .option('-v, --version <n>', 'a past version', int('version'))
+    .option('-p, --path <path>', 'only this field (dot path or JSON pointer; repeatable)', list)
+    .action(async (kind: string, id: string, o, cmd: Command) =>
+      withInstance(cmd, async (inst, out) => {
+        if (o.path) {
+          const p = await inst.docs.project({ kind, id, paths: o.path });
+          const only = o.path.length === 1 ? p.values[o.path[0]] : p.values;
+          out.emit(p, () =>
+            o.path.length === 1 && p.missing.length === 0
+              ? JSON.stringify(only, null, 2)
+              : JSON.stringify(p, null, 2),
+          );
+          if (p.missing.length > 0 && !out.json) process.stderr.write(`missing: ${p.missing.join(', ')}\n`);
+          return;
+        }
+        const doc = await inst.docs.get({
+          kind,
+          id,
+          ...(o.version === undefined ? {} : { version: o.version }),
+        });
+        out.emit(
+          doc,
+          () => `# ${kind}/${id} v${doc.version} (${doc.updated_at})\n${JSON.stringify(doc.body, null, 2)}`,
+        );
+      }),
+    );
+
+  state
+    .command('commit <kind> <id>')
+    .description(
+      'commit a new version if the document is still at --expect (STATE_CONFLICT, exit 3, otherwise)',
+    )
+    .requiredOption('-e, --expect <version>', 'the version you read (0: must not exist yet)', int('expect'))
+    .option('-b, --body <file>', 'the whole new body (JSON file, - for stdin)')
+    .option('-m, --merge <file>', 'an RFC 7396 merge patch (JSON file, - for stdin)')
+    .option('--patch <file>', 'an RFC 6902 JSON Patch (JSON file, - for stdin)')
+    .option('--noop', 'record an explicit no-op (needs --reason)')
+    .option('-r, --reason <text>', 'why')
+    .option('--actor <name>', 'who writes [default: the agent name]')
+    .addOption(
+      new Option('--actor-kind <kind>', 'what kind of writer').choices([...ACTOR_KINDS]).default('human'),
+    )
+    .option('--role <role>', 'the writer role, for kinds with field permissions')
+    .option(
+      '--provenance <json>',
+      'provenance record (model_id, input_hash|prompt_ref, run_id, step_id)',
+      json('--provenance'),
+    )
+    .option('--write-id <id>', 'idempotency key: a retry returns the original result')
+    .option('--override <rules>', 'rules deliberately overridden (comma-separated; needs --reason)', list)
+    .action(async (kind: string, id: string, o, cmd: Command) =>
+      withInstance(cmd, async (inst, out) => {
+        const input: CommitInput = { kind, id, expected_version: o.expect, actor_kind: o.actorKind };
+        if (o.body !== undefined) input.body = readJsonArg(o.body, 'body') as JsonObject;
+        if (o.merge !== undefined) input.merge_patch = readJsonArg(o.merge, 'merge_patch') as JsonObject;
+        if (o.patch !== undefined)
+          input.json_patch = readJsonArg(o.patch, 'json_patch') as unknown as JsonPatchOp[];
+        if (o.noop) input.noop = true;
+        if (o.reason !== undefined) input.reason = o.reason;
+        if (o.actor !== undefined) input.actor = o.actor;
+        if (o.role !== undefined) input.role = o.role;
+        if (o.provenance !== undefined) input.provenance = o.provenance;
+        if (o.writeId !== undefined) input.write_id = o.writeId;
+        if (o.override !== undefined) input.override = { rules: o.override, reason: o.reason ?? '' };
+        const r = await inst.docs.commit(input);
+        out.emit(r, () =>
+          r.replayed
+            ? `${kind}/${id} v${r.version} (retry of write ${r.write_id}: already committed)`
+            : r.noop
+              ? `${kind}/${id} v${r.version} unchanged (no-op recorded)`
+              : r.changed
+                ? `${kind}/${id} v${r.previous_version} → v${r.version}`
+                : `${kind}/${id} v${r.version}: nothing changed, nothing written`,
+        );
+      }),
+    );
+
+  state
+    .command('history <kind> <id>')
+    .description('every commit of a document, no-ops included')
+    .option('--after <seq>', 'page after this entry', int('after'))
+    .option('-n, --limit <n>', 'entries per page [default: 100]', int('limit'))
+    .option('--reverse', 'newest first')
+    .action(async (kind: string, id: string, o, cmd: Command) =>
+      withInstance(cmd, async (inst, out) => {
+        const h = await inst.docs.history({
+          kind,
+          id,
+          ...(o.after !== undefined && { after: o.after }),
+          ...(o.limit !== undefined && { limit: o.limit }),
+          ...(o.reverse && { reverse: true }),
+        });
+        out.emit(
+          h,
+          () => formatHistory(h.entries) + (h.next_after !== null ? `\n(more: --after ${h.next_after})` : ''),
+        );
+      }),
+    );
+
+  state
+    .command('diff <kind> <id> <from> [to]')
+    .description('what changed between two versions, as an RFC 6902 JSON Patch (to defaults to the latest)')
+    .action(async (kind: string, id: string, from: string, to: string | undefined, _o, cmd: Command) =>
+      withInstance(cmd, async (inst, out) => {
+        const d = await inst.docs.diff({
+          kind,
+          id,
+          from: int('from')(from),
+          ...(to === undefined ? {} : { to: int('to')(to) }),
+        });
+        out.emit(d, () => `${kind}/${id} v${d.from} → v${d.to}\n${formatPatch(d.patch)}`);
+      }),
+    );
+
+  state
+    .command('fork <kind> <id> <new-id>')
+    .description('copy a version into a new document, recording where it came from')
+    .option('-v, --version <n>', 'the version to fork [default: latest]', int('version'))
+    .option('-r, --reason <text>', 'why')
+    .action(async (kind: string, id: string, newId: string, o, cmd: Command) =>
+      withInstance(cmd, async (inst, out) => {
+        const r = await inst.docs.fork({
+          kind,
+          id,
+          new_id: newId,
+          actor_kind: 'human',
+          ...(o.version !== undefined && { version: o.version }),
+          ...(o.reason !== undefined && { reason: o.reason }),
+        });
+        out.emit(r, () => `${kind}/${newId} v1 forked from ${kind}/${id}`);
+      }),
+    );
+
+  state
+    .command('log <kind> <id>')
+    .description("the document's event stream: commits, no-ops and what they caused")
+    .option('-n, --limit <n>', 'at most n events [default: 100]', int('limit'))
+    .action(async (kind: string, id: string, o, cmd: Command) =>
+      withInstance(cmd, async (inst, out) => {
+        const events = await inst.events.read({ stream: `doc:${kind}/${id}`, limit: o.limit ?? 100 });
+        out.emit(events, () =>
+          events.length === 0
+            ? 'no events'
+            : events
+                .map((e) => {
+                  const d = (e.data ?? {}) as { version?: number; noop?: boolean };
+                  const v = d.version === undefined ? '' : ` v${d.version}${d.noop ? ' (no-op)' : ''}`;
+                  return `#${e.position}  ${e.created_at}  ${e.type}${v}${e.actor ? `  by ${e.actor}` : ''}`;
+                })
+                .join('\n'),
+        );
+      }),
+    );
+
+  state
+    .command('list')
+    .description('documents of this instance')
+    .option('-k, --kind <kind>', 'only this kind')
+    .action(async (o, cmd: Command) =>
+      withInstance(cmd, async (inst, out) => {
+        const docs = await inst.docs.list(o.kind === undefined ? {} : { kind: o.kind });
+        out.emit(docs, () =>
+          docs.length === 0
+            ? 'no documents'
+            : docs.map((d) => `${d.kind}/${d.id}  v${d.version}  ${d.updated_at}`).join('\n'),
+        );
+      }),
+    );
+}
