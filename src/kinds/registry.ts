@@ -7,6 +7,7 @@ import { InvalidInputError, ValidationFailedError } from '../errors.js';
 import { agentRunKind } from './agent-run/kind.js';
 import { jsonKind } from './json/kind.js';
 import type { KindDefinition } from './kind.js';
+import { schemaRule } from './rules.js';
 import { taskIrKind } from './task-ir/kind.js';
 
 const kinds = new Map<string, KindDefinition>();
@@ -19,6 +20,9 @@ export function registerKind(def: KindDefinition): void {
       `kind name ${JSON.stringify(def.name)} must be lowercase letters, digits and '-'`,
     );
   }
+  const old = kinds.get(def.name);
+  if (ajv && validators.has(def.name) && typeof old?.schema.$id === 'string')
+    ajv.removeSchema(old.schema.$id);
   kinds.set(def.name, def);
   validators.delete(def.name);
 }
@@ -42,21 +46,21 @@ export function kindNames(): string[] {
 }
 
 // ajv costs tens of ms to load; only document commands pay for it, and only once per process.
-let ajv: { compile(schema: object): ValidateFunction } | undefined;
+let ajv: { compile(schema: object): ValidateFunction; removeSchema(keyOrRef: string): unknown } | undefined;
 const validators = new Map<string, ValidateFunction>();
 
 function compiler() {
   if (!ajv) {
     const require = createRequire(import.meta.url);
     const Ajv2020 = require('ajv/dist/2020.js') as {
-      default: new (o: object) => { compile(s: object): ValidateFunction };
+      default: new (o: object) => { compile(s: object): ValidateFunction; removeSchema(keyOrRef: string): unknown };
     };
     ajv = new Ajv2020.default({ allErrors: false, strict: false, validateFormats: false });
   }
   return ajv;
 }
 
-function describe(e: ErrorObject): { pointer: string; rule: string; message: string } {
+function describe(kind: KindDefinition, e: ErrorObject): { pointer: string; rule: string; message: string } {
   let pointer = e.instancePath || '';
   const p = e.params as Record<string, unknown>;
   if (e.keyword === 'required' && typeof p.missingProperty === 'string') pointer += `/${p.missingProperty}`;
@@ -68,10 +72,11 @@ function describe(e: ErrorObject): { pointer: string; rule: string; message: str
     e.keyword === 'enum'
       ? ` (${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')})`
       : '';
+  const named = schemaRule(kind.schema, e.schemaPath);
   return {
     pointer: pointer || '/',
-    rule: `schema.${e.keyword}`,
-    message: `${where} ${e.message ?? 'is invalid'}${detail}`,
+    rule: named ?? `schema.${e.keyword}`,
+    message: `${where} ${named ? `breaks rule ${named}` : (e.message ?? 'is invalid')}${detail}`,
   };
 }
 
@@ -83,7 +88,7 @@ export function validateSchema(kind: KindDefinition, body: JsonObject): void {
     validators.set(kind.name, v);
   }
   if (!v(body)) {
-    const first = describe(v.errors![0]!);
+    const first = describe(kind, v.errors![0]!);
     throw new ValidationFailedError(`${kind.name}: ${first.message}`, {
       kind: kind.name,
       pointer: first.pointer,

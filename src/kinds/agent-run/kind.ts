@@ -1,0 +1,556 @@
+// Kind `agent-run` (AgentState): the canonical truth of one agent run. The schema checks structure;
+// `check` enforces the kernel's rules, each refusal naming the JSON pointer and the rule:
+//   identity-immutable, status-transition, task-ir-ref + AMBIGUITY_UNRESOLVED on start,
+//   model-changes-are-events, fact-needs-evidence, facts-append-only, hypothesis-promotion,
+//   hypothesis-transition, hypothesis-not-removed, receipts-append-only, verifications-append-only,
+//   failure-transition, failures-append-only, completion-recorded, completion-by-writer,
+//   completion-final, completion-needs-verification, no-failed-verification, no-unresolved-failures,
+//   acceptance-criteria-verified, budget-limit, budget-spend-monotonic, budget-not-removed,
+//   lock-held / lock-holder / lock-release / lock-expiry / lock-unique, plan-position, plan-dependency,
+//   unique-ids.
+
+import type { JsonObject } from '../../core/types.js';
+import { AmbiguityUnresolvedError } from '../../errors.js';
+import type { CommitContext, KindDefinition } from '../kind.js';
+import {
+  checkAppendOnly,
+  checkLocks,
+  checkTransition,
+  checkUniqueIds,
+  deepEqual,
+  fail,
+  hasOverride,
+  indexBy,
+  isPlainObject,
+  type LockRecord,
+  ptr,
+  type TransitionTable,
+} from '../rules.js';
+import { agentRunSchema, MODEL_FIELDS, type RunStatus } from './schema.js';
+
+// ---------------------------------------------------------------------------------------------------
+// Body types (what the schema admits)
+
+/** Exactly one key: `{ receipt: id }`, `{ verification: id }` or `{ event: position }`. */
+export interface EvidenceRef {
+  receipt?: string;
+  verification?: string;
+  event?: number;
+}
+export interface Hypothesis {
+  id: string;
+  statement: string;
+  status: 'open' | 'promoted' | 'rejected';
+  confidence?: number;
+  promoted_to?: string;
+  rejected_reason?: string;
+}
+export interface Fact {
+  id: string;
+  statement: string;
+  evidence: EvidenceRef[];
+  promoted_from?: string;
+  recorded_at?: string;
+  recorded_by?: string;
+  retracted?: { reason: string; at: string; by: string };
+}
+export interface Receipt {
+  id: string;
+  type: 'mutation' | 'tool';
+  name: string;
+  status: 'ok' | 'error';
+  at: string;
+  target?: string;
+  summary?: string;
+  output_hash?: string;
+  event_position?: number;
+}
+export interface Verification {
+  id: string;
+  check: string;
+  status: 'passed' | 'failed' | 'skipped' | 'error';
+  at: string;
+  criteria?: string[];
+  details?: string;
+  event_position?: number;
+}
+export interface Failure {
+  id: string;
+  summary: string;
+  status: 'unresolved' | 'resolved';
+  source?: string;
+  since?: string;
+  resolution?: string;
+}
+export interface Budget {
+  limit: number;
+  spent: number;
+  unit?: string;
+}
+export interface Completion {
+  status: 'succeeded' | 'failed' | 'cancelled';
+  at: string;
+  by: string;
+  verification_ids: string[];
+  summary?: string;
+}
+export interface PlanNode {
+  id: string;
+  title: string;
+  status: string;
+  depends_on?: string[];
+}
+/** AgentState as stored (the typed view of a validated `agent-run` body). */
+export interface AgentRun {
+  run_id: string;
+  agent: string;
+  state_version?: number;
+  task_ir?: { id: string; version?: number };
+  status: RunStatus;
+  status_reason?: string;
+  intent: { text: string; source?: string; received_at?: string };
+  acceptance_criteria?: Array<{ id: string; text: string }>;
+  constraints?: Array<{ id: string; text: string; hard?: boolean }>;
+  environment?: JsonObject;
+  repository?: JsonObject;
+  plan?: { graph_id?: string; nodes: PlanNode[]; position?: string | null };
+  hypotheses?: Hypothesis[];
+  facts?: Fact[];
+  event_refs?: Array<{ position: number; type?: string; summary?: string }>;
+  context?: JsonObject[];
+  artifacts?: JsonObject[];
+  receipts?: Receipt[];
+  diagnostics?: JsonObject[];
+  verifications?: Verification[];
+  failures?: Failure[];
+  permissions?: { allow?: string[]; deny?: string[] };
+  budgets?: Record<string, Budget>;
+  subgoals?: JsonObject[];
+  locks?: LockRecord[];
+  completion?: Completion;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Status transitions
+
+/**
+ * created → running | failed | cancelled; running → blocked | waiting | succeeded | failed | cancelled;
+ * blocked, waiting → running | failed | cancelled; succeeded, failed, cancelled are final.
+ * A new run starts as `created`, or directly as `running` (which is a start).
+ */
+export const RUN_TRANSITIONS: TransitionTable = {
+  created: ['running', 'failed', 'cancelled'],
+  running: ['blocked', 'waiting', 'succeeded', 'failed', 'cancelled'],
+  blocked: ['running', 'failed', 'cancelled'],
+  waiting: ['running', 'failed', 'cancelled'],
+  succeeded: [],
+  failed: [],
+  cancelled: [],
+};
+export const RUN_INITIAL_STATUSES: readonly RunStatus[] = ['created', 'running'];
+export const FINAL_RUN_STATUSES: readonly RunStatus[] = ['succeeded', 'failed', 'cancelled'];
+
+const HYPOTHESIS_TRANSITIONS: TransitionTable = {
+  open: ['promoted', 'rejected'],
+  promoted: [],
+  rejected: [],
+};
+const FAILURE_TRANSITIONS: TransitionTable = { unresolved: ['resolved'], resolved: [] };
+
+const asItems = (v: unknown[] | undefined) => (v ?? []) as unknown as JsonObject[];
+
+// ---------------------------------------------------------------------------------------------------
+// Rules
+
+function checkNoModelFields(body: JsonObject): void {
+  const places: Array<[JsonObject, string]> = [[body, '']];
+  if (isPlainObject(body.environment)) places.push([body.environment, '/environment']);
+  for (const [obj, base] of places) {
+    for (const f of MODEL_FIELDS) {
+      if (Object.hasOwn(obj, f)) {
+        fail(
+          `${base}/${f}`,
+          'model-changes-are-events',
+          `${base}/${f}: AgentState has no field for the current model; loading, swapping or losing a model is an event (append it to the event log), never a state change`,
+        );
+      }
+    }
+  }
+}
+
+function checkIdentity(next: AgentRun, prev: AgentRun | null): void {
+  if (!prev) return;
+  for (const f of ['run_id', 'agent'] as const) {
+    if (next[f] !== prev[f])
+      fail(`/${f}`, 'identity-immutable', `/${f} cannot change (was ${JSON.stringify(prev[f])})`);
+  }
+  if (prev.status !== 'created' && !deepEqual(next.task_ir, prev.task_ir)) {
+    fail('/task_ir', 'identity-immutable', '/task_ir cannot change once the run has started');
+  }
+}
+
+/** Starting a run (into `running` from new or `created`) needs its TaskIR with every ambiguity resolved. */
+async function checkStart(next: AgentRun, prev: AgentRun | null, ctx: CommitContext): Promise<void> {
+  const starting = next.status === 'running' && (prev === null || prev.status === 'created');
+  if (!starting || !next.task_ir) return;
+  const { id } = next.task_ir;
+  const doc = await ctx.read('task-ir', id);
+  if (!doc) fail('/task_ir/id', 'task-ir-ref', `/task_ir/id: no task-ir document ${JSON.stringify(id)}`);
+  const ambiguities = Array.isArray(doc.body.ambiguities) ? doc.body.ambiguities : [];
+  const pending = ambiguities.filter(
+    (a): a is JsonObject => isPlainObject(a) && (a.status === 'open' || a.status === 'escalated'),
+  );
+  if (pending.length > 0) {
+    const list = pending.map((a) => `${String(a.id)} (${String(a.status)})`).join(', ');
+    throw new AmbiguityUnresolvedError(
+      `run cannot start: task-ir ${id} has unresolved ambiguities: ${list}. Resolve them (escalated ones are waiting for a human) first.`,
+      {
+        pointer: '/task_ir',
+        rule: 'ambiguity-unresolved',
+        task_ir: id,
+        task_ir_version: doc.version,
+        ambiguities: pending.map((a) => ({ id: a.id ?? null, status: a.status ?? null })),
+      },
+    );
+  }
+}
+
+function checkPlan(next: AgentRun): void {
+  if (!next.plan) return;
+  const nodes = asItems(next.plan.nodes);
+  checkUniqueIds(nodes, '/plan/nodes');
+  const ids = indexBy(nodes);
+  next.plan.nodes.forEach((n, i) => {
+    (n.depends_on ?? []).forEach((d, j) => {
+      if (!ids.has(d))
+        fail(
+          ptr('plan', 'nodes', i, 'depends_on', j),
+          'plan-dependency',
+          `plan node ${n.id} depends on unknown node ${d}`,
+        );
+    });
+  });
+  const pos = next.plan.position;
+  if (typeof pos === 'string' && !ids.has(pos)) {
+    fail(
+      '/plan/position',
+      'plan-position',
+      `/plan/position names no node of the plan: ${JSON.stringify(pos)}`,
+    );
+  }
+}
+
+/** Event positions present in the state: event_refs, and those recorded on receipts and verifications. */
+function knownPositions(next: AgentRun): Set<number> {
+  const s = new Set<number>();
+  for (const e of next.event_refs ?? []) s.add(e.position);
+  for (const r of next.receipts ?? []) if (r.event_position !== undefined) s.add(r.event_position);
+  for (const v of next.verifications ?? []) if (v.event_position !== undefined) s.add(v.event_position);
+  return s;
+}
+
+function checkKnowledge(next: AgentRun, prev: AgentRun | null): void {
+  const facts = next.facts ?? [];
+  const hyps = next.hypotheses ?? [];
+  for (const [list, p] of [
+    [facts, '/facts'],
+    [hyps, '/hypotheses'],
+    [next.receipts, '/receipts'],
+    [next.verifications, '/verifications'],
+    [next.failures, '/failures'],
+    [next.acceptance_criteria, '/acceptance_criteria'],
+    [next.constraints, '/constraints'],
+    [next.context, '/context'],
+    [next.artifacts, '/artifacts'],
+    [next.subgoals, '/subgoals'],
+  ] as const) {
+    checkUniqueIds(asItems(list), p);
+  }
+
+  // Receipts and verification results are evidence: never removed or edited.
+  checkAppendOnly(asItems(prev?.receipts), asItems(next.receipts), '/receipts', 'receipts-append-only');
+  checkAppendOnly(
+    asItems(prev?.verifications),
+    asItems(next.verifications),
+    '/verifications',
+    'verifications-append-only',
+  );
+
+  // Facts: never removed or edited; the only change allowed is adding a retraction record.
+  checkAppendOnly(asItems(prev?.facts), asItems(facts), '/facts', 'facts-append-only', {
+    mayChange: (before, after) => {
+      if (before.retracted !== undefined || after.retracted === undefined) return false;
+      const { retracted: _r, ...rest } = after;
+      return deepEqual(before, rest);
+    },
+  });
+
+  // Every fact cites evidence that is present in this state.
+  const receipts = indexBy(asItems(next.receipts));
+  const verifications = indexBy(asItems(next.verifications));
+  const positions = knownPositions(next);
+  facts.forEach((f, i) => {
+    if (f.evidence.length === 0) {
+      fail(
+        ptr('facts', i, 'evidence'),
+        'fact-needs-evidence',
+        `fact ${f.id} has no evidence; cite a receipt id, a verification result id or an event position present in the state (or keep it a hypothesis)`,
+      );
+    }
+    f.evidence.forEach((e, j) => {
+      const found =
+        e.receipt !== undefined
+          ? receipts.has(e.receipt)
+          : e.verification !== undefined
+            ? verifications.has(e.verification)
+            : e.event !== undefined && positions.has(e.event);
+      if (!found) {
+        const what = Object.entries(e)
+          .map(([k, v]) => `${k} ${JSON.stringify(v)}`)
+          .join(', ');
+        fail(
+          ptr('facts', i, 'evidence', j),
+          'fact-needs-evidence',
+          `fact ${f.id} cites ${what}, which is not in the state`,
+        );
+      }
+    });
+  });
+
+  // Hypotheses: never removed; open → promoted | rejected; promotion pairs with a fact that cites evidence.
+  checkAppendOnly(asItems(prev?.hypotheses), asItems(hyps), '/hypotheses', 'hypothesis-not-removed', {
+    frozen: false,
+  });
+  const before = indexBy(asItems(prev?.hypotheses));
+  const factById = indexBy(asItems(facts));
+  const hypById = indexBy(asItems(hyps));
+  hyps.forEach((h, i) => {
+    const old = before.get(h.id)?.item as Hypothesis | undefined;
+    checkTransition(HYPOTHESIS_TRANSITIONS, old ? old.status : null, h.status, {
+      pointer: ptr('hypotheses', i, 'status'),
+      rule: 'hypothesis-transition',
+      subject: `hypothesis ${h.id}`,
+    });
+    if (h.status === 'promoted') {
+      const fact =
+        h.promoted_to === undefined ? undefined : (factById.get(h.promoted_to)?.item as Fact | undefined);
+      if (!fact || fact.promoted_from !== h.id) {
+        fail(
+          ptr('hypotheses', i, 'promoted_to'),
+          'hypothesis-promotion',
+          `hypothesis ${h.id} is promoted but names no fact promoted from it; promote by adding a fact with promoted_from ${JSON.stringify(h.id)} and evidence`,
+        );
+      }
+    }
+  });
+  facts.forEach((f, i) => {
+    if (f.promoted_from === undefined) return;
+    const h = hypById.get(f.promoted_from)?.item as Hypothesis | undefined;
+    if (h?.status !== 'promoted' || h.promoted_to !== f.id) {
+      fail(
+        ptr('facts', i, 'promoted_from'),
+        'hypothesis-promotion',
+        `fact ${f.id} claims promotion from hypothesis ${f.promoted_from}, which is not marked promoted to it`,
+      );
+    }
+  });
+
+  // Failures: never removed; unresolved → resolved (with a resolution), resolved is final.
+  checkAppendOnly(asItems(prev?.failures), asItems(next.failures), '/failures', 'failures-append-only', {
+    frozen: false,
+  });
+  const oldFailures = indexBy(asItems(prev?.failures));
+  (next.failures ?? []).forEach((f, i) => {
+    const old = oldFailures.get(f.id)?.item as Failure | undefined;
+    checkTransition(FAILURE_TRANSITIONS, old ? old.status : null, f.status, {
+      pointer: ptr('failures', i, 'status'),
+      rule: 'failure-transition',
+      subject: `failure ${f.id}`,
+    });
+    if (old?.status === 'resolved' && !deepEqual(old, f)) {
+      fail(ptr('failures', i), 'failures-append-only', `failure ${f.id} is resolved and cannot change`);
+    }
+    if (f.status === 'resolved' && !f.resolution) {
+      fail(
+        ptr('failures', i, 'resolution'),
+        'failure-transition',
+        `failure ${f.id} is resolved without a resolution`,
+      );
+    }
+  });
+}
+
+/** The latest verification result of each check (later entries supersede earlier ones; `skipped` never does). */
+function latestByCheck(
+  verifications: readonly Verification[],
+): Map<string, { index: number; v: Verification }> {
+  const m = new Map<string, { index: number; v: Verification }>();
+  verifications.forEach((v, index) => {
+    if (v.status !== 'skipped') m.set(v.check, { index, v });
+  });
+  return m;
+}
+
+function checkCompletion(next: AgentRun, prev: AgentRun | null, ctx: CommitContext): void {
+  const final = FINAL_RUN_STATUSES.includes(next.status);
+  const c = next.completion;
+  if (final && !c) {
+    fail(
+      '/completion',
+      'completion-recorded',
+      `status ${next.status} needs an explicit completion record (status, at, by, verification_ids); completion is recorded, never inferred`,
+    );
+  }
+  if (!final && c)
+    fail(
+      '/completion',
+      'completion-recorded',
+      `a completion record needs a final status; status is ${next.status}`,
+    );
+  if (!c) return;
+  if (c.status !== next.status) {
+    fail(
+      '/completion/status',
+      'completion-recorded',
+      `completion.status ${c.status} does not match status ${next.status}`,
+    );
+  }
+  if (prev?.completion) {
+    if (!deepEqual(prev.completion, c))
+      fail('/completion', 'completion-final', 'the completion record cannot change once written');
+  } else if (c.by !== ctx.actor) {
+    fail(
+      '/completion/by',
+      'completion-by-writer',
+      `completion.by must be the writer (${ctx.actor}), not ${c.by}`,
+    );
+  }
+
+  if (next.status !== 'succeeded') return;
+  // Success rests on cited passed verifications, with nothing failed or unresolved left behind.
+  const verifications = next.verifications ?? [];
+  if (c.verification_ids.length === 0) {
+    fail(
+      '/completion/verification_ids',
+      'completion-needs-verification',
+      'a succeeded run must cite the verification results it rests on',
+    );
+  }
+  const byId = indexBy(asItems(verifications));
+  const cited: Verification[] = [];
+  c.verification_ids.forEach((vid, k) => {
+    const v = byId.get(vid)?.item as Verification | undefined;
+    if (v?.status !== 'passed') {
+      fail(
+        ptr('completion', 'verification_ids', k),
+        'completion-needs-verification',
+        v
+          ? `verification ${vid} has status ${v.status}, not passed`
+          : `verification ${vid} is not in the state`,
+      );
+    }
+    cited.push(v);
+  });
+  for (const { index, v } of latestByCheck(verifications).values()) {
+    if (v.status === 'failed' || v.status === 'error') {
+      fail(
+        ptr('verifications', index),
+        'no-failed-verification',
+        `run cannot succeed: the latest result of check ${JSON.stringify(v.check)} (${v.id}) is ${v.status}`,
+      );
+    }
+  }
+  (next.failures ?? []).forEach((f, i) => {
+    if (f.status === 'unresolved') {
+      fail(
+        ptr('failures', i),
+        'no-unresolved-failures',
+        `run cannot succeed with unresolved failure ${f.id}`,
+      );
+    }
+  });
+  const covered = new Set(cited.flatMap((v) => v.criteria ?? []));
+  (next.acceptance_criteria ?? []).forEach((a, i) => {
+    if (!covered.has(a.id)) {
+      fail(
+        ptr('acceptance_criteria', i),
+        'acceptance-criteria-verified',
+        `acceptance criterion ${a.id} is covered by none of the cited passed verifications`,
+      );
+    }
+  });
+}
+
+/**
+ * Spend may not exceed a limit unless the write carries an override of `budget-limit`; raising a limit
+ * is an override too. Spend never decreases and budgets are never removed. A budget already over its
+ * limit (recorded earlier with an override) may be left as is; raising its spend again needs a new one.
+ */
+function checkBudgets(next: AgentRun, prev: AgentRun | null, ctx: CommitContext): void {
+  const after = next.budgets ?? {};
+  const before = prev?.budgets ?? {};
+  const overridden = hasOverride(ctx, 'budget-limit');
+  for (const name of Object.keys(before)) {
+    if (!Object.hasOwn(after, name))
+      fail(ptr('budgets', name), 'budget-not-removed', `budget ${name} cannot be removed`);
+  }
+  for (const [name, b] of Object.entries(after)) {
+    const p = before[name];
+    if (p && b.spent < p.spent) {
+      fail(
+        ptr('budgets', name, 'spent'),
+        'budget-spend-monotonic',
+        `budget ${name}: spend cannot decrease (${p.spent} → ${b.spent})`,
+      );
+    }
+    if (overridden) continue;
+    if (p && b.limit > p.limit) {
+      fail(
+        ptr('budgets', name, 'limit'),
+        'budget-limit',
+        `budget ${name}: raising the limit (${p.limit} → ${b.limit}) needs an explicit override of rule budget-limit`,
+      );
+    }
+    const worse = !p || p.spent <= p.limit || b.spent > p.spent || b.limit < p.limit;
+    if (b.spent > b.limit && worse) {
+      fail(
+        ptr('budgets', name, 'spent'),
+        'budget-limit',
+        `budget ${name}: spend ${b.spent} exceeds the limit ${b.limit}; record an explicit override of rule budget-limit to allow it`,
+        { limit: b.limit, spent: b.spent },
+      );
+    }
+  }
+}
+
+async function check(
+  nextBody: JsonObject,
+  prevBody: JsonObject | null,
+  ctx: CommitContext,
+): Promise<undefined> {
+  checkNoModelFields(nextBody);
+  const next = nextBody as unknown as AgentRun;
+  const prev = prevBody as unknown as AgentRun | null;
+  checkIdentity(next, prev);
+  checkTransition(RUN_TRANSITIONS, prev ? prev.status : null, next.status, {
+    pointer: '/status',
+    rule: 'status-transition',
+    subject: 'run',
+    initial: RUN_INITIAL_STATUSES,
+  });
+  checkPlan(next);
+  checkKnowledge(next, prev);
+  checkCompletion(next, prev, ctx);
+  checkBudgets(next, prev, ctx);
+  checkLocks(prev?.locks, next.locks, ctx);
+  await checkStart(next, prev, ctx);
+  return undefined;
+}
+
+export const agentRunKind: KindDefinition = {
+  name: 'agent-run',
+  description: 'AgentState: the canonical truth of one agent run.',
+  schema: agentRunSchema,
+  versionField: 'state_version',
+  check,
+};

@@ -1,0 +1,156 @@
+// Kind `task-ir` (TaskIR): the compiled task with explicit ambiguities. Rules (each refusal names the
+// JSON pointer and the rule): unique-ids, ambiguity-transition (open → resolved | escalated,
+// escalated → resolved, resolved final), ambiguity-not-removed, ambiguity-resolution-required,
+// ambiguity-resolved-final. Escalating an ambiguity enqueues a waiting_human work item and appends an
+// `ambiguity_escalated` event; resolving that item resolves the ambiguity (onWorkItemResolved).
+import type { EnqueueInput, Json, JsonObject, WorkItem } from '../../core/types.js';
+import type { CommitContext, CommitEffects, DocSnapshot, KindDefinition } from '../kind.js';
+import {
+  checkAppendOnly,
+  checkTransition,
+  checkUniqueIds,
+  deepEqual,
+  fail,
+  indexBy,
+  isPlainObject,
+  ptr,
+  type TransitionTable,
+} from '../rules.js';
+import { type AmbiguityStatus, taskIrSchema } from './schema.js';
+
+/** Work-item kind of the question put to a human when an ambiguity is escalated. */
+export const AMBIGUITY_WORK_KIND = 'task-ir.ambiguity';
+
+export interface Ambiguity {
+  id: string;
+  question: string;
+  status: AmbiguityStatus;
+  options?: string[];
+  resolution?: Json;
+  resolved_by?: string;
+  resolved_at?: string;
+  escalation_work_item_id?: string;
+}
+/** TaskIR as stored (the typed view of a validated `task-ir` body). */
+export interface TaskIr {
+  goal: string;
+  request?: string;
+  inputs?: Array<{ name: string; description?: string; ref?: string; value?: Json }>;
+  constraints?: Array<{ id: string; text: string; hard?: boolean }>;
+  acceptance_criteria: Array<{ id: string; text: string }>;
+  ambiguities: Ambiguity[];
+}
+
+export const AMBIGUITY_TRANSITIONS: TransitionTable = {
+  open: ['resolved', 'escalated'],
+  escalated: ['resolved'],
+  resolved: [],
+};
+
+/** Idempotency key of the escalation work item, so a retried escalation never asks twice. */
+export function escalationKey(docId: string, ambiguityId: string): string {
+  return `task-ir:${docId}:${ambiguityId}`;
+}
+
+const asItems = (v: unknown[] | undefined) => (v ?? []) as unknown as JsonObject[];
+
+function check(
+  nextBody: JsonObject,
+  prevBody: JsonObject | null,
+  ctx: CommitContext,
+): CommitEffects | undefined {
+  const next = nextBody as unknown as TaskIr;
+  const prev = prevBody as unknown as TaskIr | null;
+  checkUniqueIds(asItems(next.ambiguities), '/ambiguities');
+  checkUniqueIds(asItems(next.acceptance_criteria), '/acceptance_criteria');
+  checkUniqueIds(asItems(next.constraints), '/constraints');
+  checkUniqueIds(asItems(next.inputs), '/inputs', 'name');
+  checkAppendOnly(
+    asItems(prev?.ambiguities),
+    asItems(next.ambiguities),
+    '/ambiguities',
+    'ambiguity-not-removed',
+    {
+      frozen: false,
+    },
+  );
+
+  const before = indexBy(asItems(prev?.ambiguities));
+  const enqueue: EnqueueInput[] = [];
+  const events: Array<{ type: string; data?: Json }> = [];
+  next.ambiguities.forEach((a, i) => {
+    const old = before.get(a.id)?.item as Ambiguity | undefined;
+    checkTransition(AMBIGUITY_TRANSITIONS, old ? old.status : null, a.status, {
+      pointer: ptr('ambiguities', i, 'status'),
+      rule: 'ambiguity-transition',
+      subject: `ambiguity ${a.id}`,
+    });
+    if (old?.status === 'resolved' && !deepEqual(old, a)) {
+      fail(
+        ptr('ambiguities', i),
+        'ambiguity-resolved-final',
+        `ambiguity ${a.id} is resolved and cannot change`,
+      );
+    }
+    if (a.status === 'resolved' && (a.resolution === undefined || a.resolution === null)) {
+      fail(
+        ptr('ambiguities', i, 'resolution'),
+        'ambiguity-resolution-required',
+        `ambiguity ${a.id} is resolved without a resolution`,
+      );
+    }
+    const data = { doc_id: ctx.id, ambiguity_id: a.id, question: a.question };
+    if (a.status === 'escalated' && old?.status !== 'escalated') {
+      enqueue.push({
+        title: `Resolve ambiguity ${a.id} of task ${ctx.id}: ${a.question}`.slice(0, 200),
+        kind: AMBIGUITY_WORK_KIND,
+        payload: data,
+        waiting_human: true,
+        idempotency_key: escalationKey(ctx.id, a.id),
+        actor: ctx.actor,
+      });
+      events.push({ type: 'ambiguity_escalated', data });
+    }
+    // A resolution is an event when it happens to an ambiguity already recorded, not for new documents.
+    if (a.status === 'resolved' && old && old.status !== 'resolved') {
+      events.push({ type: 'ambiguity_resolved', data: { ...data, resolution: a.resolution ?? null } });
+    }
+  });
+  if (enqueue.length === 0 && events.length === 0) return undefined;
+  return enqueue.length > 0 ? { enqueue, events } : { events };
+}
+
+/**
+ * A done `task-ir.ambiguity` work item resolves its ambiguity: the resolution is `result.answer` when the
+ * result is an object with an `answer`, else the whole result. Null when there is nothing to do: another
+ * item kind or document, an item not done (failed, cancelled), no result, or the ambiguity already resolved.
+ */
+function onWorkItemResolved(item: WorkItem, doc: DocSnapshot): JsonObject | null {
+  if (item.kind !== AMBIGUITY_WORK_KIND || item.status !== 'done') return null;
+  const payload = item.payload;
+  if (!isPlainObject(payload) || typeof payload.ambiguity_id !== 'string') return null;
+  if (payload.doc_id !== undefined && payload.doc_id !== doc.id) return null;
+  const result = item.result;
+  const resolution = isPlainObject(result) && result.answer !== undefined ? result.answer : result;
+  if (resolution === null || resolution === undefined) return null;
+
+  const body = structuredClone(doc.body) as unknown as TaskIr;
+  const amb = (Array.isArray(body.ambiguities) ? body.ambiguities : []).find(
+    (a) => a.id === payload.ambiguity_id,
+  );
+  if (!amb || amb.status === 'resolved') return null;
+  amb.status = 'resolved';
+  amb.resolution = resolution;
+  amb.resolved_at = item.resolved_at ?? item.updated_at;
+  amb.escalation_work_item_id ??= item.id;
+  if (isPlainObject(result) && typeof result.by === 'string') amb.resolved_by = result.by;
+  return body as unknown as JsonObject;
+}
+
+export const taskIrKind: KindDefinition = {
+  name: 'task-ir',
+  description: 'TaskIR: the compiled task with explicit ambiguities.',
+  schema: taskIrSchema,
+  check,
+  onWorkItemResolved,
+};
