@@ -4,6 +4,12 @@
 import { parseArgs } from 'node:util';
 import { isWorkflowName } from '../workflows/registry.js';
 
+// A closed pipe (`agentstate events | head`) ends the output quietly.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  throw err;
+});
+
 const argv = process.argv.slice(2);
 const VALUE_FLAGS = new Set(['--dir', '--name', '--host', '--root', '--payload', '-p']);
 

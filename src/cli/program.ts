@@ -34,9 +34,9 @@ export function buildProgram(): Command {
       ]),
     )
     .option('--json', 'print machine-readable JSON')
-    .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
-    .configureOutput({ outputError: (str, write) => write(str) })
+    // Parse errors are reported by runCli in the one-line error format, not by commander.
+    .configureOutput({ outputError: () => {} })
     .addHelpText(
       'after',
       `\nWorkflows (MF_* contract, JSON in/out): ${WORKFLOW_NAMES.join(', ')}\n` +
@@ -364,11 +364,16 @@ export async function runCli(argv: string[]): Promise<number> {
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (err) {
     if (err instanceof CommanderError) {
-      if (err.exitCode === 0) return 0;
-      if (wantsJson)
-        process.stderr.write(
-          `${JSON.stringify({ error: { code: 'INVALID_INPUT', message: err.message } })}\n`,
-        );
+      // Help and version output were already printed by commander.
+      if (err.exitCode === 0 || err.code === 'commander.help' || err.code === 'commander.helpDisplayed') {
+        return err.exitCode;
+      }
+      const message = `${err.message.replace(/^error: /, '')} (see agentstate --help)`;
+      process.stderr.write(
+        wantsJson
+          ? `${JSON.stringify({ error: { code: 'INVALID_INPUT', message } })}\n`
+          : `agentstate: ${message} [INVALID_INPUT]\n`,
+      );
       return EXIT_CODES.INVALID_INPUT;
     }
     const e = toAgentStateError(

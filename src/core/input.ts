@@ -15,6 +15,8 @@ export const LIMITS = {
   error: 10_000,
   /** Bytes of any one JSON value (payload, result, notes, event data) once serialized. */
   jsonBytes: 1024 * 1024,
+  /** Nesting depth of any one JSON value. */
+  jsonDepth: 256,
   /** Entries in blocked_by. */
   blockedBy: 100,
   /** Items claimed at once. */
@@ -51,7 +53,16 @@ function fail(op: string, field: string, message: string): never {
   throw new InvalidInputError(`${op}: ${field} ${message}`, { field, operation: op });
 }
 
+function depthExceeds(v: unknown, limit: number): boolean {
+  if (typeof v !== 'object' || v === null) return false;
+  if (limit === 0) return true;
+  for (const child of Array.isArray(v) ? v : Object.values(v))
+    if (depthExceeds(child, limit - 1)) return true;
+  return false;
+}
+
 function jsonSize(op: string, field: string, v: unknown): void {
+  if (depthExceeds(v, LIMITS.jsonDepth)) fail(op, field, `is nested deeper than ${LIMITS.jsonDepth} levels`);
   let text: string | undefined;
   try {
     text = JSON.stringify(v);
@@ -130,7 +141,7 @@ export function checkInput<T>(op: string, input: unknown, spec: InputSpec): T {
   }
   const obj = input as Record<string, unknown>;
   for (const key of Object.keys(obj)) {
-    if (!(key in spec)) {
+    if (!Object.hasOwn(spec, key)) {
       throw new InvalidInputError(
         `${op}: unknown field ${JSON.stringify(key)} (allowed: ${Object.keys(spec).join(', ') || 'none'})`,
         { field: key, operation: op },

@@ -53,7 +53,9 @@ function compiler() {
   if (!ajv) {
     const require = createRequire(import.meta.url);
     const Ajv2020 = require('ajv/dist/2020.js') as {
-      default: new (o: object) => { compile(s: object): ValidateFunction; removeSchema(keyOrRef: string): unknown };
+      default: new (
+        o: object,
+      ) => { compile(s: object): ValidateFunction; removeSchema(keyOrRef: string): unknown };
     };
     ajv = new Ajv2020.default({ allErrors: false, strict: false, validateFormats: false });
   }

@@ -16,6 +16,8 @@ export interface RetroInput {
   until?: string;
 }
 
+export const RETRO_INPUT = { since: { type: 'string' }, until: { type: 'string' } } as const;
+
 export interface RetroSummary {
   done: number;
   failed: number;
@@ -59,10 +61,7 @@ function percentile(sorted: number[], p: number): number | null {
 
 /** Builds the retro for [since, until) and writes it to `retros/<since>--<until>.md`. */
 export async function retrospective(inst: Instance, input: RetroInput = {}): Promise<RetroResult> {
-  const i = checkInput<RetroInput>('RetrospectiveSummary', input, {
-    since: { type: 'string' },
-    until: { type: 'string' },
-  });
+  const i = checkInput<RetroInput>('RetrospectiveSummary', input, RETRO_INPUT);
   const now = inst.clock();
   const untilMs = i.until === undefined ? now : parseTime(i.until, 'until', now);
   const sinceMs = i.since === undefined ? untilMs - 86_400_000 : parseTime(i.since, 'since', now);

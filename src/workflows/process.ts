@@ -3,7 +3,7 @@
 import { parseJsonInput } from '../core/input.js';
 import { EXIT_CODES, InvalidInputError, toAgentStateError } from '../errors.js';
 import { openInstance } from '../instance/instance.js';
-import { isWorkflowName, runWorkflow, WORKFLOW_NAMES } from './registry.js';
+import { checkPayload, isWorkflowName, runWorkflow, WORKFLOW_NAMES } from './registry.js';
 
 export interface WorkflowInvocation {
   /** Overrides MF_TRIGGER_PAYLOAD_JSON. */
@@ -43,6 +43,7 @@ export async function runWorkflowProcess(
     const text = inv.payloadText ?? env.MF_TRIGGER_PAYLOAD_JSON;
     const payload =
       text === undefined || text.trim() === '' ? {} : parseJsonInput(text, 'MF_TRIGGER_PAYLOAD_JSON');
+    checkPayload(name, payload);
     const inst = await openInstance({
       dir: inv.dir ?? (inv.name === undefined ? nonEmpty(env.MF_INSTANCE_DIR) : undefined),
       name: inv.name ?? nonEmpty(env.MF_AGENT_NAME),

@@ -103,7 +103,12 @@ describe('agent-run: model changes are events (model-changes-are-events)', () =>
   it.each(['model', 'current_model', 'active_model'])('refuses a top-level %s field', async (f) => {
     const b = { ...full(), [f]: 'gpt-x' } as unknown as JsonObject;
     // The schema refuses it at the same pointer and names the rule (x-rule), as does the kind's own check.
-    await expectRefused(() => validateSchema(agentRunKind, b), 'VALIDATION_FAILED', `/${f}`, 'model-changes-are-events');
+    await expectRefused(
+      () => validateSchema(agentRunKind, b),
+      'VALIDATION_FAILED',
+      `/${f}`,
+      'model-changes-are-events',
+    );
     await expectRefused(
       () => agentRunKind.check!(b, null, ctxWith()),
       'VALIDATION_FAILED',

@@ -1,0 +1,606 @@
+// The subprocess contract of the agent bundle's ten workflows, run both as `node dist/cli/main.js <Name>`
+// and as `bun skill/scripts/<Name>.ts` with the MF_* environment: one JSON document on stdout and exit 0,
+// or one JSON error line on stderr and the exit code of its error code. The library (`runWorkflow`) must
+// give the same shape for the same payload.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { isAgentStateError, openInstance, runWorkflow, WORKFLOW_NAMES } from '../../src/index.js';
+import { ROOT, type RunResult, runBun, runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/tmp.js';
+
+type Env = Record<string, string | undefined>;
+type Runner = (workflow: string, env: Env) => RunResult;
+// biome-ignore lint/suspicious/noExplicitAny: JSON documents from a subprocess are checked field by field.
+type Doc = any;
+
+const RUNNERS: Array<[string, Runner]> = [
+  ['cli', (workflow, env) => runCli([workflow], env)],
+  ['bun', (workflow, env) => runBun(workflow, env)],
+];
+
+/** Fields every work item JSON carries. */
+const ITEM_KEYS = [
+  'id',
+  'title',
+  'kind',
+  'status',
+  'priority',
+  'payload',
+  'notes',
+  'result',
+  'error',
+  'attempts',
+  'max_attempts',
+  'lease_owner',
+  'lease_expires_at',
+  'blocked_by',
+  'created_at',
+  'updated_at',
+] as const;
+
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const HEX64 = /^[0-9a-f]{64}$/;
+
+const root = tempDir('agentstate-contract-');
+/** HOME for the subprocesses, so nothing can land in the real ~/.config. */
+const home = join(root, 'home');
+let seq = 0;
+
+/** A path for an instance folder that does not exist yet (the first workflow creates it). */
+function freshDir(label: string): string {
+  seq += 1;
+  return join(root, `${label}-agent-${seq}`);
+}
+
+/** Asserts the success half of the contract and returns the parsed stdout document. */
+function ok(r: RunResult): Doc {
+  expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+  expect(r.stdout.endsWith('\n')).toBe(true);
+  expect(r.stdout.trim().split('\n')).toHaveLength(1);
+  expect(r.json).not.toBeUndefined();
+  return r.json;
+}
+
+/** Asserts the failure half of the contract and returns the `error` object from stderr. */
+function fails(r: RunResult, code: string, exit: number): Doc {
+  expect({ code: r.code, stdout: r.stdout }).toEqual({ code: exit, stdout: '' });
+  const lines = r.stderr.trim().split('\n');
+  expect(lines, r.stderr).toHaveLength(1);
+  const doc = JSON.parse(lines[0]!) as Doc;
+  expect(doc.error.code).toBe(code);
+  expect(typeof doc.error.message).toBe('string');
+  expect(doc.error.message.length).toBeGreaterThan(0);
+  return doc.error;
+}
+
+function expectItemShape(item: Doc): void {
+  expect(item).toBeTypeOf('object');
+  for (const key of ITEM_KEYS) expect(item, `work item field ${key}`).toHaveProperty(key);
+  expect(item.id).toMatch(/^wi_/);
+  expect(item.created_at).toMatch(ISO);
+  expect(item.updated_at).toMatch(ISO);
+  expect(Array.isArray(item.blocked_by)).toBe(true);
+  expect(item.notes).toBeTypeOf('object');
+}
+
+/** Friendly CLI with --json against an instance folder (used to read back what a workflow did). */
+function friendly(dir: string, args: string[]): Doc {
+  const r = runCli(['--dir', dir, '--json', ...args], { HOME: home });
+  expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+  return r.json;
+}
+
+/** Values that differ between two otherwise identical calls. */
+function masked(x: Doc): Doc {
+  const out: Doc = {};
+  for (const [k, v] of Object.entries(x as object)) {
+    out[k] = /^(id|created_at|updated_at|claimed_at|lease_expires_at|resolved_at)$/.test(k) ? typeof v : v;
+  }
+  return out;
+}
+
+describe.each(RUNNERS)('workflow contract via %s', (label, run) => {
+  /** Runs `workflow` against instance folder `dir` with `payload` as MF_TRIGGER_PAYLOAD_JSON. */
+  function call(dir: string, workflow: string, payload?: unknown): RunResult {
+    return run(workflow, {
+      HOME: home,
+      MF_INSTANCE_DIR: dir,
+      MF_TRIGGER_TYPE: 'manual',
+      MF_TRIGGER_PAYLOAD_JSON: payload === undefined ? undefined : JSON.stringify(payload),
+    });
+  }
+
+  function enqueue(dir: string, payload: Record<string, unknown>): Doc {
+    return ok(call(dir, 'EnqueueWorkItem', payload));
+  }
+
+  it('ScaffoldFolders creates the instance layout, and a second call creates nothing', () => {
+    const dir = freshDir(label);
+    const first = ok(call(dir, 'ScaffoldFolders'));
+    expect(first.instance_dir).toBe(dir);
+    expect(first.name).toBe(basename(dir));
+    expect(first.host).toBeTypeOf('string');
+    expect(first.db).toBe(join(dir, 'state.sqlite'));
+    expect(first.migrations_applied).toContain('0001-initial.sql');
+    expect([...first.created].sort()).toEqual(
+      ['CLAUDE.md', 'context/', 'persona.md', 'retros/', 'state.sqlite'].sort(),
+    );
+    for (const f of ['state.sqlite', 'dashboard.md', 'CLAUDE.md', 'persona.md']) {
+      expect(existsSync(join(dir, f)), f).toBe(true);
+    }
+    for (const d of ['retros', 'context']) expect(readdirSync(join(dir, d))).toEqual([]);
+    const claude = readFileSync(join(dir, 'CLAUDE.md'), 'utf8');
+
+    const second = ok(call(dir, 'ScaffoldFolders', {}));
+    expect(second.created).toEqual([]);
+    expect(second.migrations_applied).toEqual([]);
+    expect(second.instance_dir).toBe(dir);
+    expect(readFileSync(join(dir, 'CLAUDE.md'), 'utf8')).toBe(claude);
+  });
+
+  it('EnqueueWorkItem stores every field; an idempotency_key returns the same item', () => {
+    const dir = freshDir(label);
+    const blocker = enqueue(dir, { title: 'fetch sources' });
+    expectItemShape(blocker);
+    expect(blocker).toMatchObject({
+      title: 'fetch sources',
+      kind: null,
+      status: 'pending',
+      priority: 0,
+      payload: null,
+      notes: {},
+      result: null,
+      error: null,
+      attempts: 0,
+      max_attempts: 3,
+      lease_owner: null,
+      lease_expires_at: null,
+      blocked_by: [],
+    });
+
+    const full = {
+      title: 'compile the report',
+      kind: 'build',
+      payload: { repo: 'x/y', flags: ['-O2'], nested: { n: 1, ok: true, none: null } },
+      priority: 7,
+      idempotency_key: 'build-report-1',
+      blocked_by: [blocker.id],
+      not_before: '2020-01-01T00:00:00.000Z',
+      max_attempts: 5,
+      actor: 'planner',
+    };
+    const item = enqueue(dir, full);
+    expectItemShape(item);
+    expect(item).toMatchObject({
+      title: full.title,
+      kind: 'build',
+      status: 'pending',
+      priority: 7,
+      payload: full.payload,
+      idempotency_key: 'build-report-1',
+      blocked_by: [blocker.id],
+      not_before: '2020-01-01T00:00:00.000Z',
+      max_attempts: 5,
+      attempts: 0,
+    });
+    expect(item.id).not.toBe(blocker.id);
+
+    const again = enqueue(dir, { ...full, title: 'a retried enqueue' });
+    expect(again.id).toBe(item.id);
+    expect(again.title).toBe(full.title);
+
+    const parked = enqueue(dir, { title: 'ask a human', waiting_human: true });
+    expect(parked.status).toBe('waiting_human');
+
+    const items = friendly(dir, ['list']) as Doc[];
+    expect(items.map((i) => i.id).sort()).toEqual([blocker.id, item.id, parked.id].sort());
+    const enqueued = friendly(dir, ['events', '-t', 'work_item_enqueued']) as Doc[];
+    expect(enqueued).toHaveLength(3);
+    expect(enqueued.find((e) => e.work_item_id === item.id)?.actor).toBe('planner');
+  });
+
+  it('ClaimWorkItem claims the highest-priority ready item under a lease, filters by id and kind, null when none', () => {
+    const dir = freshDir(label);
+    const low = enqueue(dir, { title: 'low', priority: 1 });
+    const high = enqueue(dir, { title: 'high', priority: 9 });
+    const mid = enqueue(dir, { title: 'mid', priority: 5 });
+    const blocked = enqueue(dir, { title: 'blocked', priority: 100, blocked_by: [low.id] });
+    const kindX = enqueue(dir, { title: 'kind x', kind: 'x', priority: -5 });
+
+    const claimed = ok(call(dir, 'ClaimWorkItem', { worker: 'w1', lease_ms: 30_000 }));
+    expectItemShape(claimed);
+    expect(claimed).toMatchObject({ id: high.id, status: 'in_flight', lease_owner: 'w1', attempts: 1 });
+    expect(claimed.lease_expires_at).toMatch(ISO);
+    expect(claimed.claimed_at).toMatch(ISO);
+    expect(Date.parse(claimed.lease_expires_at) - Date.parse(claimed.claimed_at)).toBe(30_000);
+
+    const byKind = ok(call(dir, 'ClaimWorkItem', { kind: 'x' }));
+    expect(byKind).toMatchObject({ id: kindX.id, status: 'in_flight', attempts: 1 });
+    // With no worker, the lease owner is the instance's agent name.
+    expect(byKind.lease_owner).toBe(basename(dir));
+
+    expect(ok(call(dir, 'ClaimWorkItem', { id: blocked.id }))).toBeNull();
+    expect(ok(call(dir, 'ClaimWorkItem', { kind: 'no-such-kind' }))).toBeNull();
+    expect(ok(call(dir, 'ClaimWorkItem', { id: low.id, worker: 'w2' }))).toMatchObject({
+      id: low.id,
+      lease_owner: 'w2',
+    });
+    expect(ok(call(dir, 'ClaimWorkItem', {}))).toMatchObject({ id: mid.id, status: 'in_flight' });
+
+    // Only `blocked` is left and its blocker is in flight, not done: nothing is ready.
+    const none = call(dir, 'ClaimWorkItem');
+    expect(ok(none)).toBeNull();
+    expect(none.stdout).toBe('null\n');
+    expect(friendly(dir, ['get', blocked.id]).status).toBe('pending');
+  });
+
+  it('ResolveWorkItem finishes done with a result or failed with an error; a wrong worker gets LEASE_LOST', () => {
+    const dir = freshDir(label);
+    const a = enqueue(dir, { title: 'a', priority: 2 });
+    const b = enqueue(dir, { title: 'b', priority: 1 });
+    expect(ok(call(dir, 'ClaimWorkItem', { worker: 'w1' })).id).toBe(a.id);
+    expect(ok(call(dir, 'ClaimWorkItem', { worker: 'w1' })).id).toBe(b.id);
+
+    const done = ok(
+      call(dir, 'ResolveWorkItem', { id: a.id, status: 'done', result: { pages: 3 }, worker: 'w1' }),
+    );
+    expectItemShape(done);
+    expect(done).toMatchObject({ id: a.id, status: 'done', result: { pages: 3 }, error: null, attempts: 1 });
+    expect(done.resolved_at).toMatch(ISO);
+
+    const lost = fails(
+      call(dir, 'ResolveWorkItem', { id: b.id, status: 'done', worker: 'w2' }),
+      'LEASE_LOST',
+      3,
+    );
+    expect(lost.message).toContain(b.id);
+    const fenced = fails(
+      call(dir, 'ResolveWorkItem', { id: b.id, status: 'done', worker: 'w1', attempt: 2 }),
+      'LEASE_LOST',
+      3,
+    );
+    expect(fenced.message).toContain(b.id);
+    expect(friendly(dir, ['get', b.id])).toMatchObject({ status: 'in_flight', lease_owner: 'w1' });
+
+    const failed = ok(
+      call(dir, 'ResolveWorkItem', {
+        id: b.id,
+        status: 'failed',
+        error: 'upstream 503',
+        worker: 'w1',
+        attempt: 1,
+      }),
+    );
+    expect(failed).toMatchObject({ id: b.id, status: 'failed', error: 'upstream 503' });
+
+    // A finished item cannot be resolved the other way.
+    fails(
+      call(dir, 'ResolveWorkItem', { id: a.id, status: 'failed', worker: 'w1' }),
+      'INVALID_TRANSITION',
+      3,
+    );
+    fails(call(dir, 'ResolveWorkItem', { id: 'wi_missing', status: 'done' }), 'NOT_FOUND', 1);
+
+    const resolved = friendly(dir, ['events', '-t', 'work_item_resolved']) as Doc[];
+    expect(resolved.map((e) => [e.work_item_id, e.data.status])).toEqual([
+      [a.id, 'done'],
+      [b.id, 'failed'],
+    ]);
+  });
+
+  it('GetWorkItem returns the item, or exits 1 with NOT_FOUND', () => {
+    const dir = freshDir(label);
+    const item = enqueue(dir, { title: 'read me', payload: { k: 'v' } });
+    const got = ok(call(dir, 'GetWorkItem', { id: item.id }));
+    expectItemShape(got);
+    expect(got).toEqual(item);
+
+    const err = fails(call(dir, 'GetWorkItem', { id: 'wi_does_not_exist' }), 'NOT_FOUND', 1);
+    expect(err.message).toContain('wi_does_not_exist');
+  });
+
+  it('AnnotateWorkItem merges notes and emits work_item_annotated', () => {
+    const dir = freshDir(label);
+    const item = enqueue(dir, { title: 'annotate me' });
+    const one = ok(call(dir, 'AnnotateWorkItem', { id: item.id, notes: { session_id: 's-1', tries: 1 } }));
+    expectItemShape(one);
+    expect(one.notes).toEqual({ session_id: 's-1', tries: 1 });
+    const two = ok(
+      call(dir, 'AnnotateWorkItem', { id: item.id, notes: { host: 'claude', tries: 2, session_id: null } }),
+    );
+    expect(two.notes).toEqual({ host: 'claude', tries: 2 });
+    expect(ok(call(dir, 'GetWorkItem', { id: item.id })).notes).toEqual({ host: 'claude', tries: 2 });
+
+    const events = friendly(dir, ['events', '-t', 'work_item_annotated']) as Doc[];
+    expect(events).toHaveLength(2);
+    expect(events.every((e) => e.work_item_id === item.id)).toBe(true);
+
+    fails(call(dir, 'AnnotateWorkItem', { id: 'wi_nope', notes: { a: 1 } }), 'NOT_FOUND', 1);
+  });
+
+  it('AppendEvent returns the event with its position and chained hash', () => {
+    const dir = freshDir(label);
+    const item = enqueue(dir, { title: 'subject' });
+    const before = friendly(dir, ['verify']).events as number; // at least the work_item_enqueued event
+    expect(before).toBeGreaterThanOrEqual(1);
+    const e1 = ok(
+      call(dir, 'AppendEvent', {
+        type: 'tool_called',
+        data: { tool: 'grep', args: ['-r', 'x'] },
+        stream: 'session:abc',
+        work_item_id: item.id,
+        correlation_id: 'corr-1',
+        causation_id: 'cause-1',
+      }),
+    );
+    expect(e1).toMatchObject({
+      position: before + 1,
+      stream: 'session:abc',
+      stream_seq: 1,
+      type: 'tool_called',
+      data: { tool: 'grep', args: ['-r', 'x'] },
+      work_item_id: item.id,
+      correlation_id: 'corr-1',
+      causation_id: 'cause-1',
+      actor: basename(dir),
+    });
+    expect(e1.hash).toMatch(HEX64);
+    expect(e1.prev_hash).toMatch(HEX64);
+    expect(e1.created_at).toMatch(ISO);
+
+    const e2 = ok(call(dir, 'AppendEvent', { type: 'note', work_item_id: item.id }));
+    expect(e2).toMatchObject({
+      position: before + 2,
+      stream: `work_item:${item.id}`,
+      stream_seq: 2,
+      data: null,
+    });
+    expect(e2.prev_hash).toBe(e1.hash);
+
+    const e3 = ok(call(dir, 'AppendEvent', { type: 'heartbeat.tick', data: 42, actor: 'host' }));
+    expect(e3).toMatchObject({
+      position: before + 3,
+      stream: 'instance',
+      stream_seq: 1,
+      data: 42,
+      actor: 'host',
+    });
+    expect(e3.prev_hash).toBe(e2.hash);
+
+    expect(friendly(dir, ['verify'])).toMatchObject({ ok: true, events: before + 3, head: e3.hash });
+  });
+
+  it('ReplayPending returns every unfinished item and re-emits it', () => {
+    const dir = freshDir(label);
+    const pending = enqueue(dir, { title: 'pending', priority: 1 });
+    const inFlight = enqueue(dir, { title: 'in flight', priority: 3 });
+    const finished = enqueue(dir, { title: 'finished', priority: 2 });
+    const waiting = enqueue(dir, { title: 'waiting', waiting_human: true });
+    expect(ok(call(dir, 'ClaimWorkItem', { id: finished.id, worker: 'w' })).id).toBe(finished.id);
+    ok(call(dir, 'ResolveWorkItem', { id: finished.id, status: 'done', worker: 'w' }));
+    expect(ok(call(dir, 'ClaimWorkItem', { id: inFlight.id, worker: 'w' })).id).toBe(inFlight.id);
+
+    const replayed = ok(call(dir, 'ReplayPending')) as Doc[];
+    expect(Array.isArray(replayed)).toBe(true);
+    for (const i of replayed) expectItemShape(i);
+    expect(Object.fromEntries(replayed.map((i) => [i.id, i.status]))).toEqual({
+      [pending.id]: 'pending',
+      [inFlight.id]: 'in_flight',
+      [waiting.id]: 'waiting_human',
+    });
+    const events = friendly(dir, ['events', '-t', 'work_item_replayed']) as Doc[];
+    expect(events.map((e) => e.work_item_id).sort()).toEqual([pending.id, inFlight.id, waiting.id].sort());
+
+    // The lease survives a replay: the item is still the worker's.
+    expect(ok(call(dir, 'GetWorkItem', { id: inFlight.id }))).toMatchObject({
+      status: 'in_flight',
+      lease_owner: 'w',
+    });
+  });
+
+  it('RegenerateDashboard writes dashboard.md and returns its path, position and counts', () => {
+    const dir = freshDir(label);
+    enqueue(dir, { title: 'first item' });
+    enqueue(dir, { title: 'second item' });
+    const c = enqueue(dir, { title: 'claimed item', priority: 9 });
+    expect(ok(call(dir, 'ClaimWorkItem', { worker: 'w' })).id).toBe(c.id);
+
+    const head = friendly(dir, ['verify']).events as number;
+    const r = ok(call(dir, 'RegenerateDashboard'));
+    expect(r.path).toBe(join(dir, 'dashboard.md'));
+    expect(r.position).toBe(head);
+    expect(r.counts).toMatchObject({ pending: 2, in_flight: 1, done: 0, failed: 0 });
+    const md = readFileSync(r.path, 'utf8');
+    expect(md).toContain(`position=${head}`);
+    expect(md).toContain('## Work items (3)');
+    expect(md).toContain('| pending | 2 |');
+    expect(md).toContain('| in_flight | 1 |');
+    expect(md).toContain('claimed item');
+  });
+
+  it('RetrospectiveSummary writes a retro to retros/ and returns its summary', () => {
+    const dir = freshDir(label);
+    ok(call(dir, 'ScaffoldFolders'));
+    const a = enqueue(dir, { title: 'went well', priority: 2 });
+    const b = enqueue(dir, { title: 'went badly', priority: 1 });
+    expect(ok(call(dir, 'ClaimWorkItem', { worker: 'w' })).id).toBe(a.id);
+    ok(call(dir, 'ResolveWorkItem', { id: a.id, status: 'done', worker: 'w' }));
+    expect(ok(call(dir, 'ClaimWorkItem', { worker: 'w' })).id).toBe(b.id);
+    ok(call(dir, 'ResolveWorkItem', { id: b.id, status: 'failed', error: 'disk full', worker: 'w' }));
+
+    const events = friendly(dir, ['verify']).events as number;
+    const r = ok(call(dir, 'RetrospectiveSummary', { since: '1h' }));
+    expect(r.summary).toMatchObject({ done: 1, failed: 1, reclaimed: 0, retried_items: 0, events });
+    expect(events).toBeGreaterThanOrEqual(6); // 2 enqueued, 2 claimed, 2 resolved
+    expect(r.since).toMatch(ISO);
+    expect(r.until).toMatch(ISO);
+    expect(Date.parse(r.until) - Date.parse(r.since)).toBe(3_600_000);
+    expect(r.path.startsWith(`${join(dir, 'retros')}/`)).toBe(true);
+    expect(readdirSync(join(dir, 'retros'))).toEqual([basename(r.path)]);
+    expect(readFileSync(r.path, 'utf8')).toBe(r.markdown);
+    expect(r.markdown).toContain('went well');
+    expect(r.markdown).toContain('disk full');
+  });
+
+  it('EnqueueWorkItem without MF_TRIGGER_PAYLOAD_JSON is INVALID_INPUT naming title', () => {
+    const dir = freshDir(label);
+    const err = fails(call(dir, 'EnqueueWorkItem'), 'INVALID_INPUT', 2);
+    expect(err.field).toBe('title');
+    expect(err.message).toContain('title');
+    const blank = fails(
+      run('EnqueueWorkItem', { HOME: home, MF_INSTANCE_DIR: dir, MF_TRIGGER_PAYLOAD_JSON: '' }),
+      'INVALID_INPUT',
+      2,
+    );
+    expect(blank.field).toBe('title');
+  });
+
+  it('a workflow without an instance (no MF_INSTANCE_DIR / MF_AGENT_NAME) exits 2', () => {
+    for (const workflow of ['ScaffoldFolders', 'ClaimWorkItem']) {
+      const err = fails(run(workflow, { HOME: home }), 'INVALID_INPUT', 2);
+      expect(err.message).toMatch(/MF_AGENT_NAME|MF_INSTANCE_DIR|--name|--dir/);
+    }
+    fails(run('ReplayPending', { HOME: home, MF_AGENT_NAME: '', MF_INSTANCE_DIR: '' }), 'INVALID_INPUT', 2);
+    expect(existsSync(join(home, '.config'))).toBe(false);
+  });
+
+  it('MF_AGENT_NAME / MF_HOST with AGENTSTATE_ROOT place the instance at <root>/<host>/agents/<name>', () => {
+    const r = freshDir(`${label}-root`);
+    const env = { HOME: home, AGENTSTATE_ROOT: r, MF_AGENT_NAME: 'planner', MF_HOST: 'box-1' };
+    const s = ok(run('ScaffoldFolders', env));
+    expect(s).toMatchObject({
+      name: 'planner',
+      host: 'box-1',
+      instance_dir: join(r, 'box-1', 'agents', 'planner'),
+    });
+    const item = ok(run('EnqueueWorkItem', { ...env, MF_TRIGGER_PAYLOAD_JSON: '{"title":"t"}' }));
+    expect(
+      ok(run('GetWorkItem', { ...env, MF_TRIGGER_PAYLOAD_JSON: JSON.stringify({ id: item.id }) })).id,
+    ).toBe(item.id);
+  });
+
+  it('the library (runWorkflow) gives the same documents and errors as this runner', async () => {
+    const viaRunner = freshDir(label);
+    const viaLib = freshDir(`${label}-lib`);
+    const inst = await openInstance({ dir: viaLib, name: basename(viaRunner) });
+    try {
+      const json = (x: unknown): Doc => JSON.parse(JSON.stringify(x));
+      const payload = {
+        title: 'same everywhere',
+        kind: 'k',
+        payload: { a: [1, 2, { b: null }] },
+        priority: 3,
+        idempotency_key: 'same-key',
+        max_attempts: 2,
+      };
+      const a = ok(call(viaRunner, 'EnqueueWorkItem', payload));
+      const b = json(await runWorkflow(inst, 'EnqueueWorkItem', payload));
+      expect(Object.keys(b).sort()).toEqual(Object.keys(a).sort());
+      expect(masked(b)).toEqual(masked(a));
+
+      const claimA = ok(call(viaRunner, 'ClaimWorkItem', { worker: 'w', lease_ms: 5000 }));
+      const claimB = json(await runWorkflow(inst, 'ClaimWorkItem', { worker: 'w', lease_ms: 5000 }));
+      expect(masked(claimB)).toEqual(masked(claimA));
+      expect(ok(call(viaRunner, 'ClaimWorkItem', {}))).toBeNull();
+      expect(await runWorkflow(inst, 'ClaimWorkItem', {})).toBeNull();
+
+      const annA = ok(call(viaRunner, 'AnnotateWorkItem', { id: a.id, notes: { s: 1 } }));
+      const annB = json(await runWorkflow(inst, 'AnnotateWorkItem', { id: b.id, notes: { s: 1 } }));
+      expect(masked(annB)).toEqual(masked(annA));
+
+      const evA = ok(call(viaRunner, 'AppendEvent', { type: 'x.y', data: { z: 1 }, stream: 's' }));
+      const evB = json(await runWorkflow(inst, 'AppendEvent', { type: 'x.y', data: { z: 1 }, stream: 's' }));
+      expect(Object.keys(evB).sort()).toEqual(Object.keys(evA).sort());
+      expect({ ...evB, created_at: 0, hash: 0, prev_hash: 0, work_item_id: 0 }).toEqual({
+        ...evA,
+        created_at: 0,
+        hash: 0,
+        prev_hash: 0,
+        work_item_id: 0,
+      });
+
+      const resA = ok(
+        call(viaRunner, 'ResolveWorkItem', { id: a.id, status: 'done', worker: 'w', result: [1] }),
+      );
+      const resB = json(
+        await runWorkflow(inst, 'ResolveWorkItem', { id: b.id, status: 'done', worker: 'w', result: [1] }),
+      );
+      expect(masked(resB)).toEqual(masked(resA));
+
+      const replayA = ok(call(viaRunner, 'ReplayPending'));
+      expect(json(await runWorkflow(inst, 'ReplayPending', {}))).toEqual(replayA);
+      const dashA = ok(call(viaRunner, 'RegenerateDashboard'));
+      const dashB = json(await runWorkflow(inst, 'RegenerateDashboard'));
+      expect({ ...dashB, path: basename(dashB.path) }).toEqual({ ...dashA, path: basename(dashA.path) });
+
+      const retroA = ok(call(viaRunner, 'RetrospectiveSummary', { since: '1h' }));
+      const retroB = json(await runWorkflow(inst, 'RetrospectiveSummary', { since: '1h' }));
+      expect(Object.keys(retroB).sort()).toEqual(Object.keys(retroA).sort());
+      // Durations are wall-clock time between the claim and the resolve, so they differ.
+      const counts = (x: Doc) => ({ ...x.summary, median_duration_ms: 0, p95_duration_ms: 0 });
+      expect(counts(retroB)).toEqual(counts(retroA));
+
+      // Errors: the same code and field.
+      const errA = fails(call(viaRunner, 'GetWorkItem', { id: 'wi_nope' }), 'NOT_FOUND', 1);
+      const errB = await runWorkflow(inst, 'GetWorkItem', { id: 'wi_nope' }).catch((e: unknown) => e);
+      expect(isAgentStateError(errB, 'NOT_FOUND')).toBe(true);
+      expect((errB as Error).message).toBe(errA.message);
+
+      const badA = fails(call(viaRunner, 'EnqueueWorkItem', { title: 5 }), 'INVALID_INPUT', 2);
+      const badB = await runWorkflow(inst, 'EnqueueWorkItem', { title: 5 }).catch((e: unknown) => e);
+      expect(isAgentStateError(badB, 'INVALID_INPUT')).toBe(true);
+      expect({ message: (badB as Error).message, field: (badB as Doc).details.field }).toEqual({
+        message: badA.message,
+        field: badA.field,
+      });
+    } finally {
+      await inst.close();
+    }
+  });
+});
+
+describe('workflow entry points', () => {
+  it("the bundle's ten workflows are registered, and every registered workflow has a bun script", () => {
+    const bundle = [
+      'ScaffoldFolders',
+      'EnqueueWorkItem',
+      'ClaimWorkItem',
+      'ResolveWorkItem',
+      'GetWorkItem',
+      'AnnotateWorkItem',
+      'AppendEvent',
+      'ReplayPending',
+      'RegenerateDashboard',
+      'RetrospectiveSummary',
+    ];
+    expect(WORKFLOW_NAMES).toEqual(expect.arrayContaining(bundle));
+    for (const name of WORKFLOW_NAMES) {
+      expect(existsSync(join(ROOT, 'skill/scripts', `${name}.ts`)), name).toBe(true);
+    }
+  });
+
+  it('the CLI takes the payload from --payload and the instance from --dir as well', () => {
+    const dir = freshDir('flags');
+    const item = ok(
+      runCli(['EnqueueWorkItem', '--dir', dir, '--payload', '{"title":"by flag"}'], { HOME: home }),
+    );
+    expect(item.title).toBe('by flag');
+    const viaStdin = ok(
+      runCli(
+        ['GetWorkItem', '--dir', dir, '--payload', '-'],
+        { HOME: home },
+        JSON.stringify({ id: item.id }),
+      ),
+    );
+    expect(viaStdin).toEqual(item);
+    // --payload wins over MF_TRIGGER_PAYLOAD_JSON.
+    const flagWins = ok(
+      runCli(['EnqueueWorkItem', '--dir', dir, '--payload', '{"title":"flag"}'], {
+        HOME: home,
+        MF_TRIGGER_PAYLOAD_JSON: '{"title":"env"}',
+      }),
+    );
+    expect(flagWins.title).toBe('flag');
+  });
+});
