@@ -11,7 +11,7 @@ process.stdout.on('error', (err: NodeJS.ErrnoException) => {
 });
 
 const argv = process.argv.slice(2);
-const VALUE_FLAGS = new Set(['--dir', '--name', '--host', '--root', '--payload', '-p']);
+const VALUE_FLAGS = new Set(['--dir', '--name', '--host', '--root', '--payload', '-p', '--durability']);
 
 /** Index of the command word: the first argument that is neither a flag nor a flag's value. */
 function commandIndex(args: string[]): number {
@@ -46,6 +46,9 @@ async function runWorkflowCommand(name: string, rest: string[]): Promise<number>
         host: { type: 'string' },
         root: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
+        // Workflows always print JSON; accepted so global flags work in any position.
+        json: { type: 'boolean' },
+        durability: { type: 'string' },
       },
       strict: true,
     }));
@@ -73,6 +76,7 @@ async function runWorkflowCommand(name: string, rest: string[]): Promise<number>
     name: values.name as string | undefined,
     host: values.host as string | undefined,
     root: values.root as string | undefined,
+    durability: values.durability as string | undefined,
   });
 }
 

@@ -18,6 +18,9 @@ export const SYSTEM_EVENT_TYPES = new Set([
   'work_item_parked',
   'work_item_unparked',
   'work_item_replayed',
+  'state_committed',
+  'ambiguity_escalated',
+  'ambiguity_resolved',
 ]);
 
 const EVENT_TYPE = /^[A-Za-z][A-Za-z0-9_.:-]*$/;

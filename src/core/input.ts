@@ -5,7 +5,7 @@
 import { InvalidInputError } from '../errors.js';
 import type { Json } from './types.js';
 
-/** Size limits on inputs; larger values are refused with INVALID_INPUT. Documented in docs/limits.md. */
+/** Size limits on inputs; larger values are refused with INVALID_INPUT. Documented in docs/concepts.md (Limits). */
 export const LIMITS = {
   /** Characters in a title. */
   title: 1000,

@@ -94,7 +94,7 @@ export function explainLeaseFailure(
   }
   if (q.attempt !== null && current.attempts !== q.attempt) {
     throw new LeaseLostError(
-      `cannot ${action} work item ${q.id}: attempt ${q.attempt} was superseded by attempt ${current.attempts}`,
+      `cannot ${action} work item ${q.id}: your attempt ${q.attempt} is not the current attempt ${current.attempts}`,
       details,
     );
   }

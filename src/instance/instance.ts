@@ -74,6 +74,13 @@ export class Instance {
  */
 export async function openInstance(options: OpenInstanceOptions): Promise<Instance> {
   const id = locateInstance(options);
+  if (options.retention !== undefined && options.retention !== 'all') {
+    if (!Number.isSafeInteger(options.retention) || options.retention < 1) {
+      throw new InvalidInputError('retention must be a whole number of versions >= 1, or "all"', {
+        field: 'retention',
+      });
+    }
+  }
   if (options.url !== undefined && options.url !== '') {
     throw new InvalidInputError(
       `storage URL ${redactUrl(options.url)} is not supported yet: only embedded SQLite`,
@@ -97,13 +104,6 @@ export async function openInstance(options: OpenInstanceOptions): Promise<Instan
     durability: options.durability ?? 'full',
     busyTimeoutMs: options.busyTimeoutMs ?? 5000,
   });
-  if (options.retention !== undefined && options.retention !== 'all') {
-    if (!Number.isSafeInteger(options.retention) || options.retention < 1) {
-      throw new InvalidInputError('retention must be a whole number of versions >= 1, or "all"', {
-        field: 'retention',
-      });
-    }
-  }
   return new Instance(
     id,
     backend,

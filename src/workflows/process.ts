@@ -13,6 +13,8 @@ export interface WorkflowInvocation {
   name?: string | undefined;
   host?: string | undefined;
   root?: string | undefined;
+  /** SQLite durability (`full` or `normal`); also AGENTSTATE_DURABILITY. @default 'full' */
+  durability?: string | undefined;
 }
 
 /** Writes the JSON error document to stderr and returns the exit code for it. */
@@ -44,7 +46,14 @@ export async function runWorkflowProcess(
     const payload =
       text === undefined || text.trim() === '' ? {} : parseJsonInput(text, 'MF_TRIGGER_PAYLOAD_JSON');
     checkPayload(name, payload);
+    const durability = inv.durability ?? nonEmpty(env.AGENTSTATE_DURABILITY);
+    if (durability !== undefined && durability !== 'full' && durability !== 'normal') {
+      throw new InvalidInputError(`durability must be full or normal, got ${JSON.stringify(durability)}`, {
+        field: 'durability',
+      });
+    }
     const inst = await openInstance({
+      ...(durability === undefined ? {} : { durability }),
       dir: inv.dir ?? (inv.name === undefined ? nonEmpty(env.MF_INSTANCE_DIR) : undefined),
       name: inv.name ?? nonEmpty(env.MF_AGENT_NAME),
       host: inv.host ?? nonEmpty(env.MF_HOST),

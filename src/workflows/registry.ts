@@ -9,6 +9,8 @@ import type {
   ClaimInput,
   CommitInput,
   EnqueueInput,
+  HeartbeatInput,
+  ReleaseInput,
   ResolveInput,
 } from '../core/types.js';
 import { WORK_INPUTS } from '../core/work-queue.js';
@@ -52,6 +54,16 @@ export const WORKFLOWS = {
     summary: 'Finish a claimed item as done or failed (LEASE_LOST if the lease is no longer yours).',
     input: WORK_INPUTS.resolve,
     run: (inst, payload) => inst.work.resolve(payload as ResolveInput),
+  },
+  HeartbeatWorkItem: {
+    summary: 'Extend your lease on a claimed item (LEASE_LOST if it is no longer yours).',
+    input: WORK_INPUTS.heartbeat,
+    run: (inst, payload) => inst.work.heartbeat(payload as HeartbeatInput),
+  },
+  ReleaseWorkItem: {
+    summary: 'Hand a claimed item back to the queue without spending the attempt (graceful stop).',
+    input: WORK_INPUTS.release,
+    run: (inst, payload) => inst.work.release(payload as ReleaseInput),
   },
   GetWorkItem: {
     summary: 'Read one work item by id (exit 1 when there is none).',

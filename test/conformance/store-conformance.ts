@@ -358,14 +358,28 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
       expect(await c.work.claim()).toBeNull();
     });
 
-    t('release hands the item back without spending the attempt', async (c) => {
-      const item = await c.work.enqueue({ title: 'x' });
-      await c.work.claim({ worker: 'w1' });
-      const released = await c.work.release({ id: item.id, worker: 'w1' });
-      expect(released).toMatchObject({ status: 'pending', attempts: 0, lease_expires_at: null });
-      expect((await c.work.claim({ worker: 'w2' }))?.attempts).toBe(1);
-      await expectCode(c.work.release({ id: item.id, worker: 'w1' }), 'LEASE_LOST');
-    });
+    t(
+      'release hands the item back without spending the attempt, and never reuses an attempt number',
+      async (c) => {
+        const item = await c.work.enqueue({ title: 'x' });
+        const first = await c.work.claim({ worker: 'w1' });
+        const released = await c.work.release({ id: item.id, worker: 'w1' });
+        expect(released).toMatchObject({
+          status: 'pending',
+          lease_owner: null,
+          lease_expires_at: null,
+          max_attempts: 4,
+        });
+        const second = await c.work.claim({ worker: 'w1' });
+        expect(second!.attempts).toBe(first!.attempts + 1);
+        // The holder of the released attempt cannot act on the new claim, even under the same name.
+        await expectCode(
+          c.work.resolve({ id: item.id, worker: 'w1', attempt: first!.attempts, status: 'done' }),
+          'LEASE_LOST',
+        );
+        await expectCode(c.work.release({ id: item.id, worker: 'w2' }), 'LEASE_LOST');
+      },
+    );
   });
 
   describe(`${name}: resolve and other transitions`, () => {

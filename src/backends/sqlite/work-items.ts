@@ -318,7 +318,7 @@ export function createWorkItemBackend(conn: SqliteConnection): WorkItemBackend {
         const w = leaseWhere(q);
         const row = conn
           .stmt(
-            `UPDATE work_items SET status = 'pending', lease_expires_at = NULL, attempts = attempts - 1, updated_at = ?
+            `UPDATE work_items SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL, max_attempts = max_attempts + 1, updated_at = ?
              WHERE ${w.sql} RETURNING *`,
           )
           .get(q.now, ...w.params) as WorkItemRow | undefined;
