@@ -47,7 +47,7 @@ export interface CommitEffects {
   events?: Array<{ type: string; data?: Json }>;
 }
 
-export interface KindDefinition {
+export interface KindDefinition extends KindExtensions {
   /** Registry name, e.g. `agent-run`. */
   name: string;
   /** One line for help output. */
@@ -77,4 +77,76 @@ export interface KindDefinition {
    * commit to the document (e.g. the ambiguity now resolved), or null for nothing to do.
    */
   onWorkItemResolved?(item: WorkItem, doc: DocSnapshot): JsonObject | null;
+}
+
+/** What a file codec and an operation may read besides the body. */
+export interface ViewContext {
+  /** Epoch ms now. */
+  now: number;
+  /** Recent events of the document's stream, newest first (for activity sections). */
+  recentEvents: Array<{ position: number; type: string; created_at: string; actor: string | null; data: Json }>;
+}
+
+/**
+ * The human-readable file a kind's documents are mirrored to (`.grid/STATE.md`, `.aios/<id>-state.yaml`,
+ * `.copilot/state/<id>.json`). The store is the truth; the file is a view stamped with the version it shows.
+ */
+export interface KindFile {
+  /** Path of the document's file, relative to the project root. */
+  defaultPath(id: string): string;
+  /** The document id a path belongs to, or null when the path is not this kind's file. */
+  idFromPath(path: string): string | null;
+  /**
+   * Parses file text into the body and the stamp it carries (null for a file never exported by
+   * agentstate). Throws InvalidInputError / ValidationFailedError naming the line or field on malformed
+   * text: bad YAML/JSON, missing or broken frontmatter fences, binary content, oversize input.
+   */
+  parse(text: string): { body: JsonObject; stamp: FileStamp | null };
+  /**
+   * Renders the body at `stamp.version`. `previous` is the text of the file being replaced: YAML
+   * renderers keep its comments and key order where the data did not change.
+   */
+  render(body: JsonObject, stamp: FileStamp, ctx: ViewContext, previous?: string): string;
+}
+
+/** The version a file shows, written into the file by `render` and read back by `parse`. */
+export interface FileStamp {
+  kind: string;
+  id: string;
+  version: number;
+}
+
+/**
+ * A named change an agent makes as it works ("start a session", "update position"): a pure function
+ * from the current body to the next. The store runs it as one CAS commit (and rewrites the file).
+ */
+export interface KindOperation {
+  /** kebab-case, e.g. `start-session`, `update-position`. */
+  name: string;
+  summary: string;
+  /** The operation's arguments (same checker as every other input). */
+  input: import('../core/input.js').InputSpec;
+  /** Which argument, if any, is positional on the CLI (after the document id). */
+  positional?: string;
+  /**
+   * Returns the next body. `body` is null when the document does not exist yet (only operations that
+   * create it accept that; others throw NotFoundError). Must not mutate `body`.
+   */
+  apply(body: JsonObject | null, args: Record<string, unknown>, ctx: OperationContext): JsonObject;
+}
+
+export interface OperationContext {
+  now: number;
+  actor: string;
+  role: string | null;
+}
+
+/** Optional parts of a kind beyond validation; the core and the edges use them when present. */
+export interface KindExtensions {
+  /** The file view of this kind. */
+  file?: KindFile;
+  /** Operations, exposed as `agentstate <cli> <operation> <id> …`. */
+  operations?: KindOperation[];
+  /** CLI command group for the operations, e.g. `grid`, `aios`, `session`. */
+  cli?: string;
 }
