@@ -11,6 +11,7 @@ import { WORKFLOW_NAMES, WORKFLOWS } from '../workflows/registry.js';
 import { durationMs, type GlobalOpts, int, json, list, Output, withInstance } from './context.js';
 import { formatEvent, formatItem } from './format.js';
 import { addStateCommands } from './state-commands.js';
+import { addViewCommands } from './view-commands.js';
 
 function items(out: Output, list: WorkItem[], empty: string): void {
   out.emit(list, () => (list.length === 0 ? empty : list.map((i) => formatItem(i)).join('\n')));
@@ -352,6 +353,7 @@ export function buildProgram(): Command {
     });
 
   addStateCommands(program);
+  addViewCommands(program);
   return program;
 }
 

@@ -8,7 +8,7 @@ import {
   StateConflictError,
   ValidationFailedError,
 } from '../errors.js';
-import type { CommitContext, KindDefinition } from '../kinds/kind.js';
+import type { CommitContext, CommitEffects, KindDefinition } from '../kinds/kind.js';
 import type { DocumentWrite, NewEvent, StoreBackend } from './backend.js';
 import { checkInput, type InputSpec, LIMITS } from './input.js';
 import { applyMergePatch, canonicalJson, contentHash, getPath, sha256 } from './json.js';
@@ -328,18 +328,7 @@ export class DocumentStore {
         body: current.body,
       };
     }
-    const limit = kind.maxBytes ?? LIMITS.jsonBytes;
-    if (Buffer.byteLength(JSON.stringify(next)) > limit) {
-      throw new ValidationFailedError(
-        `${i.kind}/${i.id}: the body is larger than the ${limit} byte limit of kind ${kind.name}`,
-        {
-          pointer: '/',
-          rule: 'max-bytes',
-        },
-      );
-    }
-    this.#ctx.kinds.validateSchema(kind, next);
-    const ctx: CommitContext = {
+    const effects = await this.#check(kind, next, current?.body ?? null, {
       kind: i.kind,
       id: i.id,
       fromVersion: i.expected_version,
@@ -351,12 +340,7 @@ export class DocumentStore {
       override: i.override ?? null,
       reason: i.reason ?? null,
       now,
-      read: async (k, id) => {
-        const d = await this.#backend.docs.get(k, id);
-        return d && { kind: d.kind, id: d.id, version: d.version, body: d.body };
-      },
-    };
-    const effects = (await kind.check?.(next, current?.body ?? null, ctx)) ?? {};
+    });
     const hash = contentHash(next);
     const entry = await this.#backend.docs.commit({
       ...base,
@@ -374,6 +358,127 @@ export class DocumentStore {
       enqueue: (effects.enqueue ?? []).map((e) => normalizeEnqueue(e, now, actor)),
     });
     return this.#result(i.kind, i.id, entry, next, false, true);
+  }
+
+  /** Size limit, JSON Schema, then the kind's own rules; returns the effects the kind asks for. */
+  async #check(
+    kind: KindDefinition,
+    next: JsonObject,
+    prev: JsonObject | null,
+    c: Omit<CommitContext, 'read'>,
+  ): Promise<CommitEffects> {
+    const limit = kind.maxBytes ?? LIMITS.jsonBytes;
+    if (Buffer.byteLength(JSON.stringify(next)) > limit) {
+      throw new ValidationFailedError(
+        `${c.kind}/${c.id}: the body is larger than the ${limit} byte limit of kind ${kind.name}`,
+        {
+          pointer: '/',
+          rule: 'max-bytes',
+        },
+      );
+    }
+    this.#ctx.kinds.validateSchema(kind, next);
+    const ctx: CommitContext = {
+      ...c,
+      read: async (k, id) => {
+        const d = await this.#backend.docs.get(k, id);
+        return d && { kind: d.kind, id: d.id, version: d.version, body: d.body };
+      },
+    };
+    return (await kind.check?.(next, prev, ctx)) ?? {};
+  }
+
+  /**
+   * Checks a body against its kind (schema and rules, with the stored document as the previous
+   * version) without writing anything. Throws the error a commit would throw.
+   */
+  async validate(input: {
+    kind: string;
+    id: string;
+    body: JsonObject;
+    actor?: string;
+    actor_kind?: CommitInput['actor_kind'];
+    role?: string;
+  }): Promise<{ kind: string; id: string; ok: true; checked_against: number }> {
+    const i = checkInput<typeof input>('validate', input, {
+      kind: NAME,
+      id: NAME,
+      body: { type: 'object', required: true },
+      actor: { type: 'name' },
+      actor_kind: { type: 'string', enum: ACTOR_KINDS },
+      role: { type: 'name' },
+    });
+    const kind = this.#ctx.kinds.get(i.kind);
+    const current = await this.#backend.docs.get(i.kind, i.id);
+    const version = current?.version ?? 0;
+    const next = structuredClone(i.body);
+    if (kind.versionField) next[kind.versionField] = version + 1;
+    await this.#check(kind, next, current?.body ?? null, {
+      kind: i.kind,
+      id: i.id,
+      fromVersion: version,
+      toVersion: version + 1,
+      actor: i.actor ?? this.#ctx.actor,
+      actor_kind: i.actor_kind ?? 'system',
+      role: i.role ?? null,
+      provenance: null,
+      override: null,
+      reason: null,
+      now: this.#ctx.clock(),
+    });
+    return { kind: i.kind, id: i.id, ok: true, checked_against: version };
+  }
+
+  /**
+   * Runs one of the kind's named operations as a CAS commit on the latest version. An operation is a
+   * pure function of the current body, so on STATE_CONFLICT it is simply re-run on the new version.
+   * @example await inst.docs.apply({ kind: 'workflow-sessions', id: 'deploy', operation: 'set-phase', args: { phase: 'build' } })
+   */
+  async apply(input: {
+    kind: string;
+    id: string;
+    operation: string;
+    args?: Record<string, unknown>;
+    actor?: string;
+    actor_kind?: CommitInput['actor_kind'];
+    role?: string;
+    provenance?: Provenance;
+    reason?: string;
+  }): Promise<CommitResult> {
+    const kind = this.#ctx.kinds.get(input.kind);
+    const op = kind.operations?.find((o) => o.name === input.operation);
+    if (!op) {
+      const known = (kind.operations ?? []).map((o) => o.name);
+      throw new InvalidInputError(
+        `kind ${input.kind} has no operation ${JSON.stringify(input.operation)}${known.length ? `; known: ${known.join(', ')}` : ''}`,
+        { field: 'operation' },
+      );
+    }
+    const args = checkInput<Record<string, unknown>>(op.name, input.args ?? {}, op.input);
+    const actor = input.actor ?? this.#ctx.actor;
+    for (let attempt = 0; ; attempt++) {
+      const current = await this.#backend.docs.get(input.kind, input.id);
+      const next = op.apply(current ? structuredClone(current.body) : null, args, {
+        now: this.#ctx.clock(),
+        actor,
+        role: input.role ?? null,
+      });
+      try {
+        return await this.commit({
+          kind: input.kind,
+          id: input.id,
+          expected_version: current?.version ?? 0,
+          body: next,
+          actor,
+          ...(input.actor_kind === undefined ? {} : { actor_kind: input.actor_kind }),
+          ...(input.role === undefined ? {} : { role: input.role }),
+          ...(input.provenance === undefined ? {} : { provenance: input.provenance }),
+          reason: input.reason ?? `${op.name}`,
+        });
+      } catch (err) {
+        if ((err as { code?: string }).code !== 'STATE_CONFLICT' || attempt >= 9) throw err;
+      }
+    }
   }
 
   #result(

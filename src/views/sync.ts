@@ -1,0 +1,142 @@
+// Files as views of the store: export (render + atomic write, stamped with the version it shows) and
+// import (a hand-edited file becomes a CAS commit against the version it was exported from).
+import { existsSync, readFileSync } from 'node:fs';
+import fastJsonPatch from 'fast-json-patch';
+import type { CommitResult, JsonObject, JsonPatchOp } from '../core/types.js';
+import { AgentStateError, StateConflictError } from '../errors.js';
+import { writeFileAtomic } from '../instance/files.js';
+import type { Instance } from '../instance/instance.js';
+import type { ViewContext } from '../kinds/kind.js';
+import { readViewFile, type ViewTarget } from './files.js';
+import { withFileLock } from './lock.js';
+
+export interface ExportResult {
+  kind: string;
+  id: string;
+  version: number;
+  path: string;
+  /** False when the file already showed this version with the same text. */
+  written: boolean;
+}
+
+/** The checkpoint kept next to a view file: the last good export, for recovery. */
+export function checkpointPath(path: string): string {
+  return path.endsWith('/STATE.md') ? path.replace(/STATE\.md$/, 'CHECKPOINT.md') : `${path}.checkpoint`;
+}
+
+async function viewContext(inst: Instance, kind: string, id: string): Promise<ViewContext> {
+  const recent = await inst.events.read({ stream: `doc:${kind}/${id}`, reverse: true, limit: 10 });
+  return {
+    now: inst.clock(),
+    recentEvents: recent.map((e) => ({
+      position: e.position,
+      type: e.type,
+      created_at: e.created_at,
+      actor: e.actor,
+      data: e.data,
+    })),
+  };
+}
+
+/** Renders the latest version of the document and writes it atomically (temp + rename) under a lock. */
+export async function exportView(inst: Instance, t: ViewTarget): Promise<ExportResult> {
+  const doc = await inst.docs.get({ kind: t.kind.name, id: t.id });
+  return withFileLock(t.path, async () => {
+    const previous = existsSync(t.path) ? readFileSync(t.path, 'utf8') : undefined;
+    const text = t.kind.file.render(
+      doc.body,
+      { kind: t.kind.name, id: t.id, version: doc.version },
+      await viewContext(inst, t.kind.name, t.id),
+      previous,
+    );
+    if (text === previous)
+      return { kind: t.kind.name, id: t.id, version: doc.version, path: t.path, written: false };
+    writeFileAtomic(t.path, text);
+    writeFileAtomic(checkpointPath(t.path), text);
+    return { kind: t.kind.name, id: t.id, version: doc.version, path: t.path, written: true };
+  });
+}
+
+export interface ImportOptions {
+  actor?: string;
+  actor_kind?: 'human' | 'model' | 'tool' | 'system';
+  role?: string;
+  /** Commit against this version instead of the file's stamp (for files never exported). */
+  expected_version?: number;
+}
+
+export interface ImportResult extends CommitResult {
+  path: string;
+}
+
+/** Describes a patch in one line per change, for conflict messages. */
+export function describePatch(patch: JsonPatchOp[], max = 12): string[] {
+  const lines = patch.slice(0, max).map((op) => {
+    const v = op.value === undefined ? '' : ` = ${JSON.stringify(op.value).slice(0, 60)}`;
+    return `${op.op === 'add' ? '+' : op.op === 'remove' ? '-' : '~'} ${op.path}${v}`;
+  });
+  if (patch.length > max) lines.push(`… and ${patch.length - max} more`);
+  return lines;
+}
+
+/**
+ * Reads a hand-edited file and commits it against the version it was exported from. An edit made on
+ * an old export is STATE_CONFLICT carrying both diffs (what the store changed since, and what the file
+ * changes); nothing is overwritten. On success the file is re-exported at the new version.
+ */
+export async function importView(
+  inst: Instance,
+  t: ViewTarget,
+  opts: ImportOptions = {},
+): Promise<ImportResult> {
+  const text = readViewFile(t.path);
+  const { body, stamp } = t.kind.file.parse(text);
+  if (stamp && (stamp.kind !== t.kind.name || stamp.id !== t.id)) {
+    throw new StateConflictError(
+      `${t.path} is stamped as ${stamp.kind}/${stamp.id}, not ${t.kind.name}/${t.id}: it belongs to another document`,
+      { path: t.path },
+    );
+  }
+  const current = await inst.docs.find(t.kind.name, t.id);
+  const expected = opts.expected_version ?? stamp?.version ?? 0;
+  try {
+    const r = await inst.docs.commit({
+      kind: t.kind.name,
+      id: t.id,
+      expected_version: expected,
+      body,
+      actor: opts.actor ?? inst.name,
+      actor_kind: opts.actor_kind ?? 'human',
+      ...(opts.role === undefined ? {} : { role: opts.role }),
+      reason: `imported from ${t.path}`,
+    });
+    if (r.changed) await exportView(inst, t);
+    return { ...r, path: t.path };
+  } catch (err) {
+    if (!(err instanceof AgentStateError) || err.code !== 'STATE_CONFLICT' || !current) throw err;
+    const base =
+      expected >= 1
+        ? await inst.docs.get({ kind: t.kind.name, id: t.id, version: expected }).catch(() => null)
+        : null;
+    const baseBody: JsonObject = base?.body ?? {};
+    const theirs = fastJsonPatch.compare(baseBody, current.body) as JsonPatchOp[];
+    const mine = fastJsonPatch.compare(baseBody, body) as JsonPatchOp[];
+    const message = [
+      `${t.path} was edited from version ${expected}, but ${t.kind.name}/${t.id} is now at version ${current.version}.`,
+      `Changed in the store since version ${expected}:`,
+      ...describePatch(theirs).map((l) => `  ${l}`),
+      'Changed in your file:',
+      ...describePatch(mine).map((l) => `  ${l}`),
+      `Nothing was written. Re-export (agentstate export ${t.kind.name} ${t.id}), redo your edit, and import again.`,
+    ].join('\n');
+    throw new StateConflictError(message, {
+      kind: t.kind.name,
+      id: t.id,
+      path: t.path,
+      expected,
+      actual: current.version,
+      store_changes: theirs as unknown as JsonObject[],
+      file_changes: mine as unknown as JsonObject[],
+    });
+  }
+}

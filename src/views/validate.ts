@@ -1,0 +1,60 @@
+// `agentstate validate <file>`: parse and check a view file against its kind, touching no store.
+import type { JsonObject } from '../core/types.js';
+import { AgentStateError } from '../errors.js';
+import { validateSchema } from '../kinds/registry.js';
+import { readViewFile, type ViewTarget } from './files.js';
+
+export interface ValidateResult {
+  path: string;
+  kind: string;
+  id: string;
+  ok: boolean;
+  /** The version the file is stamped with, if any. */
+  version: number | null;
+  error?: { code: string; message: string; pointer?: string; rule?: string };
+}
+
+/** Checks the file on its own: format, schema and the kind's rules for a document seen for the first time. */
+export async function validateView(
+  t: ViewTarget,
+  opts: { role?: string; actor?: string; now?: number } = {},
+): Promise<ValidateResult> {
+  const base = { path: t.path, kind: t.kind.name, id: t.id };
+  let version: number | null = null;
+  try {
+    const { body, stamp } = t.kind.file.parse(readViewFile(t.path));
+    version = stamp?.version ?? null;
+    const next: JsonObject = structuredClone(body);
+    if (t.kind.versionField) next[t.kind.versionField] = (version ?? 0) + 1;
+    validateSchema(t.kind, next);
+    await t.kind.check?.(next, null, {
+      kind: t.kind.name,
+      id: t.id,
+      fromVersion: 0,
+      toVersion: 1,
+      actor: opts.actor ?? 'validate',
+      actor_kind: 'human',
+      role: opts.role ?? null,
+      provenance: null,
+      override: null,
+      reason: null,
+      now: opts.now ?? Date.now(),
+      read: async () => null,
+    });
+    return { ...base, ok: true, version };
+  } catch (err) {
+    if (!(err instanceof AgentStateError)) throw err;
+    const d = err.details as { pointer?: string; rule?: string };
+    return {
+      ...base,
+      ok: false,
+      version,
+      error: {
+        code: err.code,
+        message: err.message,
+        ...(d.pointer ? { pointer: d.pointer } : {}),
+        ...(d.rule ? { rule: d.rule } : {}),
+      },
+    };
+  }
+}
