@@ -1,5 +1,5 @@
 // The event hash chain: each event's SHA-256 covers its content and the previous event's hash.
-import { createHash } from 'node:crypto';
+import * as crypto from 'node:crypto';
 
 /** prev_hash of the first event of an instance. */
 export const GENESIS_HASH = '0'.repeat(64);
@@ -32,5 +32,13 @@ export function computeEventHash(prevHash: string, e: HashedEventFields): string
     e.work_item_id,
     e.created_at,
   ]);
-  return createHash('sha256').update(canonical).digest('hex');
+  return sha256Hex(canonical);
+}
+
+// crypto.hash (Node >= 20.12, Bun) is a one-shot digest, about a third cheaper than createHash per event.
+const oneShot = (crypto as { hash?: (alg: string, data: string, enc: 'hex') => string }).hash;
+
+/** SHA-256 of a string, hex. */
+export function sha256Hex(text: string): string {
+  return oneShot ? oneShot('sha256', text, 'hex') : crypto.createHash('sha256').update(text).digest('hex');
 }

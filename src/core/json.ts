@@ -1,6 +1,6 @@
 // JSON helpers for documents: canonical form and hashing, RFC 7396 merge patch, JSON pointers.
-import { createHash } from 'node:crypto';
 import { InvalidInputError } from '../errors.js';
+import { sha256Hex } from './hash.js';
 import type { Json, JsonObject } from './types.js';
 
 function isObject(v: unknown): v is JsonObject {
@@ -21,7 +21,7 @@ export function canonicalJson(value: unknown): string {
 }
 
 export function sha256(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
+  return sha256Hex(text);
 }
 
 /** SHA-256 of the canonical JSON of `value`. */

@@ -1,6 +1,15 @@
 // Writing the instance's human-readable files: atomically (temp file + rename), never half-written.
-import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, writeSync } from 'node:fs';
-import { dirname } from 'node:path';
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  renameSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
+import { dirname, resolve } from 'node:path';
 
 /** Writes `content` to `path` via a temp file in the same folder and a rename. */
 export function writeFileAtomic(path: string, content: string): void {
@@ -14,4 +23,23 @@ export function writeFileAtomic(path: string, content: string): void {
     closeSync(fd);
   }
   renameSync(tmp, path);
+}
+
+/**
+ * Creates `dir` and its missing parents one level at a time. (Node 20's recursive mkdirSync spins
+ * forever on paths under /proc; this fails with ENOENT / ENOTDIR instead.)
+ */
+export function ensureDir(dir: string): void {
+  const missing: string[] = [];
+  let cur = resolve(dir);
+  while (!existsSync(cur)) {
+    missing.push(cur);
+    const parent = dirname(cur);
+    if (parent === cur) break;
+    cur = parent;
+  }
+  if (existsSync(cur) && !statSync(cur).isDirectory()) {
+    throw Object.assign(new Error(`${cur} is not a directory`), { code: 'ENOTDIR' });
+  }
+  for (const d of missing.reverse()) mkdirSync(d);
 }

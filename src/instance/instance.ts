@@ -1,5 +1,4 @@
 // An open instance: one agent persona's store plus its folder, with the services hung off it.
-import { mkdirSync } from 'node:fs';
 import { type Durability, openSqliteBackend } from '../backends/sqlite/backend.js';
 import type { StoreBackend } from '../core/backend.js';
 import { DocumentStore } from '../core/document-store.js';
@@ -8,6 +7,7 @@ import { type Clock, systemClock } from '../core/time.js';
 import { WorkQueue } from '../core/work-queue.js';
 import { InvalidInputError, StorageUnavailableError } from '../errors.js';
 import { getKind, validateSchema } from '../kinds/registry.js';
+import { ensureDir } from './files.js';
 import { type InstanceLocation, type InstancePaths, instancePaths, locateInstance } from './paths.js';
 
 export interface OpenInstanceOptions extends InstanceLocation {
@@ -15,7 +15,7 @@ export interface OpenInstanceOptions extends InstanceLocation {
   url?: string | undefined;
   /** SQLite durability: `full` (default) survives power loss; `normal` trades that for speed. @default 'full' */
   durability?: Durability;
-  /** How long a writer waits for another writer's lock. @default 5000 */
+  /** How long a writer waits for another writer's lock before LOCK_TIMEOUT. @default 15000 */
   busyTimeoutMs?: number;
   /** Lease owner / event actor when a call names none. @default the instance name */
   worker?: string;
@@ -90,7 +90,7 @@ export async function openInstance(options: OpenInstanceOptions): Promise<Instan
     );
   }
   try {
-    mkdirSync(id.dir, { recursive: true });
+    ensureDir(id.dir);
   } catch (err) {
     throw new StorageUnavailableError(
       `cannot create the instance folder ${id.dir}: ${(err as Error).message}`,
@@ -102,7 +102,7 @@ export async function openInstance(options: OpenInstanceOptions): Promise<Instan
   const backend = await openSqliteBackend({
     path: instancePaths(id.dir).db,
     durability: options.durability ?? 'full',
-    busyTimeoutMs: options.busyTimeoutMs ?? 5000,
+    busyTimeoutMs: options.busyTimeoutMs ?? 15_000,
   });
   return new Instance(
     id,

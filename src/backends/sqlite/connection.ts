@@ -11,7 +11,7 @@ export interface SqliteOptions {
   path: string;
   /** @default 'full' */
   durability?: Durability;
-  /** How long a writer waits for the lock before LOCK_TIMEOUT. @default 5000 */
+  /** How long a writer waits for the lock before LOCK_TIMEOUT. @default 15000 */
   busyTimeoutMs?: number;
 }
 
@@ -29,7 +29,7 @@ export class SqliteConnection {
   }
 
   static async open(opts: SqliteOptions): Promise<SqliteConnection> {
-    const busy = opts.busyTimeoutMs ?? 5000;
+    const busy = opts.busyTimeoutMs ?? 15_000;
     try {
       const { db, driver } = await openSqlite(opts.path, { busyTimeoutMs: busy });
       const conn = new SqliteConnection(db, driver, opts.path);

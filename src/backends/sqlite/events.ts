@@ -75,7 +75,9 @@ export function insertEvents(conn: SqliteConnection, events: NewEvent[]): Stored
 export function createEventBackend(conn: SqliteConnection): EventBackend {
   return {
     async append(events) {
-      return conn.write(() => insertEvents(conn, events)).map(toEventRecord);
+      const stored = conn.write(() => insertEvents(conn, events));
+      // The data objects are the ones just written: no need to parse the JSON text back.
+      return stored.map((s, i) => ({ ...s, data: events[i]!.data ?? null, created_at: toIso(s.created_at) }));
     },
 
     async read(q: EventQuery) {

@@ -76,7 +76,8 @@ const READY = `w.status = 'pending' AND (w.not_before IS NULL OR w.not_before <=
 
 const ORDER = 'ORDER BY w.priority DESC, w.created_at, w.id';
 
-const RECLAIM = `UPDATE work_items SET
+// INDEXED BY: the planner otherwise walks work_items_status and sorts; these keep claims flat as queues grow.
+const RECLAIM = `UPDATE work_items INDEXED BY work_items_leases SET
     status = CASE WHEN attempts >= max_attempts THEN 'failed' ELSE 'pending' END,
     error = CASE WHEN attempts >= max_attempts THEN 'lease expired on attempt ' || attempts || ' of ' || max_attempts ELSE error END,
     resolved_at = CASE WHEN attempts >= max_attempts THEN ? ELSE NULL END,
@@ -168,7 +169,9 @@ export function createWorkItemBackend(conn: SqliteConnection): WorkItemBackend {
     const owners = new Map(
       (
         conn
-          .stmt("SELECT id, lease_owner FROM work_items WHERE status = 'in_flight' AND lease_expires_at <= ?")
+          .stmt(
+            "SELECT id, lease_owner FROM work_items INDEXED BY work_items_leases WHERE status = 'in_flight' AND lease_expires_at <= ?",
+          )
           .all(now) as Array<{ id: string; lease_owner: string | null }>
       ).map((r) => [r.id, r.lease_owner]),
     );
@@ -243,7 +246,7 @@ export function createWorkItemBackend(conn: SqliteConnection): WorkItemBackend {
           .stmt(
             `UPDATE work_items SET status = 'in_flight', lease_owner = ?, lease_expires_at = ?, claimed_at = ?,
                attempts = attempts + 1, updated_at = ?
-             WHERE id IN (SELECT w.id FROM work_items w WHERE ${READY}${filter} ${ORDER} LIMIT ?)
+             WHERE id IN (SELECT w.id FROM work_items w INDEXED BY work_items_ready WHERE ${READY}${filter} ${ORDER} LIMIT ?)
              RETURNING *`,
           )
           .all(...params) as WorkItemRow[];
