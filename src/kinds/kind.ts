@@ -84,7 +84,13 @@ export interface ViewContext {
   /** Epoch ms now. */
   now: number;
   /** Recent events of the document's stream, newest first (for activity sections). */
-  recentEvents: Array<{ position: number; type: string; created_at: string; actor: string | null; data: Json }>;
+  recentEvents: Array<{
+    position: number;
+    type: string;
+    created_at: string;
+    actor: string | null;
+    data: Json;
+  }>;
 }
 
 /**
