@@ -10,6 +10,7 @@ import { retrospective } from '../reports/retro.js';
 import { WORKFLOW_NAMES, WORKFLOWS } from '../workflows/registry.js';
 import { durationMs, type GlobalOpts, int, json, list, Output, withInstance } from './context.js';
 import { formatEvent, formatItem } from './format.js';
+import { addInstanceCommands } from './instance-commands.js';
 import { addStateCommands } from './state-commands.js';
 import { addViewCommands } from './view-commands.js';
 
@@ -353,6 +354,7 @@ export function buildProgram(): Command {
     });
 
   addStateCommands(program);
+  addInstanceCommands(program);
   addViewCommands(program);
   return program;
 }

@@ -209,6 +209,67 @@ export interface DocumentBackend {
   prune(kind: string, id: string, keep: number): Promise<number>;
 }
 
+/** A work item row as stored (times in epoch ms), for moving an instance between backends. */
+export interface WorkItemRowDump {
+  id: string;
+  title: string;
+  kind: string | null;
+  status: WorkItemStatus;
+  priority: number;
+  payload: Json;
+  notes: JsonObject;
+  result: Json;
+  error: string | null;
+  attempts: number;
+  max_attempts: number;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  claimed_at: number | null;
+  blocked_by: string[];
+  not_before: number | null;
+  idempotency_key: string | null;
+  created_at: number;
+  updated_at: number;
+  resolved_at: number | null;
+}
+
+export interface DocumentRowDump {
+  kind: string;
+  id: string;
+  version: number;
+  body: JsonObject;
+  content_hash: string;
+  forked_from: { kind: string; id: string; version: number } | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface HistoryRowDump {
+  kind: string;
+  id: string;
+  seq: number;
+  version: number;
+  parent_version: number;
+  noop: boolean;
+  body: JsonObject | null;
+  content_hash: string;
+  actor: string;
+  actor_kind: ActorKind;
+  provenance: Provenance | null;
+  write_id: string | null;
+  request_hash: string;
+  reason: string | null;
+  override: Override | null;
+  created_at: number;
+}
+
+/** One record of a portable instance dump; events keep their exact stored data text and hashes. */
+export type DumpRecord =
+  | { t: 'work_item'; row: WorkItemRowDump }
+  | { t: 'event'; row: StoredEvent }
+  | { t: 'document'; row: DocumentRowDump }
+  | { t: 'history'; row: HistoryRowDump };
+
 export interface StoreBackend {
   readonly name: string;
   readonly capabilities: BackendCapabilities;
@@ -217,6 +278,10 @@ export interface StoreBackend {
   readonly docs: DocumentBackend;
   /** Migrations applied when this backend was opened (empty when the schema was current). */
   readonly migrationsApplied: string[];
+  /** Every row of the instance, for a portable dump (events in position order). */
+  dump?(): AsyncIterable<DumpRecord>;
+  /** Loads dump records verbatim into an empty instance, in one transaction. */
+  load?(records: DumpRecord[]): Promise<void>;
   /** Applies pending migrations (safe when several processes start at once); returns the names applied. */
   migrate(): Promise<string[]>;
   close(): Promise<void>;

@@ -1,7 +1,8 @@
 // The SQLite backend: one file per instance, opened with the runtime's driver.
-import type { StoreBackend } from '../../core/backend.js';
+import type { DumpRecord, StoreBackend } from '../../core/backend.js';
 import { SqliteConnection, type SqliteOptions } from './connection.js';
 import { createDocumentBackend } from './documents.js';
+import { dumpRows, loadRows } from './dump.js';
 import { createEventBackend } from './events.js';
 import { migrate } from './migrate.js';
 import { createWorkItemBackend } from './work-items.js';
@@ -22,6 +23,10 @@ export async function openSqliteBackend(
     work: createWorkItemBackend(conn),
     events: createEventBackend(conn),
     docs: createDocumentBackend(conn),
+    dump: () => dumpRows(conn),
+    async load(records: DumpRecord[]) {
+      loadRows(conn, records);
+    },
     async migrate() {
       return migrate(conn, Date.now());
     },

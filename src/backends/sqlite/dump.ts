@@ -1,0 +1,197 @@
+// Portable dump and load for SQLite: every row verbatim (event data text and hashes untouched).
+import type {
+  DocumentRowDump,
+  DumpRecord,
+  HistoryRowDump,
+  StoredEvent,
+  WorkItemRowDump,
+} from '../../core/backend.js';
+import { InvalidInputError } from '../../errors.js';
+import type { SqliteConnection } from './connection.js';
+
+const PAGE = 5000;
+const parse = <T>(s: string | null): T | null => (s === null ? null : (JSON.parse(s) as T));
+
+type Raw = Record<string, unknown>;
+
+function itemRow(r: Raw): WorkItemRowDump {
+  return {
+    ...(r as unknown as WorkItemRowDump),
+    payload: JSON.parse(r.payload as string),
+    notes: JSON.parse(r.notes as string),
+    result: JSON.parse(r.result as string),
+    blocked_by: JSON.parse(r.blocked_by as string),
+  };
+}
+
+export async function* dumpRows(conn: SqliteConnection): AsyncIterable<DumpRecord> {
+  let after = '';
+  for (;;) {
+    const rows = conn.read(() =>
+      conn.stmt('SELECT * FROM work_items WHERE id > ? ORDER BY id LIMIT ?').all(after, PAGE),
+    ) as Raw[];
+    for (const r of rows) yield { t: 'work_item', row: itemRow(r) };
+    if (rows.length < PAGE) break;
+    after = rows[rows.length - 1]!.id as string;
+  }
+  let pos = 0;
+  for (;;) {
+    const rows = conn.read(() =>
+      conn.stmt('SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?').all(pos, PAGE),
+    ) as StoredEvent[];
+    for (const r of rows) yield { t: 'event', row: r };
+    if (rows.length < PAGE) break;
+    pos = rows[rows.length - 1]!.position;
+  }
+  const docs = conn.read(() => conn.stmt('SELECT * FROM documents ORDER BY kind, id').all()) as Raw[];
+  for (const d of docs) {
+    yield {
+      t: 'document',
+      row: {
+        ...(d as unknown as DocumentRowDump),
+        body: JSON.parse(d.body as string),
+        forked_from: parse(d.forked_from as string | null),
+      },
+    };
+    const history = conn.read(() =>
+      conn.stmt('SELECT * FROM document_history WHERE kind = ? AND id = ? ORDER BY seq').all(d.kind, d.id),
+    ) as Raw[];
+    for (const h of history) {
+      yield {
+        t: 'history',
+        row: {
+          ...(h as unknown as HistoryRowDump),
+          noop: h.noop === 1,
+          body: parse(h.body as string | null),
+          provenance: parse(h.provenance as string | null),
+          override: parse(h.override as string | null),
+        },
+      };
+    }
+  }
+}
+
+const ITEM_COLS = [
+  'id',
+  'title',
+  'kind',
+  'status',
+  'priority',
+  'payload',
+  'notes',
+  'result',
+  'error',
+  'attempts',
+  'max_attempts',
+  'lease_owner',
+  'lease_expires_at',
+  'claimed_at',
+  'blocked_by',
+  'not_before',
+  'idempotency_key',
+  'created_at',
+  'updated_at',
+  'resolved_at',
+] as const;
+const EVENT_COLS = [
+  'position',
+  'stream',
+  'stream_seq',
+  'type',
+  'data',
+  'actor',
+  'correlation_id',
+  'causation_id',
+  'work_item_id',
+  'created_at',
+  'prev_hash',
+  'hash',
+] as const;
+const DOC_COLS = [
+  'kind',
+  'id',
+  'version',
+  'body',
+  'content_hash',
+  'forked_from',
+  'created_at',
+  'updated_at',
+] as const;
+const HISTORY_COLS = [
+  'kind',
+  'id',
+  'seq',
+  'version',
+  'parent_version',
+  'noop',
+  'body',
+  'content_hash',
+  'actor',
+  'actor_kind',
+  'provenance',
+  'write_id',
+  'request_hash',
+  'reason',
+  'override',
+  'created_at',
+] as const;
+
+const insertSql = (table: string, cols: readonly string[]) =>
+  `INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`;
+const json = (v: unknown) => (v === null || v === undefined ? null : JSON.stringify(v));
+
+export function loadRows(conn: SqliteConnection, records: DumpRecord[]): void {
+  conn.write(() => {
+    const counts = conn
+      .stmt(
+        'SELECT (SELECT COUNT(*) FROM work_items) + (SELECT COUNT(*) FROM events) + (SELECT COUNT(*) FROM documents) AS n',
+      )
+      .get() as { n: number };
+    if (counts.n > 0)
+      throw new InvalidInputError('the target instance is not empty: import only into a new instance');
+    for (const r of records) {
+      switch (r.t) {
+        case 'work_item': {
+          const w = r.row;
+          conn
+            .stmt(insertSql('work_items', ITEM_COLS))
+            .run(
+              ...ITEM_COLS.map((c) =>
+                c === 'payload' || c === 'notes' || c === 'result' || c === 'blocked_by'
+                  ? JSON.stringify(w[c] ?? null)
+                  : w[c],
+              ),
+            );
+          break;
+        }
+        case 'event':
+          conn.stmt(insertSql('events', EVENT_COLS)).run(...EVENT_COLS.map((c) => r.row[c]));
+          break;
+        case 'document': {
+          const d = r.row;
+          conn
+            .stmt(insertSql('documents', DOC_COLS))
+            .run(...DOC_COLS.map((c) => (c === 'body' || c === 'forked_from' ? json(d[c]) : d[c])));
+          break;
+        }
+        case 'history': {
+          const h = r.row;
+          conn
+            .stmt(insertSql('document_history', HISTORY_COLS))
+            .run(
+              ...HISTORY_COLS.map((c) =>
+                c === 'noop'
+                  ? h.noop
+                    ? 1
+                    : 0
+                  : c === 'body' || c === 'provenance' || c === 'override'
+                    ? json(h[c])
+                    : h[c],
+              ),
+            );
+          break;
+        }
+      }
+    }
+  });
+}

@@ -1,0 +1,180 @@
+// Moving an instance between backends: a portable JSON Lines dump (work items, events with their
+// chain, documents with full history), and an import that loads it verbatim and verifies it.
+
+import { once } from 'node:events';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { InvalidInputError, StateConflictError } from '../errors.js';
+import type { DumpRecord, StoreBackend } from './backend.js';
+import type { EventLog } from './event-log.js';
+import { computeEventHash, GENESIS_HASH } from './hash.js';
+import { contentHash } from './json.js';
+
+export const DUMP_FORMAT = 'agentstate-dump';
+export const DUMP_VERSION = 1;
+
+export interface DumpHeader {
+  format: typeof DUMP_FORMAT;
+  version: typeof DUMP_VERSION;
+  instance: { host: string; name: string };
+  source_backend: string;
+  created_at: string;
+}
+
+export interface DumpCounts {
+  work_items: number;
+  events: number;
+  documents: number;
+  history: number;
+}
+
+const emptyCounts = (): DumpCounts => ({ work_items: 0, events: 0, documents: 0, history: 0 });
+const countKey = {
+  work_item: 'work_items',
+  event: 'events',
+  document: 'documents',
+  history: 'history',
+} as const;
+
+/** Writes every row of the instance to `path` (JSON Lines: a header, the records, a trailer with counts). */
+export async function exportInstance(
+  backend: StoreBackend,
+  instance: { host: string; name: string },
+  path: string,
+): Promise<DumpCounts & { path: string }> {
+  if (!backend.dump) throw new InvalidInputError(`the ${backend.name} backend cannot export instances yet`);
+  const out = createWriteStream(path, { flags: 'wx' });
+  const write = async (obj: unknown) => {
+    if (!out.write(`${JSON.stringify(obj)}\n`)) await once(out, 'drain');
+  };
+  const counts = emptyCounts();
+  const header: DumpHeader = {
+    format: DUMP_FORMAT,
+    version: DUMP_VERSION,
+    instance,
+    source_backend: backend.name,
+    created_at: new Date().toISOString(),
+  };
+  await write(header);
+  for await (const r of backend.dump()) {
+    counts[countKey[r.t]] += 1;
+    await write(r);
+  }
+  await write({ t: 'end', counts });
+  out.end();
+  await once(out, 'finish');
+  return { ...counts, path };
+}
+
+function fail(path: string, line: number, why: string): never {
+  throw new InvalidInputError(`${path}:${line}: ${why}`, { path, line });
+}
+
+/** Reads a dump file, checking its framing (header, record types, trailer counts). */
+export async function readDump(
+  path: string,
+): Promise<{ header: DumpHeader; records: DumpRecord[]; counts: DumpCounts }> {
+  const lines = createInterface({
+    input: createReadStream(path, 'utf8'),
+    crlfDelay: Number.POSITIVE_INFINITY,
+  });
+  let header: DumpHeader | null = null;
+  let trailer: DumpCounts | null = null;
+  const records: DumpRecord[] = [];
+  const counts = emptyCounts();
+  let n = 0;
+  try {
+    for await (const text of lines) {
+      n += 1;
+      if (text.trim() === '') continue;
+      let obj: Record<string, unknown>;
+      try {
+        obj = JSON.parse(text) as Record<string, unknown>;
+      } catch (err) {
+        fail(path, n, `not JSON (${(err as Error).message})`);
+      }
+      if (header === null) {
+        if (obj.format !== DUMP_FORMAT || obj.version !== DUMP_VERSION) {
+          fail(path, n, `not an ${DUMP_FORMAT} v${DUMP_VERSION} file`);
+        }
+        header = obj as unknown as DumpHeader;
+        continue;
+      }
+      if (trailer) fail(path, n, 'data after the end record');
+      if (obj.t === 'end') {
+        trailer = obj.counts as DumpCounts;
+        continue;
+      }
+      if (
+        !(typeof obj.t === 'string' && obj.t in countKey) ||
+        typeof obj.row !== 'object' ||
+        obj.row === null
+      ) {
+        fail(path, n, 'unknown record');
+      }
+      counts[countKey[obj.t as DumpRecord['t']]] += 1;
+      records.push(obj as unknown as DumpRecord);
+    }
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new InvalidInputError(`${path} does not exist`, { path });
+    throw err;
+  }
+  if (!header) fail(path, n, 'empty file');
+  if (!trailer) fail(path, n, 'truncated: no end record');
+  for (const k of Object.keys(counts) as Array<keyof DumpCounts>) {
+    if (counts[k] !== trailer[k])
+      fail(path, n, `truncated or edited: ${counts[k]} ${k}, the end record says ${trailer[k]}`);
+  }
+  return { header, records, counts };
+}
+
+/**
+ * Loads a dump into an empty instance (any backend) and verifies it: the event chain recomputes, every
+ * document and history body matches its content hash, and the counts match the dump.
+ */
+export async function importInstance(
+  backend: StoreBackend,
+  events: EventLog,
+  path: string,
+): Promise<DumpCounts & { verified: true; head: string | null; source_backend: string }> {
+  if (!backend.load) throw new InvalidInputError(`the ${backend.name} backend cannot import instances yet`);
+  const { header, records, counts } = await readDump(path);
+  for (const r of records) {
+    if (
+      (r.t === 'document' || r.t === 'history') &&
+      r.row.body !== null &&
+      contentHash(r.row.body) !== r.row.content_hash
+    ) {
+      throw new StateConflictError(
+        `${path}: ${r.row.kind}/${r.row.id} ${r.t} v${r.row.version} does not match its content hash`,
+        {
+          path,
+        },
+      );
+    }
+  }
+  // Verify the chain before writing anything, then again after, as read back from the target.
+  let prev = GENESIS_HASH;
+  let position = 0;
+  for (const r of records) {
+    if (r.t !== 'event') continue;
+    position += 1;
+    if (r.row.position !== position || r.row.prev_hash !== prev || computeEventHash(prev, r.row) !== r.row.hash) {
+      throw new StateConflictError(`${path}: the event chain is broken at event #${r.row.position}; nothing was imported`, {
+        path,
+        position: r.row.position,
+      });
+    }
+    prev = r.row.hash;
+  }
+  await backend.load(records);
+  const v = await events.verify();
+  if (!v.ok || v.events !== counts.events) {
+    throw new StateConflictError(
+      `imported, but verification failed: ${v.broken ? `event #${v.broken.position}: ${v.broken.reason}` : `${v.events} events, expected ${counts.events}`}`,
+      { path },
+    );
+  }
+  return { ...counts, verified: true, head: v.head, source_backend: header.source_backend };
+}
