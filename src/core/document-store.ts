@@ -348,7 +348,11 @@ export class DocumentStore {
       content_hash: hash,
       noop: false,
       events: [
-        committed(i.expected_version + 1, false, { content_hash: hash, write_id: i.write_id ?? null }),
+        committed(i.expected_version + 1, false, {
+          content_hash: hash,
+          write_id: i.write_id ?? null,
+          reason: i.reason ?? null,
+        }),
         ...(effects.events ?? []).map((e) => ({
           ...committed(0, false),
           type: e.type,
