@@ -12,6 +12,7 @@ export interface GlobalOpts {
   root?: string;
   json?: boolean;
   durability?: 'full' | 'normal';
+  url?: string;
 }
 
 export class Output {
@@ -66,6 +67,7 @@ export async function withInstance<T>(
     name: g.name ?? (env.MF_AGENT_NAME || undefined),
     host: g.host ?? (env.MF_HOST || undefined),
     root: g.root ?? (env.AGENTSTATE_ROOT || undefined),
+    url: g.url ?? (env.AGENTSTATE_URL || undefined),
     ...(g.durability ? { durability: g.durability } : {}),
   });
   try {

@@ -11,7 +11,16 @@ process.stdout.on('error', (err: NodeJS.ErrnoException) => {
 });
 
 const argv = process.argv.slice(2);
-const VALUE_FLAGS = new Set(['--dir', '--name', '--host', '--root', '--payload', '-p', '--durability']);
+const VALUE_FLAGS = new Set([
+  '--dir',
+  '--name',
+  '--host',
+  '--root',
+  '--payload',
+  '-p',
+  '--durability',
+  '--url',
+]);
 
 /** Index of the command word: the first argument that is neither a flag nor a flag's value. */
 function commandIndex(args: string[]): number {
@@ -49,6 +58,7 @@ async function runWorkflowCommand(name: string, rest: string[]): Promise<number>
         // Workflows always print JSON; accepted so global flags work in any position.
         json: { type: 'boolean' },
         durability: { type: 'string' },
+        url: { type: 'string' },
       },
       strict: true,
     }));
@@ -77,6 +87,7 @@ async function runWorkflowCommand(name: string, rest: string[]): Promise<number>
     host: values.host as string | undefined,
     root: values.root as string | undefined,
     durability: values.durability as string | undefined,
+    url: values.url as string | undefined,
   });
 }
 

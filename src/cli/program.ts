@@ -35,6 +35,10 @@ export function buildProgram(): Command {
         'normal',
       ]),
     )
+    .option(
+      '--url <url>',
+      'shared store, e.g. postgres://user@host/db (or AGENTSTATE_URL) [default: embedded SQLite]',
+    )
     .option('--json', 'print machine-readable JSON')
     .exitOverride()
     // Parse errors are reported by runCli in the one-line error format, not by commander.

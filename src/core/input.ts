@@ -53,16 +53,38 @@ function fail(op: string, field: string, message: string): never {
   throw new InvalidInputError(`${op}: ${field} ${message}`, { field, operation: op });
 }
 
-function depthExceeds(v: unknown, limit: number): boolean {
-  if (typeof v !== 'object' || v === null) return false;
-  if (limit === 0) return true;
-  for (const child of Array.isArray(v) ? v : Object.values(v))
-    if (depthExceeds(child, limit - 1)) return true;
-  return false;
+/**
+ * Text every backend stores and hashes identically: no NUL (PostgreSQL cannot store it) and no lone
+ * UTF-16 surrogates (SQLite would store U+FFFD instead, and the event hash would no longer verify).
+ */
+export function isPortableText(s: string): boolean {
+  return !s.includes('\u0000') && (s as string & { isWellFormed(): boolean }).isWellFormed();
+}
+
+/** The first problem in a JSON value: too deep, or a string or key that is not portable text. */
+function jsonProblem(v: unknown, limit: number): string | null {
+  if (typeof v === 'string')
+    return isPortableText(v) ? null : 'contains NUL or an unpaired surrogate in a string';
+  if (typeof v !== 'object' || v === null) return null;
+  if (limit === 0) return `is nested deeper than ${LIMITS.jsonDepth} levels`;
+  if (Array.isArray(v)) {
+    for (const child of v) {
+      const p = jsonProblem(child, limit - 1);
+      if (p) return p;
+    }
+    return null;
+  }
+  for (const [k, child] of Object.entries(v)) {
+    if (!isPortableText(k)) return 'contains NUL or an unpaired surrogate in a key';
+    const p = jsonProblem(child, limit - 1);
+    if (p) return p;
+  }
+  return null;
 }
 
 function jsonSize(op: string, field: string, v: unknown): void {
-  if (depthExceeds(v, LIMITS.jsonDepth)) fail(op, field, `is nested deeper than ${LIMITS.jsonDepth} levels`);
+  const problem = jsonProblem(v, LIMITS.jsonDepth);
+  if (problem) fail(op, field, problem);
   let text: string | undefined;
   try {
     text = JSON.stringify(v);
@@ -88,6 +110,7 @@ function checkField(op: string, field: string, v: unknown, spec: FieldSpec): voi
       const max =
         spec.max ?? (spec.type === 'name' ? LIMITS.name : spec.type === 'text' ? LIMITS.error : LIMITS.title);
       if (v.length > max) fail(op, field, `is longer than ${max} characters`);
+      if (!isPortableText(v)) fail(op, field, 'must not contain NUL or unpaired surrogates');
       if (spec.type === 'name' && v.length === 0) fail(op, field, 'must not be empty');
       if (spec.type === 'name' && hasControlChar(v)) fail(op, field, 'must not contain control characters');
       if (spec.enum && !spec.enum.includes(v))

@@ -160,11 +160,18 @@ export async function importInstance(
   for (const r of records) {
     if (r.t !== 'event') continue;
     position += 1;
-    if (r.row.position !== position || r.row.prev_hash !== prev || computeEventHash(prev, r.row) !== r.row.hash) {
-      throw new StateConflictError(`${path}: the event chain is broken at event #${r.row.position}; nothing was imported`, {
-        path,
-        position: r.row.position,
-      });
+    if (
+      r.row.position !== position ||
+      r.row.prev_hash !== prev ||
+      computeEventHash(prev, r.row) !== r.row.hash
+    ) {
+      throw new StateConflictError(
+        `${path}: the event chain is broken at event #${r.row.position}; nothing was imported`,
+        {
+          path,
+          position: r.row.position,
+        },
+      );
     }
     prev = r.row.hash;
   }

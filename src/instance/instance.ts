@@ -11,8 +11,13 @@ import { ensureDir } from './files.js';
 import { type InstanceLocation, type InstancePaths, instancePaths, locateInstance } from './paths.js';
 
 export interface OpenInstanceOptions extends InstanceLocation {
-  /** Storage URL; unset means the embedded SQLite file `state.sqlite` in the instance folder. */
+  /**
+   * Storage URL: `postgres://…` (optionally `?schema=name`) for a PostgreSQL store shared by many
+   * instances; unset means the embedded SQLite file `state.sqlite` in the instance folder.
+   */
   url?: string | undefined;
+  /** PostgreSQL schema holding the tables (several stores can share a database). @default 'agentstate' */
+  schema?: string | undefined;
   /** SQLite durability: `full` (default) survives power loss; `normal` trades that for speed. @default 'full' */
   durability?: Durability;
   /** How long a writer waits for another writer's lock before LOCK_TIMEOUT. @default 15000 */
@@ -81,14 +86,6 @@ export async function openInstance(options: OpenInstanceOptions): Promise<Instan
       });
     }
   }
-  if (options.url !== undefined && options.url !== '') {
-    throw new InvalidInputError(
-      `storage URL ${redactUrl(options.url)} is not supported yet: only embedded SQLite`,
-      {
-        field: 'url',
-      },
-    );
-  }
   try {
     ensureDir(id.dir);
   } catch (err) {
@@ -99,17 +96,42 @@ export async function openInstance(options: OpenInstanceOptions): Promise<Instan
       },
     );
   }
-  const backend = await openSqliteBackend({
-    path: instancePaths(id.dir).db,
-    durability: options.durability ?? 'full',
-    busyTimeoutMs: options.busyTimeoutMs ?? 15_000,
-  });
+  const backend = options.url
+    ? await openUrl(options.url, `${id.host}/${id.name}`, options.schema)
+    : await openSqliteBackend({
+        path: instancePaths(id.dir).db,
+        durability: options.durability ?? 'full',
+        busyTimeoutMs: options.busyTimeoutMs ?? 15_000,
+      });
   return new Instance(
     id,
     backend,
     options.clock ?? systemClock,
     options.worker ?? id.name,
     options.retention,
+  );
+}
+
+/** Opens the backend a URL names; the PostgreSQL driver is loaded only here. */
+async function openUrl(url: string, instance: string, schema: string | undefined): Promise<StoreBackend> {
+  if (/^postgres(ql)?:\/\//i.test(url)) {
+    let clean = url;
+    let fromUrl: string | undefined;
+    try {
+      const u = new URL(url);
+      fromUrl = u.searchParams.get('schema') ?? undefined;
+      u.searchParams.delete('schema');
+      clean = u.toString();
+    } catch {
+      throw new InvalidInputError(`storage URL ${redactUrl(url)} is not a valid URL`, { field: 'url' });
+    }
+    const { openPostgresBackend } = await import('../backends/postgres/backend.js');
+    const chosen = schema ?? fromUrl;
+    return openPostgresBackend({ url: clean, instance, ...(chosen ? { schema: chosen } : {}) });
+  }
+  throw new InvalidInputError(
+    `storage URL ${redactUrl(url)} is not supported: use postgres://… or leave it unset for embedded SQLite`,
+    { field: 'url' },
   );
 }
 

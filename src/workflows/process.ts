@@ -15,6 +15,8 @@ export interface WorkflowInvocation {
   root?: string | undefined;
   /** SQLite durability (`full` or `normal`); also AGENTSTATE_DURABILITY. @default 'full' */
   durability?: string | undefined;
+  /** Storage URL (also AGENTSTATE_URL); unset means embedded SQLite. */
+  url?: string | undefined;
 }
 
 /** Writes the JSON error document to stderr and returns the exit code for it. */
@@ -58,6 +60,7 @@ export async function runWorkflowProcess(
       name: inv.name ?? nonEmpty(env.MF_AGENT_NAME),
       host: inv.host ?? nonEmpty(env.MF_HOST),
       root: inv.root ?? nonEmpty(env.AGENTSTATE_ROOT),
+      url: inv.url ?? nonEmpty(env.AGENTSTATE_URL),
     });
     try {
       const result = await runWorkflow(inst, name, payload);

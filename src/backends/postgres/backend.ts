@@ -1,0 +1,74 @@
+// The PostgreSQL backend: one shared database (one schema per store) for agents on many hosts, each
+// instance's rows kept apart by its instance key.
+import type { DumpRecord, StoreBackend } from '../../core/backend.js';
+import { PostgresConnection, type PostgresOptions } from './connection.js';
+import { createDocumentBackend } from './documents.js';
+import { dumpRows, loadRows } from './dump.js';
+import { createEventBackend, listenForAppends } from './events.js';
+import { migrate } from './migrate.js';
+import { createWorkItemBackend } from './work-items.js';
+
+export { type PostgresOptions, redactPostgresUrl } from './connection.js';
+export { migrationNames } from './migrate.js';
+
+/** A StoreBackend on PostgreSQL, plus what only PostgreSQL offers. */
+export interface PostgresBackend extends StoreBackend {
+  readonly instance: string;
+  readonly schema: string;
+  /**
+   * Calls `onAppend` soon after events of this instance commit (LISTEN on a dedicated connection). A hint
+   * only: hints can be lost, so keep polling and use it to poll sooner. Resolves to a stop function.
+   */
+  listen(onAppend: (position: number) => void): Promise<() => Promise<void>>;
+}
+
+/**
+ * Opens a PostgreSQL store for one instance and applies pending migrations to its schema.
+ * Connection failures are STORAGE_UNAVAILABLE, with the password redacted from every message.
+ * @example const b = await openPostgresBackend({ url: 'postgres://me@db/agents', instance: 'laptop/planner' })
+ */
+export async function openPostgresBackend(opts: PostgresOptions): Promise<PostgresBackend> {
+  const conn = await PostgresConnection.open(opts);
+  const notify = opts.notify ?? true;
+  const listeners = new Set<() => Promise<void>>();
+  let closed = false;
+  const backend = {
+    name: 'postgres',
+    instance: conn.instance,
+    schema: conn.schema,
+    migrationsApplied: [] as string[],
+    capabilities: { skipLocked: true, notify },
+    work: createWorkItemBackend(conn, notify),
+    events: createEventBackend(conn, notify),
+    docs: createDocumentBackend(conn, notify),
+    async migrate() {
+      return migrate(conn, Date.now());
+    },
+    dump: () => dumpRows(conn),
+    async load(records: DumpRecord[]) {
+      await loadRows(conn, records);
+    },
+    async listen(onAppend: (position: number) => void) {
+      const stop = await listenForAppends(conn, onAppend);
+      const once = async () => {
+        listeners.delete(once);
+        await stop();
+      };
+      listeners.add(once);
+      return once;
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await Promise.all([...listeners].map((stop) => stop()));
+      await conn.close();
+    },
+  };
+  try {
+    backend.migrationsApplied = await backend.migrate();
+  } catch (err) {
+    await conn.close().catch(() => {});
+    throw err;
+  }
+  return backend;
+}

@@ -1,0 +1,510 @@
+// The PostgreSQL connection pool of one store: schema-qualified table names, pipelined transactions
+// that retry deadlocks and stale connections, and driver errors mapped to typed errors (URL redacted).
+import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  AgentStateError,
+  InternalError,
+  InvalidInputError,
+  LockTimeoutError,
+  StorageUnavailableError,
+} from '../../errors.js';
+import {
+  createPool,
+  type PgClient,
+  type PgPool,
+  type PgPoolConfig,
+  type PgQuery,
+  type PgResult,
+} from './driver.js';
+
+export interface PostgresOptions {
+  /** Connection URL, e.g. `postgres://user:secret@db.example:5432/agents`. Never printed unredacted. */
+  url: string;
+  /** The instance key (e.g. `host/name`): every row carries it and every query filters by it. */
+  instance: string;
+  /** Schema holding the tables, created if missing; several stores can share a database. @default 'agentstate' */
+  schema?: string;
+  /** Connections in the pool. @default 10 */
+  poolSize?: number;
+  /** How long a statement waits for a row lock before LOCK_TIMEOUT. @default 5000 */
+  lockTimeoutMs?: number;
+  /** How long opening a connection may take before STORAGE_UNAVAILABLE. @default 10000 */
+  connectTimeoutMs?: number;
+  /**
+   * `pg_notify` a wake-up hint after each append (LISTEN is optional; polling stays the truth). NOTIFY
+   * serializes committing transactions on a database-wide queue lock, so turn it off on very busy databases.
+   * @default true
+   */
+  notify?: boolean;
+  /** Pipeline BEGIN with the first statement and the last with COMMIT (two round trips per write). @default true */
+  pipeline?: boolean;
+  /**
+   * Use named prepared statements, so each connection plans a statement once instead of on every call (the
+   * claim statement plans in about 1 ms). Turn off behind a pooler that cannot keep them (PgBouncer in
+   * transaction mode before 1.21). @default true
+   */
+  preparedStatements?: boolean;
+  /** `application_name` of the connections (shows in pg_stat_activity). @default 'agentstate' */
+  applicationName?: string;
+}
+
+/** Schema-qualified names of the store's tables and functions. */
+export interface Names {
+  schema: string;
+  work_items: string;
+  events: string;
+  event_heads: string;
+  event_streams: string;
+  documents: string;
+  document_history: string;
+  schema_migrations: string;
+  merge_patch: string;
+}
+
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+export function names(schema: string): Names {
+  const q = `"${schema}"`;
+  return {
+    schema: q,
+    work_items: `${q}.work_items`,
+    events: `${q}.events`,
+    event_heads: `${q}.event_heads`,
+    event_streams: `${q}.event_streams`,
+    documents: `${q}.documents`,
+    document_history: `${q}.document_history`,
+    schema_migrations: `${q}.schema_migrations`,
+    merge_patch: `${q}.json_merge_patch`,
+  };
+}
+
+/**
+ * Positional parameters for one statement; `$1` is always the instance key, so every query can filter on it.
+ * @example const p = new Params(inst); const id = p.add('wi_1'); sql = `… WHERE instance = $1 AND id = ${id}`
+ */
+export class Params {
+  readonly values: unknown[];
+
+  constructor(instance: string) {
+    this.values = [instance];
+  }
+
+  /** Adds a value and returns its placeholder. */
+  add(value: unknown): string {
+    this.values.push(value);
+    return `$${this.values.length}`;
+  }
+}
+
+/** A statement runner inside one transaction. */
+export interface Tx {
+  /** Runs a statement (the first one is pipelined with BEGIN). */
+  query<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<PgResult<R>>;
+  /** Runs the transaction's last statement pipelined with COMMIT. */
+  queryAndCommit<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<PgResult<R>>;
+}
+
+/**
+ * A URL (or key=value connection string) with any password replaced by `***`, safe for messages and logs.
+ * @example redactPostgresUrl('postgres://me:s3cret@db/x') // 'postgres://me:***@db/x'
+ */
+export function redactPostgresUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    for (const key of [...u.searchParams.keys()]) {
+      if (/pass/i.test(key)) u.searchParams.set(key, '***');
+    }
+    return u.toString();
+  } catch {
+    return url
+      .replace(/\/\/([^/?#]*)@/, (_m, auth: string) => `//${auth.split(':')[0]}:***@`)
+      .replace(/(pass\w*\s*=\s*)('[^']*'|\S+)/gi, '$1***');
+  }
+}
+
+// Connection-level failures: the server is down, restarting, unreachable, refusing us, or out of room.
+const NET_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EPIPE',
+  'ECONNABORTED',
+  'ENOENT',
+]);
+const UNAVAILABLE_SQLSTATES = new Set([
+  '57P01', // admin_shutdown
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now (starting up, shutting down, recovery)
+  '53300', // too_many_connections
+  '53100', // disk_full
+  '53200', // out_of_memory
+  '3D000', // invalid_catalog_name: the database does not exist
+  '28000', // invalid_authorization_specification
+  '28P01', // invalid_password
+  '25006', // read_only_sql_transaction: a hot standby
+  '58030', // io_error
+  'XX001', // data_corrupted
+  'XX002', // index_corrupted
+]);
+const LOST_MESSAGE =
+  /Connection terminated|Client has encountered a connection error|not queryable|timeout exceeded when trying to connect|Connection terminated due to connection timeout/i;
+
+function errCode(err: unknown): string {
+  const e = err as { code?: unknown; errors?: unknown[] } | null;
+  if (typeof e?.code === 'string') return e.code;
+  // Node reports a failed connect to every address of a host as an AggregateError.
+  const first = Array.isArray(e?.errors) ? (e.errors[0] as { code?: unknown } | undefined) : undefined;
+  return typeof first?.code === 'string' ? first.code : '';
+}
+
+function errMessage(err: unknown): string {
+  if (err instanceof AggregateError && err.message === '') {
+    return err.errors.map((e) => (e instanceof Error ? e.message : String(e))).join('; ');
+  }
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** True for errors that mean the connection (or the server) is gone or unreachable. */
+export function isConnectionError(err: unknown): boolean {
+  if (err instanceof AgentStateError) return false;
+  const code = errCode(err);
+  return (
+    NET_CODES.has(code) ||
+    code.startsWith('08') ||
+    UNAVAILABLE_SQLSTATES.has(code) ||
+    LOST_MESSAGE.test(errMessage(err))
+  );
+}
+
+/** A pooled connection the server closed (restart, pg_terminate_backend): worth one retry on a fresh one. */
+function isConnectionLost(err: unknown): boolean {
+  const code = errCode(err);
+  return (
+    code === '57P01' ||
+    code === '57P02' ||
+    code === 'ECONNRESET' ||
+    code === 'EPIPE' ||
+    code.startsWith('08') ||
+    /Connection terminated unexpectedly|not queryable/i.test(errMessage(err))
+  );
+}
+
+/** Deadlocks and serialization failures: the transaction was rolled back and can simply run again. */
+function isRetryable(err: unknown): boolean {
+  const code = errCode(err);
+  return code === '40001' || code === '40P01';
+}
+
+/**
+ * Maps a driver error to a typed error: STORAGE_UNAVAILABLE (unreachable, shut down, refused), LOCK_TIMEOUT
+ * (lock wait, deadlock, serialization), INVALID_INPUT (text PostgreSQL cannot store). Typed errors and
+ * anything else pass through unchanged.
+ */
+export function mapPgError(err: unknown, redactedUrl: string): unknown {
+  if (err instanceof AgentStateError) return err;
+  const code = errCode(err);
+  const message = errMessage(err);
+  const details = { url: redactedUrl, pg_code: code || undefined };
+  if (isConnectionError(err)) {
+    const what = code === '57P01' || code === '57P02' ? 'the server shut the connection' : message;
+    return new StorageUnavailableError(
+      `cannot use PostgreSQL at ${redactedUrl}: ${what}${code && !message.includes(code) ? ` (${code})` : ''}`,
+      details,
+      { cause: err },
+    );
+  }
+  if (code === '55P03' || code === '57014' || code === '40P01' || code === '40001') {
+    const why =
+      code === '55P03'
+        ? 'a row stayed locked by another writer past lock_timeout'
+        : code === '57014'
+          ? 'the statement was cancelled (statement timeout)'
+          : 'transactions kept colliding (deadlock or serialization failure)';
+    return new LockTimeoutError(
+      `PostgreSQL at ${redactedUrl}: ${why}; retry, or raise lockTimeoutMs`,
+      details,
+      {
+        cause: err,
+      },
+    );
+  }
+  if (code === '22021' || code === '22P05' || code === '54000') {
+    return new InvalidInputError(`PostgreSQL cannot store this value: ${message}`, { pg_code: code });
+  }
+  return err;
+}
+
+function validateOptions(opts: PostgresOptions): { schema: string; redacted: string } {
+  if (typeof opts.url !== 'string' || !/^postgres(ql)?:\/\//i.test(opts.url)) {
+    throw new InvalidInputError(
+      `url must be a postgres:// or postgresql:// URL, got ${typeof opts.url === 'string' ? redactPostgresUrl(opts.url) : typeof opts.url}`,
+      { field: 'url' },
+    );
+  }
+  const redacted = redactPostgresUrl(opts.url);
+  try {
+    new URL(opts.url);
+  } catch {
+    // Never attach the parser's error: it carries the raw URL, password included.
+    throw new InvalidInputError(`url is not a valid URL: ${redacted}`, { field: 'url' });
+  }
+  if (
+    typeof opts.instance !== 'string' ||
+    opts.instance.length === 0 ||
+    opts.instance.length > 400 ||
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what we refuse
+    /[\u0000-\u001f\u007f]/.test(opts.instance) ||
+    // A lone surrogate is stored as U+FFFD, so two different keys would name the same rows.
+    Buffer.from(opts.instance, 'utf8').toString('utf8') !== opts.instance
+  ) {
+    throw new InvalidInputError('instance must be a non-empty key of at most 400 printable characters', {
+      field: 'instance',
+    });
+  }
+  const schema = opts.schema ?? 'agentstate';
+  if (!SCHEMA_NAME.test(schema)) {
+    throw new InvalidInputError(
+      `schema must be a lowercase identifier (${SCHEMA_NAME}), got ${JSON.stringify(schema)}`,
+      { field: 'schema' },
+    );
+  }
+  for (const [field, v] of [
+    ['poolSize', opts.poolSize],
+    ['lockTimeoutMs', opts.lockTimeoutMs],
+    ['connectTimeoutMs', opts.connectTimeoutMs],
+  ] as const) {
+    if (v !== undefined && (!Number.isSafeInteger(v) || v < 1)) {
+      throw new InvalidInputError(`${field} must be a whole number >= 1`, { field });
+    }
+  }
+  return { schema, redacted };
+}
+
+const MAX_DEADLOCK_RETRIES = 5;
+
+export class PostgresConnection {
+  readonly pool: PgPool;
+  readonly instance: string;
+  readonly schema: string;
+  readonly names: Names;
+  /** The URL with its password replaced, for messages. */
+  readonly url: string;
+  readonly config: PgPoolConfig;
+  private readonly prepared: boolean;
+  private readonly statementNames = new Map<string, string>();
+
+  private constructor(
+    pool: PgPool,
+    config: PgPoolConfig,
+    instance: string,
+    schema: string,
+    url: string,
+    prepared: boolean,
+  ) {
+    this.pool = pool;
+    this.config = config;
+    this.prepared = prepared;
+    this.instance = instance;
+    this.schema = schema;
+    this.names = names(schema);
+    this.url = url;
+  }
+
+  /** Validates the options and creates the pool (no connection is opened yet). */
+  static async open(opts: PostgresOptions): Promise<PostgresConnection> {
+    const { schema, redacted } = validateOptions(opts);
+    const config: PgPoolConfig = {
+      connectionString: opts.url,
+      max: opts.poolSize ?? 10,
+      connectionTimeoutMillis: opts.connectTimeoutMs ?? 10_000,
+      idleTimeoutMillis: 10_000,
+      application_name: opts.applicationName ?? 'agentstate',
+      lock_timeout: opts.lockTimeoutMs ?? 5000,
+      // A client that stalls mid-transaction must not hold the instance's event head forever.
+      idle_in_transaction_session_timeout: 60_000,
+      pipeline: opts.pipeline ?? true,
+    };
+    const pool = await createPool(config);
+    // An idle connection the server closed reports here; the pool drops it and opens a new one on demand.
+    pool.on('error', () => {});
+    return new PostgresConnection(
+      pool,
+      config,
+      opts.instance,
+      schema,
+      redacted,
+      opts.preparedStatements ?? true,
+    );
+  }
+
+  /**
+   * The statement to send: named after a hash of its text when prepared statements are on (statement
+   * texts are a small fixed set: every value is a parameter). Without parameters: a simple query, which may
+   * hold several statements (migrations).
+   */
+  statement(sql: string, params?: unknown[]): string | PgQuery {
+    if (params === undefined) return sql;
+    if (!this.prepared) return { text: sql, values: params };
+    let name = this.statementNames.get(sql);
+    if (name === undefined) {
+      name = `agentstate_${createHash('sha1').update(sql).digest('hex').slice(0, 24)}`;
+      this.statementNames.set(sql, name);
+    }
+    return { name, text: sql, values: params };
+  }
+
+  /** A new parameter list whose `$1` is this instance. */
+  params(): Params {
+    return new Params(this.instance);
+  }
+
+  mapError(err: unknown): unknown {
+    return mapPgError(err, this.url);
+  }
+
+  /**
+   * Runs one statement outside a transaction. Idempotent statements (reads, heartbeats, pruning) are run
+   * again on another connection when the pooled one turns out to be closed by the server.
+   */
+  async query<R = Record<string, unknown>>(
+    sql: string,
+    params?: unknown[],
+    opts: { idempotent: boolean } = { idempotent: true },
+  ): Promise<PgResult<R>> {
+    // Every idle connection may have been closed at once (a server restart): one retry per pooled connection.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.pool.query<R>(this.statement(sql, params));
+      } catch (err) {
+        if (opts.idempotent && attempt <= this.config.max && isConnectionLost(err)) continue;
+        throw this.mapError(err);
+      }
+    }
+  }
+
+  /**
+   * Runs `fn` in one READ COMMITTED transaction; everything it wrote commits together or not at all.
+   * Deadlocks and serialization failures re-run `fn` (it must only talk to the database); a connection lost
+   * before COMMIT was sent re-runs it on another connection (the server rolled that try back).
+   */
+  async transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    let lostRetries = 0;
+    for (let attempt = 1; ; attempt++) {
+      let client: PgClient;
+      try {
+        client = await this.pool.connect();
+      } catch (err) {
+        throw this.mapError(err);
+      }
+      let broken: unknown = null;
+      const onError = (err: Error) => {
+        broken = err;
+      };
+      client.on('error', onError);
+      // Held in an object: the Tx closures move it, which TypeScript's narrowing would not see.
+      const txn = { state: 'idle' as 'idle' | 'open' | 'committing' | 'done' };
+      const tx: Tx = {
+        query: async <R>(sql: string, params?: unknown[]) => {
+          if (txn.state === 'idle') {
+            txn.state = 'open';
+            const [begin, res] = await Promise.allSettled([
+              client.query('BEGIN'),
+              client.query<R>(this.statement(sql, params)),
+            ]);
+            if (begin.status === 'rejected') throw begin.reason;
+            if (res.status === 'rejected') throw res.reason;
+            return res.value;
+          }
+          if (txn.state !== 'open') throw new InternalError('statement after the transaction ended');
+          return client.query<R>(this.statement(sql, params));
+        },
+        queryAndCommit: async <R>(sql: string, params?: unknown[]) => {
+          if (txn.state === 'idle') {
+            txn.state = 'committing';
+            const [begin, res, commit] = await Promise.allSettled([
+              client.query('BEGIN'),
+              client.query<R>(this.statement(sql, params)),
+              client.query('COMMIT'),
+            ]);
+            return settleCommit(begin, res, commit, () => {
+              txn.state = 'done';
+            });
+          }
+          if (txn.state !== 'open') throw new InternalError('statement after the transaction ended');
+          txn.state = 'committing';
+          const [res, commit] = await Promise.allSettled([
+            client.query<R>(this.statement(sql, params)),
+            client.query('COMMIT'),
+          ]);
+          return settleCommit({ status: 'fulfilled', value: null }, res, commit, () => {
+            txn.state = 'done';
+          });
+        },
+      };
+      try {
+        const out = await fn(tx);
+        if (txn.state === 'open') {
+          txn.state = 'committing';
+          await client.query('COMMIT');
+          txn.state = 'done';
+        }
+        client.removeListener('error', onError);
+        client.release();
+        return out;
+      } catch (err) {
+        const lost = broken !== null || isConnectionError(err);
+        if (!lost && txn.state !== 'idle' && txn.state !== 'done') {
+          try {
+            await client.query('ROLLBACK');
+          } catch {
+            broken = broken ?? new Error('ROLLBACK failed');
+          }
+        }
+        client.removeListener('error', onError);
+        // A connection in an unknown state is destroyed, never handed to the next caller.
+        client.release(lost || broken !== null ? true : undefined);
+        const commitSent = txn.state === 'committing' || txn.state === 'done';
+        if (lost && !commitSent && lostRetries < this.config.max && isConnectionLost(err)) {
+          lostRetries++;
+          attempt--;
+          continue;
+        }
+        if (isRetryable(err) && attempt < MAX_DEADLOCK_RETRIES) {
+          await sleep(5 + Math.floor(Math.random() * 20 * attempt));
+          continue;
+        }
+        throw this.mapError(err);
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}
+
+function settleCommit<R>(
+  begin: PromiseSettledResult<unknown>,
+  res: PromiseSettledResult<PgResult<R>>,
+  commit: PromiseSettledResult<PgResult<unknown>>,
+  done: () => void,
+): PgResult<R> {
+  if (begin.status === 'rejected') throw begin.reason;
+  if (res.status === 'rejected') {
+    // The server turned the pipelined COMMIT of the failed transaction into a ROLLBACK.
+    done();
+    throw res.reason;
+  }
+  if (commit.status === 'rejected') throw commit.reason;
+  done();
+  if (commit.value.command !== 'COMMIT') {
+    throw new InternalError(`the transaction did not commit (server answered ${commit.value.command})`);
+  }
+  return res.value;
+}

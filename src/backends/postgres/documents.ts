@@ -1,0 +1,280 @@
+// Versioned-document SQL for PostgreSQL: the compare-and-swap commit is one statement (conditional write,
+// history entry, retention, enqueued effects, event reservation), then its events pipelined with COMMIT.
+import type { DocumentBackend, DocumentWrite } from '../../core/backend.js';
+import { toIso } from '../../core/time.js';
+import type {
+  ActorKind,
+  DocumentRecord,
+  HistoryEntry,
+  JsonObject,
+  Override,
+  Provenance,
+} from '../../core/types.js';
+import { StateConflictError } from '../../errors.js';
+import type { PostgresConnection, Tx } from './connection.js';
+import {
+  RESERVATION_COLUMNS,
+  type ReservationRow,
+  reservationOf,
+  reserveEvents,
+  writeEvents,
+} from './events.js';
+import { enqueueCtes, missingBlocker, settleEnqueue, type WorkItemRow } from './work-items.js';
+
+interface DocRow {
+  kind: string;
+  id: string;
+  version: number;
+  body: JsonObject;
+  content_hash: string;
+  forked_from: { kind: string; id: string; version: number } | null;
+  created_at: number;
+  updated_at: number;
+}
+
+interface HistoryRow {
+  seq: number;
+  version: number;
+  parent_version: number;
+  noop: boolean;
+  body: JsonObject | null;
+  content_hash: string;
+  actor: string;
+  actor_kind: ActorKind;
+  provenance: Provenance | null;
+  write_id: string | null;
+  request_hash: string;
+  reason: string | null;
+  override: Override | null;
+  created_at: number;
+}
+
+function toDocument(r: DocRow): DocumentRecord {
+  return {
+    kind: r.kind,
+    id: r.id,
+    version: r.version,
+    body: r.body,
+    content_hash: r.content_hash,
+    created_at: toIso(r.created_at),
+    updated_at: toIso(r.updated_at),
+    forked_from: r.forked_from,
+  };
+}
+
+function toEntry(r: HistoryRow): HistoryEntry {
+  return {
+    seq: r.seq,
+    version: r.version,
+    parent_version: r.parent_version,
+    noop: r.noop,
+    content_hash: r.content_hash,
+    actor: r.actor,
+    actor_kind: r.actor_kind,
+    provenance: r.provenance,
+    write_id: r.write_id,
+    reason: r.reason,
+    override: r.override,
+    created_at: toIso(r.created_at),
+  };
+}
+
+const HISTORY_COLS =
+  'seq, version, parent_version, noop, body, content_hash, actor, actor_kind, provenance, write_id, request_hash, reason, override, created_at';
+const DOC_COLS = 'kind, id, version, body, content_hash, forked_from, created_at, updated_at';
+const LIST_COLS = 'kind, id, version, content_hash, forked_from, created_at, updated_at';
+
+/** A unique index of document_history refused a second row for one version or one write id. */
+function isHistoryDuplicate(err: unknown): boolean {
+  const e = err as { code?: unknown; constraint?: unknown };
+  return (
+    e?.code === '23505' &&
+    (e.constraint === 'document_history_write' ||
+      e.constraint === 'document_history_version' ||
+      e.constraint === 'document_history_pkey')
+  );
+}
+
+export function createDocumentBackend(conn: PostgresConnection, notify: boolean): DocumentBackend {
+  const t = conn.names;
+
+  async function currentVersion(run: Pick<Tx, 'query'>, kind: string, id: string): Promise<number> {
+    const res = await run.query<{ version: number }>(
+      `SELECT version FROM ${t.documents} WHERE instance = $1 AND kind = $2 AND id = $3`,
+      [conn.instance, kind, id],
+    );
+    return res.rows[0]?.version ?? 0;
+  }
+
+  function conflict(w: DocumentWrite, actual: number): StateConflictError {
+    return new StateConflictError(
+      `${w.kind}/${w.id} is at version ${actual}, not ${w.expected_version}: read it again and retry`,
+      { kind: w.kind, id: w.id, expected: w.expected_version, actual },
+    );
+  }
+
+  async function commitTx(tx: Tx, w: DocumentWrite): Promise<HistoryEntry> {
+    const p = conn.params();
+    const kind = p.add(w.kind);
+    const id = p.add(w.id);
+    const expected = p.add(w.expected_version);
+    const now = p.add(w.now);
+    const where = `instance = $1 AND kind = ${kind} AND id = ${id}`;
+    // Sent once, used by the document row and its history entry (a no-op's entry keeps no body).
+    const body = w.noop ? 'NULL' : p.add(JSON.stringify(w.body));
+    const hash = p.add(w.content_hash);
+    let cas: string;
+    if (w.noop) {
+      // Nothing changes but the history seq; the row lock and the version test still serialize it.
+      cas = `UPDATE ${t.documents} SET last_seq = last_seq + 1 WHERE ${where} AND version = ${expected}
+        RETURNING version, last_seq`;
+    } else if (w.expected_version === 0) {
+      cas = `INSERT INTO ${t.documents}
+          (instance, kind, id, version, body, content_hash, forked_from, last_seq, created_at, updated_at)
+        VALUES ($1, ${kind}, ${id}, 1, ${body}::jsonb, ${hash},
+          ${p.add(w.forked_from && JSON.stringify(w.forked_from))}::jsonb, 1, ${now}, ${now})
+        ON CONFLICT (instance, kind, id) DO NOTHING
+        RETURNING version, last_seq`;
+    } else {
+      cas = `UPDATE ${t.documents} SET version = version + 1, body = ${body}::jsonb,
+          content_hash = ${hash}, updated_at = ${now}, last_seq = last_seq + 1
+        WHERE ${where} AND version = ${expected}
+        RETURNING version, last_seq`;
+    }
+    const ctes = [
+      `_cas AS (${cas})`,
+      `_hist AS (
+        INSERT INTO ${t.document_history} (instance, kind, id, ${HISTORY_COLS})
+        SELECT $1, ${kind}, ${id}, c.last_seq, c.version, ${expected}, ${p.add(w.noop)},
+          ${body}::jsonb, ${hash}, ${p.add(w.actor)},
+          ${p.add(w.actor_kind)}, ${p.add(w.provenance && JSON.stringify(w.provenance))}::jsonb,
+          ${p.add(w.write_id)}, ${p.add(w.request_hash)}, ${p.add(w.reason)},
+          ${p.add(w.override && JSON.stringify(w.override))}::jsonb, ${now}
+        FROM _cas AS c
+        RETURNING ${HISTORY_COLS})`,
+    ];
+    if (w.keep_versions !== null && !w.noop) {
+      // Retention in the same statement; the newest version (this commit) is never removed.
+      ctes.push(`_prune AS (
+        DELETE FROM ${t.document_history} AS h USING _cas AS c
+        WHERE h.instance = $1 AND h.kind = ${kind} AND h.id = ${id}
+          AND h.version <= c.version - GREATEST(1, ${p.add(w.keep_versions)}::int))`);
+    }
+    const streams = p.add(w.events.map((e) => e.stream));
+    let want = `SELECT s AS stream, 1 AS n FROM unnest(${streams}::text[]) AS s CROSS JOIN _cas`;
+    if (w.enqueue.length > 0) {
+      ctes.push(enqueueCtes(t, p, w.enqueue, 'EXISTS (SELECT 1 FROM _cas)'));
+      want = `SELECT 'work_item:' || id AS stream, 1 AS n FROM _ins UNION ALL ${want}`;
+    }
+    ctes.push(reserveEvents(t, want));
+    const effects =
+      w.enqueue.length > 0
+        ? '(SELECT json_agg(i) FROM _ins AS i) AS created, (SELECT dep FROM _missing) AS missing'
+        : 'NULL::json AS created, NULL::text AS missing';
+    const res = await tx.query<
+      ReservationRow & { hist: HistoryRow | null; created: WorkItemRow[] | null; missing: string | null }
+    >(
+      `WITH ${ctes.join(',\n')}
+       SELECT (SELECT row_to_json(h) FROM _hist AS h) AS hist, ${effects}, ${RESERVATION_COLUMNS}`,
+      p.values,
+    );
+    const row = res.rows[0];
+    // A new statement sees the version that beat us, even one committed while we waited for its row lock.
+    if (!row?.hist) throw conflict(w, await currentVersion(tx, w.kind, w.id));
+    if (row.missing) throw missingBlocker(row.missing);
+    const enqueued =
+      w.enqueue.length > 0 ? (await settleEnqueue(tx, conn, w.enqueue, row.created ?? [])).events : [];
+    await writeEvents(tx, conn, reservationOf(row), [...enqueued, ...w.events], { commit: true, notify });
+    return toEntry(row.hist);
+  }
+
+  return {
+    async get(kind, id) {
+      const res = await conn.query<DocRow>(
+        `SELECT ${DOC_COLS} FROM ${t.documents} WHERE instance = $1 AND kind = $2 AND id = $3`,
+        [conn.instance, kind, id],
+      );
+      const row = res.rows[0];
+      return row ? toDocument(row) : null;
+    },
+
+    async getVersion(kind, id, version) {
+      const res = await conn.query<{ h: HistoryRow | null; latest: number | null }>(
+        `SELECT (SELECT row_to_json(x) FROM (
+                   SELECT ${HISTORY_COLS} FROM ${t.document_history}
+                   WHERE instance = $1 AND kind = $2 AND id = $3 AND version = $4 AND NOT noop) AS x) AS h,
+                (SELECT version FROM ${t.documents} WHERE instance = $1 AND kind = $2 AND id = $3) AS latest`,
+        [conn.instance, kind, id, version],
+      );
+      const row = res.rows[0];
+      if (row?.h) return { body: row.h.body as JsonObject, entry: toEntry(row.h) };
+      const latest = row?.latest ?? 0;
+      return version >= 1 && version < latest ? 'pruned' : null;
+    },
+
+    async findWrite(kind, id, writeId) {
+      const res = await conn.query<HistoryRow>(
+        `SELECT ${HISTORY_COLS} FROM ${t.document_history}
+         WHERE instance = $1 AND kind = $2 AND id = $3 AND write_id = $4`,
+        [conn.instance, kind, id, writeId],
+      );
+      const r = res.rows[0];
+      return r ? { entry: toEntry(r), body: r.body, request_hash: r.request_hash } : null;
+    },
+
+    async commit(w) {
+      try {
+        return await conn.transaction((tx) => commitTx(tx, w));
+      } catch (err) {
+        if (!isHistoryDuplicate(err)) throw err;
+        // A concurrent commit with the same write id (or version) won the unique index.
+        const actual = await currentVersion(conn, w.kind, w.id);
+        throw new StateConflictError(
+          w.write_id === null
+            ? `${w.kind}/${w.id} is at version ${actual}, not ${w.expected_version}: read it again and retry`
+            : `write_id ${w.write_id} was already used for a change to ${w.kind}/${w.id}`,
+          { kind: w.kind, id: w.id, write_id: w.write_id, expected: w.expected_version, actual },
+        );
+      }
+    },
+
+    async history(kind, id, q) {
+      const after = q.reverse && q.afterSeq === 0 ? 2_147_483_647 : q.afterSeq;
+      const res = await conn.query<HistoryRow>(
+        `SELECT ${HISTORY_COLS} FROM ${t.document_history}
+         WHERE instance = $1 AND kind = $2 AND id = $3 AND seq ${q.reverse ? '<' : '>'} $4
+         ORDER BY seq ${q.reverse ? 'DESC' : 'ASC'} LIMIT $5`,
+        [conn.instance, kind, id, after, q.limit],
+      );
+      return res.rows.map(toEntry);
+    },
+
+    async list(kind, limit) {
+      const res =
+        kind === null
+          ? await conn.query<Omit<DocRow, 'body'>>(
+              `SELECT ${LIST_COLS} FROM ${t.documents} WHERE instance = $1 ORDER BY kind, id LIMIT $2`,
+              [conn.instance, limit],
+            )
+          : await conn.query<Omit<DocRow, 'body'>>(
+              `SELECT ${LIST_COLS} FROM ${t.documents} WHERE instance = $1 AND kind = $2 ORDER BY id LIMIT $3`,
+              [conn.instance, kind, limit],
+            );
+      return res.rows.map((r) => {
+        const { body: _body, ...rest } = toDocument({ ...r, body: {} });
+        return rest;
+      });
+    },
+
+    async prune(kind, id, keep) {
+      const res = await conn.query(
+        `DELETE FROM ${t.document_history} AS h USING ${t.documents} AS d
+         WHERE h.instance = $1 AND h.kind = $2 AND h.id = $3
+           AND d.instance = $1 AND d.kind = $2 AND d.id = $3
+           AND h.version <= d.version - GREATEST(1, $4::int)`,
+        [conn.instance, kind, id, keep],
+      );
+      return res.rowCount ?? 0;
+    },
+  };
+}

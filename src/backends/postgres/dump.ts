@@ -1,0 +1,193 @@
+// Portable dump and load for PostgreSQL: every row of one instance verbatim (event data text and hashes
+// untouched), loaded in one transaction with the event head, stream counters and history seqs rebuilt.
+import type {
+  DocumentRowDump,
+  DumpRecord,
+  HistoryRowDump,
+  StoredEvent,
+  WorkItemRowDump,
+} from '../../core/backend.js';
+import { GENESIS_HASH } from '../../core/hash.js';
+import { InvalidInputError } from '../../errors.js';
+import type { PostgresConnection, Tx } from './connection.js';
+
+const PAGE = 5000;
+/** Rows, and JSON characters, per INSERT statement when loading (PostgreSQL caps a value at 1 GB). */
+const CHUNK_ROWS = 2000;
+const CHUNK_CHARS = 32 * 1024 * 1024;
+
+const ITEM_COLS =
+  'id, title, kind, status, priority, payload, notes, result, error, attempts, max_attempts, lease_owner, lease_expires_at, claimed_at, blocked_by, not_before, idempotency_key, created_at, updated_at, resolved_at';
+const EVENT_COLS =
+  'position, stream, stream_seq, type, data::text AS data, actor, correlation_id, causation_id, work_item_id, created_at, prev_hash, hash';
+const DOC_COLS = 'kind, id, version, body, content_hash, forked_from, created_at, updated_at';
+const HISTORY_COLS =
+  'kind, id, seq, version, parent_version, noop, body, content_hash, actor, actor_kind, provenance, write_id, request_hash, reason, override, created_at';
+
+export async function* dumpRows(conn: PostgresConnection): AsyncIterable<DumpRecord> {
+  const t = conn.names;
+  let after = '';
+  for (;;) {
+    const res = await conn.query<WorkItemRowDump>(
+      `SELECT ${ITEM_COLS} FROM ${t.work_items} WHERE instance = $1 AND id > $2 ORDER BY id LIMIT $3`,
+      [conn.instance, after, PAGE],
+    );
+    for (const row of res.rows) yield { t: 'work_item', row };
+    if (res.rows.length < PAGE) break;
+    after = res.rows[res.rows.length - 1]!.id;
+  }
+  let position = 0;
+  for (;;) {
+    const res = await conn.query<StoredEvent>(
+      `SELECT ${EVENT_COLS} FROM ${t.events} WHERE instance = $1 AND position > $2 ORDER BY position LIMIT $3`,
+      [conn.instance, position, PAGE],
+    );
+    for (const row of res.rows) yield { t: 'event', row };
+    if (res.rows.length < PAGE) break;
+    position = res.rows[res.rows.length - 1]!.position;
+  }
+  const docs = await conn.query<DocumentRowDump>(
+    `SELECT ${DOC_COLS} FROM ${t.documents} WHERE instance = $1 ORDER BY kind, id`,
+    [conn.instance],
+  );
+  for (const row of docs.rows) {
+    yield { t: 'document', row };
+    const history = await conn.query<HistoryRowDump>(
+      `SELECT ${HISTORY_COLS} FROM ${t.document_history} WHERE instance = $1 AND kind = $2 AND id = $3 ORDER BY seq`,
+      [conn.instance, row.kind, row.id],
+    );
+    for (const h of history.rows) yield { t: 'history', row: h };
+  }
+}
+
+const text = (v: unknown) => (v === null || v === undefined ? null : JSON.stringify(v));
+
+async function insertChunks<T>(
+  tx: Tx,
+  conn: PostgresConnection,
+  rows: T[],
+  sql: string,
+  encode: (row: T) => Record<string, unknown>,
+): Promise<void> {
+  let batch: string[] = [];
+  let chars = 0;
+  const flush = async () => {
+    if (batch.length === 0) return;
+    await tx.query(sql, [conn.instance, `[${batch.join(',')}]`]);
+    batch = [];
+    chars = 0;
+  };
+  for (const row of rows) {
+    const json = JSON.stringify(encode(row));
+    if (batch.length >= CHUNK_ROWS || (batch.length > 0 && chars + json.length > CHUNK_CHARS)) await flush();
+    batch.push(json);
+    chars += json.length;
+  }
+  await flush();
+}
+
+/** Loads dump records verbatim into an empty instance, in one transaction. */
+export async function loadRows(conn: PostgresConnection, records: DumpRecord[]): Promise<void> {
+  const t = conn.names;
+  const items: WorkItemRowDump[] = [];
+  const events: StoredEvent[] = [];
+  const docs: DocumentRowDump[] = [];
+  const history: HistoryRowDump[] = [];
+  for (const r of records) {
+    if (r.t === 'work_item') items.push(r.row);
+    else if (r.t === 'event') events.push(r.row);
+    else if (r.t === 'document') docs.push(r.row);
+    else history.push(r.row);
+  }
+  await conn.transaction(async (tx) => {
+    // The event head first: writers of this instance wait until the load commits (or rolls back).
+    await tx.query(
+      `INSERT INTO ${t.event_heads} AS h (instance, position, hash) VALUES ($1, 0, '${GENESIS_HASH}')
+       ON CONFLICT (instance) DO UPDATE SET position = h.position`,
+      [conn.instance],
+    );
+    const used = await tx.query<{ n: number }>(
+      `SELECT (SELECT count(*) FROM ${t.work_items} WHERE instance = $1)
+            + (SELECT count(*) FROM ${t.events} WHERE instance = $1)
+            + (SELECT count(*) FROM ${t.documents} WHERE instance = $1) AS n`,
+      [conn.instance],
+    );
+    if ((used.rows[0]?.n ?? 0) > 0) {
+      throw new InvalidInputError('the target instance is not empty: import only into a new instance');
+    }
+    await insertChunks(
+      tx,
+      conn,
+      items,
+      `INSERT INTO ${t.work_items} (instance, ${ITEM_COLS})
+       SELECT $1, id, title, kind, status, priority, payload::jsonb, notes::jsonb, result::jsonb, error, attempts,
+         max_attempts, lease_owner, lease_expires_at, claimed_at, blocked_by, not_before, idempotency_key,
+         created_at, updated_at, resolved_at
+       FROM json_to_recordset($2::json) AS x(id text, title text, kind text, status text, priority int,
+         payload text, notes text, result text, error text, attempts int, max_attempts int, lease_owner text,
+         lease_expires_at bigint, claimed_at bigint, blocked_by text[], not_before bigint, idempotency_key text,
+         created_at bigint, updated_at bigint, resolved_at bigint)`,
+      (w) => ({
+        ...w,
+        payload: JSON.stringify(w.payload ?? null),
+        notes: JSON.stringify(w.notes ?? {}),
+        result: JSON.stringify(w.result ?? null),
+      }),
+    );
+    // data goes in as the exact text it was hashed with (json, unlike jsonb, keeps it byte for byte).
+    await insertChunks(
+      tx,
+      conn,
+      events,
+      `INSERT INTO ${t.events} (instance, position, stream, stream_seq, type, data, actor, correlation_id,
+         causation_id, work_item_id, created_at, prev_hash, hash)
+       SELECT $1, position, stream, stream_seq, type, data::json, actor, correlation_id, causation_id,
+         work_item_id, created_at, prev_hash, hash
+       FROM json_to_recordset($2::json) AS x(position bigint, stream text, stream_seq bigint, type text,
+         data text, actor text, correlation_id text, causation_id text, work_item_id text, created_at bigint,
+         prev_hash text, hash text)`,
+      (e) => ({ ...e }),
+    );
+    await insertChunks(
+      tx,
+      conn,
+      docs,
+      `INSERT INTO ${t.documents} (instance, ${DOC_COLS}, last_seq)
+       SELECT $1, kind, id, version, body::jsonb, content_hash, forked_from::jsonb, created_at, updated_at, 0
+       FROM json_to_recordset($2::json) AS x(kind text, id text, version int, body text, content_hash text,
+         forked_from text, created_at bigint, updated_at bigint)`,
+      (d) => ({ ...d, body: text(d.body), forked_from: text(d.forked_from) }),
+    );
+    await insertChunks(
+      tx,
+      conn,
+      history,
+      `INSERT INTO ${t.document_history} (instance, ${HISTORY_COLS})
+       SELECT $1, kind, id, seq, version, parent_version, noop, body::jsonb, content_hash, actor, actor_kind,
+         provenance::jsonb, write_id, request_hash, reason, override::jsonb, created_at
+       FROM json_to_recordset($2::json) AS x(kind text, id text, seq int, version int, parent_version int,
+         noop boolean, body text, content_hash text, actor text, actor_kind text, provenance text, write_id text,
+         request_hash text, reason text, override text, created_at bigint)`,
+      (h) => ({ ...h, body: text(h.body), provenance: text(h.provenance), override: text(h.override) }),
+    );
+    // What the writers keep next to the rows: history seqs, stream counters and the chain's head.
+    await tx.query(
+      `UPDATE ${t.documents} AS d SET last_seq = COALESCE((
+         SELECT max(h.seq) FROM ${t.document_history} AS h
+         WHERE h.instance = $1 AND h.kind = d.kind AND h.id = d.id), 0)
+       WHERE d.instance = $1`,
+      [conn.instance],
+    );
+    await tx.query(
+      `INSERT INTO ${t.event_streams} (instance, stream, seq)
+       SELECT $1, stream, max(stream_seq) FROM ${t.events} WHERE instance = $1 GROUP BY stream`,
+      [conn.instance],
+    );
+    const last = events[events.length - 1];
+    await tx.queryAndCommit(`UPDATE ${t.event_heads} SET position = $2, hash = $3 WHERE instance = $1`, [
+      conn.instance,
+      last?.position ?? 0,
+      last?.hash ?? GENESIS_HASH,
+    ]);
+  });
+}

@@ -1,0 +1,603 @@
+// Work-item SQL for PostgreSQL: every transition is one conditional statement that also reserves its event
+// positions, then the hash-chained events pipelined with COMMIT; claims skip rows other claimers hold.
+import type { ClaimQuery, LeaseQuery, NewEvent, NewWorkItem, WorkItemBackend } from '../../core/backend.js';
+import { toIso } from '../../core/time.js';
+import type { Json, JsonObject, StatusCounts, WorkItem, WorkItemStatus } from '../../core/types.js';
+import { WORK_ITEM_STATUSES } from '../../core/types.js';
+import {
+  explainLeaseFailure,
+  explainStatusFailure,
+  isRepeatedResolve,
+  isTerminal,
+  workItemEvent,
+} from '../../core/work-rules.js';
+import { InternalError, InvalidInputError } from '../../errors.js';
+import type { Names, Params, PostgresConnection, Tx } from './connection.js';
+import {
+  RESERVATION_COLUMNS,
+  type Reservation,
+  type ReservationRow,
+  reservationOf,
+  reserveEvents,
+  writeEvents,
+} from './events.js';
+
+export interface WorkItemRow {
+  id: string;
+  title: string;
+  kind: string | null;
+  status: WorkItemStatus;
+  priority: number;
+  payload: Json;
+  notes: JsonObject;
+  result: Json;
+  error: string | null;
+  attempts: number;
+  max_attempts: number;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  claimed_at: number | null;
+  blocked_by: string[];
+  not_before: number | null;
+  idempotency_key: string | null;
+  created_at: number;
+  updated_at: number;
+  resolved_at: number | null;
+}
+
+/** A row as selected, or as nested JSON (row_to_json), both with numbers for bigint columns. */
+export function toWorkItem(r: WorkItemRow): WorkItem {
+  return {
+    id: r.id,
+    title: r.title,
+    kind: r.kind,
+    status: r.status,
+    priority: r.priority,
+    payload: r.payload,
+    notes: r.notes,
+    result: r.result,
+    error: r.error,
+    attempts: r.attempts,
+    max_attempts: r.max_attempts,
+    lease_owner: r.lease_owner,
+    lease_expires_at: toIso(r.lease_expires_at),
+    claimed_at: toIso(r.claimed_at),
+    blocked_by: r.blocked_by,
+    not_before: toIso(r.not_before),
+    idempotency_key: r.idempotency_key,
+    created_at: toIso(r.created_at),
+    updated_at: toIso(r.updated_at),
+    resolved_at: toIso(r.resolved_at),
+  };
+}
+
+/** Claim order: highest priority first, then oldest. */
+function claimOrder(a: WorkItem, b: WorkItem): number {
+  return b.priority - a.priority || a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id);
+}
+
+const ORDER = 'ORDER BY w.priority DESC, w.created_at, w.id';
+
+// Named columns, not *: a prepared statement whose result columns change (a later migration adding one)
+// fails on connections that prepared it before.
+const COLS =
+  'id, title, kind, status, priority, payload, notes, result, error, attempts, max_attempts, lease_owner, lease_expires_at, claimed_at, blocked_by, not_before, idempotency_key, created_at, updated_at, resolved_at';
+const W_COLS = COLS.split(', ')
+  .map((c) => `w.${c}`)
+  .join(', ');
+
+/** Due, and every blocker done (the status test is left to the caller). */
+function dueAndUnblocked(t: Names, now: string): string {
+  return `(w.not_before IS NULL OR w.not_before <= ${now})
+    AND (cardinality(w.blocked_by) = 0 OR NOT EXISTS (
+      SELECT 1 FROM unnest(w.blocked_by) AS b(id)
+      WHERE NOT EXISTS (
+        SELECT 1 FROM ${t.work_items} AS d WHERE d.instance = $1 AND d.id = b.id AND d.status = 'done')))`;
+}
+
+/** A pending item is ready when its not_before has passed and every blocker is done. */
+function ready(t: Names, now: string): string {
+  return `w.status = 'pending' AND ${dueAndUnblocked(t, now)}`;
+}
+
+/** The enqueued event of a created item (same data as every backend). */
+function enqueuedEvent(item: WorkItem, actor: string | null, now: number): NewEvent {
+  const data: JsonObject = { title: item.title, priority: item.priority };
+  if (item.kind !== null) data.kind = item.kind;
+  if (item.blocked_by.length > 0) data.blocked_by = item.blocked_by;
+  if (item.idempotency_key !== null) data.idempotency_key = item.idempotency_key;
+  if (item.status !== 'pending') data.status = item.status;
+  return workItemEvent('work_item_enqueued', item, data, actor, now);
+}
+
+/**
+ * CTEs inserting `items` in one statement while `guard` holds: `_missing` names the first blocker that is
+ * no item of this instance (then nothing is inserted), `_ins` returns the rows created. An existing
+ * idempotency key inserts nothing (ON CONFLICT DO NOTHING on the unique index), never a duplicate.
+ */
+export function enqueueCtes(t: Names, p: Params, items: NewWorkItem[], guard: string): string {
+  const batch = p.add(
+    JSON.stringify(
+      items.map((n, ord) => ({
+        ord,
+        id: n.id,
+        title: n.title,
+        kind: n.kind,
+        status: n.status,
+        priority: n.priority,
+        payload: JSON.stringify(n.payload ?? null),
+        blocked_by: n.blocked_by,
+        not_before: n.not_before,
+        max_attempts: n.max_attempts,
+        idempotency_key: n.idempotency_key,
+        created_at: n.created_at,
+      })),
+    ),
+  );
+  return `_in AS (
+    SELECT * FROM json_to_recordset(${batch}::json) AS x(ord int, id text, title text, kind text, status text,
+      priority int, payload text, blocked_by text[], not_before bigint, max_attempts int, idempotency_key text,
+      created_at bigint)),
+  _missing AS (
+    SELECT b.dep FROM _in AS x CROSS JOIN LATERAL unnest(x.blocked_by) WITH ORDINALITY AS b(dep, k)
+    WHERE NOT EXISTS (SELECT 1 FROM ${t.work_items} AS w WHERE w.instance = $1 AND w.id = b.dep)
+      AND NOT EXISTS (SELECT 1 FROM _in AS y WHERE y.id = b.dep AND y.ord < x.ord)
+    ORDER BY x.ord, b.k LIMIT 1),
+  _ins AS (
+    INSERT INTO ${t.work_items} (instance, id, title, kind, status, priority, payload, blocked_by, not_before,
+      max_attempts, idempotency_key, created_at, updated_at)
+    SELECT $1, x.id, x.title, x.kind, x.status, x.priority, x.payload::jsonb, x.blocked_by, x.not_before,
+      x.max_attempts, x.idempotency_key, x.created_at, x.created_at
+    FROM _in AS x WHERE NOT EXISTS (SELECT 1 FROM _missing) AND ${guard}
+    ORDER BY x.ord
+    ON CONFLICT (instance, idempotency_key) DO NOTHING
+    RETURNING *)`;
+}
+
+export function missingBlocker(dep: string): InvalidInputError {
+  return new InvalidInputError(`blocked_by names ${dep}, which is not a work item of this instance`, {
+    field: 'blocked_by',
+    id: dep,
+  });
+}
+
+/**
+ * After `enqueueCtes` ran: the result per input item (an existing idempotency key yields the existing item,
+ * created=false) and the enqueued events of the created ones, in input order.
+ */
+export async function settleEnqueue(
+  tx: Tx,
+  conn: PostgresConnection,
+  items: NewWorkItem[],
+  created: WorkItemRow[],
+): Promise<{ out: Array<{ item: WorkItem; created: boolean }>; events: NewEvent[] }> {
+  const byId = new Map(created.map((r) => [r.id, r]));
+  const keys = items.filter((n) => !byId.has(n.id)).map((n) => n.idempotency_key);
+  const byKey = new Map<string, WorkItemRow>();
+  if (keys.length > 0) {
+    // A new statement: it sees rows that concurrent enqueues committed after the insert's snapshot.
+    const res = await tx.query<WorkItemRow>(
+      `SELECT ${COLS} FROM ${conn.names.work_items} WHERE instance = $1 AND idempotency_key = ANY($2::text[])`,
+      [conn.instance, keys],
+    );
+    for (const r of res.rows) if (r.idempotency_key !== null) byKey.set(r.idempotency_key, r);
+  }
+  const out: Array<{ item: WorkItem; created: boolean }> = [];
+  const events: NewEvent[] = [];
+  for (const n of items) {
+    const row = byId.get(n.id);
+    if (row) {
+      const item = toWorkItem(row);
+      out.push({ item, created: true });
+      events.push(enqueuedEvent(item, n.actor, n.created_at));
+      continue;
+    }
+    const existing = n.idempotency_key === null ? undefined : byKey.get(n.idempotency_key);
+    if (!existing) throw new InternalError(`work item ${n.id} was neither inserted nor found by its key`);
+    out.push({ item: toWorkItem(existing), created: false });
+  }
+  return { out, events };
+}
+
+interface ReclaimClaimRow extends WorkItemRow {
+  _reclaimed: boolean;
+  _claimed: boolean;
+  _previous_owner: string | null;
+}
+
+export function createWorkItemBackend(conn: PostgresConnection, notify: boolean): WorkItemBackend {
+  const t = conn.names;
+
+  const getItem = async (
+    run: Pick<Tx, 'query'> | PostgresConnection,
+    id: string,
+  ): Promise<WorkItem | null> => {
+    const res = await run.query<WorkItemRow>(
+      `SELECT ${COLS} FROM ${t.work_items} WHERE instance = $1 AND id = $2`,
+      [conn.instance, id],
+    );
+    const row = res.rows[0];
+    return row ? toWorkItem(row) : null;
+  };
+
+  function leaseWhere(p: Params, q: LeaseQuery): string {
+    let sql = `instance = $1 AND id = ${p.add(q.id)} AND status = 'in_flight' AND lease_owner = ${p.add(q.worker)}
+      AND lease_expires_at > ${p.add(q.now)}`;
+    if (q.attempt !== null) sql += ` AND attempts = ${p.add(q.attempt)}`;
+    return sql;
+  }
+
+  /** Runs an UPDATE … RETURNING * of at most one row and reserves one event for it, in one statement. */
+  async function updateOne(
+    tx: Tx,
+    p: Params,
+    update: string,
+  ): Promise<{ item: WorkItem; reservation: Reservation | null } | null> {
+    const res = await tx.query<ReservationRow & { row: WorkItemRow | null }>(
+      `WITH _u AS (${update}),
+       ${reserveEvents(t, `SELECT 'work_item:' || id AS stream, 1 AS n FROM _u`)}
+       SELECT (SELECT row_to_json(u) FROM _u AS u) AS row, ${RESERVATION_COLUMNS}`,
+      p.values,
+    );
+    const row = res.rows[0];
+    return row?.row ? { item: toWorkItem(row.row), reservation: reservationOf(row) } : null;
+  }
+
+  /**
+   * One statement: expired leases go back to pending (or failed once attempts are spent) and, with
+   * `claim`, up to `limit` ready items (reclaimed ones included) go in flight under the new lease, each row
+   * updated once. Rows other transactions hold are skipped (SKIP LOCKED), and the candidates are picked in
+   * a MATERIALIZED CTE so the LIMIT is applied once, not re-evaluated by the planner per row.
+   */
+  async function reclaimAndClaim(
+    tx: Tx,
+    now: number,
+    actor: string | null,
+    claim: ClaimQuery | null,
+    /** Reserve the events' positions in this statement (false: the caller reserves them later). */
+    reserve = true,
+  ): Promise<{
+    reclaimed: WorkItem[];
+    claimed: WorkItem[];
+    events: NewEvent[];
+    reservation: Reservation | null;
+  }> {
+    const p = conn.params();
+    const nowP = p.add(now);
+    let readySql = 'SELECT NULL::text AS id, 0 AS priority, 0::bigint AS created_at WHERE false';
+    let picked = 'SELECT NULL::text AS id WHERE false';
+    let owner = 'NULL::text';
+    let expires = 'NULL::bigint';
+    if (claim) {
+      owner = `${p.add(claim.worker)}::text`;
+      expires = `${p.add(now + claim.lease_ms)}::bigint`;
+      let filter = '';
+      if (claim.kind !== null) filter += ` AND w.kind = ${p.add(claim.kind)}`;
+      if (claim.id !== null) filter += ` AND w.id = ${p.add(claim.id)}`;
+      const limit = p.add(claim.limit);
+      // Ready pending items come off the partial index in claim order; reclaimed ones join them.
+      readySql = `SELECT w.id, w.priority, w.created_at FROM ${t.work_items} AS w
+        WHERE w.instance = $1 AND ${ready(t, nowP)}${filter}
+        ${ORDER} LIMIT ${limit} FOR UPDATE SKIP LOCKED`;
+      picked = `SELECT c.id FROM (
+          SELECT id, priority, created_at FROM _ready
+          UNION ALL
+          SELECT w.id, w.priority, w.created_at FROM ${t.work_items} AS w JOIN _expired AS e ON e.id = w.id
+           WHERE w.instance = $1 AND NOT e.spent AND ${dueAndUnblocked(t, nowP)}${filter}
+        ) AS c ORDER BY c.priority DESC, c.created_at, c.id LIMIT ${limit}`;
+    }
+    const sql = `WITH _expired AS MATERIALIZED (
+        SELECT id, lease_owner AS previous_owner, attempts >= max_attempts AS spent FROM ${t.work_items}
+        WHERE instance = $1 AND status = 'in_flight' AND lease_expires_at <= ${nowP}
+        FOR UPDATE SKIP LOCKED),
+      _ready AS MATERIALIZED (${readySql}),
+      _picked AS MATERIALIZED (${picked}),
+      _upd AS (
+        UPDATE ${t.work_items} AS w SET
+          status = CASE WHEN x.claimed THEN 'in_flight' WHEN x.spent THEN 'failed' ELSE 'pending' END,
+          error = CASE WHEN x.spent
+            THEN 'lease expired on attempt ' || w.attempts || ' of ' || w.max_attempts ELSE w.error END,
+          resolved_at = CASE WHEN x.spent THEN ${nowP} WHEN x.reclaimed THEN NULL ELSE w.resolved_at END,
+          lease_owner = CASE WHEN x.claimed THEN ${owner} ELSE NULL END,
+          lease_expires_at = CASE WHEN x.claimed THEN ${expires} ELSE NULL END,
+          claimed_at = CASE WHEN x.claimed THEN ${nowP} ELSE w.claimed_at END,
+          attempts = w.attempts + CASE WHEN x.claimed THEN 1 ELSE 0 END,
+          updated_at = ${nowP}
+        FROM (
+          SELECT COALESCE(e.id, k.id) AS id, e.id IS NOT NULL AS reclaimed, COALESCE(e.spent, false) AS spent,
+            e.previous_owner, k.id IS NOT NULL AS claimed
+          FROM _expired AS e FULL JOIN _picked AS k ON k.id = e.id) AS x
+        WHERE w.instance = $1 AND w.id = x.id
+        RETURNING w.*, x.reclaimed AS _reclaimed, x.claimed AS _claimed, x.previous_owner AS _previous_owner),
+      ${reserveEvents(
+        t,
+        reserve
+          ? `SELECT 'work_item:' || id AS stream, _reclaimed::int + _claimed::int AS n FROM _upd`
+          : 'SELECT NULL::text AS stream, 0 AS n WHERE false',
+      )}
+      SELECT (SELECT json_agg(u) FROM _upd AS u) AS rows, ${RESERVATION_COLUMNS}`;
+    const res = await tx.query<ReservationRow & { rows: ReclaimClaimRow[] | null }>(sql, p.values);
+    const row = res.rows[0];
+    const rows = row?.rows ?? [];
+    const reclaimedRows = rows
+      .filter((r) => r._reclaimed)
+      .map((r) => ({ r, item: toWorkItem(r) }))
+      .sort((a, b) => claimOrder(a.item, b.item));
+    const claimed = rows
+      .filter((r) => r._claimed)
+      .map(toWorkItem)
+      .sort(claimOrder);
+    const events: NewEvent[] = reclaimedRows.map(({ r, item }) =>
+      workItemEvent(
+        'work_item_reclaimed',
+        item,
+        {
+          previous_owner: r._previous_owner,
+          // An item reclaimed and claimed again in this statement was, in between, pending on its old attempt.
+          attempt: r._claimed ? item.attempts - 1 : item.attempts,
+          status: r._claimed ? 'pending' : item.status,
+          error: item.error,
+        },
+        actor,
+        now,
+      ),
+    );
+    if (claim) {
+      for (const item of claimed) {
+        events.push(
+          workItemEvent(
+            'work_item_claimed',
+            item,
+            { worker: claim.worker, attempt: item.attempts, lease_expires_at: item.lease_expires_at },
+            claim.worker,
+            now,
+          ),
+        );
+      }
+    }
+    return {
+      reclaimed: reclaimedRows.map((x) => x.item),
+      claimed,
+      events,
+      reservation: reservationOf(row),
+    };
+  }
+
+  async function setStatusTx(tx: Tx, q: Parameters<WorkItemBackend['setStatus']>[0]): Promise<WorkItem> {
+    const p = conn.params();
+    const now = p.add(q.now);
+    const hit = await updateOne(
+      tx,
+      p,
+      `UPDATE ${t.work_items} SET status = ${p.add(q.to)}, result = ${p.add(JSON.stringify(q.result ?? null))}::jsonb,
+         error = ${p.add(q.error)}, lease_expires_at = NULL, resolved_at = ${p.add(isTerminal(q.to) ? q.now : null)}::bigint,
+         updated_at = ${now}
+       WHERE instance = $1 AND id = ${p.add(q.id)} AND status = ANY(${p.add(q.from)}::text[]) RETURNING *`,
+    );
+    if (!hit) explainStatusFailure(await getItem(tx, q.id), q.id, q.to);
+    const { item, reservation } = hit;
+    const data: JsonObject = { status: item.status };
+    if (q.error !== null) data.error = q.error;
+    if (q.result !== null && q.result !== undefined) data.result = q.result;
+    await writeEvents(tx, conn, reservation, [workItemEvent(q.event, item, data, q.actor, q.now)], {
+      commit: true,
+      notify,
+    });
+    return item;
+  }
+
+  return {
+    async enqueue(items) {
+      if (items.length === 0) return [];
+      return conn.transaction(async (tx) => {
+        const p = conn.params();
+        const res = await tx.query<
+          ReservationRow & { created: WorkItemRow[] | null; missing: string | null }
+        >(
+          `WITH ${enqueueCtes(t, p, items, 'true')},
+           ${reserveEvents(t, `SELECT 'work_item:' || id AS stream, 1 AS n FROM _ins`)}
+           SELECT (SELECT json_agg(i) FROM _ins AS i) AS created, (SELECT dep FROM _missing) AS missing,
+             ${RESERVATION_COLUMNS}`,
+          p.values,
+        );
+        const row = res.rows[0];
+        if (row?.missing) throw missingBlocker(row.missing);
+        const { out, events } = await settleEnqueue(tx, conn, items, row?.created ?? []);
+        await writeEvents(tx, conn, reservationOf(row), events, { commit: true, notify });
+        return out;
+      });
+    },
+
+    async claim(q: ClaimQuery) {
+      return conn.transaction(async (tx) => {
+        const r = await reclaimAndClaim(tx, q.now, q.worker, q);
+        await writeEvents(tx, conn, r.reservation, r.events, { commit: true, notify });
+        return r.claimed;
+      });
+    },
+
+    async heartbeat(q) {
+      const p = conn.params();
+      const expires = p.add(q.now + q.lease_ms);
+      const now = p.add(q.now);
+      const res = await conn.query<WorkItemRow>(
+        `UPDATE ${t.work_items} SET lease_expires_at = ${expires}, updated_at = ${now}
+         WHERE ${leaseWhere(p, q)} RETURNING ${COLS}`,
+        p.values,
+      );
+      const row = res.rows[0];
+      if (!row) explainLeaseFailure(await getItem(conn, q.id), q, 'heartbeat');
+      return toWorkItem(row);
+    },
+
+    async resolve(q) {
+      return conn.transaction(async (tx) => {
+        const p = conn.params();
+        const now = p.add(q.now);
+        const hit = await updateOne(
+          tx,
+          p,
+          `UPDATE ${t.work_items} SET status = ${p.add(q.status)}, result = ${p.add(JSON.stringify(q.result ?? null))}::jsonb,
+             error = ${p.add(q.error)}, lease_expires_at = NULL, resolved_at = ${now}, updated_at = ${now}
+           WHERE ${leaseWhere(p, q)} RETURNING *`,
+        );
+        if (!hit) {
+          const current = await getItem(tx, q.id);
+          if (current && isRepeatedResolve(current, q)) return current;
+          if (current?.status === 'waiting_human') {
+            return setStatusTx(tx, {
+              id: q.id,
+              from: ['waiting_human'],
+              to: q.status,
+              event: 'work_item_resolved',
+              result: q.result,
+              error: q.error,
+              actor: q.worker,
+              now: q.now,
+            });
+          }
+          explainLeaseFailure(current, q, 'resolve');
+        }
+        const { item, reservation } = hit;
+        const data: JsonObject = { status: item.status, worker: q.worker, attempt: item.attempts };
+        if (q.error !== null) data.error = q.error;
+        if (q.result !== null && q.result !== undefined) data.result = q.result;
+        if (item.claimed_at) data.duration_ms = q.now - Date.parse(item.claimed_at);
+        await writeEvents(
+          tx,
+          conn,
+          reservation,
+          [workItemEvent('work_item_resolved', item, data, q.worker, q.now)],
+          { commit: true, notify },
+        );
+        return item;
+      });
+    },
+
+    async release(q) {
+      return conn.transaction(async (tx) => {
+        const p = conn.params();
+        const hit = await updateOne(
+          tx,
+          p,
+          // The attempt number stays spent (a fencing token is never reused); max_attempts grows instead.
+          `UPDATE ${t.work_items} SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL,
+             max_attempts = max_attempts + 1, updated_at = ${p.add(q.now)}
+           WHERE ${leaseWhere(p, q)} RETURNING *`,
+        );
+        if (!hit) explainLeaseFailure(await getItem(tx, q.id), q, 'release');
+        await writeEvents(
+          tx,
+          conn,
+          hit.reservation,
+          [workItemEvent('work_item_released', hit.item, { worker: q.worker }, q.worker, q.now)],
+          { commit: true, notify },
+        );
+        return hit.item;
+      });
+    },
+
+    async annotate(q) {
+      return conn.transaction(async (tx) => {
+        const p = conn.params();
+        const notes = p.add(JSON.stringify(q.notes));
+        const now = p.add(q.now);
+        const where = q.lease ? leaseWhere(p, q.lease) : `instance = $1 AND id = ${p.add(q.id)}`;
+        // RFC 7396 merge in the UPDATE itself: concurrent annotations never lose each other's keys.
+        const hit = await updateOne(
+          tx,
+          p,
+          `UPDATE ${t.work_items} SET notes = ${t.merge_patch}(notes, ${notes}::jsonb), updated_at = ${now}
+           WHERE ${where} RETURNING *`,
+        );
+        if (!hit) {
+          if (q.lease) explainLeaseFailure(await getItem(tx, q.id), q.lease, 'annotate');
+          explainStatusFailure(null, q.id, 'pending');
+        }
+        await writeEvents(
+          tx,
+          conn,
+          hit.reservation,
+          [workItemEvent('work_item_annotated', hit.item, { notes: q.notes }, q.actor, q.now)],
+          { commit: true, notify },
+        );
+        return hit.item;
+      });
+    },
+
+    async setStatus(q) {
+      return conn.transaction((tx) => setStatusTx(tx, q));
+    },
+
+    async get(id) {
+      return getItem(conn, id);
+    },
+
+    async list(q) {
+      const p = conn.params();
+      const where: string[] = ['w.instance = $1'];
+      if (q.statuses) where.push(`w.status = ANY(${p.add(q.statuses)}::text[])`);
+      if (q.kind !== null) where.push(`w.kind = ${p.add(q.kind)}`);
+      if (q.ready !== undefined) {
+        const now = p.add(q.now);
+        where.push(q.ready ? `(${ready(t, now)})` : `w.status = 'pending' AND NOT (${ready(t, now)})`);
+      }
+      const res = await conn.query<WorkItemRow>(
+        `SELECT ${W_COLS} FROM ${t.work_items} AS w WHERE ${where.join(' AND ')} ${ORDER} LIMIT ${p.add(q.limit)}`,
+        p.values,
+      );
+      return res.rows.map(toWorkItem);
+    },
+
+    async counts() {
+      const res = await conn.query<{ status: WorkItemStatus; n: number }>(
+        `SELECT status, count(*) AS n FROM ${t.work_items} WHERE instance = $1 GROUP BY status`,
+        [conn.instance],
+      );
+      const counts = Object.fromEntries(WORK_ITEM_STATUSES.map((s) => [s, 0])) as StatusCounts;
+      for (const r of res.rows) counts[r.status] = r.n;
+      return counts;
+    },
+
+    async reclaimExpired(now, actor) {
+      return conn.transaction(async (tx) => {
+        const r = await reclaimAndClaim(tx, now, actor, null);
+        await writeEvents(tx, conn, r.reservation, r.events, { commit: true, notify });
+        return r.reclaimed;
+      });
+    },
+
+    async replayUnfinished(now, actor) {
+      return conn.transaction(async (tx) => {
+        // The reclaim reserves nothing yet: the head lock must stay the last one taken, after FOR SHARE below.
+        const r = await reclaimAndClaim(tx, now, actor, null, false);
+        // FOR SHARE: each replayed state is the newest committed one, and stays so until this commits.
+        const res = await tx.query<ReservationRow & { rows: WorkItemRow[] | null }>(
+          `WITH _un AS (
+             SELECT ${W_COLS} FROM ${t.work_items} AS w
+             WHERE w.instance = $1 AND w.status IN ('pending', 'in_flight', 'waiting_human') FOR SHARE),
+           ${reserveEvents(
+             t,
+             `SELECT s AS stream, 1 AS n FROM unnest($2::text[]) AS s
+              UNION ALL SELECT 'work_item:' || id, 1 FROM _un`,
+           )}
+           SELECT (SELECT json_agg(u) FROM _un AS u) AS rows, ${RESERVATION_COLUMNS}`,
+          [conn.instance, r.events.map((e) => e.stream)],
+        );
+        const row = res.rows[0];
+        const items = (row?.rows ?? []).map(toWorkItem).sort(claimOrder);
+        const replayed = items.map((item) =>
+          workItemEvent(
+            'work_item_replayed',
+            item,
+            { status: item.status, attempts: item.attempts, lease_owner: item.lease_owner },
+            actor,
+            now,
+          ),
+        );
+        await writeEvents(tx, conn, reservationOf(row), [...r.events, ...replayed], { commit: true, notify });
+        return items;
+      });
+    },
+  };
+}

@@ -1,0 +1,200 @@
+CREATE TABLE document_history (
+  instance text NOT NULL,
+  kind text NOT NULL,
+  id text NOT NULL,
+  seq integer NOT NULL,
+  version integer NOT NULL,
+  parent_version integer NOT NULL,
+  noop boolean NOT NULL DEFAULT false,
+  body jsonb,
+  content_hash text NOT NULL,
+  actor text NOT NULL,
+  actor_kind text NOT NULL,
+  provenance jsonb,
+  write_id text,
+  request_hash text NOT NULL,
+  reason text,
+  override jsonb,
+  created_at bigint NOT NULL
+);
+
+CREATE TABLE documents (
+  instance text NOT NULL,
+  kind text NOT NULL,
+  id text NOT NULL,
+  version integer NOT NULL,
+  body jsonb NOT NULL,
+  content_hash text NOT NULL,
+  forked_from jsonb,
+  last_seq integer NOT NULL,
+  created_at bigint NOT NULL,
+  updated_at bigint NOT NULL
+);
+
+CREATE TABLE event_heads (
+  instance text NOT NULL,
+  position bigint NOT NULL,
+  hash text NOT NULL
+);
+
+CREATE TABLE event_streams (
+  instance text NOT NULL,
+  stream text NOT NULL,
+  seq bigint NOT NULL
+);
+
+CREATE TABLE events (
+  instance text NOT NULL,
+  position bigint NOT NULL,
+  stream text NOT NULL,
+  stream_seq bigint NOT NULL,
+  type text NOT NULL,
+  data json NOT NULL DEFAULT 'null'::json,
+  actor text,
+  correlation_id text,
+  causation_id text,
+  work_item_id text,
+  created_at bigint NOT NULL,
+  prev_hash text NOT NULL,
+  hash text NOT NULL
+);
+
+CREATE TABLE schema_migrations (
+  name text NOT NULL,
+  applied_at bigint NOT NULL
+);
+
+CREATE TABLE work_items (
+  instance text NOT NULL,
+  id text NOT NULL,
+  title text NOT NULL,
+  kind text,
+  status text NOT NULL DEFAULT 'pending'::text,
+  priority integer NOT NULL DEFAULT 0,
+  payload jsonb NOT NULL DEFAULT 'null'::jsonb,
+  notes jsonb NOT NULL DEFAULT '{}'::jsonb,
+  result jsonb NOT NULL DEFAULT 'null'::jsonb,
+  error text,
+  attempts integer NOT NULL DEFAULT 0,
+  max_attempts integer NOT NULL DEFAULT 3,
+  lease_owner text,
+  lease_expires_at bigint,
+  claimed_at bigint,
+  blocked_by text[] NOT NULL DEFAULT '{}'::text[],
+  not_before bigint,
+  idempotency_key text,
+  created_at bigint NOT NULL,
+  updated_at bigint NOT NULL,
+  resolved_at bigint
+);
+
+ALTER TABLE document_history ADD CONSTRAINT document_history_actor_kind_check CHECK ((actor_kind = ANY (ARRAY['human'::text, 'model'::text, 'tool'::text, 'system'::text])));
+
+ALTER TABLE document_history ADD CONSTRAINT document_history_pkey PRIMARY KEY (instance, kind, id, seq);
+
+ALTER TABLE documents ADD CONSTRAINT documents_pkey PRIMARY KEY (instance, kind, id);
+
+ALTER TABLE documents ADD CONSTRAINT documents_version_check CHECK ((version >= 1));
+
+ALTER TABLE event_heads ADD CONSTRAINT event_heads_pkey PRIMARY KEY (instance);
+
+ALTER TABLE event_streams ADD CONSTRAINT event_streams_pkey PRIMARY KEY (instance, stream);
+
+ALTER TABLE events ADD CONSTRAINT events_instance_stream_stream_seq_key UNIQUE (instance, stream, stream_seq);
+
+ALTER TABLE events ADD CONSTRAINT events_pkey PRIMARY KEY (instance, "position");
+
+ALTER TABLE events ADD CONSTRAINT events_position_check CHECK (("position" >= 1));
+
+ALTER TABLE events ADD CONSTRAINT events_stream_seq_check CHECK ((stream_seq >= 1));
+
+ALTER TABLE schema_migrations ADD CONSTRAINT schema_migrations_pkey PRIMARY KEY (name);
+
+ALTER TABLE work_items ADD CONSTRAINT work_items_check CHECK (((status = 'in_flight'::text) = (lease_expires_at IS NOT NULL)));
+
+ALTER TABLE work_items ADD CONSTRAINT work_items_idempotency UNIQUE (instance, idempotency_key);
+
+ALTER TABLE work_items ADD CONSTRAINT work_items_max_attempts_check CHECK ((max_attempts >= 1));
+
+ALTER TABLE work_items ADD CONSTRAINT work_items_pkey PRIMARY KEY (instance, id);
+
+ALTER TABLE work_items ADD CONSTRAINT work_items_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'in_flight'::text, 'waiting_human'::text, 'done'::text, 'failed'::text, 'cancelled'::text])));
+
+CREATE UNIQUE INDEX document_history_pkey ON agentstate.document_history USING btree (instance, kind, id, seq);
+
+CREATE UNIQUE INDEX document_history_version ON agentstate.document_history USING btree (instance, kind, id, version) WHERE (NOT noop);
+
+CREATE UNIQUE INDEX document_history_write ON agentstate.document_history USING btree (instance, kind, id, write_id) WHERE (write_id IS NOT NULL);
+
+CREATE UNIQUE INDEX documents_pkey ON agentstate.documents USING btree (instance, kind, id);
+
+CREATE UNIQUE INDEX event_heads_pkey ON agentstate.event_heads USING btree (instance);
+
+CREATE UNIQUE INDEX event_streams_pkey ON agentstate.event_streams USING btree (instance, stream);
+
+CREATE UNIQUE INDEX events_instance_stream_stream_seq_key ON agentstate.events USING btree (instance, stream, stream_seq);
+
+CREATE UNIQUE INDEX events_pkey ON agentstate.events USING btree (instance, "position");
+
+CREATE INDEX events_time ON agentstate.events USING btree (instance, created_at);
+
+CREATE INDEX events_type ON agentstate.events USING btree (instance, type, "position");
+
+CREATE INDEX events_work_item ON agentstate.events USING btree (instance, work_item_id, "position") WHERE (work_item_id IS NOT NULL);
+
+CREATE UNIQUE INDEX schema_migrations_pkey ON agentstate.schema_migrations USING btree (name);
+
+CREATE UNIQUE INDEX work_items_idempotency ON agentstate.work_items USING btree (instance, idempotency_key);
+
+CREATE INDEX work_items_leases ON agentstate.work_items USING btree (instance, lease_expires_at) WHERE (status = 'in_flight'::text);
+
+CREATE UNIQUE INDEX work_items_pkey ON agentstate.work_items USING btree (instance, id);
+
+CREATE INDEX work_items_ready ON agentstate.work_items USING btree (instance, priority DESC, created_at, id) WHERE (status = 'pending'::text);
+
+CREATE INDEX work_items_status ON agentstate.work_items USING btree (instance, status, updated_at);
+
+CREATE TRIGGER document_history_no_update BEFORE UPDATE ON agentstate.document_history FOR EACH STATEMENT EXECUTE FUNCTION agentstate.refuse_change('document history is immutable: UPDATE');
+
+CREATE TRIGGER events_no_delete BEFORE DELETE ON agentstate.events FOR EACH STATEMENT EXECUTE FUNCTION agentstate.refuse_change('events are append-only: DELETE');
+
+CREATE TRIGGER events_no_truncate BEFORE TRUNCATE ON agentstate.events FOR EACH STATEMENT EXECUTE FUNCTION agentstate.refuse_change('events are append-only: TRUNCATE');
+
+CREATE TRIGGER events_no_update BEFORE UPDATE ON agentstate.events FOR EACH STATEMENT EXECUTE FUNCTION agentstate.refuse_change('events are append-only: UPDATE');
+
+CREATE OR REPLACE FUNCTION agentstate.json_merge_patch(target jsonb, patch jsonb)
+ RETURNS jsonb
+ LANGUAGE plpgsql
+ IMMUTABLE PARALLEL SAFE
+ SET search_path TO 'agentstate'
+AS $function$
+DECLARE
+  k text;
+  v jsonb;
+  result jsonb;
+BEGIN
+  IF patch IS NULL OR jsonb_typeof(patch) <> 'object' THEN
+    RETURN patch;
+  END IF;
+  result := CASE WHEN jsonb_typeof(target) = 'object' THEN target ELSE '{}'::jsonb END;
+  FOR k, v IN SELECT e.key, e.value FROM jsonb_each(patch) AS e LOOP
+    IF jsonb_typeof(v) = 'null' THEN
+      result := result - k;
+    ELSE
+      result := result || jsonb_build_object(k, json_merge_patch(result -> k, v));
+    END IF;
+  END LOOP;
+  RETURN result;
+END
+$function$
+;
+
+CREATE OR REPLACE FUNCTION agentstate.refuse_change()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  RAISE EXCEPTION '% is not allowed', TG_ARGV[0] USING ERRCODE = 'P0001';
+END
+$function$
+;

@@ -1,0 +1,765 @@
+// PostgreSQL-only guarantees: instances sharing a schema never see each other, triggers keep events
+// append-only, concurrent startups migrate once, tailing under concurrent appenders misses nothing, racing
+// claims and commits stay exclusive, and faults are typed (password redacted) and recovered from.
+import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type Server, type Socket, connect as tcpConnect } from 'node:net';
+import { join } from 'node:path';
+import { inspect } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { openPostgresBackend, type PostgresBackend } from '../../src/backends/postgres/backend.js';
+import { mapPgError, redactPostgresUrl } from '../../src/backends/postgres/connection.js';
+import { migrationNames } from '../../src/backends/postgres/migrate.js';
+import { openSqliteBackend } from '../../src/backends/sqlite/backend.js';
+import type { NewEvent, StoreBackend } from '../../src/core/backend.js';
+import { DocumentStore } from '../../src/core/document-store.js';
+import { EventLog } from '../../src/core/event-log.js';
+import { applyMergePatch } from '../../src/core/json.js';
+import { exportInstance, importInstance } from '../../src/core/portable.js';
+import type { JsonObject, WorkItem } from '../../src/core/types.js';
+import { WorkQueue } from '../../src/core/work-queue.js';
+import { getKind, validateSchema } from '../../src/kinds/registry.js';
+import { adminQuery, PG_URL, postgresForThisFile } from '../helpers/postgres.js';
+import { tempDir } from '../helpers/tmp.js';
+
+const schema = await postgresForThisFile();
+const suite = schema === null ? describe.skip : describe;
+let n = 0;
+
+type Extra = Partial<Parameters<typeof openPostgresBackend>[0]>;
+
+function open(instance = `spec/${++n}`, extra: Extra = {}): Promise<PostgresBackend> {
+  return openPostgresBackend({ url: PG_URL, schema: schema!, instance, poolSize: 4, ...extra });
+}
+
+function services(backend: StoreBackend, actor = 'agent') {
+  return {
+    work: new WorkQueue(backend, { clock: Date.now, defaultWorker: actor }),
+    events: new EventLog(backend, Date.now, actor),
+    docs: new DocumentStore(backend, {
+      clock: Date.now,
+      actor,
+      keepVersions: null,
+      kinds: { get: getKind, validateSchema },
+    }),
+  };
+}
+
+async function rejection(p: Promise<unknown>): Promise<Error & { code?: string; details?: unknown }> {
+  try {
+    await p;
+  } catch (err) {
+    return err as Error & { code?: string };
+  }
+  throw new Error('expected a rejection, but the call succeeded');
+}
+
+function event(type: string, extra: Partial<NewEvent> = {}): NewEvent {
+  return {
+    type,
+    stream: 'instance',
+    data: null,
+    actor: 'test',
+    correlation_id: null,
+    causation_id: null,
+    work_item_id: null,
+    created_at: Date.now(),
+    ...extra,
+  };
+}
+
+suite('postgres: instance isolation', () => {
+  it('two instances in one schema never see each other’s items, events or documents', async () => {
+    // LIKE wildcards in keys: equality only, so `h/a%` can never match `h/ab`.
+    const [a, b] = await Promise.all([open(`h/a%_${n}`), open(`h/ab_${n}`)]);
+    try {
+      const sa = services(a);
+      const sb = services(b);
+      const ia = await sa.work.enqueue({ title: 'only a', idempotency_key: 'same-key' });
+      const ib = await sb.work.enqueue({ title: 'only b', idempotency_key: 'same-key' });
+      expect(ib.id).not.toBe(ia.id);
+      expect((await sa.work.list()).map((i) => i.title)).toEqual(['only a']);
+      expect(await sb.work.find(ia.id)).toBeNull();
+      expect((await sb.work.claim({ worker: 'wb' }))?.id).toBe(ib.id);
+      expect(await sb.work.claim({ worker: 'wb' })).toBeNull();
+      await expect(sb.work.annotate({ id: ia.id, notes: { x: 1 } })).rejects.toMatchObject({
+        code: 'NOT_FOUND',
+      });
+      await expect(sb.work.cancel({ id: ia.id })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+      expect((await sa.work.counts()).pending).toBe(1);
+      expect((await sb.work.counts()).in_flight).toBe(1);
+
+      await sa.events.append({ type: 'note', data: { who: 'a' } });
+      await sb.events.append({ type: 'note', data: { who: 'b' } });
+      const ea = await sa.events.read();
+      const eb = await sb.events.read();
+      expect(ea.map((e) => e.position)).toEqual([1, 2]);
+      expect(eb.map((e) => e.position)).toEqual([1, 2, 3]);
+      expect(ea.some((e) => JSON.stringify(e.data).includes('"b"'))).toBe(false);
+      expect(await sb.events.read({ work_item_id: ia.id })).toEqual([]);
+      expect((await sa.events.verify()).ok).toBe(true);
+      expect((await sb.events.verify()).ok).toBe(true);
+
+      await sa.docs.commit({ kind: 'json', id: 'plan', expected_version: 0, body: { owner: 'a' } });
+      await sb.docs.commit({ kind: 'json', id: 'plan', expected_version: 0, body: { owner: 'b' } });
+      await sa.docs.commit({ kind: 'json', id: 'a-only', expected_version: 0, body: {} });
+      expect((await sa.docs.get({ kind: 'json', id: 'plan' })).body).toEqual({ owner: 'a' });
+      expect((await sb.docs.get({ kind: 'json', id: 'plan' })).body).toEqual({ owner: 'b' });
+      expect(await sb.docs.find('json', 'a-only')).toBeNull();
+      expect((await sb.docs.list()).map((d) => d.id)).toEqual(['plan']);
+      expect((await sb.docs.history({ kind: 'json', id: 'plan' })).entries.length).toBe(1);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+});
+
+suite('postgres: annotate', () => {
+  it('merges notes exactly as RFC 7396 (the same result as the core and SQLite json_patch)', async () => {
+    const b = await open();
+    try {
+      const work = services(b).work;
+      const cases: Array<[JsonObject, JsonObject]> = [
+        [{ a: { b: 1, c: 2 } }, { a: { b: null, d: { e: 1 } } }],
+        [{ a: 1 }, { a: { b: null, c: 'x' } }],
+        [{ a: [1, 2] }, { a: [3] }],
+        [{ a: { x: 1 } }, { a: 5 }],
+        [{}, { k: { n: null } }],
+        [
+          { 'a.b/c': 1, 'é ∑': { '': 0 } },
+          { 'é ∑': { '': null, z: true }, 'a.b/c': null },
+        ],
+        [{ keep: 'me' }, {}],
+        [{ deep: { l1: { l2: { l3: 1, gone: 2 } } } }, { deep: { l1: { l2: { gone: null, l3: [null] } } } }],
+      ];
+      for (const [start, patch] of cases) {
+        const item = await work.enqueue({ title: 'x' });
+        await work.annotate({ id: item.id, notes: start });
+        const got = await work.annotate({ id: item.id, notes: patch });
+        expect(got.notes).toEqual(applyMergePatch(applyMergePatch({}, start), patch));
+      }
+    } finally {
+      await b.close();
+    }
+  });
+});
+
+suite('postgres: moving instances', () => {
+  async function snapshot(b: StoreBackend) {
+    const s = services(b);
+    const doc = { kind: 'json', id: 'plan' };
+    return {
+      items: await s.work.list({ limit: 1000 }),
+      events: await s.events.read({ limit: 1000 }),
+      doc: await s.docs.get(doc),
+      v1: await s.docs.get({ ...doc, version: 1 }),
+      history: await s.docs.history(doc),
+    };
+  }
+
+  it('SQLite → PostgreSQL → SQLite through the portable dump keeps everything, and the store keeps working', async () => {
+    const dir = tempDir();
+    const lite = await openSqliteBackend({ path: join(dir, 'source.sqlite') });
+    const src = services(lite);
+    const a = await src.work.enqueue({ title: 'a', payload: { n: 1 }, idempotency_key: 'k-a' });
+    await src.work.enqueue({ title: 'b', blocked_by: [a.id], priority: 3 });
+    await src.work.claim({ worker: 'w', id: a.id });
+    await src.work.annotate({ id: a.id, notes: { session: 's1' } });
+    await src.events.append({
+      type: 'note',
+      data: { text: 'héllo ✓', nested: { z: 1, a: [true, null, 1.5] } },
+    });
+    const doc = { kind: 'json', id: 'plan' };
+    await src.docs.commit({ ...doc, expected_version: 0, body: { steps: ['x'] } });
+    await src.docs.commit({ ...doc, expected_version: 1, merge_patch: { done: true }, write_id: 'w1' });
+    await src.docs.commit({ ...doc, expected_version: 2, noop: true, reason: 'checked' });
+    const file = join(dir, 'lite.jsonl');
+    const { path: _path, ...counts } = await exportInstance(lite, { host: 'h', name: 'lite' }, file);
+
+    const pgb = await open();
+    try {
+      const dst = services(pgb);
+      expect(await importInstance(pgb, dst.events, file)).toMatchObject({ verified: true, ...counts });
+      expect(await snapshot(pgb)).toEqual(await snapshot(lite));
+      // Positions, stream sequences, history seqs and write ids carry on where the source stopped.
+      const next = await dst.events.append({ type: 'after-import', work_item_id: a.id });
+      expect(next.position).toBe(counts.events + 1);
+      expect(next.stream_seq).toBe((await src.events.read({ work_item_id: a.id })).length + 1);
+      expect(
+        (await dst.docs.commit({ ...doc, expected_version: 1, merge_patch: { done: true }, write_id: 'w1' }))
+          .replayed,
+      ).toBe(true);
+      await dst.docs.commit({ ...doc, expected_version: 2, merge_patch: { more: 1 } });
+      expect((await dst.docs.history(doc)).entries.map((e) => e.seq)).toEqual([1, 2, 3, 4]);
+      expect((await dst.events.verify()).ok).toBe(true);
+      await expect(importInstance(pgb, dst.events, file)).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+
+      const back = join(dir, 'pg.jsonl');
+      await exportInstance(pgb, { host: 'h', name: 'pg' }, back);
+      const lite2 = await openSqliteBackend({ path: join(dir, 'back.sqlite') });
+      expect(await importInstance(lite2, services(lite2).events, back)).toMatchObject({ verified: true });
+      expect(await snapshot(lite2)).toEqual(await snapshot(pgb));
+      await lite2.close();
+    } finally {
+      await Promise.all([pgb.close(), lite.close()]);
+    }
+  });
+});
+
+suite('postgres: append-only events', () => {
+  it('UPDATE, DELETE and TRUNCATE on events fail for any client; history rows cannot be updated', async () => {
+    const b = await open();
+    try {
+      const log = services(b).events;
+      await log.append({ type: 'note', data: { v: 1 } });
+      await services(b).docs.commit({ kind: 'json', id: 'd', expected_version: 0, body: { v: 1 } });
+      const events = `"${schema}".events`;
+      await expect(
+        adminQuery(`UPDATE ${events} SET data = '{"v":2}' WHERE instance = $1`, [b.instance]),
+      ).rejects.toThrow(/events are append-only: UPDATE is not allowed/);
+      await expect(adminQuery(`DELETE FROM ${events} WHERE instance = $1`, [b.instance])).rejects.toThrow(
+        /append-only: DELETE/,
+      );
+      await expect(adminQuery(`TRUNCATE ${events}`)).rejects.toThrow(/append-only: TRUNCATE/);
+      await expect(
+        adminQuery(`UPDATE "${schema}".document_history SET reason = 'x' WHERE instance = $1`, [b.instance]),
+      ).rejects.toThrow(/document history is immutable/);
+      expect((await log.read()).map((e) => e.data)).toEqual([{ v: 1 }, expect.anything()]);
+      expect((await log.verify()).ok).toBe(true);
+    } finally {
+      await b.close();
+    }
+  });
+
+  it('a name PostgreSQL stores differently (a lone surrogate becomes U+FFFD) still verifies', async () => {
+    const b = await open();
+    try {
+      const log = services(b).events;
+      await log.append({ type: 'note', actor: 'bad\ud800actor', correlation_id: 'c\udfff' });
+      expect((await log.read())[0]?.actor).toBe('bad\ufffdactor');
+      expect((await log.verify()).ok).toBe(true);
+    } finally {
+      await b.close();
+    }
+  });
+
+  it('verify reports the first broken link after tampering that bypassed the triggers', async () => {
+    const b = await open();
+    try {
+      const log = services(b).events;
+      for (let i = 1; i <= 5; i++) await log.append({ type: 'note', data: { i } });
+      await adminQuery(
+        `DO $$ BEGIN
+           ALTER TABLE "${schema}".events DISABLE TRIGGER events_no_update;
+           UPDATE "${schema}".events SET data = '{"i":33}' WHERE instance = '${b.instance}' AND position = 3;
+           ALTER TABLE "${schema}".events ENABLE TRIGGER events_no_update;
+         END $$`,
+      );
+      const r = await log.verify();
+      expect(r.ok).toBe(false);
+      expect(r.broken).toEqual({ position: 3, reason: 'hash does not match the event content' });
+    } finally {
+      await b.close();
+    }
+  });
+});
+
+/** The schema as the catalog describes it, with the schema name replaced, for the committed snapshot. */
+async function describeSchema(name: string): Promise<string> {
+  const parts: string[] = [];
+  const tables = await adminQuery<{ def: string }>(
+    `SELECT 'CREATE TABLE ' || c.relname || E' (\\n' || string_agg('  ' || a.attname || ' ' ||
+       format_type(a.atttypid, a.atttypmod) || CASE WHEN a.attnotnull THEN ' NOT NULL' ELSE '' END ||
+       COALESCE(' DEFAULT ' || pg_get_expr(d.adbin, d.adrelid), ''), E',\\n' ORDER BY a.attnum) || E'\\n);' AS def
+     FROM pg_class c JOIN pg_namespace s ON s.oid = c.relnamespace
+     JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+     LEFT JOIN pg_attrdef d ON d.adrelid = c.oid AND d.adnum = a.attnum
+     WHERE s.nspname = $1 AND c.relkind = 'r' GROUP BY c.relname ORDER BY c.relname`,
+    [name],
+  );
+  parts.push(...tables.map((r) => r.def));
+  const constraints = await adminQuery<{ def: string }>(
+    `SELECT 'ALTER TABLE ' || c.relname || ' ADD CONSTRAINT ' || k.conname || ' ' || pg_get_constraintdef(k.oid) || ';' AS def
+     FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid JOIN pg_namespace s ON s.oid = c.relnamespace
+     WHERE s.nspname = $1 ORDER BY c.relname, k.conname`,
+    [name],
+  );
+  parts.push(...constraints.map((r) => r.def));
+  const indexes = await adminQuery<{ def: string }>(
+    'SELECT indexdef || $2 AS def FROM pg_indexes WHERE schemaname = $1 ORDER BY tablename, indexname',
+    [name, ';'],
+  );
+  parts.push(...indexes.map((r) => r.def));
+  const triggers = await adminQuery<{ def: string }>(
+    `SELECT pg_get_triggerdef(t.oid) || ';' AS def FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+     JOIN pg_namespace s ON s.oid = c.relnamespace WHERE s.nspname = $1 AND NOT t.tgisinternal
+     ORDER BY c.relname, t.tgname`,
+    [name],
+  );
+  parts.push(...triggers.map((r) => r.def));
+  const functions = await adminQuery<{ def: string }>(
+    `SELECT pg_get_functiondef(p.oid) || ';' AS def FROM pg_proc p JOIN pg_namespace s ON s.oid = p.pronamespace
+     WHERE s.nspname = $1 ORDER BY p.proname`,
+    [name],
+  );
+  parts.push(...functions.map((r) => r.def.trim()));
+  return `${parts.join('\n\n').replaceAll(`"${name}"`, 'agentstate').replaceAll(name, 'agentstate')}\n`;
+}
+
+suite('postgres: migrations', () => {
+  it('several backends starting at once on a new schema apply each migration exactly once', async () => {
+    const fresh = `${schema}_m`;
+    try {
+      const backends = await Promise.all(
+        Array.from({ length: 6 }, (_, i) =>
+          openPostgresBackend({ url: PG_URL, schema: fresh, instance: `m/${i}`, poolSize: 2 }),
+        ),
+      );
+      const applied = backends.map((b) => b.migrationsApplied);
+      expect(applied.filter((a) => a.length > 0)).toEqual([migrationNames()]);
+      expect(applied.filter((a) => a.length === 0).length).toBe(5);
+      const rows = await adminQuery<{ name: string }>(
+        `SELECT name FROM "${fresh}".schema_migrations ORDER BY name`,
+      );
+      expect(rows.map((r) => r.name)).toEqual(migrationNames());
+      // All of them work on the migrated schema.
+      await Promise.all(backends.map((b) => services(b).work.enqueue({ title: 'x' })));
+      await Promise.all(backends.map((b) => b.close()));
+      const again = await openPostgresBackend({ url: PG_URL, schema: fresh, instance: 'm/again' });
+      expect(again.migrationsApplied).toEqual([]);
+      await again.close();
+      await adminQuery(`INSERT INTO "${fresh}".schema_migrations VALUES ('9999-future.sql', 0)`);
+      await expect(
+        openPostgresBackend({ url: PG_URL, schema: fresh, instance: 'm/x' }),
+      ).rejects.toMatchObject({
+        code: 'STORAGE_UNAVAILABLE',
+      });
+    } finally {
+      await adminQuery(`DROP SCHEMA IF EXISTS "${fresh}" CASCADE`);
+    }
+  });
+
+  it('the schema matches the committed snapshot (migrations are immutable)', async () => {
+    const b = await open();
+    await b.close();
+    const dump = await describeSchema(schema!);
+    const snapshot = new URL('./postgres.schema.snapshot.sql', import.meta.url);
+    if (process.env.UPDATE_SNAPSHOT) writeFileSync(snapshot, dump);
+    expect(dump).toBe(readFileSync(snapshot, 'utf8'));
+  });
+});
+
+function runAppender(instance: string, worker: string, count: number): Promise<{ appended: number }> {
+  const fixture = new URL('../fixtures/pg-appender.ts', import.meta.url).pathname;
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [
+      '--import',
+      'tsx',
+      fixture,
+      PG_URL,
+      schema!,
+      instance,
+      worker,
+      String(count),
+    ]);
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+    });
+    child.stderr.on('data', (d) => {
+      err += d;
+    });
+    child.on('close', (code) =>
+      code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`${worker}: ${err}`)),
+    );
+  });
+}
+
+suite('postgres: concurrency', () => {
+  it('a reader tailing while 4 processes append sees every event exactly once, in position order', async () => {
+    const instance = `tail/${++n}`;
+    const reader = await open(instance);
+    try {
+      const log = services(reader).events;
+      const PER = 150;
+      const WORKERS = 4;
+      const ac = new AbortController();
+      const seen: Array<{ position: number; worker: string; i: number }> = [];
+      const tail = (async () => {
+        for await (const e of log.tail({ pollMs: 2, signal: ac.signal })) {
+          const d = e.data as { worker: string; i: number };
+          seen.push({ position: e.position, worker: d.worker, i: d.i });
+          if (seen.length === PER * WORKERS) ac.abort();
+        }
+      })();
+      // An in-process appender on its own pool too, started once the processes are appending, so that its
+      // commits interleave with theirs.
+      const local = await open(instance);
+      const localLog = new EventLog(local, Date.now, 'local');
+      const inProcess = (async () => {
+        while (!seen.some((s) => s.worker !== 'local')) await new Promise((r) => setTimeout(r, 5));
+        for (let i = 0; i < PER; i++) {
+          await localLog.append({ type: 'tick', stream: 'w:local', data: { worker: 'local', i } });
+        }
+      })();
+      const results = await Promise.all([
+        ...Array.from({ length: WORKERS - 1 }, (_, w) => runAppender(instance, `p${w}`, PER)),
+        inProcess.then(() => ({ appended: PER })),
+      ]);
+      await local.close();
+      expect(results.reduce((s, r) => s + r.appended, 0)).toBe(PER * WORKERS);
+      const timeout = setTimeout(() => ac.abort(), 30_000);
+      await tail;
+      clearTimeout(timeout);
+      expect(seen.map((s) => s.position)).toEqual(Array.from({ length: PER * WORKERS }, (_, i) => i + 1));
+      // The writers really ran at the same time: the log switches writer many times.
+      const switches = seen.filter((s, i) => i > 0 && s.worker !== seen[i - 1]!.worker).length;
+      expect(switches).toBeGreaterThan(WORKERS * 4);
+      for (const w of ['p0', 'p1', 'p2', 'local']) {
+        expect(seen.filter((s) => s.worker === w).map((s) => s.i)).toEqual(
+          Array.from({ length: PER }, (_, i) => i),
+        );
+      }
+      const streams = await log.read({ stream: 'w:p1', limit: 1000 });
+      expect(streams.map((e) => e.stream_seq)).toEqual(Array.from({ length: PER }, (_, i) => i + 1));
+      expect(await log.verify()).toMatchObject({ ok: true, events: PER * WORKERS });
+    } finally {
+      await reader.close();
+    }
+  });
+
+  it('8 claimers on separate connections claim each of 200 items exactly once', async () => {
+    const instance = `race/${++n}`;
+    const setup = await open(instance);
+    await services(setup).work.enqueueMany(
+      Array.from({ length: 200 }, (_, i) => ({ title: `t${i}`, priority: i % 5 })),
+    );
+    const claimers = await Promise.all(Array.from({ length: 8 }, () => open(instance, { poolSize: 2 })));
+    try {
+      const won = await Promise.all(
+        claimers.map(async (b, w) => {
+          const q = services(b, `w${w}`).work;
+          const mine: WorkItem[] = [];
+          for (;;) {
+            const got = await q.claimMany({ worker: `w${w}`, limit: w % 2 === 0 ? 1 : 3 });
+            if (got.length === 0) break;
+            mine.push(...got);
+          }
+          return mine;
+        }),
+      );
+      const ids = won.flat().map((i) => i.id);
+      expect(ids.length).toBe(200);
+      expect(new Set(ids).size).toBe(200);
+      expect(won.filter((w) => w.length > 0).length).toBeGreaterThan(1);
+      const s = services(setup);
+      expect((await s.work.counts()).in_flight).toBe(200);
+      const claimed = await s.events.read({ type: 'work_item_claimed', limit: 1000 });
+      expect(claimed.length).toBe(200);
+      expect(new Set(claimed.map((e) => e.work_item_id)).size).toBe(200);
+      expect((await s.events.verify()).ok).toBe(true);
+    } finally {
+      await Promise.all([setup.close(), ...claimers.map((b) => b.close())]);
+    }
+  });
+
+  it('6 writers racing read–modify–commit on one document: one success per version, no lost update', async () => {
+    const instance = `cas/${++n}`;
+    const setup = await open(instance);
+    const doc = { kind: 'json', id: 'counter' };
+    await services(setup).docs.commit({ ...doc, expected_version: 0, body: { count: 0, log: [] } });
+    const writers = await Promise.all(Array.from({ length: 6 }, () => open(instance, { poolSize: 1 })));
+    const TARGET = 60;
+    try {
+      const results = await Promise.all(
+        writers.map(async (b, w) => {
+          const docs = services(b, `w${w}`).docs;
+          const wins: number[] = [];
+          let conflicts = 0;
+          for (let k = 0; ; k++) {
+            const cur = await docs.get(doc);
+            const body = cur.body as { count: number; log: string[] };
+            if (body.count >= TARGET) break;
+            try {
+              const r = await docs.commit({
+                ...doc,
+                expected_version: cur.version,
+                body: { count: body.count + 1, log: [...body.log, `w${w}:${k}`] },
+              });
+              wins.push(r.version);
+            } catch (err) {
+              if ((err as { code?: string }).code !== 'STATE_CONFLICT') throw err;
+              conflicts++;
+            }
+          }
+          return { wins, conflicts };
+        }),
+      );
+      const versions = results.flatMap((r) => r.wins).sort((x, y) => x - y);
+      expect(versions).toEqual(Array.from({ length: TARGET }, (_, i) => i + 2));
+      expect(results.reduce((s, r) => s + r.conflicts, 0)).toBeGreaterThan(0);
+      const s = services(setup);
+      const final = await s.docs.get(doc);
+      expect(final.version).toBe(TARGET + 1);
+      expect((final.body as { log: string[] }).log.length).toBe(TARGET);
+      const history = await s.docs.history({ ...doc, limit: 1000 });
+      expect(history.entries.map((e) => e.version)).toEqual(
+        Array.from({ length: TARGET + 1 }, (_, i) => i + 1),
+      );
+      expect(history.entries.map((e) => e.seq)).toEqual(Array.from({ length: TARGET + 1 }, (_, i) => i + 1));
+      expect((await s.events.verify()).ok).toBe(true);
+    } finally {
+      await Promise.all([setup.close(), ...writers.map((b) => b.close())]);
+    }
+  });
+
+  it('the NOTIFY hint reaches a listener of the same instance only', async () => {
+    const instance = `notify/${++n}`;
+    const b = await open(instance);
+    const other = await open();
+    try {
+      const positions: number[] = [];
+      const stop = await b.listen((p) => positions.push(p));
+      await services(other).events.append({ type: 'elsewhere' });
+      await services(b).events.append({ type: 'here' });
+      await services(b).events.appendMany([{ type: 'a' }, { type: 'b' }]);
+      for (let i = 0; i < 100 && positions.length < 2; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(positions).toEqual([1, 3]);
+      await stop();
+    } finally {
+      await Promise.all([b.close(), other.close()]);
+    }
+  });
+});
+
+/** A TCP forwarder to the test server that can be taken down and brought back on the same port. */
+function proxy(): { url: () => string; up: () => Promise<void>; down: () => Promise<void> } {
+  const target = new URL(PG_URL);
+  const sockets = new Set<Socket>();
+  let server: Server | null = null;
+  let port = 0;
+  return {
+    url: () => {
+      const u = new URL(PG_URL);
+      u.hostname = '127.0.0.1';
+      u.port = String(port);
+      return u.toString();
+    },
+    up: () =>
+      new Promise((resolve) => {
+        server = createServer((client) => {
+          const upstream = tcpConnect(Number(target.port || 5432), target.hostname);
+          sockets.add(client);
+          sockets.add(upstream);
+          const close = () => {
+            client.destroy();
+            upstream.destroy();
+            sockets.delete(client);
+            sockets.delete(upstream);
+          };
+          client.on('error', close).on('close', close);
+          upstream.on('error', close).on('close', close);
+          client.pipe(upstream).pipe(client);
+        });
+        server.listen(port, '127.0.0.1', () => {
+          port = (server!.address() as { port: number }).port;
+          resolve();
+        });
+      }),
+    down: () =>
+      new Promise((resolve) => {
+        for (const s of sockets) s.destroy();
+        sockets.clear();
+        if (server) server.close(() => resolve());
+        else resolve();
+      }),
+  };
+}
+
+suite('postgres: faults', () => {
+  it('an unreachable server is STORAGE_UNAVAILABLE, and no message shows the password', async () => {
+    const secret = 'hunter2-s3cret';
+    const url = `postgres://agent:${secret}@127.0.0.1:1/test`;
+    const err = await rejection(openPostgresBackend({ url, instance: 'x/y', connectTimeoutMs: 2000 }));
+    expect(err.code).toBe('STORAGE_UNAVAILABLE');
+    expect(err.message).toMatch(/cannot use PostgreSQL at postgres:\/\/agent:\*\*\*@127\.0\.0\.1:1\/test/);
+    expect(err.message).toMatch(/ECONNREFUSED/);
+    for (const text of [err.message, JSON.stringify(err), inspect(err, { depth: 10 }), String(err.stack)]) {
+      expect(text).not.toContain(secret);
+    }
+  });
+
+  it('bad options are refused before connecting, without echoing the password', async () => {
+    const err = await rejection(openPostgresBackend({ url: 'mysql://u:pw-x@h/db', instance: 'x' }));
+    expect(err).toMatchObject({ code: 'INVALID_INPUT' });
+    expect(err.message).not.toContain('pw-x');
+    await expect(openPostgresBackend({ url: PG_URL, instance: '' })).rejects.toMatchObject({
+      code: 'INVALID_INPUT',
+    });
+    await expect(
+      openPostgresBackend({ url: PG_URL, instance: 'x', schema: 'Bad;Name' }),
+    ).rejects.toMatchObject({
+      code: 'INVALID_INPUT',
+    });
+  });
+
+  it('redacts passwords from URLs and connection strings', () => {
+    expect(redactPostgresUrl('postgres://me:s3cret@db:5432/x')).toBe('postgres://me:***@db:5432/x');
+    expect(redactPostgresUrl('postgres://me:p%40ss@db/x?sslmode=require')).toBe(
+      'postgres://me:***@db/x?sslmode=require',
+    );
+    expect(redactPostgresUrl('postgresql://db/x?password=topsecret')).not.toContain('topsecret');
+    expect(redactPostgresUrl('postgres://me@db/x')).toBe('postgres://me@db/x');
+    expect(redactPostgresUrl('host=db password=s3cret user=me')).not.toContain('s3cret');
+  });
+
+  it('deadlocks, serialization failures and lock timeouts are LOCK_TIMEOUT, never INTERNAL', () => {
+    for (const code of ['40P01', '40001', '55P03']) {
+      expect(mapPgError(Object.assign(new Error('x'), { code }), 'postgres://h/db')).toMatchObject({
+        code: 'LOCK_TIMEOUT',
+      });
+    }
+    expect(mapPgError(Object.assign(new Error('bye'), { code: '57P01' }), 'postgres://h/db')).toMatchObject({
+      code: 'STORAGE_UNAVAILABLE',
+    });
+  });
+
+  it('a row lock held past lockTimeoutMs is LOCK_TIMEOUT, and the store works once it is released', async () => {
+    const b = await open(undefined, { lockTimeoutMs: 200 });
+    try {
+      const log = services(b).events;
+      await log.append({ type: 'first' });
+      const pg = (await import('pg')).default;
+      const holder = new pg.Client({ connectionString: PG_URL });
+      await holder.connect();
+      await holder.query('BEGIN');
+      await holder.query(`SELECT 1 FROM "${schema}".event_heads WHERE instance = $1 FOR UPDATE`, [
+        b.instance,
+      ]);
+      const started = Date.now();
+      await expect(log.append({ type: 'blocked' })).rejects.toMatchObject({ code: 'LOCK_TIMEOUT' });
+      expect(Date.now() - started).toBeLessThan(3000);
+      await holder.query('ROLLBACK');
+      await holder.end();
+      await log.append({ type: 'after' });
+      expect((await log.read()).map((e) => e.type)).toEqual(['first', 'after']);
+      expect((await log.verify()).ok).toBe(true);
+    } finally {
+      await b.close();
+    }
+  });
+
+  it('a transaction failing after its conditional write rolls back everything', async () => {
+    const b = await open();
+    try {
+      const s = services(b);
+      await s.events.append({ type: 'before' });
+      const head = await b.events.head();
+      const write = {
+        kind: 'json',
+        id: 'atomic',
+        expected_version: 0,
+        body: { v: 1 },
+        content_hash: 'h',
+        noop: false,
+        actor: 'a',
+        actor_kind: 'system' as const,
+        provenance: null,
+        write_id: 'w-1',
+        request_hash: 'r',
+        reason: null,
+        override: null,
+        forked_from: null,
+        now: Date.now(),
+        keep_versions: null,
+        enqueue: [
+          {
+            id: 'wi_effect',
+            title: 'effect',
+            kind: null,
+            status: 'pending' as const,
+            priority: 0,
+            payload: null,
+            idempotency_key: null,
+            blocked_by: [],
+            not_before: null,
+            max_attempts: 3,
+            created_at: Date.now(),
+            actor: 'a',
+          },
+        ],
+        // PostgreSQL cannot store U+0000 in text: the event insert fails after the CAS statement succeeded.
+        events: [event('state_committed', { stream: 'doc:json/atomic', actor: 'bad\u0000actor' })],
+      };
+      await expect(b.docs.commit(write)).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+      expect(await b.docs.get('json', 'atomic')).toBeNull();
+      expect(await b.docs.findWrite('json', 'atomic', 'w-1')).toBeNull();
+      expect(await b.work.get('wi_effect')).toBeNull();
+      expect(await b.events.head()).toEqual(head);
+      // The same commit, fixed, succeeds: nothing was left half-written (positions, seqs, rows).
+      await b.docs.commit({ ...write, events: [event('state_committed', { stream: 'doc:json/atomic' })] });
+      expect((await b.docs.get('json', 'atomic'))?.version).toBe(1);
+      expect((await b.work.get('wi_effect'))?.status).toBe('pending');
+      const all = await s.events.read();
+      expect(all.map((e) => [e.position, e.type, e.stream_seq])).toEqual([
+        [1, 'before', 1],
+        [2, 'work_item_enqueued', 1],
+        [3, 'state_committed', 1],
+      ]);
+      expect((await s.events.verify()).ok).toBe(true);
+    } finally {
+      await b.close();
+    }
+  });
+
+  it('the pool recovers by itself after the server closes its connections', async () => {
+    const app = `agentstate-recover-${process.pid}-${++n}`;
+    const b = await open(undefined, { applicationName: app, poolSize: 3 });
+    try {
+      const s = services(b);
+      await Promise.all([s.work.enqueue({ title: 'a' }), s.events.append({ type: 'x' }), s.work.list()]);
+      const killed = await adminQuery<{ ok: boolean }>(
+        'SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE application_name = $1',
+        [app],
+      );
+      expect(killed.length).toBeGreaterThan(0);
+      // Every kind of call works again at once: reads, transactions, the claim.
+      expect((await s.work.list()).length).toBe(1);
+      await s.work.enqueue({ title: 'b' });
+      expect(await s.work.claim({ worker: 'w' })).not.toBeNull();
+      expect((await s.events.verify()).ok).toBe(true);
+    } finally {
+      await b.close();
+    }
+  });
+
+  it('while the server is unreachable calls are STORAGE_UNAVAILABLE; when it is back they work again', async () => {
+    const p = proxy();
+    await p.up();
+    const b = await openPostgresBackend({
+      url: p.url(),
+      schema: schema!,
+      instance: `proxy/${++n}`,
+      poolSize: 2,
+      connectTimeoutMs: 2000,
+    });
+    try {
+      const s = services(b);
+      await s.work.enqueue({ title: 'before' });
+      await p.down();
+      await expect(s.work.enqueue({ title: 'during' })).rejects.toMatchObject({
+        code: 'STORAGE_UNAVAILABLE',
+      });
+      await expect(s.work.list()).rejects.toMatchObject({ code: 'STORAGE_UNAVAILABLE' });
+      await expect(s.events.append({ type: 'x' })).rejects.toMatchObject({ code: 'STORAGE_UNAVAILABLE' });
+      await p.up();
+      await s.work.enqueue({ title: 'after' });
+      expect((await s.work.list()).map((i) => i.title)).toEqual(['before', 'after']);
+      expect((await s.events.verify()).ok).toBe(true);
+    } finally {
+      await b.close();
+      await p.down();
+    }
+  });
+});
