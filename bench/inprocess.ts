@@ -13,14 +13,14 @@ export function opsFor(durability: Durability, op: SingleOp): number {
   return op === 'claim+resolve' ? 2500 : 5000;
 }
 
-const WARMUP = 50;
+export const WARMUP = 50;
 
 async function openLibInstance(dir: string, durability: Durability): Promise<Instance> {
   const lib = await loadLib();
   return lib.openInstance({ dir, durability, worker: 'bench' });
 }
 
-interface SingleRunner {
+export interface SingleRunner {
   once(i: number): Promise<void> | void;
   close(): Promise<void> | void;
 }
@@ -75,7 +75,7 @@ function rawRunner(durability: Durability, op: SingleOp, items: number): SingleR
  * ops/s of `n` operations on two runners, run side by side in alternating blocks so both see the
  * same background load on a shared machine.
  */
-async function pairRun(
+export async function pairRun(
   a: SingleRunner,
   b: SingleRunner,
   n: number,

@@ -71,7 +71,9 @@ export function fmt(x: number, digits?: number): string {
 /** A plain-text table with right-aligned numeric-looking columns. */
 export function textTable(headers: string[], rows: string[][]): string {
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const numeric = headers.map((_, i) => rows.every((r) => /^[-+]?[\d,.]+( ?[a-z%/×x]+)?$/i.test(r[i] ?? '')));
+  const numeric = headers.map((_, i) =>
+    rows.every((r) => /^[-+]?[\d,.]+( ?[a-zµ%/×x]+)?$/i.test(r[i] ?? '')),
+  );
   const line = (cells: string[]) =>
     cells
       .map((c, i) => (numeric[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)))

@@ -1,13 +1,19 @@
 // The raw baseline: better-sqlite3 directly, with the schema from the migration file and the same
 // statements agentstate issues (BEGIN IMMEDIATE, UPDATE … RETURNING claims, fenced resolves and the
 // SHA-256 hash-chained event insert), minus the library's input checks, row mapping and async API.
-import { createHash } from 'node:crypto';
+import * as crypto from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { type Durability, REPO_ROOT } from './lib.js';
 
 const SCHEMA = readFileSync(join(REPO_ROOT, 'src/backends/sqlite/migrations/0001-initial.sql'), 'utf8');
+/** Migration 0001 (work items, events) and 0002 (documents, document_history), as shipped. */
+export const EVENT_SCHEMA = SCHEMA;
+export const DOC_SCHEMA = readFileSync(
+  join(REPO_ROOT, 'src/backends/sqlite/migrations/0002-documents.sql'),
+  'utf8',
+);
 
 const GENESIS_HASH = '0'.repeat(64);
 
@@ -125,7 +131,8 @@ export class RawStore {
       seq += 1;
       seqs.set(e.stream, seq);
       position += 1;
-      const hash = createHash('sha256')
+      const hash = crypto
+        .createHash('sha256')
         .update(
           JSON.stringify([
             prevHash,
@@ -280,5 +287,86 @@ export class RawStore {
 
   append(type: string, data: unknown): void {
     this.appendMany([{ type, data }]);
+  }
+}
+
+// crypto.hash (Node >= 20.12) is the one-shot digest agentstate's hash chain uses.
+const oneShot = (crypto as { hash?: (alg: string, data: string, enc: 'hex') => string }).hash;
+
+/** SHA-256 of a string, hex (the same function agentstate uses for event and content hashes). */
+export function sha256Hex(text: string): string {
+  return oneShot ? oneShot('sha256', text, 'hex') : crypto.createHash('sha256').update(text).digest('hex');
+}
+
+/** An event to chain: `data` is the JSON text to store. */
+export interface RawEventInput {
+  stream: string;
+  type: string;
+  data: string;
+  actor: string | null;
+  work_item_id: string | null;
+  created_at: number;
+}
+
+/**
+ * The hash-chained event insert on its own (read the head, read the stream sequence, SHA-256 over
+ * the same canonical array as agentstate, INSERT), for use inside the caller's transaction.
+ */
+export class RawEventChain {
+  readonly #head: Database.Statement;
+  readonly #streamSeq: Database.Statement;
+  readonly #insert: Database.Statement;
+
+  constructor(db: Database.Database) {
+    this.#head = db.prepare('SELECT position, hash FROM events ORDER BY position DESC LIMIT 1');
+    this.#streamSeq = db.prepare(
+      'SELECT stream_seq FROM events WHERE stream = ? ORDER BY stream_seq DESC LIMIT 1',
+    );
+    this.#insert = db.prepare(INSERT_EVENT);
+  }
+
+  insert(events: RawEventInput[]): void {
+    const head = this.#head.get() as { position: number; hash: string } | undefined;
+    let position = head?.position ?? 0;
+    let prevHash = head?.hash ?? GENESIS_HASH;
+    const seqs = new Map<string, number>();
+    for (const e of events) {
+      let seq = seqs.get(e.stream);
+      if (seq === undefined)
+        seq = (this.#streamSeq.get(e.stream) as { stream_seq: number } | undefined)?.stream_seq ?? 0;
+      seq += 1;
+      seqs.set(e.stream, seq);
+      position += 1;
+      const hash = sha256Hex(
+        JSON.stringify([
+          prevHash,
+          position,
+          e.stream,
+          seq,
+          e.type,
+          e.data,
+          e.actor,
+          null,
+          null,
+          e.work_item_id,
+          e.created_at,
+        ]),
+      );
+      this.#insert.run(
+        position,
+        e.stream,
+        seq,
+        e.type,
+        e.data,
+        e.actor,
+        null,
+        null,
+        e.work_item_id,
+        e.created_at,
+        prevHash,
+        hash,
+      );
+      prevHash = hash;
+    }
   }
 }

@@ -119,11 +119,6 @@ function checkProvenance(actorKind: string, p: Provenance | undefined): void {
   }
 }
 
-function withoutField(body: JsonObject, field: string | undefined): JsonObject {
-  if (!field || !(field in body)) return body;
-  const { [field]: _omit, ...rest } = body;
-  return rest;
-}
 
 function applyJsonPatch(base: JsonObject, ops: unknown): JsonObject {
   if (!Array.isArray(ops))
@@ -207,16 +202,20 @@ export class DocumentStore {
         });
       }
     }
-    const requestHash = sha256(
-      canonicalJson({
-        expected_version: i.expected_version,
-        body: i.body,
-        merge_patch: i.merge_patch,
-        json_patch: i.json_patch,
-        noop: i.noop ?? false,
-        forked_from: forkedFrom,
-      }),
-    );
+    // Only a write id is ever compared against the request, so only then is it worth hashing.
+    const requestHash =
+      i.write_id === undefined
+        ? ''
+        : sha256(
+            canonicalJson({
+              expected_version: i.expected_version,
+              body: i.body,
+              merge_patch: i.merge_patch,
+              json_patch: i.json_patch,
+              noop: i.noop ?? false,
+              forked_from: forkedFrom,
+            }),
+          );
     if (i.write_id !== undefined) {
       const prior = await this.#backend.docs.findWrite(i.kind, i.id, i.write_id);
       if (prior) {
@@ -307,12 +306,10 @@ export class DocumentStore {
       next = applyMergePatch(current?.body ?? {}, i.merge_patch) as JsonObject;
     else next = applyJsonPatch(current?.body ?? {}, i.json_patch);
 
-    if (kind.versionField) next[kind.versionField] = i.expected_version + 1;
-    if (
-      current &&
-      canonicalJson(withoutField(next, kind.versionField)) ===
-        canonicalJson(withoutField(current.body, kind.versionField))
-    ) {
+    const vf = kind.versionField;
+    // Nothing changed? Compare against the stored hash (with the stored version field, if the kind has one).
+    if (vf && current) next[vf] = current.body[vf] as Json;
+    if (current && contentHash(next) === current.content_hash) {
       // Nothing changed: report it, write nothing, bump nothing.
       return {
         kind: i.kind,
@@ -328,6 +325,7 @@ export class DocumentStore {
         body: current.body,
       };
     }
+    if (vf) next[vf] = i.expected_version + 1;
     const effects = await this.#check(kind, next, current?.body ?? null, {
       kind: i.kind,
       id: i.id,
