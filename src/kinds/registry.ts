@@ -5,13 +5,17 @@ import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { JsonObject } from '../core/types.js';
 import { InvalidInputError, ValidationFailedError } from '../errors.js';
 import { agentRunKind } from './agent-run/kind.js';
+import { aiosWorkflowKind } from './aios-workflow/kind.js';
+import { gridMissionKind } from './grid-mission/kind.js';
 import { jsonKind } from './json/kind.js';
 import type { KindDefinition } from './kind.js';
 import { schemaRule } from './rules.js';
 import { taskIrKind } from './task-ir/kind.js';
+import { workflowSessionsKind } from './workflow-sessions/kind.js';
 
 const kinds = new Map<string, KindDefinition>();
-for (const k of [jsonKind, agentRunKind, taskIrKind]) kinds.set(k.name, k);
+for (const k of [jsonKind, agentRunKind, taskIrKind, gridMissionKind, aiosWorkflowKind, workflowSessionsKind])
+  kinds.set(k.name, k);
 
 /** Adds (or replaces) a kind. */
 export function registerKind(def: KindDefinition): void {

@@ -5,11 +5,20 @@ import { createRequire } from 'node:module';
 import type { ValidateFunction } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { agentRunSchema } from '../../src/kinds/agent-run/schema.js';
+import { aiosWorkflowSchema } from '../../src/kinds/aios-workflow/schema.js';
+import { gridMissionSchema } from '../../src/kinds/grid-mission/schema.js';
 import { schemaRule } from '../../src/kinds/rules.js';
 import { taskIrSchema } from '../../src/kinds/task-ir/schema.js';
+import { workflowSessionsSchema } from '../../src/kinds/workflow-sessions/schema.js';
 import { example } from './ctx.js';
 
-const SCHEMAS = { 'agent-run': agentRunSchema, 'task-ir': taskIrSchema } as const;
+const SCHEMAS = {
+  'agent-run': agentRunSchema,
+  'task-ir': taskIrSchema,
+  'grid-mission': gridMissionSchema,
+  'aios-workflow': aiosWorkflowSchema,
+  'workflow-sessions': workflowSessionsSchema,
+} as const;
 type Name = keyof typeof SCHEMAS;
 
 function file(name: Name): Record<string, unknown> {
@@ -25,7 +34,13 @@ const Ajv2020 = require('ajv/dist/2020.js') as {
 const ajv = new Ajv2020.default({ strict: true, allErrors: false, validateFormats: false });
 ajv.addKeyword('x-kernel-abi');
 ajv.addKeyword('x-rule');
-const validators = { 'agent-run': ajv.compile(file('agent-run')), 'task-ir': ajv.compile(file('task-ir')) };
+const validators = {
+  'agent-run': ajv.compile(file('agent-run')),
+  'task-ir': ajv.compile(file('task-ir')),
+  'grid-mission': ajv.compile(file('grid-mission')),
+  'aios-workflow': ajv.compile(file('aios-workflow')),
+  'workflow-sessions': ajv.compile(file('workflow-sessions')),
+};
 
 function errorsOf(name: Name, body: unknown) {
   const v = validators[name];
@@ -54,6 +69,7 @@ describe('schemas/*.schema.json', () => {
     for (const n of ['task-ir.minimal', 'task-ir.resolved', 'task-ir.open']) {
       expect(errorsOf('task-ir', example(n))).toEqual([]);
     }
+    expect(errorsOf('grid-mission', example('grid/seed'))).toEqual([]);
   });
 
   type Case = [label: string, mutate: (b: Record<string, unknown>) => void, path: string];

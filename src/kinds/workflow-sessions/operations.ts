@@ -1,0 +1,477 @@
+// Operations of kind `workflow-sessions` (`agentstate session <operation> <workflow> …`): pure functions
+// from the current body to the next, run by the store as one CAS commit. Each one that changes the
+// active session stamps its `updatedAt` and the file's `updatedAt` with now (Gate B: every change is
+// persisted at once, one commit per change).
+import type { Json, JsonObject } from '../../core/types.js';
+import { InvalidInputError, InvalidTransitionError, NotFoundError } from '../../errors.js';
+import type { KindOperation } from '../kind.js';
+import { isPlainObject, ptr } from '../rules.js';
+import {
+  type Directive,
+  directivesToCarry,
+  isoTime,
+  lastCompleted,
+  type Session,
+  sessionId,
+  type Todo,
+  type WorkflowSessions,
+} from './model.js';
+import {
+  DECISION_TYPES,
+  type DecisionType,
+  LESSON_CATEGORIES,
+  LESSON_SEVERITIES,
+  type LessonCategory,
+  type LessonSeverity,
+  TODO_STATUSES,
+  type TodoStatus,
+} from './schema.js';
+
+const KIND = 'workflow-sessions';
+const out = (w: WorkflowSessions): JsonObject => w as unknown as JsonObject;
+
+function load(body: JsonObject | null, op: string): WorkflowSessions {
+  if (body === null) {
+    throw new NotFoundError(`${op}: the ${KIND} document does not exist; create it with start-session`, {
+      operation: op,
+    });
+  }
+  return structuredClone(body) as unknown as WorkflowSessions;
+}
+
+/** The active session (and its index), or INVALID_TRANSITION: there is nothing to record into. */
+function active(w: WorkflowSessions, op: string): [Session, number] {
+  const i = w.sessions.findIndex((s) => s.status === 'active');
+  const s = w.sessions[i];
+  if (!s) {
+    throw new InvalidTransitionError(
+      `${op}: no session is active; start one with start-session (Gate A: a session must be active before work)`,
+      { pointer: '/activeSessionId', rule: 'active-session-required', operation: op },
+    );
+  }
+  return [s, i];
+}
+
+function touch(w: WorkflowSessions, s: Session | undefined, now: number): void {
+  const t = isoTime(now);
+  if (s) s.updatedAt = t;
+  w.updatedAt = t;
+}
+
+/** An operation on the active session: runs `fn` on it, then stamps the times. */
+function onActive(
+  op: string,
+  fn: (s: Session, args: Record<string, unknown>, now: string, w: WorkflowSessions) => void,
+): KindOperation['apply'] {
+  return (body, args, ctx) => {
+    const w = load(body, op);
+    const [s] = active(w, op);
+    fn(s, args, isoTime(ctx.now), w);
+    touch(w, s, ctx.now);
+    return out(w);
+  };
+}
+
+function badInput(op: string, field: string, why: string): never {
+  throw new InvalidInputError(`${op}: ${field} ${why}`, { field, operation: op });
+}
+
+/** Todos as manage_todo_list gives them: `[{id, title, status?, description?}]` (status defaults to not-started). */
+function todosFrom(value: unknown, op: string): Todo[] {
+  if (!Array.isArray(value)) return badInput(op, 'todos', 'must be an array of {id, title, status}');
+  return value.map((v: Json, i): Todo => {
+    const f = `todos[${i}]`;
+    if (!isPlainObject(v)) return badInput(op, f, 'must be an object {id, title, status}');
+    const { id, title, status = 'not-started', description, ...extra } = v;
+    if (Object.keys(extra).length > 0) badInput(op, f, `has unknown fields ${Object.keys(extra).join(', ')}`);
+    if (
+      !(typeof id === 'string' && id !== '') &&
+      !(typeof id === 'number' && Number.isSafeInteger(id) && id >= 0)
+    ) {
+      badInput(op, `${f}.id`, 'must be a non-negative integer or a non-empty string');
+    }
+    if (typeof title !== 'string' || title === '') badInput(op, `${f}.title`, 'must be a non-empty string');
+    if (typeof status !== 'string' || !(TODO_STATUSES as readonly string[]).includes(status)) {
+      badInput(op, `${f}.status`, `must be one of ${TODO_STATUSES.join(', ')}`);
+    }
+    if (description !== undefined && typeof description !== 'string')
+      badInput(op, `${f}.description`, 'must be a string');
+    return {
+      id: id as string | number,
+      title: title as string,
+      ...(description === undefined ? {} : { description: description as string }),
+      status: status as TodoStatus,
+    };
+  });
+}
+
+/** The next free `<prefix>-<n>` id among `ids`. */
+function nextId(prefix: string, ids: Iterable<string>): string {
+  let max = 0;
+  for (const id of ids) {
+    const m = new RegExp(`^${prefix}-(\\d+)$`).exec(id);
+    if (m) max = Math.max(max, Number(m[1]));
+  }
+  return `${prefix}-${max + 1}`;
+}
+
+function closeSession(
+  w: WorkflowSessions,
+  s: Session,
+  status: 'completed' | 'abandoned',
+  now: number,
+  summary?: string,
+): void {
+  s.status = status;
+  s.endedAt = isoTime(now);
+  s.updatedAt = isoTime(now);
+  if (summary !== undefined) s.summary = summary;
+  w.activeSessionId = null;
+}
+
+const startSession: KindOperation = {
+  name: 'start-session',
+  summary:
+    'Start a new session (creating the file if needed): closes the active one as you say, carries directives forward from the most recent completed session',
+  positional: 'label',
+  input: {
+    label: { type: 'string', required: true },
+    close_previous: { type: 'string', enum: ['completed', 'abandoned'] },
+    previous_summary: { type: 'text' },
+    todos: { type: 'json' },
+    phase: { type: 'string' },
+    workflow: { type: 'name' },
+  },
+  apply(body, args, ctx) {
+    const now = isoTime(ctx.now);
+    const w: WorkflowSessions =
+      body === null
+        ? {
+            ...(typeof args.workflow === 'string' ? { workflow: args.workflow } : {}),
+            createdAt: now,
+            updatedAt: now,
+            activeSessionId: null,
+            sessions: [],
+          }
+        : load(body, 'start-session');
+    if ((args.label as string).trim() === '') badInput('start-session', 'label', 'must not be empty');
+    const i = w.sessions.findIndex((s) => s.status === 'active');
+    const current = w.sessions[i];
+    if (current) {
+      const how = args.close_previous as 'completed' | 'abandoned' | undefined;
+      if (!how) {
+        throw new InvalidTransitionError(
+          `start-session: ${current.id} (${current.label}) is still active; say how it ended with close_previous completed|abandoned (Gate D)`,
+          { pointer: ptr('sessions', i, 'status'), rule: 'previous-session-closed', session: current.id },
+        );
+      }
+      closeSession(w, current, how, ctx.now, args.previous_summary as string | undefined);
+    }
+    const from = lastCompleted(w.sessions);
+    const directives: Directive[] = directivesToCarry(w.sessions).map((d) => ({
+      ...structuredClone(d),
+      carriedFrom: from!.id,
+    }));
+    const session: Session = {
+      id: sessionId(w.sessions.length + 1),
+      label: args.label as string,
+      status: 'active',
+      startedAt: now,
+      updatedAt: now,
+      ...(typeof args.phase === 'string' ? { currentPhase: args.phase } : {}),
+      todos: args.todos === undefined ? [] : todosFrom(args.todos, 'start-session'),
+      decisions: [],
+      blockers: [],
+      artifacts: [],
+      lessonsLearned: [],
+      delegations: [],
+      directives,
+    };
+    w.sessions.push(session);
+    w.activeSessionId = session.id;
+    w.updatedAt = now;
+    return out(w);
+  },
+};
+
+const setTodos: KindOperation = {
+  name: 'set-todos',
+  summary: 'Replace the active session todos with the manage_todo_list state (Gate B: after every change)',
+  input: { todos: { type: 'json', required: true } },
+  apply: onActive('set-todos', (s, args) => {
+    s.todos = todosFrom(args.todos, 'set-todos');
+  }),
+};
+
+const updateTodo: KindOperation = {
+  name: 'update-todo',
+  summary: 'Set the status (and optionally the title) of one todo of the active session',
+  positional: 'todo',
+  input: {
+    todo: { type: 'name', required: true },
+    status: { type: 'string', required: true, enum: TODO_STATUSES },
+    title: { type: 'string' },
+  },
+  apply: onActive('update-todo', (s, args) => {
+    const t = s.todos.find((x) => String(x.id) === args.todo);
+    if (!t) badInput('update-todo', 'todo', `${JSON.stringify(args.todo)} is not a todo of ${s.id}`);
+    t.status = args.status as TodoStatus;
+    if (typeof args.title === 'string' && args.title !== '') t.title = args.title;
+  }),
+};
+
+const setPhase: KindOperation = {
+  name: 'set-phase',
+  summary: 'Set the current phase of the active session',
+  positional: 'phase',
+  input: { phase: { type: 'string', required: true } },
+  apply: onActive('set-phase', (s, args) => {
+    s.currentPhase = args.phase as string;
+  }),
+};
+
+const logDecision: KindOperation = {
+  name: 'log-decision',
+  summary:
+    'Log a typed decision (architecture | workaround | platform-limitation | user-requirement); a workaround needs correct_solution, why_not_implemented, revisit_when',
+  positional: 'description',
+  input: {
+    description: { type: 'text', required: true },
+    type: { type: 'string', required: true, enum: DECISION_TYPES },
+    rationale: { type: 'text' },
+    alternatives: { type: 'names' },
+    workaround: { type: 'bool' },
+    correct_solution: { type: 'text' },
+    why_not_implemented: { type: 'text' },
+    revisit_when: { type: 'text' },
+  },
+  apply: onActive('log-decision', (s, args, now) => {
+    const type = args.type as DecisionType;
+    const pick = (k: string) => (typeof args[k] === 'string' ? { [k]: args[k] as string } : {});
+    s.decisions ??= [];
+    s.decisions.push({
+      type,
+      description: args.description as string,
+      ...pick('rationale'),
+      ...(args.alternatives === undefined ? {} : { alternatives_considered: args.alternatives as string[] }),
+      workaround: (args.workaround as boolean | undefined) ?? type === 'workaround',
+      ...pick('correct_solution'),
+      ...pick('why_not_implemented'),
+      ...pick('revisit_when'),
+      timestamp: now,
+    });
+  }),
+};
+
+const logBlocker: KindOperation = {
+  name: 'log-blocker',
+  summary: 'Record a blocker in the active session',
+  positional: 'description',
+  input: { description: { type: 'text', required: true }, blocker: { type: 'name' } },
+  apply: onActive('log-blocker', (s, args, now) => {
+    s.blockers ??= [];
+    const id =
+      (args.blocker as string | undefined) ??
+      nextId(
+        'blk',
+        s.blockers.map((b) => b.id),
+      );
+    if (s.blockers.some((b) => b.id === id))
+      badInput('log-blocker', 'blocker', `${id} is already a blocker of ${s.id}`);
+    s.blockers.push({ id, description: args.description as string, status: 'open', raisedAt: now });
+  }),
+};
+
+const resolveBlocker: KindOperation = {
+  name: 'resolve-blocker',
+  summary: 'Resolve an open blocker of the active session',
+  positional: 'blocker',
+  input: { blocker: { type: 'name', required: true }, resolution: { type: 'text', required: true } },
+  apply: onActive('resolve-blocker', (s, args, now) => {
+    const b = (s.blockers ?? []).find((x) => x.id === args.blocker);
+    if (!b)
+      badInput('resolve-blocker', 'blocker', `${JSON.stringify(args.blocker)} is not a blocker of ${s.id}`);
+    if (b.status === 'resolved') {
+      throw new InvalidTransitionError(`resolve-blocker: blocker ${b.id} is already resolved`, {
+        from: 'resolved',
+        to: 'resolved',
+        rule: 'blocker-transition',
+      });
+    }
+    b.status = 'resolved';
+    b.resolvedAt = now;
+    b.resolution = args.resolution as string;
+  }),
+};
+
+const logLesson: KindOperation = {
+  name: 'log-lesson',
+  summary: 'Append a lesson learned to the active session (category, severity low|medium|high)',
+  positional: 'summary',
+  input: {
+    summary: { type: 'text', required: true },
+    category: { type: 'string', required: true, enum: LESSON_CATEGORIES },
+    severity: { type: 'string', required: true, enum: LESSON_SEVERITIES },
+    detail: { type: 'text' },
+    applies_to: { type: 'names' },
+  },
+  apply: onActive('log-lesson', (s, args, now) => {
+    s.lessonsLearned ??= [];
+    s.lessonsLearned.push({
+      category: args.category as LessonCategory,
+      summary: args.summary as string,
+      ...(typeof args.detail === 'string' ? { detail: args.detail } : {}),
+      ...(args.applies_to === undefined ? {} : { appliesTo: args.applies_to as string[] }),
+      severity: args.severity as LessonSeverity,
+      recordedAt: now,
+    });
+  }),
+};
+
+const addArtifact: KindOperation = {
+  name: 'add-artifact',
+  summary: 'Record the path of a key artifact in the active session',
+  positional: 'path',
+  input: { path: { type: 'string', required: true } },
+  apply: onActive('add-artifact', (s, args) => {
+    const path = args.path as string;
+    if (path === '') badInput('add-artifact', 'path', 'must not be empty');
+    s.artifacts ??= [];
+    if (!s.artifacts.includes(path)) s.artifacts.push(path);
+  }),
+};
+
+const openDelegation: KindOperation = {
+  name: 'open-delegation',
+  summary: 'Persist a delegation as in-progress before spawning the sub-agent (Gate F)',
+  positional: 'task',
+  input: {
+    task: { type: 'text', required: true },
+    agent: { type: 'name', required: true },
+    delegation: { type: 'name' },
+  },
+  apply: onActive('open-delegation', (s, args, now, w) => {
+    s.delegations ??= [];
+    const all = w.sessions.flatMap((x) => (x.delegations ?? []).map((d) => d.id));
+    const id = (args.delegation as string | undefined) ?? nextId('del', all);
+    if (s.delegations.some((d) => d.id === id))
+      badInput('open-delegation', 'delegation', `${id} is already a delegation of ${s.id}`);
+    s.delegations.push({
+      id,
+      agent: args.agent as string,
+      task: args.task as string,
+      status: 'in-progress',
+      startedAt: now,
+    });
+  }),
+};
+
+const closeDelegation: KindOperation = {
+  name: 'close-delegation',
+  summary: 'Record the result of a delegation when the sub-agent returns (Gate G)',
+  positional: 'delegation',
+  input: {
+    delegation: { type: 'name', required: true },
+    result_summary: { type: 'text', required: true },
+    output_artifacts: { type: 'names' },
+    status: { type: 'string', enum: ['completed', 'failed'] },
+  },
+  apply: onActive('close-delegation', (s, args, now) => {
+    const d = (s.delegations ?? []).find((x) => x.id === args.delegation);
+    if (!d)
+      badInput(
+        'close-delegation',
+        'delegation',
+        `${JSON.stringify(args.delegation)} is not a delegation of ${s.id}`,
+      );
+    if (d.status !== 'in-progress') {
+      throw new InvalidTransitionError(`close-delegation: delegation ${d.id} is already ${d.status}`, {
+        from: d.status,
+        rule: 'delegation-transition',
+      });
+    }
+    d.status = (args.status as 'completed' | 'failed' | undefined) ?? 'completed';
+    d.completedAt = now;
+    d.resultSummary = args.result_summary as string;
+    d.outputArtifacts = (args.output_artifacts as string[] | undefined) ?? [];
+  }),
+};
+
+const addDirective: KindOperation = {
+  name: 'add-directive',
+  summary: 'Add a standing user directive; it is carried into every later session until revoked (Gate H)',
+  positional: 'text',
+  input: { text: { type: 'text', required: true }, directive: { type: 'name' } },
+  apply: onActive('add-directive', (s, args, now, w) => {
+    if ((args.text as string).trim() === '') badInput('add-directive', 'text', 'must not be empty');
+    s.directives ??= [];
+    const all = w.sessions.flatMap((x) => (x.directives ?? []).map((d) => d.id));
+    const id = (args.directive as string | undefined) ?? nextId('dir', all);
+    if (all.includes(id))
+      badInput('add-directive', 'directive', `${id} is already a directive of this workflow`);
+    s.directives.push({ id, text: args.text as string, status: 'active', issuedAt: now });
+  }),
+};
+
+const revokeDirective: KindOperation = {
+  name: 'revoke-directive',
+  summary: 'Revoke a directive, as the user asked; later sessions no longer carry it',
+  positional: 'directive',
+  input: { directive: { type: 'name', required: true }, reason: { type: 'text' } },
+  apply: onActive('revoke-directive', (s, args, now) => {
+    const d = (s.directives ?? []).find((x) => x.id === args.directive);
+    if (!d)
+      badInput(
+        'revoke-directive',
+        'directive',
+        `${JSON.stringify(args.directive)} is not a directive of ${s.id}`,
+      );
+    if (d.status === 'revoked') {
+      throw new InvalidTransitionError(`revoke-directive: directive ${d.id} is already revoked`, {
+        from: 'revoked',
+        rule: 'directive-transition',
+      });
+    }
+    d.status = 'revoked';
+    d.revokedAt = now;
+    if (typeof args.reason === 'string') d.revokedReason = args.reason;
+  }),
+};
+
+function closer(status: 'completed' | 'abandoned'): KindOperation {
+  const name = status === 'completed' ? 'complete-session' : 'abandon-session';
+  return {
+    name,
+    summary:
+      status === 'completed'
+        ? 'Complete the active session (refused while a delegation is in progress)'
+        : 'Abandon the active session',
+    ...(status === 'abandoned' ? { positional: 'summary' } : {}),
+    input: { summary: { type: 'text' } },
+    apply(body, args, ctx) {
+      const w = load(body, name);
+      const [s] = active(w, name);
+      closeSession(w, s, status, ctx.now, args.summary as string | undefined);
+      w.updatedAt = isoTime(ctx.now);
+      return out(w);
+    },
+  };
+}
+
+export const sessionOperations: KindOperation[] = [
+  startSession,
+  setTodos,
+  updateTodo,
+  setPhase,
+  logDecision,
+  logBlocker,
+  resolveBlocker,
+  logLesson,
+  addArtifact,
+  openDelegation,
+  closeDelegation,
+  addDirective,
+  revokeDirective,
+  closer('completed'),
+  closer('abandoned'),
+];
