@@ -11,6 +11,7 @@ import { WORKFLOW_NAMES, WORKFLOWS } from '../workflows/registry.js';
 import { durationMs, type GlobalOpts, int, json, list, Output, withInstance } from './context.js';
 import { formatEvent, formatItem } from './format.js';
 import { addInstanceCommands } from './instance-commands.js';
+import { addSessionCommands } from './session-commands.js';
 import { addStateCommands } from './state-commands.js';
 import { addViewCommands } from './view-commands.js';
 
@@ -360,6 +361,7 @@ export function buildProgram(): Command {
   addStateCommands(program);
   addInstanceCommands(program);
   addViewCommands(program);
+  addSessionCommands(program);
   return program;
 }
 
