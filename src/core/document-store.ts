@@ -1,6 +1,7 @@
 // The versioned-document service: compare-and-swap commits with history and provenance, validated by
 // the document's kind; reads at any version, diffs, forks and projections.
-import fastJsonPatch from 'fast-json-patch';
+import { createRequire } from 'node:module';
+import type FastJsonPatch from 'fast-json-patch';
 import {
   InvalidInputError,
   NotFoundError,
@@ -47,7 +48,8 @@ export interface DocumentStoreContext {
   actor: string;
   /** Keep only the newest N versions of each document's history; null keeps everything. @default null */
   keepVersions: number | null;
-  kinds: KindResolver;
+  /** Loads the kind registry on first use (kinds pull in schemas and codecs a work-item call never needs). */
+  kinds: () => Promise<KindResolver>;
 }
 
 const NAME = { type: 'name', required: true } as const;
@@ -119,13 +121,19 @@ function checkProvenance(actorKind: string, p: Provenance | undefined): void {
   }
 }
 
+let jsonPatchLib: typeof FastJsonPatch | undefined;
+/** fast-json-patch, loaded on first use (only patches and diffs need it). */
+function jsonPatch(): typeof FastJsonPatch {
+  jsonPatchLib ??= createRequire(import.meta.url)('fast-json-patch') as typeof FastJsonPatch;
+  return jsonPatchLib;
+}
 
 function applyJsonPatch(base: JsonObject, ops: unknown): JsonObject {
   if (!Array.isArray(ops))
     throw new InvalidInputError('json_patch must be an array of RFC 6902 operations', {
       field: 'json_patch',
     });
-  const invalid = fastJsonPatch.validate(ops as fastJsonPatch.Operation[], base);
+  const invalid = jsonPatch().validate(ops as FastJsonPatch.Operation[], base);
   if (invalid) {
     const e = invalid as { message: string; name: string; index?: number };
     if (e.name === 'TEST_OPERATION_FAILED') {
@@ -143,9 +151,9 @@ function applyJsonPatch(base: JsonObject, ops: unknown): JsonObject {
       },
     );
   }
-  const out = fastJsonPatch.applyPatch(
+  const out = jsonPatch().applyPatch(
     structuredClone(base),
-    ops as fastJsonPatch.Operation[],
+    ops as FastJsonPatch.Operation[],
     false,
     true,
   ).newDocument;
@@ -174,7 +182,8 @@ export class DocumentStore {
   }
 
   async #commit(i: CommitInput, forkedFrom: DocumentWrite['forked_from']): Promise<CommitResult> {
-    const kind = this.#ctx.kinds.get(i.kind);
+    const kinds = await this.#ctx.kinds();
+    const kind = kinds.get(i.kind);
     const changes = [i.body, i.merge_patch, i.json_patch].filter((x) => x !== undefined).length;
     if (i.noop) {
       if (changes > 0) throw new InvalidInputError('a no-op carries no body or patch', { field: 'noop' });
@@ -379,7 +388,7 @@ export class DocumentStore {
         },
       );
     }
-    this.#ctx.kinds.validateSchema(kind, next);
+    (await this.#ctx.kinds()).validateSchema(kind, next);
     const ctx: CommitContext = {
       ...c,
       read: async (k, id) => {
@@ -410,7 +419,8 @@ export class DocumentStore {
       actor_kind: { type: 'string', enum: ACTOR_KINDS },
       role: { type: 'name' },
     });
-    const kind = this.#ctx.kinds.get(i.kind);
+    const kinds = await this.#ctx.kinds();
+    const kind = kinds.get(i.kind);
     const current = await this.#backend.docs.get(i.kind, i.id);
     const version = current?.version ?? 0;
     const next = structuredClone(i.body);
@@ -447,7 +457,7 @@ export class DocumentStore {
     provenance?: Provenance;
     reason?: string;
   }): Promise<CommitResult> {
-    const kind = this.#ctx.kinds.get(input.kind);
+    const kind = (await this.#ctx.kinds()).get(input.kind);
     const op = kind.operations?.find((o) => o.name === input.operation);
     if (!op) {
       const known = (kind.operations ?? []).map((o) => o.name);
@@ -588,7 +598,7 @@ export class DocumentStore {
     const to = i.to ?? latest.version;
     const body = async (v: number) =>
       v === 0 ? {} : (await this.get({ kind: i.kind, id: i.id, version: v })).body;
-    const patch = fastJsonPatch.compare(await body(i.from), await body(to)) as JsonPatchOp[];
+    const patch = jsonPatch().compare(await body(i.from), await body(to)) as JsonPatchOp[];
     return { kind: i.kind, id: i.id, from: i.from, to, patch };
   }
 
@@ -667,7 +677,7 @@ export class DocumentStore {
     if (!docKind || typeof docId !== 'string') return null;
     let kind: KindDefinition;
     try {
-      kind = this.#ctx.kinds.get(docKind);
+      kind = (await this.#ctx.kinds()).get(docKind);
     } catch {
       return null;
     }

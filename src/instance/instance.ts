@@ -6,7 +6,6 @@ import { EventLog } from '../core/event-log.js';
 import { type Clock, systemClock } from '../core/time.js';
 import { WorkQueue } from '../core/work-queue.js';
 import { InvalidInputError, StorageUnavailableError } from '../errors.js';
-import { getKind, validateSchema } from '../kinds/registry.js';
 import { ensureDir } from './files.js';
 import { type InstanceLocation, type InstancePaths, instancePaths, locateInstance } from './paths.js';
 
@@ -56,7 +55,10 @@ export class Instance {
       clock,
       actor: worker,
       keepVersions: retention === 'all' ? null : retention,
-      kinds: { get: getKind, validateSchema },
+      kinds: async () => {
+        const { getKind, validateSchema } = await import('../kinds/registry.js');
+        return { get: getKind, validateSchema };
+      },
     });
     this.work = new WorkQueue(backend, {
       clock,

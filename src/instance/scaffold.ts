@@ -55,7 +55,9 @@ export function scaffold(inst: Instance): ScaffoldResult {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
   }
-  if (inst.backend.migrationsApplied.length > 0) created.unshift('state.sqlite');
+  // A fresh SQLite database is a file this call created; a PostgreSQL store has no file in the folder.
+  if (inst.backend.name === 'sqlite' && inst.backend.migrationsApplied.length > 0)
+    created.unshift('state.sqlite');
   return {
     instance_dir: p.dir,
     host: inst.host,

@@ -40,7 +40,7 @@ function services(backend: StoreBackend, actor = 'agent') {
       clock: Date.now,
       actor,
       keepVersions: null,
-      kinds: { get: getKind, validateSchema },
+      kinds: async () => ({ get: getKind, validateSchema }),
     }),
   };
 }
@@ -235,8 +235,12 @@ suite('postgres: append-only events', () => {
     const b = await open();
     try {
       const log = services(b).events;
-      await expect(log.append({ type: 'note', actor: 'bad\ud800actor' })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
-      await expect(log.append({ type: 'note', data: { s: 'nul\u0000' } })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+      await expect(log.append({ type: 'note', actor: 'bad\ud800actor' })).rejects.toMatchObject({
+        code: 'INVALID_INPUT',
+      });
+      await expect(log.append({ type: 'note', data: { s: 'nul\u0000' } })).rejects.toMatchObject({
+        code: 'INVALID_INPUT',
+      });
       expect(await log.read()).toEqual([]);
       await log.append({ type: 'note', actor: 'fine' });
       expect((await log.verify()).ok).toBe(true);

@@ -29,7 +29,7 @@ async function setup(factory: StoreFactory): Promise<Ctx> {
   const backend = await factory();
   let t = T0;
   const clock = () => t;
-  const kinds = { get: getKind, validateSchema };
+  const kinds = async () => ({ get: getKind, validateSchema });
   const docsKeeping = (keep: number | null) =>
     new DocumentStore(backend, { clock, actor: 'agent', keepVersions: keep, kinds });
   return {
