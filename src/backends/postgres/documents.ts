@@ -1,6 +1,7 @@
 // Versioned-document SQL for PostgreSQL: the compare-and-swap commit is one statement (conditional write,
 // history entry, retention, enqueued effects, event reservation), then its events pipelined with COMMIT.
-import type { DocumentBackend, DocumentWrite } from '../../core/backend.js';
+import type { DocumentBackend, DocumentRowDump, DocumentWrite, HistoryRowDump } from '../../core/backend.js';
+import { documentFromRow, historyFromRow } from '../../core/rows.js';
 import { toIso } from '../../core/time.js';
 import type {
   ActorKind,
@@ -21,63 +22,10 @@ import {
 } from './events.js';
 import { enqueueCtes, missingBlocker, settleEnqueue, type WorkItemRow } from './work-items.js';
 
-interface DocRow {
-  kind: string;
-  id: string;
-  version: number;
-  body: JsonObject;
-  content_hash: string;
-  forked_from: { kind: string; id: string; version: number } | null;
-  created_at: number;
-  updated_at: number;
-}
-
-interface HistoryRow {
-  seq: number;
-  version: number;
-  parent_version: number;
-  noop: boolean;
-  body: JsonObject | null;
-  content_hash: string;
-  actor: string;
-  actor_kind: ActorKind;
-  provenance: Provenance | null;
-  write_id: string | null;
-  request_hash: string;
-  reason: string | null;
-  override: Override | null;
-  created_at: number;
-}
-
-function toDocument(r: DocRow): DocumentRecord {
-  return {
-    kind: r.kind,
-    id: r.id,
-    version: r.version,
-    body: r.body,
-    content_hash: r.content_hash,
-    created_at: toIso(r.created_at),
-    updated_at: toIso(r.updated_at),
-    forked_from: r.forked_from,
-  };
-}
-
-function toEntry(r: HistoryRow): HistoryEntry {
-  return {
-    seq: r.seq,
-    version: r.version,
-    parent_version: r.parent_version,
-    noop: r.noop,
-    content_hash: r.content_hash,
-    actor: r.actor,
-    actor_kind: r.actor_kind,
-    provenance: r.provenance,
-    write_id: r.write_id,
-    reason: r.reason,
-    override: r.override,
-    created_at: toIso(r.created_at),
-  };
-}
+type DocRow = DocumentRowDump;
+type HistoryRow = Omit<HistoryRowDump, 'kind' | 'id'>;
+const toDocument = documentFromRow;
+const toEntry = historyFromRow;
 
 const HISTORY_COLS =
   'seq, version, parent_version, noop, body, content_hash, actor, actor_kind, provenance, write_id, request_hash, reason, override, created_at';

@@ -1,6 +1,14 @@
 // Work-item SQL for PostgreSQL: every transition is one conditional statement that also reserves its event
 // positions, then the hash-chained events pipelined with COMMIT; claims skip rows other claimers hold.
-import type { ClaimQuery, LeaseQuery, NewEvent, NewWorkItem, WorkItemBackend } from '../../core/backend.js';
+import type {
+  ClaimQuery,
+  LeaseQuery,
+  NewEvent,
+  NewWorkItem,
+  WorkItemBackend,
+  WorkItemRowDump,
+} from '../../core/backend.js';
+import { claimOrder, workItemFromRow } from '../../core/rows.js';
 import { toIso } from '../../core/time.js';
 import type { Json, JsonObject, StatusCounts, WorkItem, WorkItemStatus } from '../../core/types.js';
 import { WORK_ITEM_STATUSES } from '../../core/types.js';
@@ -22,59 +30,9 @@ import {
   writeEvents,
 } from './events.js';
 
-export interface WorkItemRow {
-  id: string;
-  title: string;
-  kind: string | null;
-  status: WorkItemStatus;
-  priority: number;
-  payload: Json;
-  notes: JsonObject;
-  result: Json;
-  error: string | null;
-  attempts: number;
-  max_attempts: number;
-  lease_owner: string | null;
-  lease_expires_at: number | null;
-  claimed_at: number | null;
-  blocked_by: string[];
-  not_before: number | null;
-  idempotency_key: string | null;
-  created_at: number;
-  updated_at: number;
-  resolved_at: number | null;
-}
-
 /** A row as selected, or as nested JSON (row_to_json), both with numbers for bigint columns. */
-export function toWorkItem(r: WorkItemRow): WorkItem {
-  return {
-    id: r.id,
-    title: r.title,
-    kind: r.kind,
-    status: r.status,
-    priority: r.priority,
-    payload: r.payload,
-    notes: r.notes,
-    result: r.result,
-    error: r.error,
-    attempts: r.attempts,
-    max_attempts: r.max_attempts,
-    lease_owner: r.lease_owner,
-    lease_expires_at: toIso(r.lease_expires_at),
-    claimed_at: toIso(r.claimed_at),
-    blocked_by: r.blocked_by,
-    not_before: toIso(r.not_before),
-    idempotency_key: r.idempotency_key,
-    created_at: toIso(r.created_at),
-    updated_at: toIso(r.updated_at),
-    resolved_at: toIso(r.resolved_at),
-  };
-}
-
-/** Claim order: highest priority first, then oldest. */
-function claimOrder(a: WorkItem, b: WorkItem): number {
-  return b.priority - a.priority || a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id);
-}
+export type WorkItemRow = WorkItemRowDump;
+export const toWorkItem = workItemFromRow;
 
 const ORDER = 'ORDER BY w.priority DESC, w.created_at, w.id';
 

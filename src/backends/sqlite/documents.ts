@@ -1,7 +1,7 @@
 // Versioned-document SQL for SQLite: the compare-and-swap commit (one conditional statement) with its
 // history entry, events and effects in one BEGIN IMMEDIATE transaction.
 import type { DocumentBackend, DocumentWrite } from '../../core/backend.js';
-import { toIso } from '../../core/time.js';
+import { documentFromRow, historyFromRow } from '../../core/rows.js';
 import type { ActorKind, DocumentRecord, HistoryEntry, JsonObject } from '../../core/types.js';
 import { StateConflictError } from '../../errors.js';
 import type { SqliteConnection } from './connection.js';
@@ -39,33 +39,21 @@ interface HistoryRow {
 const parse = <T>(s: string | null): T | null => (s === null ? null : (JSON.parse(s) as T));
 
 function toDocument(r: DocRow): DocumentRecord {
-  return {
-    kind: r.kind,
-    id: r.id,
-    version: r.version,
+  return documentFromRow({
+    ...r,
     body: JSON.parse(r.body) as JsonObject,
-    content_hash: r.content_hash,
-    created_at: toIso(r.created_at),
-    updated_at: toIso(r.updated_at),
     forked_from: parse(r.forked_from),
-  };
+  });
 }
 
 function toEntry(r: HistoryRow): HistoryEntry {
-  return {
-    seq: r.seq,
-    version: r.version,
-    parent_version: r.parent_version,
+  return historyFromRow({
+    ...r,
     noop: r.noop === 1,
-    content_hash: r.content_hash,
-    actor: r.actor,
-    actor_kind: r.actor_kind,
+    body: null,
     provenance: parse(r.provenance),
-    write_id: r.write_id,
-    reason: r.reason,
     override: parse(r.override),
-    created_at: toIso(r.created_at),
-  };
+  });
 }
 
 const HISTORY_COLS =

@@ -1,7 +1,7 @@
 // Work-item SQL for SQLite: every transition is one conditional statement plus its event, in one
 // BEGIN IMMEDIATE transaction.
 import type { ClaimQuery, LeaseQuery, NewEvent, NewWorkItem, WorkItemBackend } from '../../core/backend.js';
-import { toIso } from '../../core/time.js';
+import { claimOrder, workItemFromRow } from '../../core/rows.js';
 import type { Json, JsonObject, StatusCounts, WorkItem, WorkItemStatus } from '../../core/types.js';
 import { WORK_ITEM_STATUSES } from '../../core/types.js';
 import {
@@ -39,33 +39,13 @@ interface WorkItemRow {
 }
 
 export function toWorkItem(r: WorkItemRow): WorkItem {
-  return {
-    id: r.id,
-    title: r.title,
-    kind: r.kind,
-    status: r.status,
-    priority: r.priority,
+  return workItemFromRow({
+    ...r,
     payload: JSON.parse(r.payload) as Json,
     notes: JSON.parse(r.notes) as JsonObject,
     result: JSON.parse(r.result) as Json,
-    error: r.error,
-    attempts: r.attempts,
-    max_attempts: r.max_attempts,
-    lease_owner: r.lease_owner,
-    lease_expires_at: toIso(r.lease_expires_at),
-    claimed_at: toIso(r.claimed_at),
     blocked_by: JSON.parse(r.blocked_by) as string[],
-    not_before: toIso(r.not_before),
-    idempotency_key: r.idempotency_key,
-    created_at: toIso(r.created_at),
-    updated_at: toIso(r.updated_at),
-    resolved_at: toIso(r.resolved_at),
-  };
-}
-
-/** Claim order: highest priority first, then oldest. */
-function claimOrder(a: WorkItem, b: WorkItem): number {
-  return b.priority - a.priority || a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id);
+  });
 }
 
 // A pending item is ready when its not_before has passed and every blocker is done.
