@@ -1,9 +1,8 @@
 // The agentstate command set (commander): friendly commands over the same service API as the workflows.
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { parseJsonInput } from '../core/input.js';
-import type { Json, JsonObject, WorkItem, WorkItemStatus } from '../core/types.js';
+import type { JsonObject, WorkItem, WorkItemStatus } from '../core/types.js';
 import { EXIT_CODES, InvalidInputError, toAgentStateError } from '../errors.js';
-import { type Instance, openInstance } from '../instance/instance.js';
 import { scaffold } from '../instance/scaffold.js';
 import { regenerateDashboard } from '../reports/dashboard.js';
 import { retrospective } from '../reports/retro.js';

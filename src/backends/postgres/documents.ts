@@ -2,15 +2,7 @@
 // history entry, retention, enqueued effects, event reservation), then its events pipelined with COMMIT.
 import type { DocumentBackend, DocumentRowDump, DocumentWrite, HistoryRowDump } from '../../core/backend.js';
 import { documentFromRow, historyFromRow } from '../../core/rows.js';
-import { toIso } from '../../core/time.js';
-import type {
-  ActorKind,
-  DocumentRecord,
-  HistoryEntry,
-  JsonObject,
-  Override,
-  Provenance,
-} from '../../core/types.js';
+import type { HistoryEntry, JsonObject } from '../../core/types.js';
 import { StateConflictError } from '../../errors.js';
 import type { PostgresConnection, Tx } from './connection.js';
 import {
