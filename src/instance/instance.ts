@@ -38,6 +38,8 @@ export class Instance {
   readonly work: WorkQueue;
   readonly events: EventLog;
   readonly docs: DocumentStore;
+  /** Where the store is: the SQLite file, or the PostgreSQL URL (password redacted) and schema. */
+  readonly storage: string;
 
   constructor(
     id: { host: string; name: string; dir: string },
@@ -45,7 +47,9 @@ export class Instance {
     clock: Clock,
     worker: string,
     retention: number | 'all' = 'all',
+    storage?: string,
   ) {
+    this.storage = storage ?? instancePaths(id.dir).db;
     this.host = id.host;
     this.name = id.name;
     this.paths = instancePaths(id.dir);
@@ -111,6 +115,9 @@ export async function openInstance(options: OpenInstanceOptions): Promise<Instan
     options.clock ?? systemClock,
     options.worker ?? id.name,
     options.retention,
+    options.url
+      ? `${redactUrl(options.url)}${options.schema ? ` (schema ${options.schema})` : ''}`
+      : undefined,
   );
 }
 

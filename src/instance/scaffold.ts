@@ -11,6 +11,7 @@ export interface ScaffoldResult {
   created: string[];
   /** Migrations applied by this call. */
   migrations_applied: string[];
+  /** The store: the SQLite file, or the PostgreSQL URL (password redacted). */
   db: string;
 }
 
@@ -19,7 +20,7 @@ function claudeTemplate(inst: Instance): string {
 
 Instance state for agent \`${inst.name}\` on host \`${inst.host}\`, kept by agentstate.
 
-- Work items and events live in \`state.sqlite\`; never edit it by hand, use \`agentstate\` or the workflows.
+- Work items, events and versioned state live in the store (\`${inst.backend.name === 'sqlite' ? 'state.sqlite' : 'the shared PostgreSQL database'}\`); never edit it by hand, use \`agentstate\` or the workflows.
 - \`dashboard.md\` is regenerated from the store (\`agentstate dashboard\`).
 - \`retros/\` holds retrospectives (\`agentstate retro --since 24h\`).
 - \`context/\` is yours for context files the agent loads.
@@ -64,6 +65,6 @@ export function scaffold(inst: Instance): ScaffoldResult {
     name: inst.name,
     created,
     migrations_applied: inst.backend.migrationsApplied,
-    db: p.db,
+    db: inst.storage,
   };
 }

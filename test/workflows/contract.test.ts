@@ -1,12 +1,15 @@
 // The subprocess contract of the agent bundle's ten workflows, run both as `node dist/cli/main.js <Name>`
 // and as `bun skill/scripts/<Name>.ts` with the MF_* environment: one JSON document on stdout and exit 0,
 // or one JSON error line on stderr and the exit code of its error code. The library (`runWorkflow`) must
-// give the same shape for the same payload.
+// give the same shape for the same payload. Each runner runs once on embedded SQLite and once more with
+// AGENTSTATE_URL naming a PostgreSQL schema of its own (when a server answers; see helpers/postgres.ts).
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openPostgresBackend } from '../../src/backends/postgres/backend.js';
 import { isAgentStateError, openInstance, runWorkflow, WORKFLOW_NAMES } from '../../src/index.js';
 import { ROOT, type RunResult, runBun, runCli } from '../helpers/cli.js';
+import { adminQuery, PG_URL, postgresForThisFile } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/tmp.js';
 
 type Env = Record<string, string | undefined>;
@@ -14,9 +17,62 @@ type Runner = (workflow: string, env: Env) => RunResult;
 // biome-ignore lint/suspicious/noExplicitAny: JSON documents from a subprocess are checked field by field.
 type Doc = any;
 
-const RUNNERS: Array<[string, Runner]> = [
-  ['cli', (workflow, env) => runCli([workflow], env)],
-  ['bun', (workflow, env) => runBun(workflow, env)],
+/** The test server's URL naming `schema`. */
+function pgUrl(schema: string): string {
+  const u = new URL(PG_URL);
+  u.searchParams.set('schema', schema);
+  return u.toString();
+}
+
+/** Where a runner's instances keep their state: `url` unset means state.sqlite in each instance folder. */
+interface Storage {
+  /** AGENTSTATE_URL for every subprocess of the runner. */
+  url?: string;
+  /** Storage for the library's own instance in the runWorkflow comparison (isolated from the runner's). */
+  libraryUrl?: string;
+  /** A schema no instance has opened yet. */
+  freshUrl?: string;
+}
+
+const pgBase = await postgresForThisFile();
+/** One schema per PostgreSQL runner, plus one for its library instance and one left unmigrated. */
+const pgSchemas = (short: string) => ({
+  runner: `${pgBase}_${short}`,
+  library: `${pgBase}_${short}_lib`,
+  fresh: `${pgBase}_${short}_new`,
+});
+const pgStorage: Record<'cli' | 'bun', Storage> | null = pgBase === null ? null : { cli: {}, bun: {} };
+if (pgBase !== null && pgStorage !== null) {
+  const all: string[] = [];
+  for (const short of ['cli', 'bun'] as const) {
+    const s = pgSchemas(short);
+    all.push(s.runner, s.library, s.fresh);
+    pgStorage[short] = { url: pgUrl(s.runner), libraryUrl: pgUrl(s.library), freshUrl: pgUrl(s.fresh) };
+    // Migrated up front, so no test depends on being the first to open the runner's schema.
+    for (const schema of [s.runner, s.library]) {
+      const backend = await openPostgresBackend({ url: PG_URL, schema, instance: 'setup/migrate' });
+      await backend.close();
+    }
+  }
+  afterAll(async () => {
+    for (const schema of all) await adminQuery(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  });
+}
+
+/** Runs `run` with the storage's AGENTSTATE_URL added to the environment. */
+function withStorage(storage: Storage, run: Runner): Runner {
+  return (workflow, env) => run(workflow, { AGENTSTATE_URL: storage.url, ...env });
+}
+
+const RUNNERS: Array<[string, Runner, Storage]> = [
+  ['cli', (workflow, env) => runCli([workflow], env), {}],
+  ['bun', (workflow, env) => runBun(workflow, env), {}],
+  ...(pgStorage === null
+    ? []
+    : ([
+        ['cli+postgres', withStorage(pgStorage.cli, (w, env) => runCli([w], env)), pgStorage.cli],
+        ['bun+postgres', withStorage(pgStorage.bun, (w, env) => runBun(w, env)), pgStorage.bun],
+      ] as Array<[string, Runner, Storage]>)),
 ];
 
 /** Fields every work item JSON carries. */
@@ -50,7 +106,8 @@ let seq = 0;
 /** A path for an instance folder that does not exist yet (the first workflow creates it). */
 function freshDir(label: string): string {
   seq += 1;
-  return join(root, `${label}-agent-${seq}`);
+  // A folder name that is a valid instance name as it is ('cli+postgres' becomes 'cli-postgres').
+  return join(root, `${label.replace(/[^A-Za-z0-9_-]/g, '-')}-agent-${seq}`);
 }
 
 /** Asserts the success half of the contract and returns the parsed stdout document. */
@@ -85,8 +142,8 @@ function expectItemShape(item: Doc): void {
 }
 
 /** Friendly CLI with --json against an instance folder (used to read back what a workflow did). */
-function friendly(dir: string, args: string[]): Doc {
-  const r = runCli(['--dir', dir, '--json', ...args], { HOME: home });
+function friendlyWith(storage: Storage, dir: string, args: string[]): Doc {
+  const r = runCli(['--dir', dir, '--json', ...args], { HOME: home, AGENTSTATE_URL: storage.url });
   expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
   return r.json;
 }
@@ -100,7 +157,10 @@ function masked(x: Doc): Doc {
   return out;
 }
 
-describe.each(RUNNERS)('workflow contract via %s', (label, run) => {
+describe.each(RUNNERS)('workflow contract via %s', (label, run, storage) => {
+  const onPostgres = storage.url !== undefined;
+  const friendly = (dir: string, args: string[]): Doc => friendlyWith(storage, dir, args);
+
   /** Runs `workflow` against instance folder `dir` with `payload` as MF_TRIGGER_PAYLOAD_JSON. */
   function call(dir: string, workflow: string, payload?: unknown): RunResult {
     return run(workflow, {
@@ -121,12 +181,21 @@ describe.each(RUNNERS)('workflow contract via %s', (label, run) => {
     expect(first.instance_dir).toBe(dir);
     expect(first.name).toBe(basename(dir));
     expect(first.host).toBeTypeOf('string');
-    expect(first.db).toBe(join(dir, 'state.sqlite'));
-    expect(first.migrations_applied).toContain('0001-initial.sql');
-    expect([...first.created].sort()).toEqual(
-      ['CLAUDE.md', 'context/', 'persona.md', 'retros/', 'state.sqlite'].sort(),
-    );
-    for (const f of ['state.sqlite', 'dashboard.md', 'CLAUDE.md', 'persona.md']) {
+    if (onPostgres) {
+      // The state is in PostgreSQL: the folder holds the files, but no state.sqlite. The schema was
+      // migrated before (migrations are per schema, not per instance).
+      expect(first.migrations_applied).toEqual([]);
+      expect([...first.created].sort()).toEqual(['CLAUDE.md', 'context/', 'persona.md', 'retros/'].sort());
+      expect(existsSync(join(dir, 'state.sqlite'))).toBe(false);
+    } else {
+      expect(first.db).toBe(join(dir, 'state.sqlite'));
+      expect(first.migrations_applied).toContain('0001-initial.sql');
+      expect([...first.created].sort()).toEqual(
+        ['CLAUDE.md', 'context/', 'persona.md', 'retros/', 'state.sqlite'].sort(),
+      );
+      expect(existsSync(join(dir, 'state.sqlite'))).toBe(true);
+    }
+    for (const f of ['dashboard.md', 'CLAUDE.md', 'persona.md']) {
       expect(existsSync(join(dir, f)), f).toBe(true);
     }
     for (const d of ['retros', 'context']) expect(readdirSync(join(dir, d))).toEqual([]);
@@ -137,7 +206,21 @@ describe.each(RUNNERS)('workflow contract via %s', (label, run) => {
     expect(second.migrations_applied).toEqual([]);
     expect(second.instance_dir).toBe(dir);
     expect(readFileSync(join(dir, 'CLAUDE.md'), 'utf8')).toBe(claude);
+    if (onPostgres) expect(existsSync(join(dir, 'state.sqlite'))).toBe(false);
   });
+
+  if (onPostgres) {
+    it('ScaffoldFolders on a schema nobody has opened applies its migrations and creates no state.sqlite', () => {
+      const dir = freshDir(label);
+      const r = ok(
+        run('ScaffoldFolders', { HOME: home, MF_INSTANCE_DIR: dir, AGENTSTATE_URL: storage.freshUrl }),
+      );
+      expect(r.migrations_applied).toContain('0001-initial.sql');
+      expect([...r.created].sort()).toEqual(['CLAUDE.md', 'context/', 'persona.md', 'retros/'].sort());
+      expect(existsSync(join(dir, 'state.sqlite'))).toBe(false);
+      expect(existsSync(join(dir, 'dashboard.md'))).toBe(true);
+    });
+  }
 
   it('EnqueueWorkItem stores every field; an idempotency_key returns the same item', () => {
     const dir = freshDir(label);
@@ -483,7 +566,9 @@ describe.each(RUNNERS)('workflow contract via %s', (label, run) => {
   it('the library (runWorkflow) gives the same documents and errors as this runner', async () => {
     const viaRunner = freshDir(label);
     const viaLib = freshDir(`${label}-lib`);
-    const inst = await openInstance({ dir: viaLib, name: basename(viaRunner) });
+    // Same name as the runner's instance (default lease owner and actor); on PostgreSQL in a schema of its
+    // own, since the same host/name in one schema would be the same instance.
+    const inst = await openInstance({ dir: viaLib, name: basename(viaRunner), url: storage.libraryUrl });
     try {
       const json = (x: unknown): Doc => JSON.parse(JSON.stringify(x));
       const payload = {
