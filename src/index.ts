@@ -14,9 +14,22 @@ export type {
   StoredEvent,
   WorkItemBackend,
 } from './core/backend.js';
+export {
+  DocumentStore,
+  type DocumentStoreContext,
+  type KindResolver,
+  VersionPrunedError,
+} from './core/document-store.js';
 export { EventLog, SYSTEM_EVENT_TYPES, type TailOptions } from './core/event-log.js';
 export { computeEventHash, GENESIS_HASH } from './core/hash.js';
 export { LIMITS } from './core/input.js';
+export {
+  type DumpCounts,
+  type DumpHeader,
+  exportInstance,
+  importInstance,
+  readDump,
+} from './core/portable.js';
 export { type Clock, systemClock } from './core/time.js';
 export * from './core/types.js';
 export { DEFAULT_LEASE_MS, DEFAULT_MAX_ATTEMPTS, WorkQueue } from './core/work-queue.js';
@@ -32,8 +45,41 @@ export {
   locateInstance,
 } from './instance/paths.js';
 export { type ScaffoldResult, scaffold } from './instance/scaffold.js';
+export type {
+  CommitContext,
+  CommitEffects,
+  DocSnapshot,
+  FileStamp,
+  KindDefinition,
+  KindFile,
+  KindOperation,
+  OperationContext,
+  ViewContext,
+} from './kinds/kind.js';
+export { getKind, kindNames, registerKind, validateSchema } from './kinds/registry.js';
+export {
+  checkGate,
+  checkGates,
+  type Gate,
+  type GateFile,
+  type GateOptions,
+  type GateResult,
+  gateFile,
+} from './kinds/workflow-sessions/gates.js';
+export { type ResumeSummary, renderResume, resumeSummary } from './kinds/workflow-sessions/resume.js';
 export { type DashboardResult, regenerateDashboard, renderDashboard } from './reports/dashboard.js';
 export { type RetroInput, type RetroResult, type RetroSummary, retrospective } from './reports/retro.js';
+export { targetFor, targetOfPath, type ViewTarget } from './views/files.js';
+export { type RecoverResult, recoverView } from './views/recover.js';
+export {
+  type ExportResult,
+  exportView,
+  type ImportOptions,
+  type ImportResult,
+  importView,
+} from './views/sync.js';
+export { type ValidateResult, validateView } from './views/validate.js';
+export { type WatchEvent, type WatchOptions, watchView } from './views/watch.js';
 export { runWorkflowProcess, type WorkflowInvocation } from './workflows/process.js';
 export {
   isWorkflowName,

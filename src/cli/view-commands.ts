@@ -154,7 +154,15 @@ export function addViewCommands(program: Command): void {
       .description(`operations on ${name} documents (each one CAS commit + file rewrite)`);
     for (const op of kind.operations) {
       const c = group
-        .command(`${op.name} <id>${op.positional ? ` <${kebab(op.positional)}>` : ''}`)
+        .command(
+          `${op.name} <id>${
+            op.positional
+              ? op.input[op.positional]?.required
+                ? ` <${kebab(op.positional)}>`
+                : ` [${kebab(op.positional)}]`
+              : ''
+          }`,
+        )
         .description(op.summary)
         .option('--role <role>', 'your role, for field permissions')
         .option('--actor <name>', 'who acts [default: the agent name]')
@@ -163,7 +171,13 @@ export function addViewCommands(program: Command): void {
         if (field === op.positional) continue;
         const flag = spec.type === 'bool' ? `--${kebab(field)}` : `--${kebab(field)} <value>`;
         const parse = parserFor(field, spec);
-        const desc = `${field}${spec.required ? ' (required)' : ''}${spec.enum ? `: ${spec.enum.join('|')}` : ''}`;
+        const desc = `${field}${spec.required ? ' (required)' : ''}${spec.enum ? `: ${spec.enum.join('|')}` : ''}${
+          spec.type === 'names'
+            ? ' (comma-separated, repeatable)'
+            : spec.type === 'json' || spec.type === 'object'
+              ? ' (JSON)'
+              : ''
+        }`;
         if (parse) c.option(flag, desc, parse as (v: string, p: unknown) => unknown);
         else c.option(flag, desc);
       }
@@ -175,7 +189,7 @@ export function addViewCommands(program: Command): void {
           const key = kebab(field).replace(/-([a-z])/g, (_m, ch: string) => ch.toUpperCase());
           if (opts[key] !== undefined) args[field] = opts[key];
         }
-        if (op.positional) args[op.positional] = rest[0];
+        if (op.positional && rest[0] !== undefined) args[op.positional] = rest[0];
         await withInstance(cmd, async (inst, out) => {
           const r = await inst.docs.apply({
             kind: name,

@@ -669,7 +669,7 @@ export class DocumentStore {
 
   /**
    * Applies a resolved work item back to the document that enqueued it (items a kind enqueues as effects
-   * have kind `<doc kind>.<purpose>` and `payload.doc_id`). Retries on conflict; idempotent by write id.
+   * have kind `<doc kind>.<purpose>` and `payload.doc_id`). Retries on conflict; a second call finds the work already applied (the kind returns null).
    */
   async applyWorkItemResolution(item: WorkItem): Promise<CommitResult | null> {
     const docKind = item.kind?.split('.')[0];

@@ -81,6 +81,12 @@ export class EventLog {
         },
       );
     }
+    if (i.stream?.startsWith('doc:')) {
+      throw new InvalidInputError(
+        'append: doc: streams belong to versioned documents and are written only by their commits; use another stream',
+        { field: 'stream' },
+      );
+    }
     if (i.stream !== undefined && !STREAM.test(i.stream)) {
       throw new InvalidInputError(`append: stream ${JSON.stringify(i.stream)} must match ${STREAM}`, {
         field: 'stream',

@@ -2,7 +2,7 @@
 // chain, documents with full history), and an import that loads it verbatim and verifies it.
 
 import { once } from 'node:events';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream, existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { InvalidInputError, StateConflictError } from '../errors.js';
 import type { DumpRecord, StoreBackend } from './backend.js';
@@ -43,9 +43,21 @@ export async function exportInstance(
   path: string,
 ): Promise<DumpCounts & { path: string }> {
   if (!backend.dump) throw new InvalidInputError(`the ${backend.name} backend cannot export instances yet`);
+  if (existsSync(path)) {
+    throw new InvalidInputError(
+      `${path} already exists: choose a new file name (an export never overwrites)`,
+      { path },
+    );
+  }
   const out = createWriteStream(path, { flags: 'wx' });
+  const failed = new Promise<never>((_, reject) =>
+    out.once('error', (err) =>
+      reject(new InvalidInputError(`cannot write ${path}: ${err.message}`, { path })),
+    ),
+  );
+  failed.catch(() => {});
   const write = async (obj: unknown) => {
-    if (!out.write(`${JSON.stringify(obj)}\n`)) await once(out, 'drain');
+    if (!out.write(`${JSON.stringify(obj)}\n`)) await Promise.race([once(out, 'drain'), failed]);
   };
   const counts = emptyCounts();
   const header: DumpHeader = {
@@ -62,7 +74,7 @@ export async function exportInstance(
   }
   await write({ t: 'end', counts });
   out.end();
-  await once(out, 'finish');
+  await Promise.race([once(out, 'finish'), failed]);
   return { ...counts, path };
 }
 

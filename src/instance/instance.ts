@@ -1,4 +1,6 @@
 // An open instance: one agent persona's store plus its folder, with the services hung off it.
+
+import type { PostgresOptions } from '../backends/postgres/connection.js';
 import { type Durability, openSqliteBackend } from '../backends/sqlite/backend.js';
 import type { StoreBackend } from '../core/backend.js';
 import { DocumentStore } from '../core/document-store.js';
@@ -17,6 +19,8 @@ export interface OpenInstanceOptions extends InstanceLocation {
   url?: string | undefined;
   /** PostgreSQL schema holding the tables (several stores can share a database). @default 'agentstate' */
   schema?: string | undefined;
+  /** Further PostgreSQL settings (pool size, lock timeout, NOTIFY, …); see docs/postgres.md. */
+  postgres?: Omit<PostgresOptions, 'url' | 'instance' | 'schema'>;
   /** SQLite durability: `full` (default) survives power loss; `normal` trades that for speed. @default 'full' */
   durability?: Durability;
   /** How long a writer waits for another writer's lock before LOCK_TIMEOUT. @default 15000 */
@@ -103,7 +107,7 @@ export async function openInstance(options: OpenInstanceOptions): Promise<Instan
     );
   }
   const backend = options.url
-    ? await openUrl(options.url, `${id.host}/${id.name}`, options.schema)
+    ? await openUrl(options.url, `${id.host}/${id.name}`, options.schema, options.postgres)
     : await openSqliteBackend({
         path: instancePaths(id.dir).db,
         durability: options.durability ?? 'full',
@@ -122,7 +126,12 @@ export async function openInstance(options: OpenInstanceOptions): Promise<Instan
 }
 
 /** Opens the backend a URL names; the PostgreSQL driver is loaded only here. */
-async function openUrl(url: string, instance: string, schema: string | undefined): Promise<StoreBackend> {
+async function openUrl(
+  url: string,
+  instance: string,
+  schema: string | undefined,
+  extra: OpenInstanceOptions['postgres'],
+): Promise<StoreBackend> {
   if (/^postgres(ql)?:\/\//i.test(url)) {
     let clean = url;
     let fromUrl: string | undefined;
@@ -136,7 +145,7 @@ async function openUrl(url: string, instance: string, schema: string | undefined
     }
     const { openPostgresBackend } = await import('../backends/postgres/backend.js');
     const chosen = schema ?? fromUrl;
-    return openPostgresBackend({ url: clean, instance, ...(chosen ? { schema: chosen } : {}) });
+    return openPostgresBackend({ ...extra, url: clean, instance, ...(chosen ? { schema: chosen } : {}) });
   }
   throw new InvalidInputError(
     `storage URL ${redactUrl(url)} is not supported: use postgres://… or leave it unset for embedded SQLite`,

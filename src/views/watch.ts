@@ -3,6 +3,7 @@
 import { existsSync, watch as fsWatch, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { AgentStateError } from '../errors.js';
+import { writeFileAtomic } from '../instance/files.js';
 import type { Instance } from '../instance/instance.js';
 import type { ViewTarget } from './files.js';
 import { exportView, type ImportOptions, importView } from './sync.js';
@@ -70,6 +71,7 @@ export async function watchView(inst: Instance, t: ViewTarget, opts: WatchOption
         function done() {
           clearTimeout(timer);
           wake = null;
+          opts.signal?.removeEventListener('abort', done);
           resolve();
         }
       });

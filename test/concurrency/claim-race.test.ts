@@ -5,6 +5,9 @@ import { describe, expect, it } from 'vitest';
 import { openInstance } from '../../src/instance/instance.js';
 import { tempDir } from '../helpers/tmp.js';
 
+/** When the spawned processes start racing (they open their instance first, then wait for it). */
+let startAt = 0;
+
 const WORKER = new URL('../fixtures/claim-worker.mjs', import.meta.url).pathname;
 const dir = tempDir();
 
@@ -14,7 +17,9 @@ function runWorker(
   batch: number,
 ): Promise<{ worker: string; claimed: string[] }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [WORKER, instDir, name, String(batch)]);
+    const child = spawn(process.execPath, [WORKER, instDir, name, String(batch)], {
+      env: { ...process.env, AGENTSTATE_TEST_START_AT: String(startAt) },
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', (d) => (out += d));
@@ -34,6 +39,8 @@ async function race(items: number, processes: number, batch: number) {
     )
   ).map((i) => i.id);
   await inst.close();
+
+  startAt = Date.now() + 1500;
 
   const results = await Promise.all(
     Array.from({ length: processes }, (_, i) => runWorker(instDir, `worker-${i}`, batch)),
@@ -75,6 +82,7 @@ describe('concurrent claims across processes', () => {
 
   it('8 processes opening a brand-new database at once all succeed (migrations apply once)', async () => {
     const instDir = join(dir, 'fresh');
+    startAt = Date.now() + 1500;
     const results = await Promise.all(Array.from({ length: 8 }, (_, i) => runWorker(instDir, `w${i}`, 1)));
     expect(results.every((r) => r.claimed.length === 0)).toBe(true);
     const inst = await openInstance({ dir: instDir });

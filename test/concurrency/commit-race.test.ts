@@ -6,6 +6,9 @@ import { expect, it } from 'vitest';
 import { openInstance } from '../../src/instance/instance.js';
 import { tempDir } from '../helpers/tmp.js';
 
+/** When the spawned processes start racing (they open their instance first, then wait for it). */
+let startAt = 0;
+
 const RACER = new URL('../fixtures/commit-racer.mjs', import.meta.url).pathname;
 
 interface RacerResult {
@@ -17,7 +20,9 @@ interface RacerResult {
 
 function race(dir: string, worker: string, target: number): Promise<RacerResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [RACER, dir, worker, String(target)]);
+    const child = spawn(process.execPath, [RACER, dir, worker, String(target)], {
+      env: { ...process.env, AGENTSTATE_TEST_START_AT: String(startAt) },
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', (d) => (out += d));
@@ -34,6 +39,8 @@ it('8 processes committing to one document: one success per version, no lost upd
   const inst = await openInstance({ dir });
   await inst.docs.commit({ kind: 'json', id: 'counter', expected_version: 0, body: { count: 0, log: [] } });
   await inst.close();
+
+  startAt = Date.now() + 1500;
 
   const results = await Promise.all(Array.from({ length: 8 }, (_, i) => race(dir, `p${i}`, TARGET)));
 

@@ -7,6 +7,9 @@ import { openInstance } from '../../src/instance/instance.js';
 import { PG_URL, postgresForThisFile } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/tmp.js';
 
+/** When the spawned processes start racing (they open their instance first, then wait for it). */
+let startAt = 0;
+
 const WORKER = new URL('../fixtures/claim-worker.mjs', import.meta.url).pathname;
 const RACER = new URL('../fixtures/commit-racer.mjs', import.meta.url).pathname;
 
@@ -24,7 +27,9 @@ function storeUrl(): string {
 /** Runs a fixture under node; resolves with its stdout parsed as JSON. */
 function runFixture<T>(script: string, args: string[], label: string): Promise<T> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [script, ...args]);
+    const child = spawn(process.execPath, [script, ...args], {
+      env: { ...process.env, AGENTSTATE_TEST_START_AT: String(startAt) },
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', (d) => (out += d));
@@ -73,6 +78,8 @@ suite('multi-process races on PostgreSQL', () => {
     }
     expect(new Set(ids).size).toBe(ITEMS);
 
+    startAt = Date.now() + 1500;
+
     const results = await Promise.all(
       Array.from({ length: 8 }, (_, i) =>
         runFixture<WorkerResult>(WORKER, [instDir, `worker-${i}`, BATCH, url], `worker-${i}`),
@@ -116,6 +123,8 @@ suite('multi-process races on PostgreSQL', () => {
     } finally {
       await inst.close();
     }
+
+    startAt = Date.now() + 1500;
 
     const results = await Promise.all(
       Array.from({ length: 8 }, (_, i) =>

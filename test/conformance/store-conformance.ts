@@ -602,6 +602,9 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
       await expectCode(c.events.append({ type: '' }), 'INVALID_INPUT');
       await expectCode(c.events.append({ type: 'has space' }), 'INVALID_INPUT');
       await expectCode(c.events.append({ type: 'ok', stream: '../x' }), 'INVALID_INPUT');
+      // Document streams are written only by document commits.
+      await expectCode(c.events.append({ type: 'state_committed', stream: 'doc:json/x' }), 'INVALID_INPUT');
+      await expectCode(c.events.append({ type: 'note', stream: 'doc:json/x' }), 'INVALID_INPUT');
       await expectCode(c.events.append({ type: 'ok', extra: 1 } as never), 'INVALID_INPUT');
       await expectCode(c.events.append({ type: 'ok', work_item_id: 'wi_nope' }), 'NOT_FOUND');
       expect(await eventCount(c)).toBe(0);

@@ -144,7 +144,7 @@ describe('agent-run through the store', () => {
     );
     await inst.events.append({
       type: 'model_swapped',
-      stream: 'doc:agent-run/run',
+      stream: 'model:run',
       data: { from: 'model-a', to: 'model-b' },
     });
     expect((await inst.docs.get({ kind: 'agent-run', id: 'run' })).version).toBe(1);

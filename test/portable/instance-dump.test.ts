@@ -43,6 +43,10 @@ it('an exported instance imports into a new one identically, and verifies', asyn
   const file = join(root, 'dump.jsonl');
   const counts = await exportInstance(src.backend, { host: src.host, name: src.name }, file);
   expect(counts).toMatchObject({ work_items: 2, documents: 1, history: 3 });
+  // An export never overwrites a file.
+  await expect(exportInstance(src.backend, { host: src.host, name: src.name }, file)).rejects.toMatchObject({
+    code: 'INVALID_INPUT',
+  });
 
   const dst = await openInstance({ dir: join(root, 'target') });
   const r = await importInstance(dst.backend, dst.events, file);
