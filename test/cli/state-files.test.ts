@@ -103,7 +103,7 @@ describe('grid-mission: conflicts and violations through the CLI', () => {
     const r = p.cli('--json', 'validate', '.grid/STATE.md');
     expect(r.code).toBe(2);
     expect(r.json).toMatchObject({ ok: false, error: { code: 'VALIDATION_FAILED', pointer: '/status' } });
-    expect((r.json as { error: { rule: string } }).error.rule).toBeTruthy();
+    expect((r.json as { error: { rule: string } }).error.rule).toBe('format.status');
     writeFileSync(join(p.dir, '.grid/STATE.md'), 'no frontmatter at all\n');
     const fences = p.cli('validate', '.grid/STATE.md');
     expect(fences.code).toBe(2);
