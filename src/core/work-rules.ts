@@ -126,3 +126,15 @@ export function isRepeatedResolve(
     (q.attempt === null || q.attempt === current.attempts)
   );
 }
+
+/** The work_item_resolved event of a fenced resolve: outcome, worker, attempt, and how long the work took. */
+export function resolvedEvent(
+  item: WorkItem,
+  q: { worker: string; error: string | null; result: Json; now: number },
+): NewEvent {
+  const data: { [key: string]: Json } = { status: item.status, worker: q.worker, attempt: item.attempts };
+  if (q.error !== null) data.error = q.error;
+  if (q.result !== null && q.result !== undefined) data.result = q.result;
+  if (item.claimed_at) data.duration_ms = q.now - Date.parse(item.claimed_at);
+  return workItemEvent('work_item_resolved', item, data, q.worker, q.now);
+}

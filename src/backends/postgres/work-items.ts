@@ -16,6 +16,7 @@ import {
   explainStatusFailure,
   isRepeatedResolve,
   isTerminal,
+  resolvedEvent,
   workItemEvent,
 } from '../../core/work-rules.js';
 import { InternalError, InvalidInputError } from '../../errors.js';
@@ -416,17 +417,7 @@ export function createWorkItemBackend(conn: PostgresConnection, notify: boolean)
           explainLeaseFailure(current, q, 'resolve');
         }
         const { item, reservation } = hit;
-        const data: JsonObject = { status: item.status, worker: q.worker, attempt: item.attempts };
-        if (q.error !== null) data.error = q.error;
-        if (q.result !== null && q.result !== undefined) data.result = q.result;
-        if (item.claimed_at) data.duration_ms = q.now - Date.parse(item.claimed_at);
-        await writeEvents(
-          tx,
-          conn,
-          reservation,
-          [workItemEvent('work_item_resolved', item, data, q.worker, q.now)],
-          { commit: true, notify },
-        );
+        await writeEvents(tx, conn, reservation, [resolvedEvent(item, q)], { commit: true, notify });
         return item;
       });
     },

@@ -9,6 +9,7 @@ import {
   explainStatusFailure,
   isRepeatedResolve,
   isTerminal,
+  resolvedEvent,
   workItemEvent,
 } from '../../core/work-rules.js';
 import { InvalidInputError } from '../../errors.js';
@@ -287,11 +288,7 @@ export function createWorkItemBackend(conn: SqliteConnection): WorkItemBackend {
           explainLeaseFailure(current, q, 'resolve');
         }
         const item = toWorkItem(row);
-        const data: JsonObject = { status: item.status, worker: q.worker, attempt: item.attempts };
-        if (q.error !== null) data.error = q.error;
-        if (q.result !== null && q.result !== undefined) data.result = q.result;
-        if (item.claimed_at) data.duration_ms = q.now - Date.parse(item.claimed_at);
-        insertEvents(conn, [workItemEvent('work_item_resolved', item, data, q.worker, q.now)]);
+        insertEvents(conn, [resolvedEvent(item, q)]);
         return item;
       });
     },
