@@ -1,6 +1,6 @@
 // `npm run bench`: agentstate against a raw better-sqlite3 baseline measured in the same run.
-// Options: --rounds N (default 5), --only 1,2,3,4,5,docs (sections; docs = d1,d2,d3,d4),
-// --json PATH (write the results).
+// Options: --rounds N (default 5), --only 1,2,3,4,5,docs,pg (sections; docs = d1,d2,d3,d4; pg = p1,p2,p3,
+// run only when PostgreSQL answers at AGENTSTATE_BENCH_PG_URL), --json PATH (write the results).
 import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
@@ -26,12 +26,14 @@ import {
   timeOnBigInstance,
 } from './inprocess.js';
 import { cleanTmp, type Durability, fmt, log, max, median, min, removeDir, textTable } from './lib.js';
+import type { PgMeta, PgRule } from './pg-child.js';
+import { pgReachable, redactedPgUrl, runPgChild } from './pg-launch.js';
 import { claimRace, workflowProcess } from './processes.js';
 
 const { values: args } = parseArgs({
   options: {
     rounds: { type: 'string', default: '5' },
-    only: { type: 'string', default: '1,2,3,4,5,docs' },
+    only: { type: 'string', default: '1,2,3,4,5,docs,pg' },
     json: { type: 'string' },
   },
 });
@@ -557,6 +559,37 @@ async function sectionD4(): Promise<void> {
   );
 }
 
+const PG_PARTS = ['p1', 'p2', 'p3'];
+let pgMeta: PgMeta | null = null;
+
+function ruleCheck(rule: PgRule): (ratio: number, value: number) => boolean | null {
+  switch (rule.op) {
+    case 'min':
+      return (ratio) => ratio >= rule.value;
+    case 'max':
+      return (ratio) => ratio <= rule.value;
+    case 'ok':
+      return () => rule.ok;
+    case 'info':
+      return () => null;
+  }
+}
+
+/** P1–P3: PostgreSQL, in a plain-node child process (pg-launch.ts); skipped when no server answers. */
+async function sectionPg(): Promise<void> {
+  const why = await pgReachable();
+  if (why !== null) {
+    log(
+      `[pg] skipped: no PostgreSQL at ${redactedPgUrl()} (${why}); start one or set AGENTSTATE_BENCH_PG_URL`,
+    );
+    return;
+  }
+  const parts = PG_PARTS.filter((p) => ONLY.has('pg') || ONLY.has(p));
+  const { rows, meta } = await runPgChild(ROUNDS, parts);
+  pgMeta = meta;
+  for (const { rule, ...row } of rows) ratioRow(row, ruleCheck(rule));
+}
+
 function printTable(): void {
   const rows = results.map((r) => [
     r.section,
@@ -579,6 +612,13 @@ function printTable(): void {
       '',
       `agentstate benchmarks — ${new Date().toISOString()}`,
       `node ${process.version}, SQLite ${sqliteVersion}, ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), ${ROUNDS} rounds, medians`,
+      ...(pgMeta
+        ? [
+            `PostgreSQL ${pgMeta.server} at ${pgMeta.url}; ${Object.entries(pgMeta.versions)
+              .map(([k, v]) => `${k} ${v}`)
+              .join(', ')}; P1–P3 run on plain node in a child process`,
+          ]
+        : []),
       'ratio = median(agentstate) ÷ median(baseline); paired = median of per-round ratios (pairs run side by side);',
       'targets are judged on the paired ratio, which cancels most of the drift of a shared machine',
       'rates (ops/s, commits/s): higher is better; costs (ms, µs, MiB): lower is better; each row names its target',
@@ -606,9 +646,14 @@ async function main(): Promise<void> {
       ['d2', sectionD2],
       ['d3', sectionD3],
       ['d4', sectionD4],
+      ['pg', sectionPg],
     ];
     for (const [id, run] of sections) {
-      if (!ONLY.has(id) && !(id.startsWith('d') && ONLY.has('docs'))) continue;
+      const wanted =
+        ONLY.has(id) ||
+        (id.startsWith('d') && ONLY.has('docs')) ||
+        (id === 'pg' && PG_PARTS.some((p) => ONLY.has(p)));
+      if (!wanted) continue;
       const t0 = performance.now();
       await run();
       log(`[${id}] section took ${fmt((performance.now() - t0) / 1000, 1)} s`);

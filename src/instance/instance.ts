@@ -3,7 +3,7 @@
 import type { PostgresOptions } from '../backends/postgres/connection.js';
 import { type Durability, openSqliteBackend } from '../backends/sqlite/backend.js';
 import type { StoreBackend } from '../core/backend.js';
-import { DocumentStore } from '../core/document-store.js';
+import { DocumentStore, type KindResolver } from '../core/document-store.js';
 import { EventLog } from '../core/event-log.js';
 import { type Clock, systemClock } from '../core/time.js';
 import { WorkQueue } from '../core/work-queue.js';
@@ -63,10 +63,7 @@ export class Instance {
       clock,
       actor: worker,
       keepVersions: retention === 'all' ? null : retention,
-      kinds: async () => {
-        const { getKind, validateSchema } = await import('../kinds/registry.js');
-        return { get: getKind, validateSchema };
-      },
+      kinds: loadKinds,
     });
     this.work = new WorkQueue(backend, {
       clock,
@@ -123,6 +120,17 @@ export async function openInstance(options: OpenInstanceOptions): Promise<Instan
       ? `${redactUrl(options.url)}${options.schema ? ` (schema ${options.schema})` : ''}`
       : undefined,
   );
+}
+
+let kindsLoaded: Promise<KindResolver> | undefined;
+
+/** The kind registry, imported once on first use (a work-item-only process never pays for it). */
+function loadKinds(): Promise<KindResolver> {
+  kindsLoaded ??= import('../kinds/registry.js').then((m) => ({
+    get: m.getKind,
+    validateSchema: m.validateSchema,
+  }));
+  return kindsLoaded;
 }
 
 /** Opens the backend a URL names; the PostgreSQL driver is loaded only here. */

@@ -1,0 +1,337 @@
+// The PostgreSQL sections (P1–P3), run in a child process on plain `node` (see pg-launch.ts for why):
+// measures, logs progress to stderr, and sends each result row to the parent over IPC.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fmt, log, max, median, min, REPO_ROOT } from './lib.js';
+import {
+  BOSS_CONFIG,
+  buildReadFixture,
+  CLAIM_MANY_LIMIT,
+  CONTENDERS,
+  type CommitMode,
+  type Contender,
+  commitRound,
+  DOC_KIND,
+  documentsTableStats,
+  GRAPHILE_CONFIG,
+  latencyPair,
+  PgEnv,
+  QueueBench,
+  type QueueRun,
+  rawLatest,
+  redactedPgUrl,
+  WORKERS,
+} from './postgres.js';
+
+/** How the parent judges a row (functions do not cross IPC). */
+export type PgRule =
+  | { op: 'min'; value: number }
+  | { op: 'max'; value: number }
+  | { op: 'ok'; ok: boolean }
+  | { op: 'info' };
+
+export interface PgRow {
+  section: string;
+  name: string;
+  unit: string;
+  baselineName: string | null;
+  target: string;
+  rounds: number[];
+  baselineRounds: number[];
+  note?: string;
+  rule: PgRule;
+}
+
+export interface PgMeta {
+  server: string;
+  versions: Record<string, string>;
+  url: string;
+}
+
+export type FromPgChild =
+  | { type: 'row'; row: PgRow }
+  | { type: 'meta'; meta: PgMeta }
+  | { type: 'done' }
+  | { type: 'error'; message: string };
+
+function send(msg: FromPgChild): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (!process.send) return reject(new Error('pg-child must be started with an IPC channel (fork)'));
+    process.send(msg, undefined, undefined, (err) => (err ? reject(err) : resolve()));
+  });
+}
+
+function spread(xs: number[]): string {
+  return `${fmt(min(xs))}..${fmt(max(xs))}`;
+}
+
+function pairedMedian(a: number[], b: number[]): number {
+  return median(a.map((x, i) => x / b[i]!));
+}
+
+function packageVersion(name: string): string {
+  try {
+    const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'node_modules', name, 'package.json'), 'utf8')) as {
+      version?: string;
+    };
+    return pkg.version ?? '?';
+  } catch {
+    return '?';
+  }
+}
+
+/** P1: one CAS commit per transaction, agentstate vs the raw single-statement commit. */
+async function p1(env: PgEnv, rounds: number): Promise<void> {
+  const modes: Array<{ mode: CommitMode; per: number; name: string; note: string }> = [
+    {
+      mode: 'one',
+      per: 400,
+      name: 'docs.commit merge_patch, 1 connection',
+      note: '1 committer per side, 400 commits per round in 10 alternating blocks after 30 warm-up commits',
+    },
+    {
+      mode: 'own-instances',
+      per: 100,
+      name: 'docs.commit, 8 connections: 8 instances, 1 doc each',
+      note: '8 concurrent committers per side, each on its own document: agentstate = 8 instances (8 event logs, 8 pools, 1 connection busy in each), raw = 8 connections with 8 instance keys; 100 commits per committer per round',
+    },
+    {
+      mode: 'shared-instance',
+      per: 100,
+      name: 'docs.commit, 8 connections: 1 instance, 8 docs',
+      note: '8 concurrent committers per side on 8 documents of one instance (one event log, one hash chain): agentstate = 8 concurrent calls on one instance (pool of 10), raw = 8 connections on one instance key; 100 commits per committer per round',
+    },
+  ];
+  for (const m of modes) {
+    const as: number[] = [];
+    const raw: number[] = [];
+    for (let r = 0; r < rounds; r++) {
+      const res = await commitRound(env, m.mode, m.per);
+      as.push(res.agentstate);
+      raw.push(res.raw);
+      log(
+        `[P1] ${m.name}, round ${r + 1}: agentstate ${fmt(res.agentstate)} commits/s, raw ${fmt(res.raw)}, ratio ${fmt(res.agentstate / res.raw, 2)}`,
+      );
+    }
+    log(
+      `[P1] ${m.name}: agentstate ${fmt(median(as))} (${spread(as)}), raw ${fmt(median(raw))} (${spread(raw)}), paired ${fmt(pairedMedian(as, raw), 2)}`,
+    );
+    await send({
+      type: 'row',
+      row: {
+        section: 'P1',
+        name: m.name,
+        unit: 'commits/s',
+        baselineName: 'raw pg: 1-statement CTE',
+        target: 'ratio ≥ 0.8',
+        rounds: as,
+        baselineRounds: raw,
+        note: m.note,
+        rule: { op: 'min', value: 0.8 },
+      },
+    });
+  }
+}
+
+function waitsText(w: Record<string, number> | undefined): string {
+  if (!w) return '';
+  return Object.entries(w)
+    .sort((a, b) => b[1] - a[1])
+    .filter(([, v]) => v >= 0.01)
+    .map(([k, v]) => `${k} ${fmt(v * 100, 0)}%`)
+    .join(', ');
+}
+
+/** P2: claim + resolve of 10,000 items by 8 in-process workers, every contender in every round. */
+async function p2(env: PgEnv, rounds: number, items: number): Promise<void> {
+  const qb = new QueueBench(env);
+  const runs = new Map<Contender, QueueRun[]>(CONTENDERS.map((c) => [c, []]));
+  try {
+    for (let r = 0; r < rounds; r++) {
+      // Rotate the order so no contender always runs first (or right after the slowest).
+      const order = CONTENDERS.map((_, i) => CONTENDERS[(i + r) % CONTENDERS.length]!);
+      for (const who of order) {
+        const res = await qb.run(who, items, r);
+        runs.get(who)!.push(res);
+        log(
+          `[P2] round ${r + 1} ${who}: ${fmt(res.itemsPerSec)} items/s in ${fmt(res.ms)} ms; audit ${res.problems.length === 0 ? 'ok' : res.problems.join('; ')}${res.perWorker.length > 0 ? `; per worker ${res.perWorker.join('/')}` : ''}${res.detail ? `; ${res.detail}` : ''}${res.waits ? `; server side: ${waitsText(res.waits)}` : ''}`,
+        );
+      }
+    }
+  } finally {
+    await qb.close();
+  }
+  const rate = (c: Contender) => runs.get(c)!.map((x) => x.itemsPerSec);
+  const problems = [...runs].flatMap(([c, xs]) => xs.flatMap((x) => x.problems.map((p) => `${c}: ${p}`)));
+  const avgWaits = (c: Contender): Record<string, number> => {
+    const acc: Record<string, number> = {};
+    const xs = runs.get(c)!;
+    for (const x of xs)
+      for (const [k, v] of Object.entries(x.waits ?? {})) acc[k] = (acc[k] ?? 0) + v / xs.length;
+    return acc;
+  };
+  const rows: Array<{ who: Contender; base: Contender; target: string; value: number }> = [
+    { who: 'agentstate', base: 'raw', target: 'ratio ≥ 1', value: 1 },
+    { who: 'agentstate', base: 'graphile-worker', target: 'ahead: ratio ≥ 1', value: 1 },
+    { who: 'agentstate', base: 'pg-boss', target: 'ahead: ratio ≥ 1', value: 1 },
+    { who: 'agentstate-many', base: 'raw', target: 'ratio ≥ 1', value: 1 },
+    { who: 'agentstate-many', base: 'graphile-worker', target: 'ahead: ratio ≥ 1', value: 1 },
+    { who: 'agentstate-many', base: 'pg-boss', target: 'ahead: ratio ≥ 1', value: 1 },
+  ];
+  const label: Record<Contender, string> = {
+    agentstate: 'agentstate claim + resolve',
+    'agentstate-many': `agentstate claimMany(${CLAIM_MANY_LIMIT}) + resolve`,
+    raw: 'raw pg: claim 1 (SKIP LOCKED), then done',
+    'graphile-worker': 'graphile-worker',
+    'pg-boss': 'pg-boss fetch + complete',
+  };
+  for (const r of rows) {
+    const first = r.base === 'raw';
+    await send({
+      type: 'row',
+      row: {
+        section: 'P2',
+        name: `${label[r.who]}, ${WORKERS} workers, ${fmt(items)} items`,
+        unit: 'items/s',
+        baselineName: label[r.base],
+        target: r.target,
+        rounds: rate(r.who),
+        baselineRounds: rate(r.base),
+        note: first
+          ? `${r.who}: audit ${problems.filter((p) => p.startsWith(`${r.who}:`)).join('; ') || 'ok in every round'}; server side (share of samples of its ${WORKERS} connections): ${waitsText(avgWaits(r.who))}${r.who === 'agentstate' ? `; raw's: ${waitsText(avgWaits('raw'))}` : ''}`
+          : undefined,
+        rule: { op: 'min', value: r.value },
+      },
+    });
+  }
+  for (const c of ['graphile-worker', 'pg-boss'] as const) {
+    const xs = rate(c);
+    log(`[P2] ${c}: median ${fmt(median(xs))} items/s (${spread(xs)})`);
+  }
+  await send({
+    type: 'row',
+    row: {
+      section: 'P2',
+      name: `audit: every contender, ${rounds} rounds`,
+      unit: 'problems',
+      baselineName: null,
+      target: '0 double claims, all done once',
+      rounds: [problems.length],
+      baselineRounds: [],
+      note: `${problems.length === 0 ? 'no problems' : problems.join('; ')}; graphile-worker: concurrency ${GRAPHILE_CONFIG.concurrency}, localQueue.size ${GRAPHILE_CONFIG.localQueueSize}, completeJobBatchDelay ${GRAPHILE_CONFIG.completeJobBatchDelay}, maxPoolSize ${GRAPHILE_CONFIG.maxPoolSize}, pollInterval ${GRAPHILE_CONFIG.pollInterval} ms; pg-boss: batchSize ${BOSS_CONFIG.batchSize}, pool max ${BOSS_CONFIG.max}, supervise/schedule off`,
+      rule: { op: 'ok', ok: problems.length === 0 },
+    },
+  });
+}
+
+/** P3: the latest state of a 5,000-version document against a 1-version one (and a raw SELECT). */
+async function p3(env: PgEnv, rounds: number, versions: number): Promise<void> {
+  const fx = await buildReadFixture(env, versions);
+  const stats = await documentsTableStats(env);
+  log(
+    `[P3] built ${fx.big} at ${fmt(fx.versions)} versions by docs.commit in ${fmt(fx.buildMs)} ms; documents table (all of this run's instances): ${stats.updates} updates (${stats.hotUpdates} HOT), ${stats.deadTuples} dead tuples`,
+  );
+  try {
+    const docs = fx.inst.docs;
+    const cases = [
+      {
+        name: `docs.get latest, ${fmt(fx.versions)}-version doc`,
+        baselineName: 'same, 1-version doc',
+        a: () => docs.get({ kind: DOC_KIND, id: fx.big }),
+        b: () => docs.get({ kind: DOC_KIND, id: fx.small }),
+        target: 'flat: ≤ 1.2×',
+        rule: { op: 'max', value: 1.2 } as PgRule,
+      },
+      {
+        name: 'docs.get latest, 1-version doc',
+        baselineName: 'raw pg SELECT version, body',
+        a: () => docs.get({ kind: DOC_KIND, id: fx.small }),
+        b: () => rawLatest(fx, fx.small),
+        target: '(info)',
+        rule: { op: 'info' } as PgRule,
+      },
+      {
+        name: `raw pg SELECT latest, ${fmt(fx.versions)}-version doc`,
+        baselineName: 'raw, 1-version doc',
+        a: () => rawLatest(fx, fx.big),
+        b: () => rawLatest(fx, fx.small),
+        target: '(info: flat is 1.0)',
+        rule: { op: 'info' } as PgRule,
+      },
+    ];
+    for (const c of cases) {
+      const as: number[] = [];
+      const base: number[] = [];
+      for (let r = 0; r < rounds; r++) {
+        const res = await latencyPair(c.a, c.b, 1000);
+        as.push(res.a);
+        base.push(res.b);
+      }
+      log(
+        `[P3] ${c.name}: ${fmt(median(as))} µs (${spread(as)}) vs ${c.baselineName} ${fmt(median(base))} µs (${spread(base)}), paired ${fmt(pairedMedian(as, base), 2)}`,
+      );
+      await send({
+        type: 'row',
+        row: {
+          section: 'P3',
+          name: c.name,
+          unit: 'µs',
+          baselineName: c.baselineName,
+          target: c.target,
+          rounds: as,
+          baselineRounds: base,
+          note:
+            c.rule.op === 'max'
+              ? `${fmt(fx.versions)} versions committed through docs.commit (${fmt(fx.buildMs)} ms), the same ~270 B body; each value is the median of 1,000 single calls in 10 alternating blocks; the documents table (shared with P1's instances) had seen ${stats.updates} updates, ${stats.hotUpdates} of them HOT, and held ${stats.deadTuples} dead tuples (autovacuum may run meanwhile)`
+              : undefined,
+          rule: c.rule,
+        },
+      });
+    }
+  } finally {
+    await fx.close();
+  }
+}
+
+async function main(): Promise<void> {
+  const rounds = Math.max(1, Number.parseInt(process.env.PG_BENCH_ROUNDS ?? '5', 10));
+  const parts = new Set((process.env.PG_BENCH_PARTS ?? 'p1,p2,p3').split(','));
+  const env = new PgEnv();
+  await env.init();
+  try {
+    await send({
+      type: 'meta',
+      meta: {
+        server: env.serverVersion,
+        url: redactedPgUrl(),
+        versions: Object.fromEntries(
+          ['pg', 'graphile-worker', 'pg-boss'].map((n) => [n, packageVersion(n)] as [string, string]),
+        ),
+      },
+    });
+    log(
+      `[pg] schemas ${env.schema} (+ _gw, _boss), server ${env.serverVersion}, node ${process.version} (plain)`,
+    );
+    const timed = async (id: string, fn: () => Promise<void>) => {
+      if (!parts.has(id)) return;
+      const t0 = performance.now();
+      await fn();
+      log(`[${id}] section took ${fmt((performance.now() - t0) / 1000, 1)} s`);
+    };
+    await timed('p1', () => p1(env, rounds));
+    await timed('p2', () => p2(env, Math.min(rounds, 3), 10_000));
+    await timed('p3', () => p3(env, rounds, 5000));
+  } finally {
+    await env.close();
+  }
+  await send({ type: 'done' });
+}
+
+main().then(
+  () => process.exit(0),
+  async (err: unknown) => {
+    const message = err instanceof Error ? (err.stack ?? err.message) : String(err);
+    await send({ type: 'error', message }).catch(() => {});
+    process.exit(1);
+  },
+);

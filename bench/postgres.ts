@@ -1,0 +1,874 @@
+// PostgreSQL benchmarks (`--only pg`): agentstate on PostgreSQL against raw `pg` baselines that run the
+// same kind of SQL by hand, and against graphile-worker and pg-boss, all on the same server in the same run.
+//   P1: CAS commit of a document, 1 committer and 8 concurrent committers (8 documents).
+//   P2: claim + resolve of 10,000 items by 8 in-process workers over a pool.
+//   P3: reading the latest state of a 5,000-version document against a 1-version one.
+// Every run works in fresh schemas (agentstate's, graphile-worker's, pg-boss's) dropped at the end.
+// pg-child.ts drives these in a plain-node child process that pg-launch.ts starts (see there for why).
+import { createHash, randomBytes } from 'node:crypto';
+import {
+  Logger as GraphileLogger,
+  runMigrations as graphileMigrations,
+  makeWorkerUtils,
+  run as runGraphileWorker,
+} from 'graphile-worker';
+import pg from 'pg';
+import PgBoss from 'pg-boss';
+import type { JsonObject } from '../src/index.js';
+import { freshDir, type Instance, loadLib, median, nowMs, removeDir, settle } from './lib.js';
+
+/** The ~270 B document of the SQLite document benchmarks (bench/documents.ts), and its per-commit patch. */
+export function docBody(i = 0): JsonObject {
+  return {
+    title: 'Migrate the billing service to the new queue',
+    status: 'in_progress',
+    owner: 'planner',
+    tags: ['infra', 'billing', 'q3'],
+    counter: i,
+    meta: { step: i, model: 'model-a', run: 'run-0001' },
+    notes: 'Drain the old consumers first; keep the dead-letter queue.',
+  };
+}
+
+export function docPatch(i: number): JsonObject {
+  return { counter: i, meta: { step: i } };
+}
+
+/** The benchmark server. @default postgres://postgres@127.0.0.1:5432/test (trust auth) */
+export const PG_URL = process.env.AGENTSTATE_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+export const DOC_KIND = 'json';
+const GENESIS = '0'.repeat(64);
+
+/** Null when the server answers, otherwise why not. */
+export async function pgReachable(): Promise<string | null> {
+  const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 3000 });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return null;
+  } catch (err) {
+    return err instanceof Error ? err.message || err.constructor.name : String(err);
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+/** The URL with the password hidden, for output. */
+export function redactedPgUrl(): string {
+  return PG_URL.replace(/\/\/([^:/@]+):[^@]*@/, '//$1:***@');
+}
+
+function withSchema(url: string, schema: string): string {
+  const u = new URL(url);
+  u.searchParams.set('schema', schema);
+  return u.toString();
+}
+
+function sha256Hex(s: string): string {
+  return createHash('sha256').update(s).digest('hex');
+}
+
+/** RFC 7396 merge patch, as the raw committer applies it to the body it holds. */
+function mergePatch(target: unknown, patch: unknown): unknown {
+  if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) return patch;
+  const out: Record<string, unknown> =
+    typeof target === 'object' && target !== null && !Array.isArray(target)
+      ? { ...(target as Record<string, unknown>) }
+      : {};
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete out[k];
+    else out[k] = mergePatch(out[k] ?? null, v);
+  }
+  return out;
+}
+
+/**
+ * One benchmark run's PostgreSQL state: a fresh agentstate schema (tables created by the library's
+ * migrations on first open), graphile-worker's and pg-boss's own schemas, and an admin pool. `close` drops
+ * all three schemas.
+ */
+export class PgEnv {
+  readonly schema: string;
+  readonly gwSchema: string;
+  readonly bossSchema: string;
+  readonly admin: pg.Pool;
+  serverVersion = '';
+  #seq = 0;
+
+  constructor() {
+    const tag = `${process.pid}_${randomBytes(3).toString('hex')}`;
+    this.schema = `agentstate_bench_${tag}`;
+    this.gwSchema = `agentstate_bench_${tag}_gw`;
+    this.bossSchema = `agentstate_bench_${tag}_boss`;
+    this.admin = new pg.Pool({ connectionString: PG_URL, max: 2 });
+    this.admin.on('error', () => {});
+  }
+
+  /** The quoted schema name, for SQL text. */
+  get q(): string {
+    return `"${this.schema}"`;
+  }
+
+  get url(): string {
+    return withSchema(PG_URL, this.schema);
+  }
+
+  async init(): Promise<void> {
+    const res = await this.admin.query<{ v: string }>("SELECT current_setting('server_version') AS v");
+    this.serverVersion = res.rows[0]?.v ?? '?';
+    // Open once, so the tables exist before any raw baseline writes to them.
+    await closeInst(await this.open('setup'));
+  }
+
+  /** A fresh agentstate instance (its own instance key) in the benchmark schema. */
+  async open(label: string): Promise<Instance & { dir: string }> {
+    const lib = await loadLib();
+    const dir = freshDir(`pg-${label}`);
+    const inst = await lib.openInstance({ dir, url: this.url, worker: 'bench' });
+    return Object.assign(inst, { dir });
+  }
+
+  /** A fresh instance key for a raw baseline (never one agentstate uses). */
+  rawKey(label: string): string {
+    this.#seq += 1;
+    return `raw/${label}-${this.#seq}`;
+  }
+
+  async query<R extends pg.QueryResultRow = Record<string, unknown>>(sql: string, params?: unknown[]) {
+    return (await this.admin.query<R>(sql, params)).rows;
+  }
+
+  async close(): Promise<void> {
+    try {
+      for (const s of [this.schema, this.gwSchema, this.bossSchema]) {
+        await this.admin.query(`DROP SCHEMA IF EXISTS "${s}" CASCADE`);
+      }
+    } finally {
+      await this.admin.end();
+    }
+  }
+}
+
+function instanceKey(inst: Instance): string {
+  return `${inst.host}/${inst.name}`;
+}
+
+async function closeInst(inst: Instance & { dir: string }): Promise<void> {
+  await inst.close();
+  removeDir(inst.dir);
+}
+
+// ---------------------------------------------------------------------------------------------
+// P1. CAS commit.
+
+interface Committer {
+  once(i: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** `inst.docs.commit` merge patches to one document, tracking the version it holds. */
+async function agentstateCommitter(inst: Instance, id: string): Promise<Committer> {
+  let version = (
+    await inst.docs.commit({
+      kind: DOC_KIND,
+      id,
+      expected_version: 0,
+      body: docBody(),
+      actor: 'bench',
+      actor_kind: 'tool',
+    })
+  ).version;
+  return {
+    async once(i) {
+      const r = await inst.docs.commit({
+        kind: DOC_KIND,
+        id,
+        expected_version: version,
+        merge_patch: docPatch(i + 1),
+        actor: 'bench',
+        actor_kind: 'tool',
+      });
+      version = r.version;
+    },
+    async close() {},
+  };
+}
+
+/**
+ * The raw single-statement CAS commit: conditional UPDATE of the document, its history row, and the
+ * hash-chained state_committed event (head row locked and moved, stream sequence upserted, SHA-256 of the
+ * previous hash, position and data computed in SQL), all in one autocommit statement: one round trip.
+ */
+function rawCommitSql(s: string): string {
+  return `WITH _cas AS (
+      UPDATE ${s}.documents SET version = version + 1, body = $4::jsonb, content_hash = $5,
+        last_seq = last_seq + 1, updated_at = $6
+      WHERE instance = $1 AND kind = $2 AND id = $3 AND version = $7
+      RETURNING version, last_seq),
+    _hist AS (
+      INSERT INTO ${s}.document_history (instance, kind, id, seq, version, parent_version, noop, body,
+        content_hash, actor, actor_kind, request_hash, created_at)
+      SELECT $1, $2, $3, c.last_seq, c.version, $7, false, $4::jsonb, $5, $8, 'tool', '', $6 FROM _cas AS c),
+    _prev AS (
+      SELECT h.position, h.hash FROM ${s}.event_heads AS h
+      WHERE h.instance = $1 AND EXISTS (SELECT 1 FROM _cas) FOR UPDATE),
+    _head AS (
+      UPDATE ${s}.event_heads AS h SET position = p.position + 1,
+        hash = encode(sha256(convert_to(p.hash || (p.position + 1)::text || $9, 'UTF8')), 'hex')
+      FROM _prev AS p WHERE h.instance = $1
+      RETURNING h.position, h.hash, p.hash AS prev_hash),
+    _seq AS (
+      INSERT INTO ${s}.event_streams AS q (instance, stream, seq) SELECT $1, $10, 1 FROM _head
+      ON CONFLICT (instance, stream) DO UPDATE SET seq = q.seq + 1
+      RETURNING q.seq),
+    _ev AS (
+      INSERT INTO ${s}.events (instance, position, stream, stream_seq, type, data, actor, created_at,
+        prev_hash, hash)
+      SELECT $1, h.position, $10, q.seq, 'state_committed', $9::json, $8, $6, h.prev_hash, h.hash
+      FROM _head AS h, _seq AS q)
+    SELECT version FROM _cas`;
+}
+
+/** A raw committer on its own connection: holds the body and version, sends one statement per commit. */
+async function rawCommitter(env: PgEnv, key: string, id: string): Promise<Committer> {
+  const client = new pg.Client({ connectionString: PG_URL });
+  client.on('error', () => {});
+  await client.connect();
+  const s = env.q;
+  const now = Date.now();
+  let body: Record<string, unknown> = docBody();
+  let text = JSON.stringify(body);
+  await client.query(
+    `INSERT INTO ${s}.event_heads (instance, position, hash) VALUES ($1, 0, $2) ON CONFLICT DO NOTHING`,
+    [key, GENESIS],
+  );
+  await client.query(
+    `WITH _d AS (INSERT INTO ${s}.documents (instance, kind, id, version, body, content_hash, last_seq, created_at,
+       updated_at) VALUES ($1, $2, $3, 1, $4::jsonb, $5, 1, $6, $6))
+     INSERT INTO ${s}.document_history (instance, kind, id, seq, version, parent_version, body, content_hash,
+       actor, actor_kind, request_hash, created_at) VALUES ($1, $2, $3, 1, 1, 0, $4::jsonb, $5, 'bench', 'tool', '', $6)`,
+    [key, DOC_KIND, id, text, sha256Hex(text), now],
+  );
+  let version = 1;
+  const sql = rawCommitSql(s);
+  const stream = `doc:${DOC_KIND}/${id}`;
+  return {
+    async once(i) {
+      const next = mergePatch(body, docPatch(i + 1)) as Record<string, unknown>;
+      text = JSON.stringify(next);
+      const hash = sha256Hex(text);
+      const data = JSON.stringify({
+        kind: DOC_KIND,
+        id,
+        version: version + 1,
+        parent_version: version,
+        actor_kind: 'tool',
+        noop: false,
+        content_hash: hash,
+        write_id: null,
+      });
+      const res = await client.query<{ version: number }>({
+        name: 'raw_commit',
+        text: sql,
+        values: [key, DOC_KIND, id, text, hash, Date.now(), version, 'bench', data, stream],
+      });
+      if (res.rows[0]?.version !== version + 1) throw new Error(`raw commit of ${id} lost the race`);
+      version += 1;
+      body = next;
+    },
+    async close() {
+      await client.end();
+    },
+  };
+}
+
+/**
+ * commits/s of two groups of committers (each group's committers run concurrently), side by side in
+ * alternating blocks after a warm-up, so both see the same background load.
+ */
+async function groupPair(
+  a: Committer[],
+  b: Committer[],
+  perCommitter: number,
+  blocks = 10,
+  warmup = 30,
+): Promise<{ a: number; b: number }> {
+  const counters = [0, 0];
+  const step = async (group: Committer[], side: 0 | 1, k: number) => {
+    await Promise.all(
+      group.map(async (c) => {
+        for (let i = 0; i < k; i++) await c.once(counters[side]! + i);
+      }),
+    );
+    counters[side]! += k;
+  };
+  await step(a, 0, warmup);
+  await step(b, 1, warmup);
+  await settle();
+  const per = Math.ceil(perCommitter / blocks);
+  const ms = [0, 0];
+  const ops = [0, 0];
+  for (let blk = 0; blk < blocks; blk++) {
+    for (const side of blk % 2 === 0 ? ([0, 1] as const) : ([1, 0] as const)) {
+      const group = side === 0 ? a : b;
+      const t0 = nowMs();
+      await step(group, side, per);
+      ms[side]! += nowMs() - t0;
+      ops[side]! += per * group.length;
+    }
+  }
+  return { a: (ops[0]! / ms[0]!) * 1000, b: (ops[1]! / ms[1]!) * 1000 };
+}
+
+export type CommitMode = 'one' | 'own-instances' | 'shared-instance';
+
+/**
+ * One round of P1. `one`: 1 committer each side. `own-instances`: 8 committers, each its own document in
+ * its own agentstate instance (its own event log), against 8 raw connections with 8 instance keys.
+ * `shared-instance`: 8 committers on 8 documents of one instance (one event log, one hash chain) through
+ * one instance's pool, against 8 raw connections on one instance key.
+ */
+export async function commitRound(
+  env: PgEnv,
+  mode: CommitMode,
+  perCommitter: number,
+): Promise<{ agentstate: number; raw: number }> {
+  const n = mode === 'one' ? 1 : 8;
+  const insts: Array<Instance & { dir: string }> = [];
+  const as: Committer[] = [];
+  const raw: Committer[] = [];
+  try {
+    if (mode === 'shared-instance') insts.push(await env.open('commit-shared'));
+    const sharedKey = env.rawKey('commit-shared');
+    for (let k = 0; k < n; k++) {
+      if (mode !== 'shared-instance') insts.push(await env.open(`commit-${k}`));
+      const inst = insts[insts.length - 1]!;
+      as.push(await agentstateCommitter(inst, `plan-${k}`));
+      raw.push(
+        await rawCommitter(env, mode === 'shared-instance' ? sharedKey : env.rawKey('commit'), `plan-${k}`),
+      );
+    }
+    const r = await groupPair(as, raw, perCommitter);
+    return { agentstate: r.a, raw: r.b };
+  } finally {
+    for (const c of raw) await c.close();
+    for (const inst of insts) await closeInst(inst);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// P2. Claim + resolve, 8 in-process workers over a pool.
+
+/**
+ * Samples what a set of server backends are doing (pg_stat_activity, every `everyMs`) while a contender
+ * runs: waiting for a lock, idle inside a transaction (the server waits for the client's next statement),
+ * idle between transactions, waiting on WAL I/O at commit, or running. Shares of all samples.
+ */
+export class WaitSampler {
+  readonly #env: PgEnv;
+  readonly #pids: number[];
+  readonly #counts = new Map<string, number>();
+  #total = 0;
+  #stop = false;
+  #loop: Promise<void> | null = null;
+
+  constructor(env: PgEnv, pids: number[]) {
+    this.#env = env;
+    this.#pids = pids;
+  }
+
+  start(everyMs = 25): void {
+    this.#loop = (async () => {
+      while (!this.#stop) {
+        const rows = await this.#env.query<{ state: string | null; t: string | null; e: string | null }>(
+          'SELECT state, wait_event_type AS t, wait_event AS e FROM pg_stat_activity WHERE pid = ANY($1::int[])',
+          [this.#pids],
+        );
+        for (const r of rows) {
+          let k: string;
+          if (r.state === 'idle in transaction') k = 'idle in transaction (waiting for the client)';
+          else if (r.state === 'idle') k = 'idle (between transactions)';
+          else if (r.t === 'Lock') k = `lock wait (${r.e})`;
+          else if (r.t) k = `${r.t}:${r.e}`;
+          else k = 'running';
+          this.#counts.set(k, (this.#counts.get(k) ?? 0) + 1);
+          this.#total += 1;
+        }
+        await new Promise((resolve) => setTimeout(resolve, everyMs));
+      }
+    })();
+  }
+
+  async stop(): Promise<Record<string, number>> {
+    this.#stop = true;
+    await this.#loop;
+    return Object.fromEntries([...this.#counts].map(([k, n]) => [k, n / Math.max(1, this.#total)]));
+  }
+}
+
+/** The server pids of the connections whose last statement mentions `marker`. */
+async function backendPids(env: PgEnv, marker: string): Promise<number[]> {
+  const rows = await env.query<{ pid: number }>(
+    'SELECT pid FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND strpos(query, $1) > 0',
+    [marker],
+  );
+  return rows.map((r) => r.pid);
+}
+
+export const WORKERS = 8;
+
+export interface QueueRun {
+  /** items/s from "go" (enqueue done, workers' connections open) to the last item completed. */
+  itemsPerSec: number;
+  ms: number;
+  /** Audit: problems found (double claims, items not done exactly once), empty when all is well. */
+  problems: string[];
+  /** Per-worker item counts, where the contender exposes them. */
+  perWorker: number[];
+  /** Contender-specific detail for the notes. */
+  detail?: string;
+  /** Shares of server-side states of the contender's connections (see WaitSampler), when sampled. */
+  waits?: Record<string, number>;
+}
+
+async function agentstateQueue(env: PgEnv, items: number, batch: number): Promise<QueueRun> {
+  const inst = await env.open(batch > 1 ? 'claim-many' : 'claim');
+  try {
+    for (let off = 0; off < items; off += 2000) {
+      const k = Math.min(2000, items - off);
+      await inst.work.enqueueMany(Array.from({ length: k }, (_, i) => ({ title: `item ${off + i}` })));
+    }
+    // Open the pool's connections before the clock starts, as the others do, and find their server pids.
+    await Promise.all(Array.from({ length: WORKERS }, () => inst.work.counts()));
+    const pids = await backendPids(env, `count(*) AS n FROM ${env.q}.work_items`);
+    await settle();
+    const perWorker = new Array<number>(WORKERS).fill(0);
+    const sampler = new WaitSampler(env, pids);
+    sampler.start();
+    const t0 = nowMs();
+    await Promise.all(
+      perWorker.map(async (_, w) => {
+        const worker = `w${w}`;
+        for (;;) {
+          const claimed =
+            batch > 1
+              ? await inst.work.claimMany({ worker, limit: batch })
+              : [await inst.work.claim({ worker })];
+          if (claimed.length === 0 || !claimed[0]) return;
+          for (const item of claimed) {
+            if (!item) continue;
+            await inst.work.resolve({ id: item.id, status: 'done', worker, attempt: item.attempts });
+            perWorker[w]! += 1;
+          }
+        }
+      }),
+    );
+    const ms = nowMs() - t0;
+    const waits = await sampler.stop();
+    const key = instanceKey(inst);
+    const [audit] = await env.query<{ done: number; once: number; claimed: number }>(
+      `SELECT (SELECT count(*)::int FROM ${env.q}.work_items WHERE instance = $1 AND status = 'done') AS done,
+              (SELECT count(*)::int FROM ${env.q}.work_items WHERE instance = $1 AND attempts = 1) AS once,
+              (SELECT count(*)::int FROM ${env.q}.events WHERE instance = $1 AND type = 'work_item_claimed') AS claimed`,
+      [key],
+    );
+    const problems: string[] = [];
+    if (audit?.done !== items) problems.push(`${audit?.done} of ${items} done`);
+    if (audit?.once !== items) problems.push(`${items - (audit?.once ?? 0)} items with attempts ≠ 1`);
+    if (audit?.claimed !== items) problems.push(`${audit?.claimed} claimed events for ${items} items`);
+    return {
+      itemsPerSec: (items / ms) * 1000,
+      ms,
+      problems,
+      perWorker,
+      waits,
+      detail: `${pids.length} server connections sampled`,
+    };
+  } finally {
+    await closeInst(inst);
+  }
+}
+
+/** The raw baseline: 8 loops over a pg pool of 8, each `claim one (FOR UPDATE SKIP LOCKED)`, then `done`. */
+async function rawQueue(env: PgEnv, items: number): Promise<QueueRun> {
+  const key = env.rawKey('claim');
+  const s = env.q;
+  const start = Date.now();
+  await env.query(
+    `INSERT INTO ${s}.work_items (instance, id, title, created_at, updated_at)
+     SELECT $1, 'wi_' || lpad(g::text, 6, '0'), 'item ' || g, $2::bigint + g, $2::bigint + g
+     FROM generate_series(1, $3::int) AS g`,
+    [key, start, items],
+  );
+  const pool = new pg.Pool({ connectionString: PG_URL, max: WORKERS });
+  pool.on('error', () => {});
+  try {
+    // The key is [a-z/0-9-] only: safe in the text, which lets the sampler find these connections.
+    const marker = `${env.schema} ${key} warm-up`;
+    await Promise.all(Array.from({ length: WORKERS }, () => pool.query(`SELECT '${marker}'::text`)));
+    const pids = await backendPids(env, marker);
+    await settle();
+    const claimSql = `WITH next AS (
+        SELECT id FROM ${s}.work_items
+        WHERE instance = $1 AND status = 'pending'
+        ORDER BY priority DESC, created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED)
+      UPDATE ${s}.work_items AS w SET status = 'in_flight', lease_owner = $2, lease_expires_at = $3,
+        claimed_at = $4, attempts = w.attempts + 1, updated_at = $4
+      FROM next WHERE w.instance = $1 AND w.id = next.id
+      RETURNING w.id, w.attempts`;
+    const doneSql = `UPDATE ${s}.work_items SET status = 'done', lease_expires_at = NULL, resolved_at = $5,
+        updated_at = $5
+      WHERE instance = $1 AND id = $2 AND status = 'in_flight' AND lease_owner = $3 AND attempts = $4`;
+    const perWorker = new Array<number>(WORKERS).fill(0);
+    const problems: string[] = [];
+    const sampler = new WaitSampler(env, pids);
+    sampler.start();
+    const t0 = nowMs();
+    await Promise.all(
+      perWorker.map(async (_, w) => {
+        const worker = `w${w}`;
+        for (;;) {
+          const now = Date.now();
+          const res = await pool.query<{ id: string; attempts: number }>({
+            name: 'raw_claim',
+            text: claimSql,
+            values: [key, worker, now + 60_000, now],
+          });
+          const row = res.rows[0];
+          if (!row) return;
+          const done = await pool.query({
+            name: 'raw_done',
+            text: doneSql,
+            values: [key, row.id, worker, row.attempts, Date.now()],
+          });
+          if (done.rowCount !== 1) problems.push(`resolve of ${row.id} updated ${done.rowCount} rows`);
+          perWorker[w]! += 1;
+        }
+      }),
+    );
+    const ms = nowMs() - t0;
+    const waits = await sampler.stop();
+    const [audit] = await env.query<{ done: number; once: number }>(
+      `SELECT count(*) FILTER (WHERE status = 'done')::int AS done, count(*) FILTER (WHERE attempts = 1)::int AS once
+       FROM ${s}.work_items WHERE instance = $1`,
+      [key],
+    );
+    if (audit?.done !== items) problems.push(`${audit?.done} of ${items} done`);
+    if (audit?.once !== items) problems.push(`${items - (audit?.once ?? 0)} items with attempts ≠ 1`);
+    return { itemsPerSec: (items / ms) * 1000, ms, problems, perWorker, waits };
+  } finally {
+    await pool.end();
+  }
+}
+
+/** graphile-worker's tuning used here (see BENCHMARKS.md for how it was chosen). */
+export const GRAPHILE_CONFIG = {
+  concurrency: WORKERS,
+  maxPoolSize: WORKERS + 2,
+  pollInterval: 100,
+  localQueueSize: 500,
+  completeJobBatchDelay: 0,
+};
+
+let graphileMigrated = false;
+
+/**
+ * graphile-worker: jobs added with `addJobs` (one call), then `run()` with `concurrency` 8, a local queue
+ * (batch fetch) and batched completion; a no-op task counts executions. When the count reaches `items`,
+ * `runner.stop()` flushes the pending completions, and the clock stops. The job table must then be empty.
+ */
+async function graphileQueue(env: PgEnv, items: number): Promise<QueueRun> {
+  const connectionString = PG_URL;
+  const schema = env.gwSchema;
+  const logger = new GraphileLogger(() => () => {});
+  if (!graphileMigrated) {
+    await graphileMigrations({ connectionString, schema, logger });
+    graphileMigrated = true;
+  }
+  const utils = await makeWorkerUtils({ connectionString, schema, logger });
+  try {
+    for (let off = 0; off < items; off += 2000) {
+      const k = Math.min(2000, items - off);
+      await utils.addJobs(
+        Array.from({ length: k }, (_, i) => ({ identifier: 'bench', payload: { i: off + i } })),
+      );
+    }
+  } finally {
+    await utils.release();
+  }
+  await settle();
+  const seen = new Set<string>();
+  let dupes = 0;
+  let count = 0;
+  let allDone: () => void = () => {};
+  const finished = new Promise<void>((resolve) => {
+    allDone = resolve;
+  });
+  const c = GRAPHILE_CONFIG;
+  const t0 = nowMs();
+  const runner = await runGraphileWorker({
+    connectionString,
+    schema,
+    logger,
+    concurrency: c.concurrency,
+    maxPoolSize: c.maxPoolSize,
+    pollInterval: c.pollInterval,
+    noHandleSignals: true,
+    taskList: {
+      bench: async (_payload, helpers) => {
+        const id = String(helpers.job.id);
+        if (seen.has(id)) dupes += 1;
+        seen.add(id);
+        count += 1;
+        if (count === items) allDone();
+      },
+    },
+    preset: {
+      worker: {
+        localQueue: { size: c.localQueueSize },
+        completeJobBatchDelay: c.completeJobBatchDelay,
+      },
+    },
+  });
+  const startedMs = nowMs() - t0;
+  await finished;
+  await runner.stop();
+  const ms = nowMs() - t0;
+  await runner.promise.catch(() => {});
+  const [left] = await env.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${schema}"._private_jobs`);
+  const problems: string[] = [];
+  if (dupes > 0) problems.push(`${dupes} jobs ran twice`);
+  if (count !== items) problems.push(`${count} runs for ${items} jobs`);
+  if (left?.n !== 0) problems.push(`${left?.n} jobs left in the table`);
+  return {
+    itemsPerSec: (items / ms) * 1000,
+    ms,
+    problems,
+    perWorker: [],
+    detail: `run() returned after ${startedMs.toFixed(0)} ms`,
+  };
+}
+
+/** pg-boss's tuning used here (see BENCHMARKS.md for how it was chosen). */
+export const BOSS_CONFIG = { batchSize: 500, max: WORKERS + 2 };
+
+/**
+ * pg-boss: jobs added with `insert` (one call per 2,000), then 8 loops of `fetch(batchSize)` +
+ * `complete(ids)` (no `work()`, whose loop waits out its polling interval, ≥ 0.5 s, after every batch).
+ */
+async function bossQueue(boss: PgBoss, env: PgEnv, items: number, round: number): Promise<QueueRun> {
+  const name = `bench_${round}`;
+  await boss.createQueue(name);
+  for (let off = 0; off < items; off += 2000) {
+    const k = Math.min(2000, items - off);
+    await boss.insert(Array.from({ length: k }, (_, i) => ({ name, data: { i: off + i } })));
+  }
+  await settle();
+  const perWorker = new Array<number>(WORKERS).fill(0);
+  const seen = new Set<string>();
+  let dupes = 0;
+  const t0 = nowMs();
+  await Promise.all(
+    perWorker.map(async (_, w) => {
+      for (;;) {
+        const jobs = await boss.fetch(name, { batchSize: BOSS_CONFIG.batchSize });
+        if (jobs.length === 0) return;
+        for (const j of jobs) {
+          if (seen.has(j.id)) dupes += 1;
+          seen.add(j.id);
+        }
+        await boss.complete(
+          name,
+          jobs.map((j) => j.id),
+        );
+        perWorker[w]! += jobs.length;
+      }
+    }),
+  );
+  const ms = nowMs() - t0;
+  const [audit] = await env.query<{ done: number }>(
+    `SELECT count(*)::int AS done FROM "${env.bossSchema}".job WHERE name = $1 AND state = 'completed'`,
+    [name],
+  );
+  const problems: string[] = [];
+  if (dupes > 0) problems.push(`${dupes} jobs fetched twice`);
+  if (audit?.done !== items) problems.push(`${audit?.done} of ${items} completed`);
+  return { itemsPerSec: (items / ms) * 1000, ms, problems, perWorker };
+}
+
+export type Contender = 'agentstate' | 'agentstate-many' | 'raw' | 'graphile-worker' | 'pg-boss';
+export const CONTENDERS: Contender[] = ['agentstate', 'agentstate-many', 'raw', 'graphile-worker', 'pg-boss'];
+export const CLAIM_MANY_LIMIT = 10;
+
+/** Runs the contenders one after another (order rotated by round) on the same server. */
+export class QueueBench {
+  readonly env: PgEnv;
+  #boss: PgBoss | null = null;
+
+  constructor(env: PgEnv) {
+    this.env = env;
+  }
+
+  async run(who: Contender, items: number, round: number): Promise<QueueRun> {
+    switch (who) {
+      case 'agentstate':
+        return agentstateQueue(this.env, items, 1);
+      case 'agentstate-many':
+        return agentstateQueue(this.env, items, CLAIM_MANY_LIMIT);
+      case 'raw':
+        return rawQueue(this.env, items);
+      case 'graphile-worker':
+        return graphileQueue(this.env, items);
+      case 'pg-boss': {
+        if (!this.#boss) {
+          const boss = new PgBoss({
+            connectionString: PG_URL,
+            schema: this.env.bossSchema,
+            max: BOSS_CONFIG.max,
+            supervise: false,
+            schedule: false,
+            migrate: true,
+          });
+          boss.on('error', () => {});
+          await boss.start();
+          this.#boss = boss;
+        }
+        return bossQueue(this.#boss, this.env, items, round);
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.#boss) await this.#boss.stop({ graceful: false, wait: true });
+    this.#boss = null;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// P3. Reading the latest state, deep history vs none.
+
+export interface ReadFixture {
+  inst: Instance & { dir: string };
+  big: string;
+  small: string;
+  versions: number;
+  buildMs: number;
+  raw: pg.Client;
+  key: string;
+  /** The quoted schema. */
+  q: string;
+  close(): Promise<void>;
+}
+
+/** One instance holding a 1-version document and one committed `versions` times through `docs.commit`. */
+export async function buildReadFixture(env: PgEnv, versions: number): Promise<ReadFixture> {
+  const inst = await env.open('reads');
+  const t0 = nowMs();
+  const big = 'deep';
+  const small = 'fresh';
+  let v = (
+    await inst.docs.commit({
+      kind: DOC_KIND,
+      id: big,
+      expected_version: 0,
+      body: docBody(),
+      actor: 'bench',
+      actor_kind: 'tool',
+    })
+  ).version;
+  while (v < versions) {
+    v = (
+      await inst.docs.commit({
+        kind: DOC_KIND,
+        id: big,
+        expected_version: v,
+        merge_patch: docPatch(v),
+        actor: 'bench',
+        actor_kind: 'tool',
+      })
+    ).version;
+  }
+  const buildMs = nowMs() - t0;
+  await inst.docs.commit({
+    kind: DOC_KIND,
+    id: small,
+    expected_version: 0,
+    body: docBody(),
+    actor: 'bench',
+    actor_kind: 'tool',
+  });
+  const raw = new pg.Client({ connectionString: PG_URL });
+  raw.on('error', () => {});
+  await raw.connect();
+  return {
+    inst,
+    big,
+    small,
+    versions: v,
+    buildMs,
+    raw,
+    key: instanceKey(inst),
+    q: env.q,
+    async close() {
+      await raw.end();
+      await closeInst(inst);
+    },
+  };
+}
+
+/** The raw read: `SELECT version, body` by primary key on one connection (pg parses the jsonb). */
+export async function rawLatest(fx: ReadFixture, id: string): Promise<unknown> {
+  const res = await fx.raw.query({
+    name: 'raw_latest',
+    text: `SELECT version, body FROM ${fx.q}.documents WHERE instance = $1 AND kind = $2 AND id = $3`,
+    values: [fx.key, DOC_KIND, id],
+  });
+  return res.rows[0];
+}
+
+/** Per-call latency (µs), medians of two functions measured in alternating blocks. */
+export async function latencyPair(
+  a: () => Promise<unknown>,
+  b: () => Promise<unknown>,
+  n: number,
+  blocks = 10,
+  warmup = 100,
+): Promise<{ a: number; b: number }> {
+  for (let i = 0; i < warmup; i++) {
+    await a();
+    await b();
+  }
+  await settle();
+  const per = Math.ceil(n / blocks);
+  const times: [number[], number[]] = [[], []];
+  for (let blk = 0; blk < blocks; blk++) {
+    for (const side of blk % 2 === 0 ? ([0, 1] as const) : ([1, 0] as const)) {
+      const fn = side === 0 ? a : b;
+      for (let i = 0; i < per; i++) {
+        const t0 = nowMs();
+        await fn();
+        times[side].push((nowMs() - t0) * 1000);
+      }
+    }
+  }
+  return { a: median(times[0]), b: median(times[1]) };
+}
+
+/** What the documents table looks like after the build (dead rows, HOT updates), for the notes. */
+export async function documentsTableStats(
+  env: PgEnv,
+): Promise<{ liveTuples: number; deadTuples: number; hotUpdates: number; updates: number }> {
+  const [r] = await env.query<{ live: string; dead: string; hot: string; upd: string }>(
+    `SELECT n_live_tup AS live, n_dead_tup AS dead, n_tup_hot_upd AS hot, n_tup_upd AS upd
+     FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = 'documents'`,
+    [env.schema],
+  );
+  return {
+    liveTuples: Number(r?.live ?? 0),
+    deadTuples: Number(r?.dead ?? 0),
+    hotUpdates: Number(r?.hot ?? 0),
+    updates: Number(r?.upd ?? 0),
+  };
+}
