@@ -26,11 +26,12 @@ const INSERT_ITEM = `INSERT INTO work_items (id, title, kind, status, priority, 
   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
   ON CONFLICT (idempotency_key) DO NOTHING RETURNING *`;
 
-const RECLAIM = `UPDATE work_items SET
+// The same statements as src/backends/sqlite/work-items.ts, including its INDEXED BY hints.
+const RECLAIM = `UPDATE work_items INDEXED BY work_items_leases SET
     status = CASE WHEN attempts >= max_attempts THEN 'failed' ELSE 'pending' END,
     error = CASE WHEN attempts >= max_attempts THEN 'lease expired on attempt ' || attempts || ' of ' || max_attempts ELSE error END,
     resolved_at = CASE WHEN attempts >= max_attempts THEN ? ELSE NULL END,
-    lease_expires_at = NULL, updated_at = ?
+    lease_owner = NULL, lease_expires_at = NULL, updated_at = ?
   WHERE status = 'in_flight' AND lease_expires_at <= ?
   RETURNING *`;
 
@@ -41,7 +42,7 @@ const READY = `w.status = 'pending' AND (w.not_before IS NULL OR w.not_before <=
 
 const CLAIM = `UPDATE work_items SET status = 'in_flight', lease_owner = ?, lease_expires_at = ?, claimed_at = ?,
     attempts = attempts + 1, updated_at = ?
-  WHERE id IN (SELECT w.id FROM work_items w WHERE ${READY} ORDER BY w.priority DESC, w.created_at, w.id LIMIT ?)
+  WHERE id IN (SELECT w.id FROM work_items w INDEXED BY work_items_ready WHERE ${READY} ORDER BY w.priority DESC, w.created_at, w.id LIMIT ?)
   RETURNING *`;
 
 const RESOLVE = `UPDATE work_items SET status = ?, result = ?, error = ?, lease_expires_at = NULL, resolved_at = ?, updated_at = ?
