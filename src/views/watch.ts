@@ -49,11 +49,15 @@ export async function watchView(inst: Instance, t: ViewTarget, opts: WatchOption
           lastVersion = r.version;
         } catch (err) {
           const e = err instanceof AgentStateError ? err : null;
+          // The store wins the file back on the next poll; keep the refused edit beside it so nothing is lost.
+          const kept = `${t.path}.rejected`;
+          writeFileAtomic(kept, text);
           emit({
             action: e?.code === 'STATE_CONFLICT' ? 'conflict' : 'invalid',
             path: t.path,
-            message: (err as Error).message,
+            message: `${(err as Error).message}\n(your edit is kept in ${kept})`,
           });
+          lastVersion = -2;
         }
         lastText = read();
       } else if (doc && (doc.version !== lastVersion || text === null)) {

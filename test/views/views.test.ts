@@ -235,3 +235,30 @@ describe('watch', () => {
     expect(seen).toEqual(['exported:1', 'imported:2', 'exported:3']);
   });
 });
+
+describe('watch conflicts', () => {
+  it('a refused edit is kept beside the file before the store version is written back', async () => {
+    await fresh();
+    await inst.docs.commit({ kind: 'test-todo', id: 'plan', expected_version: 0, body: { items: ['a'] } });
+    const ac = new AbortController();
+    const seen: string[] = [];
+    const running = watchView(inst, target(), {
+      signal: ac.signal,
+      pollMs: 20,
+      onEvent: (e) => seen.push(e.action),
+    });
+    const until = async (pred: () => boolean | Promise<boolean>) => {
+      for (let i = 0; i < 300 && !(await pred()); i++) await new Promise((r) => setTimeout(r, 20));
+    };
+    await until(() => existsSync(file()));
+    // An invalid edit: refused by the kind's rule.
+    const bad = JSON.stringify({ ...readJson(), items: ['a', ' '] });
+    writeFileSync(file(), bad);
+    await until(() => seen.includes('invalid'));
+    await until(() => JSON.stringify(readJson().items) === '["a"]');
+    ac.abort();
+    await running;
+    expect(readFileSync(`${file()}.rejected`, 'utf8')).toBe(bad);
+    expect((await inst.docs.get({ kind: 'test-todo', id: 'plan' })).version).toBe(1);
+  });
+});
