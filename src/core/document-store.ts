@@ -229,6 +229,7 @@ export class DocumentStore {
       const prior = await this.#backend.docs.findWrite(i.kind, i.id, i.write_id);
       if (prior) {
         if (prior.request_hash !== requestHash) {
+          const actual = (await this.#backend.docs.get(i.kind, i.id))?.version ?? 0;
           throw new StateConflictError(
             `write_id ${i.write_id} was already used for a different change to ${i.kind}/${i.id}`,
             {
@@ -236,7 +237,7 @@ export class DocumentStore {
               id: i.id,
               write_id: i.write_id,
               expected: i.expected_version,
-              actual: prior.entry.parent_version,
+              actual,
             },
           );
         }

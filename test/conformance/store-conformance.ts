@@ -724,10 +724,12 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
           write_id: 'step-7',
         });
         expect((await c.docs.get(doc)).version).toBe(3);
-        await expectCode(
+        const reused = await expectCode(
           c.docs.commit({ ...doc, expected_version: 3, merge_patch: { n: 5 }, write_id: 'step-7' }),
           'STATE_CONFLICT',
         );
+        // The error reports where the document really is, not the reused write's parent.
+        expect(reused).toMatchObject({ write_id: 'step-7', actual: 3 });
         expect((await c.docs.history(doc)).entries.length).toBe(3);
       },
     );
