@@ -56,14 +56,7 @@ interface Row {
   claimed_at: number | null;
 }
 
-interface NewRawEvent {
-  stream: string;
-  type: string;
-  data: string;
-  actor: string | null;
-  work_item_id: string | null;
-  created_at: number;
-}
+type NewRawEvent = RawEventInput;
 
 /** Opens a database file with agentstate's pragmas and schema, then runs the same SQL by hand. */
 export class RawStore {
@@ -71,9 +64,7 @@ export class RawStore {
   readonly #begin: Database.Statement;
   readonly #commit: Database.Statement;
   readonly #rollback: Database.Statement;
-  readonly #head: Database.Statement;
-  readonly #streamSeq: Database.Statement;
-  readonly #insertEvent: Database.Statement;
+  readonly #events: RawEventChain;
   readonly #insertItem: Database.Statement;
   readonly #reclaim: Database.Statement;
   readonly #claim: Database.Statement;
@@ -92,11 +83,7 @@ export class RawStore {
     this.#begin = this.db.prepare('BEGIN IMMEDIATE');
     this.#commit = this.db.prepare('COMMIT');
     this.#rollback = this.db.prepare('ROLLBACK');
-    this.#head = this.db.prepare('SELECT position, hash FROM events ORDER BY position DESC LIMIT 1');
-    this.#streamSeq = this.db.prepare(
-      'SELECT stream_seq FROM events WHERE stream = ? ORDER BY stream_seq DESC LIMIT 1',
-    );
-    this.#insertEvent = this.db.prepare(INSERT_EVENT);
+    this.#events = new RawEventChain(this.db);
     this.#insertItem = this.db.prepare(INSERT_ITEM);
     this.#reclaim = this.db.prepare(RECLAIM);
     this.#claim = this.db.prepare(CLAIM);
@@ -119,53 +106,9 @@ export class RawStore {
     }
   }
 
-  /** The hash-chained insert: head, stream sequence, SHA-256, INSERT (inside the caller's transaction). */
+  /** The hash-chained insert (inside the caller's transaction). */
   #insertEvents(events: NewRawEvent[]): void {
-    const head = this.#head.get() as { position: number; hash: string } | undefined;
-    let position = head?.position ?? 0;
-    let prevHash = head?.hash ?? GENESIS_HASH;
-    const seqs = new Map<string, number>();
-    for (const e of events) {
-      let seq = seqs.get(e.stream);
-      if (seq === undefined)
-        seq = (this.#streamSeq.get(e.stream) as { stream_seq: number } | undefined)?.stream_seq ?? 0;
-      seq += 1;
-      seqs.set(e.stream, seq);
-      position += 1;
-      const hash = crypto
-        .createHash('sha256')
-        .update(
-          JSON.stringify([
-            prevHash,
-            position,
-            e.stream,
-            seq,
-            e.type,
-            e.data,
-            e.actor,
-            null,
-            null,
-            e.work_item_id,
-            e.created_at,
-          ]),
-        )
-        .digest('hex');
-      this.#insertEvent.run(
-        position,
-        e.stream,
-        seq,
-        e.type,
-        e.data,
-        e.actor,
-        null,
-        null,
-        e.work_item_id,
-        e.created_at,
-        prevHash,
-        hash,
-      );
-      prevHash = hash;
-    }
+    this.#events.insert(events);
   }
 
   #id(): string {
