@@ -159,6 +159,11 @@ export interface DocumentWrite {
   kind: string;
   id: string;
   expected_version: number;
+  /**
+   * Content hash of the version being replaced (null when creating): the conditional write checks it with
+   * the version, so a commit built on a remembered copy never lands on a document that changed behind it.
+   */
+  expected_hash: string | null;
   /** The new body (for a no-op: the current body, not written). */
   body: JsonObject;
   content_hash: string;

@@ -12,7 +12,7 @@ import {
 import type { CommitContext, CommitEffects, KindDefinition } from '../kinds/kind.js';
 import type { DocumentWrite, NewEvent, StoreBackend } from './backend.js';
 import { checkInput, type InputSpec, LIMITS } from './input.js';
-import { applyMergePatch, canonicalJson, contentHash, getPath, sha256 } from './json.js';
+import { applyMergePatch, canonicalJson, getPath, sha256 } from './json.js';
 import type { Clock } from './time.js';
 import {
   ACTOR_KINDS,
@@ -163,9 +163,21 @@ function applyJsonPatch(base: JsonObject, ops: unknown): JsonObject {
   return out as JsonObject;
 }
 
+/** How many documents' newest versions a store remembers (see `#latest`). */
+const LATEST_CACHE_SIZE = 256;
+/** Bodies larger than this (bytes of JSON) are not remembered. */
+const LATEST_CACHE_MAX_BYTES = 256 * 1024;
+
 export class DocumentStore {
   readonly #backend: StoreBackend;
   readonly #ctx: DocumentStoreContext;
+  /**
+   * The version this store last committed of each recently written document (a private copy). A version's
+   * body never changes, so a commit whose `expected_version` matches skips reading the document; the
+   * write still checks version and content hash in its conditional statement, and a miss there drops the
+   * entry and runs the commit again from a fresh read.
+   */
+  readonly #latest = new Map<string, DocumentRecord>();
 
   constructor(backend: StoreBackend, ctx: DocumentStoreContext) {
     this.#backend = backend;
@@ -182,6 +194,38 @@ export class DocumentStore {
   }
 
   async #commit(i: CommitInput, forkedFrom: DocumentWrite['forked_from']): Promise<CommitResult> {
+    const key = `${i.kind}\u0000${i.id}`;
+    const cached = this.#latest.get(key);
+    if (cached === undefined || cached.version !== i.expected_version) {
+      return this.#write(i, forkedFrom, null);
+    }
+    try {
+      return await this.#write(i, forkedFrom, cached);
+    } catch (err) {
+      if (!(err instanceof StateConflictError)) throw err;
+      // Someone else wrote the document (or it changed behind the store): decide again on a fresh read.
+      this.#latest.delete(key);
+      return this.#write(i, forkedFrom, null);
+    }
+  }
+
+  #remember(record: DocumentRecord, bytes: number): void {
+    const key = `${record.kind}\u0000${record.id}`;
+    this.#latest.delete(key);
+    if (bytes > LATEST_CACHE_MAX_BYTES) return;
+    this.#latest.set(key, record);
+    if (this.#latest.size > LATEST_CACHE_SIZE) {
+      const oldest = this.#latest.keys().next().value;
+      if (oldest !== undefined) this.#latest.delete(oldest);
+    }
+  }
+
+  /** The commit itself; `cached` is the document at `expected_version` when the store remembers it. */
+  async #write(
+    i: CommitInput,
+    forkedFrom: DocumentWrite['forked_from'],
+    cached: DocumentRecord | null,
+  ): Promise<CommitResult> {
     const kinds = await this.#ctx.kinds();
     const kind = kinds.get(i.kind);
     const changes = [i.body, i.merge_patch, i.json_patch].filter((x) => x !== undefined).length;
@@ -250,7 +294,7 @@ export class DocumentStore {
       }
     }
 
-    const current = await this.#backend.docs.get(i.kind, i.id);
+    const current = cached ?? (await this.#backend.docs.get(i.kind, i.id));
     const actual = current?.version ?? 0;
     if (actual !== i.expected_version) {
       throw new StateConflictError(
@@ -264,6 +308,7 @@ export class DocumentStore {
       kind: i.kind,
       id: i.id,
       expected_version: i.expected_version,
+      expected_hash: current?.content_hash ?? null,
       actor,
       actor_kind: actorKind,
       provenance: i.provenance ?? null,
@@ -307,7 +352,7 @@ export class DocumentStore {
         events: [committed(current.version, true, { reason: i.reason ?? null })],
         enqueue: [],
       });
-      return this.#result(i.kind, i.id, entry, current.body, false, false);
+      return this.#result(i.kind, i.id, entry, structuredClone(current.body), false, false);
     }
 
     let next: JsonObject;
@@ -319,7 +364,9 @@ export class DocumentStore {
     const vf = kind.versionField;
     // Nothing changed? Compare against the stored hash (with the stored version field, if the kind has one).
     if (vf && current) next[vf] = current.body[vf] as Json;
-    if (current && contentHash(next) === current.content_hash) {
+    // One canonical text serves the no-change test, the size limit and the content hash.
+    let text = canonicalJson(next);
+    if (current && sha256(text) === current.content_hash) {
       // Nothing changed: report it, write nothing, bump nothing.
       return {
         kind: i.kind,
@@ -332,11 +379,15 @@ export class DocumentStore {
         content_hash: current.content_hash,
         write_id: null,
         committed_at: current.updated_at,
-        body: current.body,
+        body: cached ? structuredClone(current.body) : current.body,
       };
     }
-    if (vf) next[vf] = i.expected_version + 1;
-    const effects = await this.#check(kind, next, current?.body ?? null, {
+    if (vf) {
+      next[vf] = i.expected_version + 1;
+      text = canonicalJson(next);
+    }
+    const bytes = Buffer.byteLength(text);
+    const effects = await this.#check(kind, next, bytes, current?.body ?? null, {
       kind: i.kind,
       id: i.id,
       fromVersion: i.expected_version,
@@ -349,7 +400,7 @@ export class DocumentStore {
       reason: i.reason ?? null,
       now,
     });
-    const hash = contentHash(next);
+    const hash = sha256(text);
     const entry = await this.#backend.docs.commit({
       ...base,
       body: next,
@@ -369,6 +420,19 @@ export class DocumentStore {
       ],
       enqueue: (effects.enqueue ?? []).map((e) => normalizeEnqueue(e, now, actor)),
     });
+    this.#remember(
+      {
+        kind: i.kind,
+        id: i.id,
+        version: entry.version,
+        body: structuredClone(next),
+        content_hash: hash,
+        created_at: current?.created_at ?? entry.created_at,
+        updated_at: entry.created_at,
+        forked_from: current?.forked_from ?? forkedFrom,
+      },
+      bytes,
+    );
     return this.#result(i.kind, i.id, entry, next, false, true);
   }
 
@@ -376,11 +440,13 @@ export class DocumentStore {
   async #check(
     kind: KindDefinition,
     next: JsonObject,
+    /** UTF-8 bytes of `next` as JSON. */
+    bytes: number,
     prev: JsonObject | null,
     c: Omit<CommitContext, 'read'>,
   ): Promise<CommitEffects> {
     const limit = kind.maxBytes ?? LIMITS.jsonBytes;
-    if (Buffer.byteLength(JSON.stringify(next)) > limit) {
+    if (bytes > limit) {
       throw new ValidationFailedError(
         `${c.kind}/${c.id}: the body is larger than the ${limit} byte limit of kind ${kind.name}`,
         {
@@ -426,7 +492,7 @@ export class DocumentStore {
     const version = current?.version ?? 0;
     const next = structuredClone(i.body);
     if (kind.versionField) next[kind.versionField] = version + 1;
-    await this.#check(kind, next, current?.body ?? null, {
+    await this.#check(kind, next, Buffer.byteLength(JSON.stringify(next)), current?.body ?? null, {
       kind: i.kind,
       id: i.id,
       fromVersion: version,

@@ -666,6 +666,7 @@ suite('postgres: faults', () => {
         kind: 'json',
         id: 'atomic',
         expected_version: 0,
+        expected_hash: null,
         body: { v: 1 },
         content_hash: 'h',
         noop: false,

@@ -78,6 +78,27 @@ describe('sqlite: append-only events', () => {
   });
 });
 
+describe('sqlite: documents changed behind the store', () => {
+  it('a commit never builds on a remembered body the file no longer holds, even at the same version', async () => {
+    const inst = await openInstance({ dir: fresh() });
+    try {
+      const doc = { kind: 'json', id: 'restored' };
+      await inst.docs.commit({ ...doc, expected_version: 0, body: { a: 1 } });
+      // Someone restores another copy of version 1 into the file (a backup, a hand edit).
+      const db = new Database(inst.paths.db);
+      db.prepare(
+        "UPDATE documents SET body = ?, content_hash = ? WHERE kind = 'json' AND id = 'restored'",
+      ).run('{"a":2,"from":"backup"}', 'f'.repeat(64));
+      db.close();
+      const r = await inst.docs.commit({ ...doc, expected_version: 1, merge_patch: { b: 1 } });
+      expect(r.version).toBe(2);
+      expect(r.body).toEqual({ a: 2, from: 'backup', b: 1 });
+    } finally {
+      await inst.close();
+    }
+  });
+});
+
 describe('sqlite: connection settings', () => {
   it('uses WAL and synchronous=FULL by default, NORMAL only when asked', async () => {
     const pragmas = async (durability?: 'full' | 'normal') => {

@@ -667,6 +667,47 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
       expect((await c.docs.get(doc)).body).toEqual({ n: 2 });
     });
 
+    t('a store that remembers an older version still conflicts, then patches the newest body', async (c) => {
+      // Two stores over one backend: each remembers only its own last commit.
+      const other = c.docsKeeping(1_000_000);
+      await c.docs.commit({ ...doc, expected_version: 0, body: { a: 1, tags: ['x'] } });
+      await other.commit({ ...doc, expected_version: 1, merge_patch: { b: 2 } });
+      const details = await expectCode(
+        c.docs.commit({ ...doc, expected_version: 1, merge_patch: { a: 9 } }),
+        'STATE_CONFLICT',
+      );
+      expect(details).toMatchObject({ expected: 1, actual: 2 });
+      const r = await c.docs.commit({ ...doc, expected_version: 2, merge_patch: { a: 3 } });
+      expect(r.body).toEqual({ a: 3, b: 2, tags: ['x'] });
+      expect((await c.docs.history(doc)).entries.map((e) => e.version)).toEqual([1, 2, 3]);
+    });
+
+    t(
+      'changing a returned or passed body afterwards never changes what the next commit builds on',
+      async (c) => {
+        const body = { a: 1, list: [1, 2] };
+        const r1 = await c.docs.commit({ ...doc, expected_version: 0, body });
+        body.list.push(3);
+        r1.body.a = 'mutated';
+        (r1.body.list as number[]).push(4);
+        const r2 = await c.docs.commit({ ...doc, expected_version: 1, merge_patch: { b: true } });
+        expect(r2.body).toEqual({ a: 1, list: [1, 2], b: true });
+        (r2.body.list as number[]).length = 0;
+        const r3 = await c.docs.commit({
+          ...doc,
+          expected_version: 2,
+          json_patch: [{ op: 'add', path: '/c', value: 1 }],
+        });
+        expect(r3.body).toEqual({ a: 1, list: [1, 2], b: true, c: 1 });
+        expect((await c.docs.get(doc)).body).toEqual(r3.body);
+        const same = await c.docs.commit({ ...doc, expected_version: 3, merge_patch: { c: 1 } });
+        expect(same.changed).toBe(false);
+        same.body.c = 'mutated';
+        const r4 = await c.docs.commit({ ...doc, expected_version: 3, merge_patch: { d: 1 } });
+        expect(r4.body).toEqual({ a: 1, list: [1, 2], b: true, c: 1, d: 1 });
+      },
+    );
+
     t('body, merge_patch and json_patch each yield expected_version + 1', async (c) => {
       await c.docs.commit({ ...doc, expected_version: 0, body: { a: 1, b: { c: 2 } } });
       const m = await c.docs.commit({

@@ -118,7 +118,10 @@ export function createDocumentBackend(conn: SqliteConnection): DocumentBackend {
         const version = w.noop ? w.expected_version : w.expected_version + 1;
         const bodyText = JSON.stringify(w.body);
         if (w.noop) {
-          if (currentVersion(w.kind, w.id) !== w.expected_version) conflict(w);
+          const cur = conn
+            .stmt('SELECT version, content_hash FROM documents WHERE kind = ? AND id = ?')
+            .get(w.kind, w.id) as { version: number; content_hash: string } | undefined;
+          if (cur?.version !== w.expected_version || cur.content_hash !== w.expected_hash) conflict(w);
         } else if (w.expected_version === 0) {
           const r = conn
             .stmt(
@@ -139,9 +142,9 @@ export function createDocumentBackend(conn: SqliteConnection): DocumentBackend {
           const r = conn
             .stmt(
               `UPDATE documents SET version = version + 1, body = ?, content_hash = ?, updated_at = ?
-               WHERE kind = ? AND id = ? AND version = ?`,
+               WHERE kind = ? AND id = ? AND version = ? AND content_hash = ?`,
             )
-            .run(bodyText, w.content_hash, w.now, w.kind, w.id, w.expected_version);
+            .run(bodyText, w.content_hash, w.now, w.kind, w.id, w.expected_version, w.expected_hash);
           if (r.changes === 0) conflict(w);
         }
         const seq =
