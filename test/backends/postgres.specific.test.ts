@@ -14,6 +14,7 @@ import { openSqliteBackend } from '../../src/backends/sqlite/backend.js';
 import type { NewEvent, StoreBackend } from '../../src/core/backend.js';
 import { DocumentStore } from '../../src/core/document-store.js';
 import { EventLog } from '../../src/core/event-log.js';
+import { computeEventHash } from '../../src/core/hash.js';
 import { applyMergePatch } from '../../src/core/json.js';
 import { exportInstance, importInstance } from '../../src/core/portable.js';
 import type { JsonObject, WorkItem } from '../../src/core/types.js';
@@ -244,6 +245,50 @@ suite('postgres: append-only events', () => {
       expect(await log.read()).toEqual([]);
       await log.append({ type: 'note', actor: 'fine' });
       expect((await log.verify()).ok).toBe(true);
+    } finally {
+      await b.close();
+    }
+  });
+
+  it('the hash chain computed by the server is the one the library verifies, for any storable text', async () => {
+    const b = await open();
+    try {
+      const log = services(b).events;
+      const printable = (s: string) => [...s].filter((ch) => ch >= ' ' && ch !== '\u007f').join('');
+      const nasty = [
+        'plain',
+        'quote " and backslash \\ and slash /',
+        'controls \b\f\n\r\t \u0001 \u001f \u007f',
+        'unicode é ß 日本 \u2028 \u2029 emoji 🧪',
+        '{"looks": "like json"}',
+      ];
+      for (const [k, s] of nasty.entries()) {
+        const stored = await log.append({
+          type: `note.k${k}`,
+          stream: `s/k${k}`,
+          data: { s, nested: [s, { s }], n: k, f: 1.5, neg: -0.25, big: 2 ** 53 - 1, none: null },
+          // Names refuse control characters; everything else goes through as is.
+          actor: printable(s),
+          correlation_id: printable(s),
+          causation_id: k % 2 === 0 ? null : printable(s),
+        });
+        // The returned record is what the server stored and hashed.
+        expect(stored.hash).toBe(
+          computeEventHash(stored.prev_hash, {
+            ...stored,
+            data: JSON.stringify(stored.data),
+            created_at: Date.parse(stored.created_at),
+          }),
+        );
+      }
+      // Several events, several streams, one call: the chain and the stream numbers run through the batch.
+      await log.appendMany(
+        nasty.map((s, k) => ({ type: 'batch', stream: k % 2 === 0 ? 'even' : `odd-${k}`, data: { s } })),
+      );
+      const all = await log.read({ limit: 100 });
+      expect(all.map((e) => e.position)).toEqual(all.map((_, k) => k + 1));
+      expect(all.filter((e) => e.stream === 'even').map((e) => e.stream_seq)).toEqual([1, 2, 3]);
+      expect(await log.verify()).toMatchObject({ ok: true, events: nasty.length * 2 });
     } finally {
       await b.close();
     }

@@ -4,7 +4,7 @@ import type { DumpRecord, StoreBackend } from '../../core/backend.js';
 import { PostgresConnection, type PostgresOptions } from './connection.js';
 import { createDocumentBackend } from './documents.js';
 import { dumpRows, loadRows } from './dump.js';
-import { createEventBackend, listenForAppends } from './events.js';
+import { AppendHint, createEventBackend, listenForAppends } from './events.js';
 import { migrate } from './migrate.js';
 import { createWorkItemBackend } from './work-items.js';
 
@@ -30,6 +30,7 @@ export interface PostgresBackend extends StoreBackend {
 export async function openPostgresBackend(opts: PostgresOptions): Promise<PostgresBackend> {
   const conn = await PostgresConnection.open(opts);
   const notify = opts.notify ?? true;
+  const hint = notify ? new AppendHint(conn) : null;
   const listeners = new Set<() => Promise<void>>();
   let closed = false;
   const backend = {
@@ -38,9 +39,9 @@ export async function openPostgresBackend(opts: PostgresOptions): Promise<Postgr
     schema: conn.schema,
     migrationsApplied: [] as string[],
     capabilities: { skipLocked: true, notify },
-    work: createWorkItemBackend(conn, notify),
-    events: createEventBackend(conn, notify),
-    docs: createDocumentBackend(conn, notify),
+    work: createWorkItemBackend(conn, hint),
+    events: createEventBackend(conn, hint),
+    docs: createDocumentBackend(conn, hint),
     async migrate() {
       return migrate(conn, Date.now());
     },
@@ -61,6 +62,7 @@ export async function openPostgresBackend(opts: PostgresOptions): Promise<Postgr
       if (closed) return;
       closed = true;
       await Promise.all([...listeners].map((stop) => stop()));
+      await hint?.drain();
       await conn.close();
     },
   };

@@ -32,8 +32,8 @@ export interface PostgresOptions {
   /** How long opening a connection may take before STORAGE_UNAVAILABLE. @default 10000 */
   connectTimeoutMs?: number;
   /**
-   * `pg_notify` a wake-up hint after each append (LISTEN is optional; polling stays the truth). NOTIFY
-   * serializes committing transactions on a database-wide queue lock, so turn it off on very busy databases.
+   * Send a `pg_notify` wake-up hint after appends commit (LISTEN is optional; polling stays the truth). It is
+   * sent outside the writing transaction, at most one at a time per store, appends in between folded in.
    * @default true
    */
   notify?: boolean;
@@ -60,6 +60,7 @@ export interface Names {
   document_history: string;
   schema_migrations: string;
   merge_patch: string;
+  append_events: string;
 }
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -76,6 +77,7 @@ export function names(schema: string): Names {
     document_history: `${q}.document_history`,
     schema_migrations: `${q}.schema_migrations`,
     merge_patch: `${q}.json_merge_patch`,
+    append_events: `${q}.append_events`,
   };
 }
 
@@ -101,7 +103,7 @@ export class Params {
 export interface Tx {
   /** Runs a statement (the first one is pipelined with BEGIN). */
   query<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<PgResult<R>>;
-  /** Runs the transaction's last statement pipelined with COMMIT. */
+  /** Runs the transaction's last statement pipelined with COMMIT (as the only statement: on its own). */
   queryAndCommit<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<PgResult<R>>;
 }
 
@@ -426,15 +428,13 @@ export class PostgresConnection {
         },
         queryAndCommit: async <R>(sql: string, params?: unknown[]) => {
           if (txn.state === 'idle') {
+            // A lone statement is its own transaction: no BEGIN or COMMIT to send.
             txn.state = 'committing';
-            const [begin, res, commit] = await Promise.allSettled([
-              client.query('BEGIN'),
-              client.query<R>(this.statement(sql, params)),
-              client.query('COMMIT'),
-            ]);
-            return settleCommit(begin, res, commit, () => {
+            try {
+              return await client.query<R>(this.statement(sql, params));
+            } finally {
               txn.state = 'done';
-            });
+            }
           }
           if (txn.state !== 'open') throw new InternalError('statement after the transaction ended');
           txn.state = 'committing';

@@ -1,15 +1,16 @@
-// Versioned-document SQL for PostgreSQL: the compare-and-swap commit is one statement (conditional write,
-// history entry, retention, enqueued effects, event reservation), then its events pipelined with COMMIT.
+// Versioned-document SQL for PostgreSQL: the compare-and-swap commit is one statement, sent on its own
+// (conditional write, history entry, retention and its events); a commit whose kind enqueues work items
+// appends their events in a second statement pipelined with COMMIT.
 import type { DocumentBackend, DocumentRowDump, DocumentWrite, HistoryRowDump } from '../../core/backend.js';
 import { documentFromRow, historyFromRow } from '../../core/rows.js';
 import type { HistoryEntry, JsonObject } from '../../core/types.js';
 import { StateConflictError } from '../../errors.js';
 import type { PostgresConnection, Tx } from './connection.js';
 import {
-  RESERVATION_COLUMNS,
-  type ReservationRow,
-  reservationOf,
-  reserveEvents,
+  type AppendedRow,
+  type AppendHint,
+  appendEventsCall,
+  appendedEvents,
   writeEvents,
 } from './events.js';
 import { enqueueCtes, missingBlocker, settleEnqueue, type WorkItemRow } from './work-items.js';
@@ -35,10 +36,14 @@ function isHistoryDuplicate(err: unknown): boolean {
   );
 }
 
-export function createDocumentBackend(conn: PostgresConnection, notify: boolean): DocumentBackend {
+export function createDocumentBackend(conn: PostgresConnection, hint: AppendHint | null): DocumentBackend {
   const t = conn.names;
 
-  async function currentVersion(run: Pick<Tx, 'query'>, kind: string, id: string): Promise<number> {
+  async function currentVersion(
+    run: Pick<PostgresConnection, 'query'>,
+    kind: string,
+    id: string,
+  ): Promise<number> {
     const res = await run.query<{ version: number }>(
       `SELECT version FROM ${t.documents} WHERE instance = $1 AND kind = $2 AND id = $3`,
       [conn.instance, kind, id],
@@ -53,20 +58,23 @@ export function createDocumentBackend(conn: PostgresConnection, notify: boolean)
     );
   }
 
-  async function commitTx(tx: Tx, w: DocumentWrite): Promise<HistoryEntry> {
+  /** The commit, or 'stale' when the document is no longer at the version (and content) it was read at. */
+  async function commitTx(tx: Tx, w: DocumentWrite): Promise<HistoryEntry | 'stale'> {
     const p = conn.params();
     const kind = p.add(w.kind);
     const id = p.add(w.id);
     const expected = p.add(w.expected_version);
     const now = p.add(w.now);
     const where = `instance = $1 AND kind = ${kind} AND id = ${id}`;
+    // The version read, and its content: a commit built on a remembered copy must not land on another one.
+    const still = () => `version = ${expected} AND content_hash = ${p.add(w.expected_hash)}::text`;
     // Sent once, used by the document row and its history entry (a no-op's entry keeps no body).
     const body = w.noop ? 'NULL' : p.add(JSON.stringify(w.body));
     const hash = p.add(w.content_hash);
     let cas: string;
     if (w.noop) {
       // Nothing changes but the history seq; the row lock and the version test still serialize it.
-      cas = `UPDATE ${t.documents} SET last_seq = last_seq + 1 WHERE ${where} AND version = ${expected}
+      cas = `UPDATE ${t.documents} SET last_seq = last_seq + 1 WHERE ${where} AND ${still()}
         RETURNING version, last_seq`;
     } else if (w.expected_version === 0) {
       cas = `INSERT INTO ${t.documents}
@@ -78,7 +86,7 @@ export function createDocumentBackend(conn: PostgresConnection, notify: boolean)
     } else {
       cas = `UPDATE ${t.documents} SET version = version + 1, body = ${body}::jsonb,
           content_hash = ${hash}, updated_at = ${now}, last_seq = last_seq + 1
-        WHERE ${where} AND version = ${expected}
+        WHERE ${where} AND ${still()}
         RETURNING version, last_seq`;
     }
     const ctes = [
@@ -100,31 +108,37 @@ export function createDocumentBackend(conn: PostgresConnection, notify: boolean)
         WHERE h.instance = $1 AND h.kind = ${kind} AND h.id = ${id}
           AND h.version <= c.version - GREATEST(1, ${p.add(w.keep_versions)}::int))`);
     }
-    const streams = p.add(w.events.map((e) => e.stream));
-    let want = `SELECT s AS stream, 1 AS n FROM unnest(${streams}::text[]) AS s CROSS JOIN _cas`;
-    if (w.enqueue.length > 0) {
-      ctes.push(enqueueCtes(t, p, w.enqueue, 'EXISTS (SELECT 1 FROM _cas)'));
-      want = `SELECT 'work_item:' || id AS stream, 1 AS n FROM _ins UNION ALL ${want}`;
+    type Row = { hist: HistoryRow | null; created: WorkItemRow[] | null; missing: string | null };
+
+    if (w.enqueue.length === 0) {
+      // One statement, sent on its own: its events are appended only when the conditional write matched.
+      const call = appendEventsCall(t, p, w.events, 'EXISTS (SELECT 1 FROM _cas)');
+      ctes.push(`_ev AS (SELECT * FROM ${call.sql})`);
+      const res = await tx.queryAndCommit<Row & { ev: AppendedRow[] | null }>(
+        `WITH ${ctes.join(',\n')}
+         SELECT (SELECT row_to_json(h) FROM _hist AS h) AS hist,
+           (SELECT json_agg(e ORDER BY e.e_position) FROM _ev AS e) AS ev`,
+        p.values,
+      );
+      const row = res.rows[0];
+      if (!row?.hist) return 'stale';
+      const stored = appendedEvents(call.pending, row.ev ?? []);
+      if (stored.length > 0) hint?.appended((stored.at(-1) as { position: number }).position);
+      return toEntry(row.hist);
     }
-    ctes.push(reserveEvents(t, want));
-    const effects =
-      w.enqueue.length > 0
-        ? '(SELECT json_agg(i) FROM _ins AS i) AS created, (SELECT dep FROM _missing) AS missing'
-        : 'NULL::json AS created, NULL::text AS missing';
-    const res = await tx.query<
-      ReservationRow & { hist: HistoryRow | null; created: WorkItemRow[] | null; missing: string | null }
-    >(
+
+    ctes.push(enqueueCtes(t, p, w.enqueue, 'EXISTS (SELECT 1 FROM _cas)'));
+    const res = await tx.query<Row>(
       `WITH ${ctes.join(',\n')}
-       SELECT (SELECT row_to_json(h) FROM _hist AS h) AS hist, ${effects}, ${RESERVATION_COLUMNS}`,
+       SELECT (SELECT row_to_json(h) FROM _hist AS h) AS hist,
+         (SELECT json_agg(i) FROM _ins AS i) AS created, (SELECT dep FROM _missing) AS missing`,
       p.values,
     );
     const row = res.rows[0];
-    // A new statement sees the version that beat us, even one committed while we waited for its row lock.
-    if (!row?.hist) throw conflict(w, await currentVersion(tx, w.kind, w.id));
+    if (!row?.hist) return 'stale';
     if (row.missing) throw missingBlocker(row.missing);
-    const enqueued =
-      w.enqueue.length > 0 ? (await settleEnqueue(tx, conn, w.enqueue, row.created ?? [])).events : [];
-    await writeEvents(tx, conn, reservationOf(row), [...enqueued, ...w.events], { commit: true, notify });
+    const enqueued = (await settleEnqueue(tx, conn, w.enqueue, row.created ?? [])).events;
+    await writeEvents(tx, conn, [...enqueued, ...w.events], { commit: true, hint });
     return toEntry(row.hist);
   }
 
@@ -164,7 +178,10 @@ export function createDocumentBackend(conn: PostgresConnection, notify: boolean)
 
     async commit(w) {
       try {
-        return await conn.transaction((tx) => commitTx(tx, w));
+        const entry = await conn.transaction((tx) => commitTx(tx, w));
+        if (entry !== 'stale') return entry;
+        // A new statement sees the version that beat us, even one committed while we waited for its row lock.
+        throw conflict(w, await currentVersion(conn, w.kind, w.id));
       } catch (err) {
         if (!isHistoryDuplicate(err)) throw err;
         // A concurrent commit with the same write id (or version) won the unique index.

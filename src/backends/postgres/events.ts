@@ -1,193 +1,166 @@
-// Event log SQL for PostgreSQL: positions and stream sequences reserved under the instance's head row lock
-// inside the writing statement, hash-chained inserts, reads, scans, and the optional NOTIFY wake-up hint.
+// Event log SQL for PostgreSQL: appends through the store's append_events function (positions, stream
+// sequences and the hash chain assigned under the instance's head row lock in the writer's last
+// statement), reads, scans, and the NOTIFY wake-up hint.
 import type { EventBackend, EventQuery, NewEvent, StoredEvent } from '../../core/backend.js';
-import { computeEventHash, GENESIS_HASH } from '../../core/hash.js';
 import { toIso } from '../../core/time.js';
 import type { EventRecord, Json } from '../../core/types.js';
 import { InternalError } from '../../errors.js';
-import type { Names, PostgresConnection, Tx } from './connection.js';
+import type { Names, Params, PostgresConnection, Tx } from './connection.js';
 import { createListener } from './driver.js';
 
 /** The NOTIFY channel; the payload names the schema, the instance and the new head position. */
 export const NOTIFY_CHANNEL = 'agentstate_events';
 
-/** What a writing statement reserved: the head before the new events, and each stream's last new seq. */
-export interface Reservation {
-  /** The last position reserved (the new head). */
-  last: number;
-  /** The hash of the event before the first reserved position (GENESIS_HASH for an empty log). */
-  prevHash: string;
-  total: number;
-  streams: Map<string, { last: number; n: number }>;
-}
-
 /**
- * CTEs that reserve positions and stream sequences for the events a statement is about to cause, given
- * `want`: a query of (stream text, n int) over the statement's own results. `$1` must be the instance.
- *
- * The head row is upserted (ON CONFLICT DO UPDATE), which locks it and always acts on its newest committed
- * version, even one committed after the statement's snapshot, and so do the stream counters. Nothing is
- * locked when `want` is empty. Writers take the head as their last lock and then only insert events and
- * commit, so it cannot close a deadlock cycle (the dump loader alone takes it first, on an empty instance).
+ * A NOTIFY wake-up hint sent after appends commit, outside the writing transaction: NOTIFY in the writer's
+ * own transaction would take the database-wide notify queue lock at every COMMIT, serializing all writers.
+ * At most one hint is in flight per store; appends meanwhile are folded into the next one. Hints are best
+ * effort (polling is the truth), so a failed one is dropped.
  */
-export function reserveEvents(t: Names, want: string): string {
-  return `_want AS (SELECT stream, sum(n)::int AS n FROM (${want}) AS w GROUP BY stream HAVING sum(n) > 0),
-  _total AS (SELECT COALESCE(sum(n), 0)::int AS n FROM _want),
-  _head AS (
-    INSERT INTO ${t.event_heads} AS h (instance, position, hash)
-    SELECT $1, n, '${GENESIS_HASH}' FROM _total WHERE n > 0
-    ON CONFLICT (instance) DO UPDATE SET position = h.position + EXCLUDED.position
-    RETURNING h.position, h.hash),
-  _seqs AS (
-    INSERT INTO ${t.event_streams} AS s (instance, stream, seq)
-    SELECT $1, w.stream, w.n FROM _want AS w CROSS JOIN _head
-    ON CONFLICT (instance, stream) DO UPDATE SET seq = s.seq + EXCLUDED.seq
-    RETURNING s.stream, s.seq)`;
+export class AppendHint {
+  readonly #conn: PostgresConnection;
+  #inFlight: Promise<void> | null = null;
+  #pending = 0;
+
+  constructor(conn: PostgresConnection) {
+    this.#conn = conn;
+  }
+
+  /** Events up to `position` have committed. */
+  appended(position: number): void {
+    this.#pending = Math.max(this.#pending, position);
+    if (this.#inFlight === null) this.#inFlight = this.#send();
+  }
+
+  async #send(): Promise<void> {
+    while (this.#pending > 0) {
+      const position = this.#pending;
+      this.#pending = 0;
+      const payload = JSON.stringify({ schema: this.#conn.schema, instance: this.#conn.instance, position });
+      try {
+        await this.#conn.pool.query({ text: 'SELECT pg_notify($1, $2)', values: [NOTIFY_CHANNEL, payload] });
+      } catch {
+        // A lost hint only means listeners poll at their normal pace.
+      }
+    }
+    this.#inFlight = null;
+  }
+
+  /** Waits for the hint in flight (before the pool closes). */
+  async drain(): Promise<void> {
+    await this.#inFlight;
+  }
 }
 
-/** The columns a statement using `reserveEvents` must select, read back by `reservationOf`. */
-export const RESERVATION_COLUMNS = `(SELECT row_to_json(h) FROM _head AS h) AS _head,
-  (SELECT n FROM _total) AS _total,
-  (SELECT json_agg(json_build_object('stream', q.stream, 'last', q.seq, 'n', w.n))
-     FROM _seqs AS q JOIN _want AS w USING (stream)) AS _seqs`;
+/** Events ready for `append_events`: every text as PostgreSQL will store it, `data` as its JSON text. */
+type PendingEvent = Omit<StoredEvent, 'position' | 'stream_seq' | 'prev_hash' | 'hash'>;
 
-export interface ReservationRow {
-  _head: { position: number; hash: string } | null;
-  _total: number | null;
-  _seqs: Array<{ stream: string; last: number; n: number }> | null;
+/** A row `append_events` returns for each event, in the order given. */
+export interface AppendedRow {
+  e_position: number;
+  e_stream_seq: number;
+  e_prev_hash: string;
+  e_hash: string;
 }
 
-export function reservationOf(row: ReservationRow | undefined): Reservation | null {
-  if (!row?._head) return null;
-  const total = row._total ?? 0;
-  return {
-    last: row._head.position,
-    // The head row still holds the hash of the event before the reserved range.
-    prevHash: row._head.hash,
-    total,
-    streams: new Map((row._seqs ?? []).map((s) => [s.stream, { last: s.last, n: s.n }])),
-  };
-}
-
-const EVENT_COLS =
-  'position, stream, stream_seq, type, data::text AS data, actor, correlation_id, causation_id, work_item_id, created_at, prev_hash, hash';
-
-/** The text PostgreSQL will store for `s`: lone surrogates become U+FFFD, so hash that, not the JS string. */
+/** The text PostgreSQL will store for `s`: lone surrogates become U+FFFD. */
 function storable(s: string | null): string | null {
   return s !== null && /[\uD800-\uDFFF]/.test(s) ? Buffer.from(s, 'utf8').toString('utf8') : s;
 }
+
+/**
+ * A call of the store's `append_events` for `events`, its arguments added to `p` (whose `$1` is the
+ * instance). The function locks the instance's head row, numbers the events, chains their hashes and
+ * inserts them; `when`, an SQL condition, makes it append nothing (and lock nothing) when false. Read the
+ * rows it returns back with `appendedEvents`.
+ * @example `WITH _u AS (UPDATE …), _ev AS (SELECT * FROM ${appendEventsCall(t, p, events, 'EXISTS (SELECT 1 FROM _u)').sql})`
+ */
+export function appendEventsCall(
+  t: Names,
+  p: Params,
+  events: NewEvent[],
+  when?: string,
+): { sql: string; pending: PendingEvent[] } {
+  const pending: PendingEvent[] = events.map((e) => ({
+    stream: storable(e.stream) as string,
+    type: storable(e.type) as string,
+    data: JSON.stringify(e.data ?? null),
+    actor: storable(e.actor),
+    correlation_id: storable(e.correlation_id),
+    causation_id: storable(e.causation_id),
+    work_item_id: storable(e.work_item_id),
+    created_at: e.created_at,
+  }));
+  const col = <K extends keyof PendingEvent>(k: K) => pending.map((e) => e[k]);
+  const streams = p.add(col('stream'));
+  const args = [
+    when === undefined ? `${streams}::text[]` : `CASE WHEN ${when} THEN ${streams}::text[] END`,
+    `${p.add(col('type'))}::text[]`,
+    `${p.add(col('data'))}::text[]`,
+    `${p.add(col('actor'))}::text[]`,
+    `${p.add(col('correlation_id'))}::text[]`,
+    `${p.add(col('causation_id'))}::text[]`,
+    `${p.add(col('work_item_id'))}::text[]`,
+    `${p.add(col('created_at'))}::bigint[]`,
+  ];
+  return { sql: `${t.append_events}($1, ${args.join(', ')})`, pending };
+}
+
+/** The stored events, from what `appendEventsCall` sent and the rows the call returned (same order). */
+export function appendedEvents(pending: PendingEvent[], rows: AppendedRow[]): StoredEvent[] {
+  if (rows.length !== pending.length) {
+    throw new InternalError(`append_events stored ${rows.length} of ${pending.length} events`);
+  }
+  return pending.map((e, k) => {
+    const r = rows[k] as AppendedRow;
+    return {
+      ...e,
+      position: r.e_position,
+      stream_seq: r.e_stream_seq,
+      prev_hash: r.e_prev_hash,
+      hash: r.e_hash,
+    };
+  });
+}
+
+const APPENDED_COLS = 'e_position, e_stream_seq, e_prev_hash, e_hash';
+
+const EVENT_COLS =
+  'position, stream, stream_seq, type, data::text AS data, actor, correlation_id, causation_id, work_item_id, created_at, prev_hash, hash';
 
 export function toEventRecord(row: StoredEvent): EventRecord {
   return { ...row, data: JSON.parse(row.data) as Json, created_at: toIso(row.created_at) };
 }
 
 /**
- * Inserts `events` into the positions `r` reserved, each hash chained to the previous one, and moves the
- * head hash; pipelined with COMMIT when `commit` is set. The events must be exactly the ones the reserving
- * statement counted (same streams, same numbers), in the order they happened.
+ * Appends `events` (in the order they happened) as the transaction's last statement, pipelined with COMMIT
+ * when `commit` is set; the head row lock it takes is then held only until that COMMIT. Sends the wake-up
+ * hint once committed.
  */
 export async function writeEvents(
   tx: Tx,
   conn: PostgresConnection,
-  r: Reservation | null,
   events: NewEvent[],
-  opts: { commit: boolean; notify: boolean },
+  opts: { commit: boolean; hint: AppendHint | null },
 ): Promise<StoredEvent[]> {
   if (events.length === 0) return [];
-  const counts = new Map<string, number>();
-  for (const e of events) {
-    const stream = storable(e.stream) as string;
-    counts.set(stream, (counts.get(stream) ?? 0) + 1);
-  }
-  if (
-    !r ||
-    r.total !== events.length ||
-    r.streams.size !== counts.size ||
-    [...counts].some(([s, n]) => r.streams.get(s)?.n !== n)
-  ) {
-    throw new InternalError(
-      `event reservation mismatch: reserved ${r?.total ?? 0} positions for ${events.length} events`,
-    );
-  }
-  let position = r.last - r.total;
-  let prevHash = r.prevHash;
-  const next = new Map([...r.streams].map(([s, v]) => [s, v.last - v.n]));
-  const out: StoredEvent[] = [];
-  for (const e of events) {
-    const stream = storable(e.stream) as string;
-    const seq = (next.get(stream) ?? 0) + 1;
-    next.set(stream, seq);
-    position += 1;
-    const stored: StoredEvent = {
-      position,
-      stream,
-      stream_seq: seq,
-      type: storable(e.type) as string,
-      data: JSON.stringify(e.data ?? null),
-      actor: storable(e.actor),
-      correlation_id: storable(e.correlation_id),
-      causation_id: storable(e.causation_id),
-      work_item_id: storable(e.work_item_id),
-      created_at: e.created_at,
-      prev_hash: prevHash,
-      hash: '',
-    };
-    stored.hash = computeEventHash(prevHash, stored);
-    prevHash = stored.hash;
-    out.push(stored);
-  }
-  const col = <K extends keyof StoredEvent>(k: K) => out.map((e) => e[k]);
-  const t = conn.names;
-  // The head already sits at the last reserved position (this transaction moved it there and holds its
-  // lock until COMMIT); only its hash moves.
-  const sql = `WITH _ins AS (
-      INSERT INTO ${t.events}
-        (instance, position, stream, stream_seq, type, data, actor, correlation_id, causation_id, work_item_id,
-         created_at, prev_hash, hash)
-      SELECT $1, * FROM unnest($2::bigint[], $3::text[], $4::bigint[], $5::text[], $6::json[], $7::text[],
-        $8::text[], $9::text[], $10::text[], $11::bigint[], $12::text[], $13::text[])),
-    _head AS (UPDATE ${t.event_heads} SET hash = $14 WHERE instance = $1 RETURNING position)
-    SELECT ${
-      opts.notify
-        ? `pg_notify('${NOTIFY_CHANNEL}', json_build_object('schema', '${conn.schema}', 'instance', $1::text, 'position', position)::text)`
-        : 'position'
-    } FROM _head`;
-  const params = [
-    conn.instance,
-    col('position'),
-    col('stream'),
-    col('stream_seq'),
-    col('type'),
-    col('data'),
-    col('actor'),
-    col('correlation_id'),
-    col('causation_id'),
-    col('work_item_id'),
-    col('created_at'),
-    col('prev_hash'),
-    col('hash'),
-    prevHash,
-  ];
-  if (opts.commit) await tx.queryAndCommit(sql, params);
-  else await tx.query(sql, params);
+  const p = conn.params();
+  const call = appendEventsCall(conn.names, p, events);
+  const sql = `SELECT ${APPENDED_COLS} FROM ${call.sql}`;
+  const res = opts.commit
+    ? await tx.queryAndCommit<AppendedRow>(sql, p.values)
+    : await tx.query<AppendedRow>(sql, p.values);
+  const out = appendedEvents(call.pending, res.rows);
+  if (opts.commit) opts.hint?.appended((out.at(-1) as StoredEvent).position);
   return out;
 }
 
-export function createEventBackend(conn: PostgresConnection, notify: boolean): EventBackend {
+export function createEventBackend(conn: PostgresConnection, hint: AppendHint | null): EventBackend {
   const t = conn.names;
   return {
     async append(events) {
       if (events.length === 0) return [];
-      const stored = await conn.transaction(async (tx) => {
-        const p = conn.params();
-        const streams = p.add(events.map((e) => e.stream));
-        const res = await tx.query<ReservationRow>(
-          `WITH ${reserveEvents(t, `SELECT s AS stream, 1 AS n FROM unnest(${streams}::text[]) AS s`)}
-           SELECT ${RESERVATION_COLUMNS}`,
-          p.values,
-        );
-        return writeEvents(tx, conn, reservationOf(res.rows[0]), events, { commit: true, notify });
-      });
+      const stored = await conn.transaction((tx) => writeEvents(tx, conn, events, { commit: true, hint }));
       return stored.map(toEventRecord);
     },
 

@@ -1,5 +1,6 @@
-// Work-item SQL for PostgreSQL: every transition is one conditional statement that also reserves its event
-// positions, then the hash-chained events pipelined with COMMIT; claims skip rows other claimers hold.
+// Work-item SQL for PostgreSQL: every transition is one conditional statement, then its events appended
+// (positioned and hash-chained under the instance's head lock) pipelined with COMMIT; claims skip rows
+// other claimers hold.
 import type {
   ClaimQuery,
   LeaseQuery,
@@ -21,14 +22,7 @@ import {
 } from '../../core/work-rules.js';
 import { InternalError, InvalidInputError } from '../../errors.js';
 import type { Names, Params, PostgresConnection, Tx } from './connection.js';
-import {
-  RESERVATION_COLUMNS,
-  type Reservation,
-  type ReservationRow,
-  reservationOf,
-  reserveEvents,
-  writeEvents,
-} from './events.js';
+import { type AppendHint, writeEvents } from './events.js';
 
 /** A row as selected, or as nested JSON (row_to_json), both with numbers for bigint columns. */
 export type WorkItemRow = WorkItemRowDump;
@@ -163,7 +157,7 @@ interface ReclaimClaimRow extends WorkItemRow {
   _previous_owner: string | null;
 }
 
-export function createWorkItemBackend(conn: PostgresConnection, notify: boolean): WorkItemBackend {
+export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint | null): WorkItemBackend {
   const t = conn.names;
 
   const getItem = async (
@@ -185,21 +179,17 @@ export function createWorkItemBackend(conn: PostgresConnection, notify: boolean)
     return sql;
   }
 
-  /** Runs an UPDATE … RETURNING * of at most one row and reserves one event for it, in one statement. */
-  async function updateOne(
-    tx: Tx,
-    p: Params,
-    update: string,
-  ): Promise<{ item: WorkItem; reservation: Reservation | null } | null> {
-    const res = await tx.query<ReservationRow & { row: WorkItemRow | null }>(
-      `WITH _u AS (${update}),
-       ${reserveEvents(t, `SELECT 'work_item:' || id AS stream, 1 AS n FROM _u`)}
-       SELECT (SELECT row_to_json(u) FROM _u AS u) AS row, ${RESERVATION_COLUMNS}`,
+  /** Runs an UPDATE … RETURNING * of at most one row (returned as JSON: immune to later columns). */
+  async function updateOne(tx: Tx, p: Params, update: string): Promise<WorkItem | null> {
+    const res = await tx.query<{ row: WorkItemRow | null }>(
+      `WITH _u AS (${update}) SELECT (SELECT row_to_json(u) FROM _u AS u) AS row`,
       p.values,
     );
-    const row = res.rows[0];
-    return row?.row ? { item: toWorkItem(row.row), reservation: reservationOf(row) } : null;
+    const row = res.rows[0]?.row;
+    return row ? toWorkItem(row) : null;
   }
+
+  const commitEvents = (tx: Tx, events: NewEvent[]) => writeEvents(tx, conn, events, { commit: true, hint });
 
   /**
    * One statement: expired leases go back to pending (or failed once attempts are spent) and, with
@@ -212,14 +202,7 @@ export function createWorkItemBackend(conn: PostgresConnection, notify: boolean)
     now: number,
     actor: string | null,
     claim: ClaimQuery | null,
-    /** Reserve the events' positions in this statement (false: the caller reserves them later). */
-    reserve = true,
-  ): Promise<{
-    reclaimed: WorkItem[];
-    claimed: WorkItem[];
-    events: NewEvent[];
-    reservation: Reservation | null;
-  }> {
+  ): Promise<{ reclaimed: WorkItem[]; claimed: WorkItem[]; events: NewEvent[] }> {
     const p = conn.params();
     const nowP = p.add(now);
     let readySql = 'SELECT NULL::text AS id, 0 AS priority, 0::bigint AS created_at WHERE false';
@@ -266,15 +249,9 @@ export function createWorkItemBackend(conn: PostgresConnection, notify: boolean)
             e.previous_owner, k.id IS NOT NULL AS claimed
           FROM _expired AS e FULL JOIN _picked AS k ON k.id = e.id) AS x
         WHERE w.instance = $1 AND w.id = x.id
-        RETURNING w.*, x.reclaimed AS _reclaimed, x.claimed AS _claimed, x.previous_owner AS _previous_owner),
-      ${reserveEvents(
-        t,
-        reserve
-          ? `SELECT 'work_item:' || id AS stream, _reclaimed::int + _claimed::int AS n FROM _upd`
-          : 'SELECT NULL::text AS stream, 0 AS n WHERE false',
-      )}
-      SELECT (SELECT json_agg(u) FROM _upd AS u) AS rows, ${RESERVATION_COLUMNS}`;
-    const res = await tx.query<ReservationRow & { rows: ReclaimClaimRow[] | null }>(sql, p.values);
+        RETURNING w.*, x.reclaimed AS _reclaimed, x.claimed AS _claimed, x.previous_owner AS _previous_owner)
+      SELECT (SELECT json_agg(u) FROM _upd AS u) AS rows`;
+    const res = await tx.query<{ rows: ReclaimClaimRow[] | null }>(sql, p.values);
     const row = res.rows[0];
     const rows = row?.rows ?? [];
     const reclaimedRows = rows
@@ -317,7 +294,6 @@ export function createWorkItemBackend(conn: PostgresConnection, notify: boolean)
       reclaimed: reclaimedRows.map((x) => x.item),
       claimed,
       events,
-      reservation: reservationOf(row),
     };
   }
 
@@ -333,14 +309,11 @@ export function createWorkItemBackend(conn: PostgresConnection, notify: boolean)
        WHERE instance = $1 AND id = ${p.add(q.id)} AND status = ANY(${p.add(q.from)}::text[]) RETURNING *`,
     );
     if (!hit) explainStatusFailure(await getItem(tx, q.id), q.id, q.to);
-    const { item, reservation } = hit;
+    const item = hit;
     const data: JsonObject = { status: item.status };
     if (q.error !== null) data.error = q.error;
     if (q.result !== null && q.result !== undefined) data.result = q.result;
-    await writeEvents(tx, conn, reservation, [workItemEvent(q.event, item, data, q.actor, q.now)], {
-      commit: true,
-      notify,
-    });
+    await commitEvents(tx, [workItemEvent(q.event, item, data, q.actor, q.now)]);
     return item;
   }
 
@@ -349,19 +322,15 @@ export function createWorkItemBackend(conn: PostgresConnection, notify: boolean)
       if (items.length === 0) return [];
       return conn.transaction(async (tx) => {
         const p = conn.params();
-        const res = await tx.query<
-          ReservationRow & { created: WorkItemRow[] | null; missing: string | null }
-        >(
-          `WITH ${enqueueCtes(t, p, items, 'true')},
-           ${reserveEvents(t, `SELECT 'work_item:' || id AS stream, 1 AS n FROM _ins`)}
-           SELECT (SELECT json_agg(i) FROM _ins AS i) AS created, (SELECT dep FROM _missing) AS missing,
-             ${RESERVATION_COLUMNS}`,
+        const res = await tx.query<{ created: WorkItemRow[] | null; missing: string | null }>(
+          `WITH ${enqueueCtes(t, p, items, 'true')}
+           SELECT (SELECT json_agg(i) FROM _ins AS i) AS created, (SELECT dep FROM _missing) AS missing`,
           p.values,
         );
         const row = res.rows[0];
         if (row?.missing) throw missingBlocker(row.missing);
         const { out, events } = await settleEnqueue(tx, conn, items, row?.created ?? []);
-        await writeEvents(tx, conn, reservationOf(row), events, { commit: true, notify });
+        await commitEvents(tx, events);
         return out;
       });
     },
@@ -369,7 +338,7 @@ export function createWorkItemBackend(conn: PostgresConnection, notify: boolean)
     async claim(q: ClaimQuery) {
       return conn.transaction(async (tx) => {
         const r = await reclaimAndClaim(tx, q.now, q.worker, q);
-        await writeEvents(tx, conn, r.reservation, r.events, { commit: true, notify });
+        await commitEvents(tx, r.events);
         return r.claimed;
       });
     },
@@ -416,9 +385,8 @@ export function createWorkItemBackend(conn: PostgresConnection, notify: boolean)
           }
           explainLeaseFailure(current, q, 'resolve');
         }
-        const { item, reservation } = hit;
-        await writeEvents(tx, conn, reservation, [resolvedEvent(item, q)], { commit: true, notify });
-        return item;
+        await commitEvents(tx, [resolvedEvent(hit, q)]);
+        return hit;
       });
     },
 
@@ -434,14 +402,10 @@ export function createWorkItemBackend(conn: PostgresConnection, notify: boolean)
            WHERE ${leaseWhere(p, q)} RETURNING *`,
         );
         if (!hit) explainLeaseFailure(await getItem(tx, q.id), q, 'release');
-        await writeEvents(
-          tx,
-          conn,
-          hit.reservation,
-          [workItemEvent('work_item_released', hit.item, { worker: q.worker }, q.worker, q.now)],
-          { commit: true, notify },
-        );
-        return hit.item;
+        await commitEvents(tx, [
+          workItemEvent('work_item_released', hit, { worker: q.worker }, q.worker, q.now),
+        ]);
+        return hit;
       });
     },
 
@@ -462,14 +426,10 @@ export function createWorkItemBackend(conn: PostgresConnection, notify: boolean)
           if (q.lease) explainLeaseFailure(await getItem(tx, q.id), q.lease, 'annotate');
           explainStatusFailure(null, q.id, 'pending');
         }
-        await writeEvents(
-          tx,
-          conn,
-          hit.reservation,
-          [workItemEvent('work_item_annotated', hit.item, { notes: q.notes }, q.actor, q.now)],
-          { commit: true, notify },
-        );
-        return hit.item;
+        await commitEvents(tx, [
+          workItemEvent('work_item_annotated', hit, { notes: q.notes }, q.actor, q.now),
+        ]);
+        return hit;
       });
     },
 
@@ -510,27 +470,21 @@ export function createWorkItemBackend(conn: PostgresConnection, notify: boolean)
     async reclaimExpired(now, actor) {
       return conn.transaction(async (tx) => {
         const r = await reclaimAndClaim(tx, now, actor, null);
-        await writeEvents(tx, conn, r.reservation, r.events, { commit: true, notify });
+        await commitEvents(tx, r.events);
         return r.reclaimed;
       });
     },
 
     async replayUnfinished(now, actor) {
       return conn.transaction(async (tx) => {
-        // The reclaim reserves nothing yet: the head lock must stay the last one taken, after FOR SHARE below.
-        const r = await reclaimAndClaim(tx, now, actor, null, false);
+        const r = await reclaimAndClaim(tx, now, actor, null);
         // FOR SHARE: each replayed state is the newest committed one, and stays so until this commits.
-        const res = await tx.query<ReservationRow & { rows: WorkItemRow[] | null }>(
+        const res = await tx.query<{ rows: WorkItemRow[] | null }>(
           `WITH _un AS (
              SELECT ${W_COLS} FROM ${t.work_items} AS w
-             WHERE w.instance = $1 AND w.status IN ('pending', 'in_flight', 'waiting_human') FOR SHARE),
-           ${reserveEvents(
-             t,
-             `SELECT s AS stream, 1 AS n FROM unnest($2::text[]) AS s
-              UNION ALL SELECT 'work_item:' || id, 1 FROM _un`,
-           )}
-           SELECT (SELECT json_agg(u) FROM _un AS u) AS rows, ${RESERVATION_COLUMNS}`,
-          [conn.instance, r.events.map((e) => e.stream)],
+             WHERE w.instance = $1 AND w.status IN ('pending', 'in_flight', 'waiting_human') FOR SHARE)
+           SELECT (SELECT json_agg(u) FROM _un AS u) AS rows`,
+          [conn.instance],
         );
         const row = res.rows[0];
         const items = (row?.rows ?? []).map(toWorkItem).sort(claimOrder);
@@ -543,7 +497,7 @@ export function createWorkItemBackend(conn: PostgresConnection, notify: boolean)
             now,
           ),
         );
-        await writeEvents(tx, conn, reservationOf(row), [...r.events, ...replayed], { commit: true, notify });
+        await commitEvents(tx, [...r.events, ...replayed]);
         return items;
       });
     },
