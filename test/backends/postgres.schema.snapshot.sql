@@ -178,18 +178,9 @@ BEGIN
   IF n = 0 THEN
     RETURN;
   END IF;
-  -- The head row lock serializes the instance's appenders: positions are handed out in lock order and
-  -- commit in that order (the lock is released at COMMIT), so a reader tailing by position never skips
-  -- an event that commits late. FOR UPDATE waits for a concurrent appender and then reads its head.
-  SELECT h.position, h.hash INTO v_pos, v_hash FROM event_heads AS h WHERE h.instance = p_instance FOR UPDATE;
-  IF NOT FOUND THEN
-    INSERT INTO event_heads (instance, position, hash) VALUES (p_instance, 0, repeat('0', 64))
-      ON CONFLICT (instance) DO NOTHING;
-    SELECT h.position, h.hash INTO v_pos, v_hash FROM event_heads AS h WHERE h.instance = p_instance FOR UPDATE;
-  END IF;
-
   -- Each stream's counter moves by its number of new events; the i-th event of a stream in this call
-  -- takes the i-th of the new numbers.
+  -- takes the i-th of the new numbers. Stream rows are locked first (in stream order), the head last, as
+  -- every writer does, so appenders never deadlock.
   WITH c AS (
     SELECT s AS stream, count(*)::bigint AS k FROM unnest(p_streams) AS s GROUP BY s),
   up AS (
@@ -202,6 +193,16 @@ BEGIN
     FROM unnest(p_streams) WITH ORDINALITY AS u(s, ord)
     JOIN up ON up.stream = u.s
     JOIN c ON c.stream = u.s) AS x;
+
+  -- Then the head. Its row lock serializes the instance's appenders: positions are handed out in lock
+  -- order and commit in that order (the lock is released at COMMIT), so a reader tailing by position
+  -- never skips an event that commits late. FOR UPDATE waits for a concurrent appender and then reads its head.
+  SELECT h.position, h.hash INTO v_pos, v_hash FROM event_heads AS h WHERE h.instance = p_instance FOR UPDATE;
+  IF NOT FOUND THEN
+    INSERT INTO event_heads (instance, position, hash) VALUES (p_instance, 0, repeat('0', 64))
+      ON CONFLICT (instance) DO NOTHING;
+    SELECT h.position, h.hash INTO v_pos, v_hash FROM event_heads AS h WHERE h.instance = p_instance FOR UPDATE;
+  END IF;
 
   FOR i IN 1..n LOOP
     v_prev[i] := v_hash;

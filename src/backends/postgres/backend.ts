@@ -4,7 +4,7 @@ import type { DumpRecord, StoreBackend } from '../../core/backend.js';
 import { PostgresConnection, type PostgresOptions } from './connection.js';
 import { createDocumentBackend } from './documents.js';
 import { dumpRows, loadRows } from './dump.js';
-import { AppendHint, createEventBackend, listenForAppends } from './events.js';
+import { AppendHint, createEventBackend, ensureEventHead, listenForAppends } from './events.js';
 import { migrate } from './migrate.js';
 import { createWorkItemBackend } from './work-items.js';
 
@@ -68,6 +68,7 @@ export async function openPostgresBackend(opts: PostgresOptions): Promise<Postgr
   };
   try {
     backend.migrationsApplied = await backend.migrate();
+    await ensureEventHead(conn);
   } catch (err) {
     await conn.close().catch(() => {});
     throw err;

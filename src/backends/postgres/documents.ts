@@ -9,7 +9,7 @@ import type { PostgresConnection, Tx } from './connection.js';
 import {
   type AppendedRow,
   type AppendHint,
-  appendEventsCall,
+  appendEventsCtes,
   appendedEvents,
   writeEvents,
 } from './events.js';
@@ -112,19 +112,35 @@ export function createDocumentBackend(conn: PostgresConnection, hint: AppendHint
 
     if (w.enqueue.length === 0) {
       // One statement, sent on its own: its events are appended only when the conditional write matched.
-      const call = appendEventsCall(t, p, w.events, 'EXISTS (SELECT 1 FROM _cas)');
-      ctes.push(`_ev AS (SELECT * FROM ${call.sql})`);
-      const res = await tx.queryAndCommit<Row & { ev: AppendedRow[] | null }>(
+      // It returns only what the caller does not know yet: the history seq and the events' positions.
+      const call = appendEventsCtes(t, p, w.events, 'EXISTS (SELECT 1 FROM _cas)');
+      ctes.push(call.ctes);
+      const res = await tx.queryAndCommit<{ seq: number | null; ev: AppendedRow[] | null }>(
         `WITH ${ctes.join(',\n')}
-         SELECT (SELECT row_to_json(h) FROM _hist AS h) AS hist,
+         SELECT (SELECT last_seq FROM _cas) AS seq,
            (SELECT json_agg(e ORDER BY e.e_position) FROM _ev AS e) AS ev`,
         p.values,
       );
       const row = res.rows[0];
-      if (!row?.hist) return 'stale';
+      if (row?.seq === null || row?.seq === undefined) return 'stale';
       const stored = appendedEvents(call.pending, row.ev ?? []);
       if (stored.length > 0) hint?.appended((stored.at(-1) as { position: number }).position);
-      return toEntry(row.hist);
+      return toEntry({
+        seq: row.seq,
+        version: w.noop ? w.expected_version : w.expected_version + 1,
+        parent_version: w.expected_version,
+        noop: w.noop,
+        body: null,
+        content_hash: w.content_hash,
+        actor: w.actor,
+        actor_kind: w.actor_kind,
+        provenance: w.provenance,
+        write_id: w.write_id,
+        request_hash: w.request_hash,
+        reason: w.reason,
+        override: w.override,
+        created_at: w.now,
+      });
     }
 
     ctes.push(enqueueCtes(t, p, w.enqueue, 'EXISTS (SELECT 1 FROM _cas)'));

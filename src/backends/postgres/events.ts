@@ -1,7 +1,9 @@
 // Event log SQL for PostgreSQL: appends through the store's append_events function (positions, stream
 // sequences and the hash chain assigned under the instance's head row lock in the writer's last
 // statement), reads, scans, and the NOTIFY wake-up hint.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { EventBackend, EventQuery, NewEvent, StoredEvent } from '../../core/backend.js';
+import { GENESIS_HASH } from '../../core/hash.js';
 import { toIso } from '../../core/time.js';
 import type { EventRecord, Json } from '../../core/types.js';
 import { InternalError } from '../../errors.js';
@@ -11,15 +13,18 @@ import { createListener } from './driver.js';
 /** The NOTIFY channel; the payload names the schema, the instance and the new head position. */
 export const NOTIFY_CHANNEL = 'agentstate_events';
 
+/** The least time between two NOTIFY hints of one store (appends in between are folded into the next). */
+export const HINT_INTERVAL_MS = 10;
+
 /**
- * A NOTIFY wake-up hint sent after appends commit, outside the writing transaction: NOTIFY in the writer's
- * own transaction would take the database-wide notify queue lock at every COMMIT, serializing all writers.
- * At most one hint is in flight per store; appends meanwhile are folded into the next one. Hints are best
- * effort (polling is the truth), so a failed one is dropped.
+ * A NOTIFY wake-up hint sent after appends commit, outside the writing transaction: NOTIFY inside it takes
+ * the database-wide notify queue lock at every COMMIT, serializing all writers. One store sends at most one
+ * hint per HINT_INTERVAL_MS, naming the newest committed position; a listener that wakes reads everything
+ * up to it. Hints are best effort (polling is the truth), so a failed one is dropped.
  */
 export class AppendHint {
   readonly #conn: PostgresConnection;
-  #inFlight: Promise<void> | null = null;
+  #running: Promise<void> | null = null;
   #pending = 0;
 
   constructor(conn: PostgresConnection) {
@@ -29,10 +34,10 @@ export class AppendHint {
   /** Events up to `position` have committed. */
   appended(position: number): void {
     this.#pending = Math.max(this.#pending, position);
-    if (this.#inFlight === null) this.#inFlight = this.#send();
+    this.#running ??= this.#run();
   }
 
-  async #send(): Promise<void> {
+  async #run(): Promise<void> {
     while (this.#pending > 0) {
       const position = this.#pending;
       this.#pending = 0;
@@ -42,13 +47,14 @@ export class AppendHint {
       } catch {
         // A lost hint only means listeners poll at their normal pace.
       }
+      await sleep(HINT_INTERVAL_MS, undefined, { ref: false });
     }
-    this.#inFlight = null;
+    this.#running = null;
   }
 
-  /** Waits for the hint in flight (before the pool closes). */
+  /** Waits until the pending hint is sent (before the pool closes). */
   async drain(): Promise<void> {
-    await this.#inFlight;
+    await this.#running;
   }
 }
 
@@ -69,18 +75,24 @@ function storable(s: string | null): string | null {
 }
 
 /**
- * A call of the store's `append_events` for `events`, its arguments added to `p` (whose `$1` is the
- * instance). The function locks the instance's head row, numbers the events, chains their hashes and
- * inserts them; `when`, an SQL condition, makes it append nothing (and lock nothing) when false. Read the
- * rows it returns back with `appendedEvents`.
- * @example `WITH _u AS (UPDATE …), _ev AS (SELECT * FROM ${appendEventsCall(t, p, events, 'EXISTS (SELECT 1 FROM _u)').sql})`
+ * CTEs that append `events` (in the order they happened) and define `_ev`, one row per event
+ * (e_position, e_stream_seq, e_prev_hash, e_hash); their values are added to `p` (whose `$1` is the
+ * instance). `when`, an SQL condition over earlier CTEs, makes them append nothing and lock nothing when
+ * false. Stream counters are locked first, the instance's head row last: it serializes the instance's
+ * appenders (positions are handed out in lock order and commit in that order, so a reader tailing by
+ * position never skips an event that commits late) and is held only until the statement's COMMIT.
+ *
+ * One event (the common case) is appended by plain SQL in the statement; several by the store's
+ * `append_events` function (migration 0003), which numbers and chains them in a loop. Both compute
+ * computeEventHash (src/core/hash.ts); for one event the JSON text around the server-assigned numbers is
+ * written here by JSON.stringify itself. Read the rows back with `appendedEvents`.
  */
-export function appendEventsCall(
+export function appendEventsCtes(
   t: Names,
   p: Params,
   events: NewEvent[],
-  when?: string,
-): { sql: string; pending: PendingEvent[] } {
+  when = 'true',
+): { ctes: string; pending: PendingEvent[] } {
   const pending: PendingEvent[] = events.map((e) => ({
     stream: storable(e.stream) as string,
     type: storable(e.type) as string,
@@ -91,10 +103,50 @@ export function appendEventsCall(
     work_item_id: storable(e.work_item_id),
     created_at: e.created_at,
   }));
-  const col = <K extends keyof PendingEvent>(k: K) => pending.map((e) => e[k]);
-  const streams = p.add(col('stream'));
+  if (pending.length === 1) {
+    const e = pending[0] as PendingEvent;
+    const stream = p.add(e.stream);
+    // The hashed text is JSON.stringify([prev_hash, position, stream, stream_seq, type, data, …]); only
+    // prev_hash, position and stream_seq come from the server.
+    const streamJson = p.add(JSON.stringify(e.stream));
+    const tail = p.add(
+      JSON.stringify([
+        e.type,
+        e.data,
+        e.actor,
+        e.correlation_id,
+        e.causation_id,
+        e.work_item_id,
+        e.created_at,
+      ]).slice(1),
+    );
+    const ctes = `_aseq AS (
+        INSERT INTO ${t.event_streams} AS q (instance, stream, seq) SELECT $1, ${stream}, 1 WHERE ${when}
+        ON CONFLICT (instance, stream) DO UPDATE SET seq = q.seq + 1
+        RETURNING q.seq),
+      _aprev AS (
+        SELECT h.position, h.hash FROM ${t.event_heads} AS h
+        WHERE h.instance = $1 AND EXISTS (SELECT 1 FROM _aseq) FOR UPDATE),
+      _ahead AS (
+        UPDATE ${t.event_heads} AS h SET position = v.position + 1,
+          hash = encode(sha256(convert_to('["' || v.hash || '",' || (v.position + 1) || ',' || ${streamJson}::text
+            || ',' || s.seq || ',' || ${tail}::text, 'UTF8')), 'hex')
+        FROM _aprev AS v, _aseq AS s WHERE h.instance = $1
+        RETURNING h.position, v.hash AS prev_hash, h.hash, s.seq),
+      _ev AS (
+        INSERT INTO ${t.events} (instance, position, stream, stream_seq, type, data, actor, correlation_id,
+          causation_id, work_item_id, created_at, prev_hash, hash)
+        -- Without a head row the position is NULL and the NOT NULL constraint fails the whole statement.
+        SELECT $1, h.position, ${stream}, s.seq, ${p.add(e.type)}, ${p.add(e.data)}::json, ${p.add(e.actor)}::text,
+          ${p.add(e.correlation_id)}::text, ${p.add(e.causation_id)}::text, ${p.add(e.work_item_id)}::text,
+          ${p.add(e.created_at)}::bigint, h.prev_hash, h.hash
+        FROM _aseq AS s LEFT JOIN _ahead AS h ON true
+        RETURNING position AS e_position, stream_seq AS e_stream_seq, prev_hash AS e_prev_hash, hash AS e_hash)`;
+    return { ctes, pending };
+  }
+  const col = <K extends keyof PendingEvent>(k: K) => pending.map((x) => x[k]);
   const args = [
-    when === undefined ? `${streams}::text[]` : `CASE WHEN ${when} THEN ${streams}::text[] END`,
+    `CASE WHEN ${when} THEN ${p.add(col('stream'))}::text[] END`,
     `${p.add(col('type'))}::text[]`,
     `${p.add(col('data'))}::text[]`,
     `${p.add(col('actor'))}::text[]`,
@@ -103,10 +155,18 @@ export function appendEventsCall(
     `${p.add(col('work_item_id'))}::text[]`,
     `${p.add(col('created_at'))}::bigint[]`,
   ];
-  return { sql: `${t.append_events}($1, ${args.join(', ')})`, pending };
+  return { ctes: `_ev AS (SELECT * FROM ${t.append_events}($1, ${args.join(', ')}))`, pending };
 }
 
-/** The stored events, from what `appendEventsCall` sent and the rows the call returned (same order). */
+/** The head row every appender locks; created when a store opens, so appends find it. */
+export async function ensureEventHead(conn: PostgresConnection): Promise<void> {
+  await conn.query(
+    `INSERT INTO ${conn.names.event_heads} (instance, position, hash) VALUES ($1, 0, $2) ON CONFLICT (instance) DO NOTHING`,
+    [conn.instance, GENESIS_HASH],
+  );
+}
+
+/** The stored events, from what `appendEventsCtes` sent and the rows the call returned (same order). */
 export function appendedEvents(pending: PendingEvent[], rows: AppendedRow[]): StoredEvent[] {
   if (rows.length !== pending.length) {
     throw new InternalError(`append_events stored ${rows.length} of ${pending.length} events`);
@@ -145,8 +205,8 @@ export async function writeEvents(
 ): Promise<StoredEvent[]> {
   if (events.length === 0) return [];
   const p = conn.params();
-  const call = appendEventsCall(conn.names, p, events);
-  const sql = `SELECT ${APPENDED_COLS} FROM ${call.sql}`;
+  const call = appendEventsCtes(conn.names, p, events);
+  const sql = `WITH ${call.ctes} SELECT ${APPENDED_COLS} FROM _ev ORDER BY e_position`;
   const res = opts.commit
     ? await tx.queryAndCommit<AppendedRow>(sql, p.values)
     : await tx.query<AppendedRow>(sql, p.values);
