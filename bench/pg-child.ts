@@ -175,13 +175,15 @@ async function p2(env: PgEnv, rounds: number, items: number): Promise<void> {
     { who: 'agentstate', base: 'graphile-worker', target: 'ahead: ratio ≥ 1', value: 1 },
     { who: 'agentstate', base: 'pg-boss', target: 'ahead: ratio ≥ 1', value: 1 },
     { who: 'agentstate-many', base: 'raw', target: 'ratio ≥ 1', value: 1 },
+    { who: 'agentstate-many', base: 'raw-many', target: 'info (same batching)', value: 0 },
     { who: 'agentstate-many', base: 'graphile-worker', target: 'ahead: ratio ≥ 1', value: 1 },
     { who: 'agentstate-many', base: 'pg-boss', target: 'ahead: ratio ≥ 1', value: 1 },
   ];
   const label: Record<Contender, string> = {
     agentstate: 'agentstate claim + resolve',
-    'agentstate-many': `agentstate claimMany(${CLAIM_MANY_LIMIT}) + resolve`,
+    'agentstate-many': `agentstate claimMany(${CLAIM_MANY_LIMIT}) + resolveMany`,
     raw: 'raw pg: claim 1 (SKIP LOCKED), then done',
+    'raw-many': `raw pg: claim ${CLAIM_MANY_LIMIT} (SKIP LOCKED), then done`,
     'graphile-worker': 'graphile-worker',
     'pg-boss': 'pg-boss fetch + complete',
   };

@@ -457,6 +457,19 @@ async function agentstateQueue(env: PgEnv, items: number, batch: number): Promis
               ? await inst.work.claimMany({ worker, limit: batch })
               : [await inst.work.claim({ worker })];
           if (claimed.length === 0 || !claimed[0]) return;
+          if (batch > 1) {
+            // The whole claimed batch in one transaction.
+            await inst.work.resolveMany(
+              claimed.map((item) => ({
+                id: item!.id,
+                status: 'done' as const,
+                worker,
+                attempt: item!.attempts,
+              })),
+            );
+            perWorker[w]! += claimed.length;
+            continue;
+          }
           for (const item of claimed) {
             if (!item) continue;
             await inst.work.resolve({ id: item.id, status: 'done', worker, attempt: item.attempts });
@@ -491,8 +504,11 @@ async function agentstateQueue(env: PgEnv, items: number, batch: number): Promis
   }
 }
 
-/** The raw baseline: 8 loops over a pg pool of 8, each `claim one (FOR UPDATE SKIP LOCKED)`, then `done`. */
-async function rawQueue(env: PgEnv, items: number): Promise<QueueRun> {
+/**
+ * The raw baseline: 8 loops over a pg pool of 8, each `claim one (FOR UPDATE SKIP LOCKED)`, then `done`;
+ * with `batch` > 1, each claims up to `batch` at once and marks them done in one UPDATE.
+ */
+async function rawQueue(env: PgEnv, items: number, batch = 1): Promise<QueueRun> {
   const key = env.rawKey('claim');
   const s = env.q;
   const start = Date.now();
@@ -513,14 +529,21 @@ async function rawQueue(env: PgEnv, items: number): Promise<QueueRun> {
     const claimSql = `WITH next AS (
         SELECT id FROM ${s}.work_items
         WHERE instance = $1 AND status = 'pending'
-        ORDER BY priority DESC, created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED)
+        ORDER BY priority DESC, created_at, id LIMIT $5 FOR UPDATE SKIP LOCKED)
       UPDATE ${s}.work_items AS w SET status = 'in_flight', lease_owner = $2, lease_expires_at = $3,
         claimed_at = $4, attempts = w.attempts + 1, updated_at = $4
       FROM next WHERE w.instance = $1 AND w.id = next.id
       RETURNING w.id, w.attempts`;
-    const doneSql = `UPDATE ${s}.work_items SET status = 'done', lease_expires_at = NULL, resolved_at = $5,
-        updated_at = $5
-      WHERE instance = $1 AND id = $2 AND status = 'in_flight' AND lease_owner = $3 AND attempts = $4`;
+    const doneSql =
+      batch === 1
+        ? `UPDATE ${s}.work_items SET status = 'done', lease_expires_at = NULL, resolved_at = $4, updated_at = $4
+           WHERE instance = $1 AND id = ($2::text[])[1] AND status = 'in_flight' AND lease_owner = $3
+             AND attempts = ($5::int[])[1]`
+        : `UPDATE ${s}.work_items AS w SET status = 'done', lease_expires_at = NULL, resolved_at = $4,
+             updated_at = $4
+           FROM unnest($2::text[], $5::int[]) AS x(id, attempts)
+           WHERE w.instance = $1 AND w.id = x.id AND w.status = 'in_flight' AND w.lease_owner = $3
+             AND w.attempts = x.attempts`;
     const perWorker = new Array<number>(WORKERS).fill(0);
     const problems: string[] = [];
     const sampler = new WaitSampler(env, pids);
@@ -534,17 +557,18 @@ async function rawQueue(env: PgEnv, items: number): Promise<QueueRun> {
           const res = await pool.query<{ id: string; attempts: number }>({
             name: 'raw_claim',
             text: claimSql,
-            values: [key, worker, now + 60_000, now],
+            values: [key, worker, now + 60_000, now, batch],
           });
-          const row = res.rows[0];
-          if (!row) return;
+          if (res.rows.length === 0) return;
           const done = await pool.query({
-            name: 'raw_done',
+            name: batch === 1 ? 'raw_done' : 'raw_done_many',
             text: doneSql,
-            values: [key, row.id, worker, row.attempts, Date.now()],
+            values: [key, res.rows.map((r) => r.id), worker, Date.now(), res.rows.map((r) => r.attempts)],
           });
-          if (done.rowCount !== 1) problems.push(`resolve of ${row.id} updated ${done.rowCount} rows`);
-          perWorker[w]! += 1;
+          if (done.rowCount !== res.rows.length) {
+            problems.push(`resolve of ${res.rows.length} items updated ${done.rowCount} rows`);
+          }
+          perWorker[w]! += res.rows.length;
         }
       }),
     );
@@ -698,9 +722,17 @@ async function bossQueue(boss: PgBoss, env: PgEnv, items: number, round: number)
   return { itemsPerSec: (items / ms) * 1000, ms, problems, perWorker };
 }
 
-export type Contender = 'agentstate' | 'agentstate-many' | 'raw' | 'graphile-worker' | 'pg-boss';
-export const CONTENDERS: Contender[] = ['agentstate', 'agentstate-many', 'raw', 'graphile-worker', 'pg-boss'];
-export const CLAIM_MANY_LIMIT = 10;
+export type Contender = 'agentstate' | 'agentstate-many' | 'raw' | 'raw-many' | 'graphile-worker' | 'pg-boss';
+export const CONTENDERS: Contender[] = [
+  'agentstate',
+  'agentstate-many',
+  'raw',
+  'raw-many',
+  'graphile-worker',
+  'pg-boss',
+];
+/** The batch of the batched contenders (agentstate claimMany + resolveMany, raw-many). */
+export const CLAIM_MANY_LIMIT = Number(process.env.AGENTSTATE_BENCH_BATCH ?? 100);
 
 /** Runs the contenders one after another (order rotated by round) on the same server. */
 export class QueueBench {
@@ -719,6 +751,8 @@ export class QueueBench {
         return agentstateQueue(this.env, items, CLAIM_MANY_LIMIT);
       case 'raw':
         return rawQueue(this.env, items);
+      case 'raw-many':
+        return rawQueue(this.env, items, CLAIM_MANY_LIMIT);
       case 'graphile-worker':
         return graphileQueue(this.env, items);
       case 'pg-boss': {

@@ -105,7 +105,11 @@ export interface WorkItemBackend {
   /** Reclaims expired leases, then atomically claims up to `limit` ready items. */
   claim(q: ClaimQuery): Promise<WorkItem[]>;
   heartbeat(q: LeaseQuery & { lease_ms: number }): Promise<WorkItem>;
-  resolve(q: ResolveQuery): Promise<WorkItem>;
+  /**
+   * Finishes held items (or items waiting for a human) in one transaction: every one of them, or none (the
+   * first refusal is thrown). A repeated resolve by the same worker returns the item unchanged.
+   */
+  resolve(qs: ResolveQuery[]): Promise<WorkItem[]>;
   /** Hands an in-flight item back to the queue (graceful stop) without spending the attempt. */
   release(q: LeaseQuery): Promise<WorkItem>;
   /** Merges `notes` into the item's notes in one statement. */

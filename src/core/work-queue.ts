@@ -172,18 +172,46 @@ export class WorkQueue {
 
   /** Finishes an item the caller holds (or one waiting for a human) as done or failed. */
   async resolve(input: ResolveInput): Promise<WorkItem> {
-    const i = checkInput<ResolveInput>('resolve', input, WORK_INPUTS.resolve);
-    const item = await this.#backend.work.resolve({
-      id: i.id,
-      status: i.status,
-      result: i.result ?? null,
-      error: i.error ?? null,
-      worker: i.worker ?? this.#ctx.defaultWorker,
-      attempt: i.attempt ?? null,
-      now: this.#ctx.clock(),
+    const [item] = await this.resolveMany([input]);
+    return item as WorkItem;
+  }
+
+  /**
+   * Finishes several items in one transaction (a worker that claimed a batch with `claimMany`): all of
+   * them or, if any one is refused (LEASE_LOST, INVALID_TRANSITION, NOT_FOUND), none.
+   * @example await inst.work.resolveMany(items.map((i) => ({ id: i.id, status: 'done', attempt: i.attempts })))
+   */
+  async resolveMany(inputs: ResolveInput[]): Promise<WorkItem[]> {
+    if (!Array.isArray(inputs) || inputs.length > LIMITS.claimLimit) {
+      throw new InvalidInputError(
+        `resolveMany takes an array of at most ${LIMITS.claimLimit} resolves (as many as one claim can take)`,
+        {
+          field: 'resolves',
+        },
+      );
+    }
+    const now = this.#ctx.clock();
+    const seen = new Set<string>();
+    const qs = inputs.map((input) => {
+      const i = checkInput<ResolveInput>('resolve', input, WORK_INPUTS.resolve);
+      if (seen.has(i.id)) {
+        throw new InvalidInputError(`resolveMany names ${i.id} twice`, { field: 'id', id: i.id });
+      }
+      seen.add(i.id);
+      return {
+        id: i.id,
+        status: i.status,
+        result: i.result ?? null,
+        error: i.error ?? null,
+        worker: i.worker ?? this.#ctx.defaultWorker,
+        attempt: i.attempt ?? null,
+        now,
+      };
     });
-    if (this.#ctx.onResolved) await this.#ctx.onResolved(item);
-    return item;
+    if (qs.length === 0) return [];
+    const items = await this.#backend.work.resolve(qs);
+    if (this.#ctx.onResolved) for (const item of items) await this.#ctx.onResolved(item);
+    return items;
   }
 
   /** Gives a held item back to the queue without spending the attempt (graceful shutdown). */

@@ -425,6 +425,60 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
       expect((await c.work.get(item.id)).status).toBe('pending');
     });
 
+    t('resolveMany finishes a claimed batch in one transaction, one event per item, in order', async (c) => {
+      await c.work.enqueueMany([{ title: 'a' }, { title: 'b' }, { title: 'c' }]);
+      const held = await c.work.claimMany({ worker: 'w', limit: 3 });
+      const parked = await c.work.enqueue({ title: 'needs a human', waiting_human: true });
+      const before = await eventCount(c);
+      const out = await c.work.resolveMany([
+        { id: held[2]!.id, worker: 'w', status: 'done', result: { n: 3 }, attempt: held[2]!.attempts },
+        { id: held[0]!.id, worker: 'w', status: 'failed', error: 'boom' },
+        { id: parked.id, worker: 'human', status: 'done' },
+        { id: held[1]!.id, worker: 'w', status: 'done' },
+      ]);
+      expect(out.map((i) => [i.id, i.status])).toEqual([
+        [held[2]!.id, 'done'],
+        [held[0]!.id, 'failed'],
+        [parked.id, 'done'],
+        [held[1]!.id, 'done'],
+      ]);
+      expect(out[0]!.result).toEqual({ n: 3 });
+      const events = await c.events.read({ after: before, limit: 100 });
+      expect(events.map((e) => [e.type, e.work_item_id])).toEqual(
+        out.map((i) => ['work_item_resolved', i.id]),
+      );
+      expect((await c.events.verify()).ok).toBe(true);
+      // Repeated by the same worker: the same items back, nothing written.
+      const again = await c.work.resolveMany([{ id: held[1]!.id, worker: 'w', status: 'done' }]);
+      expect(again[0]!.status).toBe('done');
+      expect(await eventCount(c)).toBe(before + 4);
+      expect(await c.work.resolveMany([])).toEqual([]);
+    });
+
+    t('resolveMany writes nothing when any one resolve is refused', async (c) => {
+      await c.work.enqueueMany([{ title: 'a' }, { title: 'b' }, { title: 'c' }]);
+      const mine = await c.work.claimMany({ worker: 'w', limit: 2 });
+      const theirs = (await c.work.claim({ worker: 'other' }))!;
+      const before = await eventCount(c);
+      const ok = mine.map((i) => ({ id: i.id, worker: 'w', status: 'done' as const }));
+      await expectCode(
+        c.work.resolveMany([...ok, { id: theirs.id, worker: 'w', status: 'done' }]),
+        'LEASE_LOST',
+      );
+      await expectCode(
+        c.work.resolveMany([...ok, { id: 'wi_nope', worker: 'w', status: 'done' }]),
+        'NOT_FOUND',
+      );
+      await expectCode(c.work.resolveMany([ok[0]!, ok[0]!]), 'INVALID_INPUT');
+      await expectCode(
+        c.work.resolveMany([ok[0]!, { id: mine[1]!.id, worker: 'w', status: 'maybe' as 'done' }]),
+        'INVALID_INPUT',
+      );
+      expect(await eventCount(c)).toBe(before);
+      for (const i of mine) expect((await c.work.get(i.id)).status).toBe('in_flight');
+      expect((await c.work.resolveMany(ok)).map((i) => i.status)).toEqual(['done', 'done']);
+    });
+
     t('cancel, park and unpark follow the transition table', async (c) => {
       const a = await c.work.enqueue({ title: 'a' });
       expect((await c.work.park({ id: a.id, reason: 'needs a decision' })).status).toBe('waiting_human');

@@ -6,6 +6,7 @@ import type {
   LeaseQuery,
   NewEvent,
   NewWorkItem,
+  ResolveQuery,
   WorkItemBackend,
   WorkItemRowDump,
 } from '../../core/backend.js';
@@ -297,10 +298,14 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
     };
   }
 
-  async function setStatusTx(tx: Tx, q: Parameters<WorkItemBackend['setStatus']>[0]): Promise<WorkItem> {
+  /** Moves one item to a new status (nothing committed yet); returns it with the event that says so. */
+  async function setStatusRow(
+    tx: Tx,
+    q: Parameters<WorkItemBackend['setStatus']>[0],
+  ): Promise<{ item: WorkItem; event: NewEvent }> {
     const p = conn.params();
     const now = p.add(q.now);
-    const hit = await updateOne(
+    const item = await updateOne(
       tx,
       p,
       `UPDATE ${t.work_items} SET status = ${p.add(q.to)}, result = ${p.add(JSON.stringify(q.result ?? null))}::jsonb,
@@ -308,13 +313,86 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
          updated_at = ${now}
        WHERE instance = $1 AND id = ${p.add(q.id)} AND status = ANY(${p.add(q.from)}::text[]) RETURNING *`,
     );
-    if (!hit) explainStatusFailure(await getItem(tx, q.id), q.id, q.to);
-    const item = hit;
+    if (!item) explainStatusFailure(await getItem(tx, q.id), q.id, q.to);
     const data: JsonObject = { status: item.status };
     if (q.error !== null) data.error = q.error;
     if (q.result !== null && q.result !== undefined) data.result = q.result;
-    await commitEvents(tx, [workItemEvent(q.event, item, data, q.actor, q.now)]);
+    return { item, event: workItemEvent(q.event, item, data, q.actor, q.now) };
+  }
+
+  async function setStatusTx(tx: Tx, q: Parameters<WorkItemBackend['setStatus']>[0]): Promise<WorkItem> {
+    const { item, event } = await setStatusRow(tx, q);
+    await commitEvents(tx, [event]);
     return item;
+  }
+
+  /**
+   * Resolves `qs` in one transaction: one fenced UPDATE for all of them, then, for any it did not match, the
+   * reason (a repeated resolve returns the item; an item waiting for a human is resolved outside a lease;
+   * anything else throws and rolls the whole batch back).
+   */
+  async function resolveTx(tx: Tx, qs: ResolveQuery[]): Promise<WorkItem[]> {
+    const p = conn.params();
+    const batch = p.add(
+      JSON.stringify(
+        qs.map((q, ord) => ({
+          ord,
+          id: q.id,
+          worker: q.worker,
+          attempt: q.attempt,
+          status: q.status,
+          result: JSON.stringify(q.result ?? null),
+          error: q.error,
+          now: q.now,
+        })),
+      ),
+    );
+    const res = await tx.query<{ rows: Array<WorkItemRow & { _ord: number }> | null }>(
+      `WITH _in AS (
+         SELECT * FROM json_to_recordset(${batch}::json)
+           AS x(ord int, id text, worker text, attempt int, status text, result text, error text, now bigint)),
+       _u AS (
+         UPDATE ${t.work_items} AS w SET status = x.status, result = x.result::jsonb, error = x.error,
+           lease_expires_at = NULL, resolved_at = x.now, updated_at = x.now
+         FROM _in AS x
+         WHERE w.instance = $1 AND w.id = x.id AND w.status = 'in_flight' AND w.lease_owner = x.worker
+           AND w.lease_expires_at > x.now AND (x.attempt IS NULL OR w.attempts = x.attempt)
+         RETURNING ${W_COLS}, x.ord AS _ord)
+       SELECT (SELECT json_agg(u) FROM _u AS u) AS rows`,
+      p.values,
+    );
+    const done = new Map((res.rows[0]?.rows ?? []).map((r) => [r._ord, toWorkItem(r)]));
+    const items: WorkItem[] = [];
+    const events: NewEvent[] = [];
+    for (const [ord, q] of qs.entries()) {
+      const hit = done.get(ord);
+      if (hit) {
+        items.push(hit);
+        events.push(resolvedEvent(hit, q));
+        continue;
+      }
+      const current = await getItem(tx, q.id);
+      if (current && isRepeatedResolve(current, q)) {
+        items.push(current);
+      } else if (current?.status === 'waiting_human') {
+        const r = await setStatusRow(tx, {
+          id: q.id,
+          from: ['waiting_human'],
+          to: q.status,
+          event: 'work_item_resolved',
+          result: q.result,
+          error: q.error,
+          actor: q.worker,
+          now: q.now,
+        });
+        items.push(r.item);
+        events.push(r.event);
+      } else {
+        explainLeaseFailure(current, q, 'resolve');
+      }
+    }
+    await commitEvents(tx, events);
+    return items;
   }
 
   return {
@@ -357,37 +435,8 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
       return toWorkItem(row);
     },
 
-    async resolve(q) {
-      return conn.transaction(async (tx) => {
-        const p = conn.params();
-        const now = p.add(q.now);
-        const hit = await updateOne(
-          tx,
-          p,
-          `UPDATE ${t.work_items} SET status = ${p.add(q.status)}, result = ${p.add(JSON.stringify(q.result ?? null))}::jsonb,
-             error = ${p.add(q.error)}, lease_expires_at = NULL, resolved_at = ${now}, updated_at = ${now}
-           WHERE ${leaseWhere(p, q)} RETURNING *`,
-        );
-        if (!hit) {
-          const current = await getItem(tx, q.id);
-          if (current && isRepeatedResolve(current, q)) return current;
-          if (current?.status === 'waiting_human') {
-            return setStatusTx(tx, {
-              id: q.id,
-              from: ['waiting_human'],
-              to: q.status,
-              event: 'work_item_resolved',
-              result: q.result,
-              error: q.error,
-              actor: q.worker,
-              now: q.now,
-            });
-          }
-          explainLeaseFailure(current, q, 'resolve');
-        }
-        await commitEvents(tx, [resolvedEvent(hit, q)]);
-        return hit;
-      });
+    async resolve(qs) {
+      return conn.transaction((tx) => resolveTx(tx, qs));
     },
 
     async release(q) {

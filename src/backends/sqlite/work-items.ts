@@ -1,6 +1,13 @@
 // Work-item SQL for SQLite: every transition is one conditional statement plus its event, in one
 // BEGIN IMMEDIATE transaction.
-import type { ClaimQuery, LeaseQuery, NewEvent, NewWorkItem, WorkItemBackend } from '../../core/backend.js';
+import type {
+  ClaimQuery,
+  LeaseQuery,
+  NewEvent,
+  NewWorkItem,
+  ResolveQuery,
+  WorkItemBackend,
+} from '../../core/backend.js';
 import { claimOrder, workItemFromRow } from '../../core/rows.js';
 import type { Json, JsonObject, StatusCounts, WorkItem, WorkItemStatus } from '../../core/types.js';
 import { WORK_ITEM_STATUSES } from '../../core/types.js';
@@ -204,6 +211,38 @@ export function createWorkItemBackend(conn: SqliteConnection): WorkItemBackend {
     return item;
   }
 
+  function resolveTx(q: ResolveQuery): WorkItem {
+    const w = leaseWhere(q);
+    const row = conn
+      .stmt(
+        `UPDATE work_items SET status = ?, result = ?, error = ?, lease_expires_at = NULL, resolved_at = ?, updated_at = ?
+         WHERE ${w.sql} RETURNING *`,
+      )
+      .get(q.status, JSON.stringify(q.result ?? null), q.error, q.now, q.now, ...w.params) as
+      | WorkItemRow
+      | undefined;
+    if (!row) {
+      const current = getItem(q.id);
+      if (current && isRepeatedResolve(current, q)) return current;
+      if (current?.status === 'waiting_human') {
+        return setStatusTx({
+          id: q.id,
+          from: ['waiting_human'],
+          to: q.status,
+          event: 'work_item_resolved',
+          result: q.result,
+          error: q.error,
+          actor: q.worker,
+          now: q.now,
+        });
+      }
+      explainLeaseFailure(current, q, 'resolve');
+    }
+    const item = toWorkItem(row);
+    insertEvents(conn, [resolvedEvent(item, q)]);
+    return item;
+  }
+
   return {
     async enqueue(items) {
       return conn.write(() => insertWorkItems(conn, items));
@@ -259,38 +298,8 @@ export function createWorkItemBackend(conn: SqliteConnection): WorkItemBackend {
       });
     },
 
-    async resolve(q) {
-      return conn.write(() => {
-        const w = leaseWhere(q);
-        const row = conn
-          .stmt(
-            `UPDATE work_items SET status = ?, result = ?, error = ?, lease_expires_at = NULL, resolved_at = ?, updated_at = ?
-             WHERE ${w.sql} RETURNING *`,
-          )
-          .get(q.status, JSON.stringify(q.result ?? null), q.error, q.now, q.now, ...w.params) as
-          | WorkItemRow
-          | undefined;
-        if (!row) {
-          const current = getItem(q.id);
-          if (current && isRepeatedResolve(current, q)) return current;
-          if (current?.status === 'waiting_human') {
-            return setStatusTx({
-              id: q.id,
-              from: ['waiting_human'],
-              to: q.status,
-              event: 'work_item_resolved',
-              result: q.result,
-              error: q.error,
-              actor: q.worker,
-              now: q.now,
-            });
-          }
-          explainLeaseFailure(current, q, 'resolve');
-        }
-        const item = toWorkItem(row);
-        insertEvents(conn, [resolvedEvent(item, q)]);
-        return item;
-      });
+    async resolve(qs) {
+      return conn.write(() => qs.map(resolveTx));
     },
 
     async release(q) {
