@@ -58,6 +58,26 @@ export function createDocumentBackend(conn: PostgresConnection, hint: AppendHint
     );
   }
 
+  /** The history entry a commit wrote: everything but its seq is in the write. */
+  function entryOf(w: DocumentWrite, seq: number): HistoryEntry {
+    return toEntry({
+      seq,
+      version: w.noop ? w.expected_version : w.expected_version + 1,
+      parent_version: w.expected_version,
+      noop: w.noop,
+      body: null,
+      content_hash: w.content_hash,
+      actor: w.actor,
+      actor_kind: w.actor_kind,
+      provenance: w.provenance,
+      write_id: w.write_id,
+      request_hash: w.request_hash,
+      reason: w.reason,
+      override: w.override,
+      created_at: w.now,
+    });
+  }
+
   /** The commit, or 'stale' when the document is no longer at the version (and content) it was read at. */
   async function commitTx(tx: Tx, w: DocumentWrite): Promise<HistoryEntry | 'stale'> {
     const p = conn.params();
@@ -98,8 +118,7 @@ export function createDocumentBackend(conn: PostgresConnection, hint: AppendHint
           ${p.add(w.actor_kind)}, ${p.add(w.provenance && JSON.stringify(w.provenance))}::jsonb,
           ${p.add(w.write_id)}, ${p.add(w.request_hash)}, ${p.add(w.reason)},
           ${p.add(w.override && JSON.stringify(w.override))}::jsonb, ${now}
-        FROM _cas AS c
-        RETURNING ${HISTORY_COLS})`,
+        FROM _cas AS c)`,
     ];
     if (w.keep_versions !== null && !w.noop) {
       // Retention in the same statement; the newest version (this commit) is never removed.
@@ -108,7 +127,7 @@ export function createDocumentBackend(conn: PostgresConnection, hint: AppendHint
         WHERE h.instance = $1 AND h.kind = ${kind} AND h.id = ${id}
           AND h.version <= c.version - GREATEST(1, ${p.add(w.keep_versions)}::int))`);
     }
-    type Row = { hist: HistoryRow | null; created: WorkItemRow[] | null; missing: string | null };
+    type Row = { seq: number | null; created: WorkItemRow[] | null; missing: string | null };
 
     if (w.enqueue.length === 0) {
       // One statement, sent on its own: its events are appended only when the conditional write matched.
@@ -125,37 +144,22 @@ export function createDocumentBackend(conn: PostgresConnection, hint: AppendHint
       if (row?.seq === null || row?.seq === undefined) return 'stale';
       const stored = appendedEvents(call.pending, row.ev ?? []);
       if (stored.length > 0) hint?.appended((stored.at(-1) as { position: number }).position);
-      return toEntry({
-        seq: row.seq,
-        version: w.noop ? w.expected_version : w.expected_version + 1,
-        parent_version: w.expected_version,
-        noop: w.noop,
-        body: null,
-        content_hash: w.content_hash,
-        actor: w.actor,
-        actor_kind: w.actor_kind,
-        provenance: w.provenance,
-        write_id: w.write_id,
-        request_hash: w.request_hash,
-        reason: w.reason,
-        override: w.override,
-        created_at: w.now,
-      });
+      return entryOf(w, row.seq);
     }
 
     ctes.push(enqueueCtes(t, p, w.enqueue, 'EXISTS (SELECT 1 FROM _cas)'));
     const res = await tx.query<Row>(
       `WITH ${ctes.join(',\n')}
-       SELECT (SELECT row_to_json(h) FROM _hist AS h) AS hist,
+       SELECT (SELECT last_seq FROM _cas) AS seq,
          (SELECT json_agg(i) FROM _ins AS i) AS created, (SELECT dep FROM _missing) AS missing`,
       p.values,
     );
     const row = res.rows[0];
-    if (!row?.hist) return 'stale';
+    if (row?.seq === null || row?.seq === undefined) return 'stale';
     if (row.missing) throw missingBlocker(row.missing);
     const enqueued = (await settleEnqueue(tx, conn, w.enqueue, row.created ?? [])).events;
     await writeEvents(tx, conn, [...enqueued, ...w.events], { commit: true, hint });
-    return toEntry(row.hist);
+    return entryOf(w, row.seq);
   }
 
   return {
