@@ -400,6 +400,8 @@ export class DocumentStore {
       reason: i.reason ?? null,
       now,
     });
+    // A kind's rules may fill in fields of `next` (derived or normalized ones): hash what is stored.
+    if (kind.check) text = canonicalJson(next);
     const hash = sha256(text);
     const entry = await this.#backend.docs.commit({
       ...base,

@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { contentHash } from '../../src/core/json.js';
 import type { CommitInput, JsonObject } from '../../src/core/types.js';
 import { type Instance, openInstance } from '../../src/instance/instance.js';
 import { gridMissionKind } from '../../src/kinds/grid-mission/kind.js';
@@ -186,5 +187,19 @@ describe('grid-mission through the store', () => {
       'field-permission',
       '/energy',
     );
+  });
+});
+
+describe('grid-mission: the content hash covers what the rules filled in', () => {
+  it('stores the hash of the stored body, so committing it again changes nothing', async () => {
+    const body = seed();
+    const first = await inst.docs.commit(write(0, body, { actor_kind: 'human' }));
+    const stored = await inst.docs.get({ kind: 'grid-mission', id: 'mission' });
+    // The rules set updated_at to the store's clock; the hash is of the body as stored, not as sent.
+    expect(stored.body.updated_at).not.toBe(body.updated_at);
+    expect(stored.content_hash).toBe(contentHash(stored.body));
+    expect(first.content_hash).toBe(stored.content_hash);
+    const again = await inst.docs.commit(write(1, clone(stored.body), { actor_kind: 'human' }));
+    expect(again).toMatchObject({ changed: false, version: 1 });
   });
 });
