@@ -61,30 +61,76 @@ export function isPortableText(s: string): boolean {
   return !s.includes('\u0000') && (s as string & { isWellFormed(): boolean }).isWellFormed();
 }
 
-/** The first problem in a JSON value: too deep, or a string or key that is not portable text. */
-function jsonProblem(v: unknown, limit: number): string | null {
-  if (typeof v === 'string')
-    return isPortableText(v) ? null : 'contains NUL or an unpaired surrogate in a string';
-  if (typeof v !== 'object' || v === null) return null;
-  if (limit === 0) return `is nested deeper than ${LIMITS.jsonDepth} levels`;
-  if (Array.isArray(v)) {
-    for (const child of v) {
-      const p = jsonProblem(child, limit - 1);
-      if (p) return p;
+/**
+ * The first problem in a JSON value (too deep, or a string or key that is not portable text), and while
+ * at it an upper bound of its UTF-8 JSON size, or -1 when the value holds anything JSON.stringify could
+ * treat specially (toJSON, non-plain objects, functions, bigints, ...).
+ */
+class JsonWalk {
+  problem: string | null = null;
+  bound = 0;
+
+  /** Returns false once a problem is found. */
+  visit(v: unknown, limit: number): boolean {
+    switch (typeof v) {
+      case 'string':
+        if (!isPortableText(v)) {
+          this.problem = 'contains NUL or an unpaired surrogate in a string';
+          return false;
+        }
+        // Escaped, one UTF-16 unit takes at most 6 bytes (\uXXXX).
+        if (this.bound >= 0) this.bound += 6 * v.length + 2;
+        return true;
+      case 'number':
+      case 'boolean':
+        if (this.bound >= 0) this.bound += 32;
+        return true;
+      case 'object':
+        break;
+      default:
+        this.bound = -1;
+        return true;
     }
-    return null;
+    if (v === null) {
+      if (this.bound >= 0) this.bound += 4;
+      return true;
+    }
+    if (limit === 0) {
+      this.problem = `is nested deeper than ${LIMITS.jsonDepth} levels`;
+      return false;
+    }
+    if (Array.isArray(v)) {
+      if (this.bound >= 0) {
+        if (Object.getPrototypeOf(v) === Array.prototype && !Object.hasOwn(v, 'toJSON'))
+          this.bound += 2 + v.length;
+        else this.bound = -1;
+      }
+      for (const child of v) if (!this.visit(child, limit - 1)) return false;
+      return true;
+    }
+    const obj = v as Record<string, unknown>;
+    if (this.bound >= 0) {
+      const proto = Object.getPrototypeOf(obj);
+      if ((proto !== Object.prototype && proto !== null) || typeof obj.toJSON === 'function') this.bound = -1;
+      else this.bound += 2;
+    }
+    for (const k of Object.keys(obj)) {
+      if (!isPortableText(k)) {
+        this.problem = 'contains NUL or an unpaired surrogate in a key';
+        return false;
+      }
+      if (this.bound >= 0) this.bound += 6 * k.length + 4;
+      if (!this.visit(obj[k], limit - 1)) return false;
+    }
+    return true;
   }
-  for (const [k, child] of Object.entries(v)) {
-    if (!isPortableText(k)) return 'contains NUL or an unpaired surrogate in a key';
-    const p = jsonProblem(child, limit - 1);
-    if (p) return p;
-  }
-  return null;
 }
 
 function jsonSize(op: string, field: string, v: unknown): void {
-  const problem = jsonProblem(v, LIMITS.jsonDepth);
-  if (problem) fail(op, field, problem);
+  const walk = new JsonWalk();
+  if (!walk.visit(v, LIMITS.jsonDepth)) fail(op, field, walk.problem!);
+  // Plain data whose size bound is within the limit needs no serializing.
+  if (walk.bound >= 0 && walk.bound <= LIMITS.jsonBytes) return;
   let text: string | undefined;
   try {
     text = JSON.stringify(v);
@@ -171,7 +217,10 @@ export function checkInput<T>(op: string, input: unknown, spec: InputSpec): T {
       );
     }
   }
-  for (const [field, fs] of Object.entries(spec)) {
+  // for-in (own fields only) walks a spec without allocating, unlike Object.entries.
+  for (const field in spec) {
+    if (!Object.hasOwn(spec, field)) continue;
+    const fs = spec[field]!;
     const v = obj[field];
     if (v === undefined) {
       if (fs.required) fail(op, field, 'is required');

@@ -7,17 +7,102 @@ function isObject(v: unknown): v is JsonObject {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** JSON with object keys sorted at every level, so equal values serialize identically. */
+/** A string that JSON.stringify writes as-is between quotes: no quote, backslash, control character or surrogate. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what JSON escapes
+const PLAIN_STRING = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
+
+function quote(s: string): string {
+  return PLAIN_STRING.test(s) ? `"${s}"` : JSON.stringify(s);
+}
+
+/**
+ * JSON with object keys sorted at every level, so equal values serialize identically.
+ *
+ * The content hash of every stored version is computed from this text, so its output must never change:
+ * it is `[${value.map(canonicalJson).join(',')}]` for arrays, `{"k":<canonical>,…}` over the keys whose
+ * value is not undefined in default sort order for other objects, and `JSON.stringify(value ?? null)`
+ * for everything else; written as loops because every commit runs it.
+ */
 export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (isObject(value)) {
-    return `{${Object.keys(value)
-      .filter((k) => value[k] !== undefined)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson(value[k])}`)
-      .join(',')}}`;
+  switch (typeof value) {
+    case 'string':
+      return quote(value);
+    case 'object':
+      if (value === null) return 'null';
+      break;
+    default:
+      return JSON.stringify(value ?? null);
   }
-  return JSON.stringify(value ?? null);
+  if (Array.isArray(value)) {
+    let s = '[';
+    for (let i = 0; i < value.length; i++) {
+      if (i > 0) s += ',';
+      const x: unknown = value[i];
+      // A hole, or an element that has no JSON text (a function), adds nothing between the commas.
+      if (x === undefined && !(i in value)) continue;
+      const text = canonicalJson(x) as string | undefined;
+      if (text !== undefined) s += text;
+    }
+    return `${s}]`;
+  }
+  const obj = value as Record<string, unknown>;
+  const keys = Object.keys(obj).sort();
+  let s = '{';
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i]!;
+    const x = obj[k];
+    if (x === undefined) continue;
+    if (s.length > 1) s += ',';
+    s += `${quote(k)}:${canonicalJson(x)}`;
+  }
+  return `${s}}`;
+}
+
+const NOT_PLAIN = Symbol('not plain JSON');
+
+function plainCopy(v: unknown): unknown {
+  switch (typeof v) {
+    case 'string':
+    case 'boolean':
+      return v;
+    case 'number':
+      return Number.isFinite(v) && !Object.is(v, -0) ? v : NOT_PLAIN;
+    case 'object':
+      break;
+    default:
+      return NOT_PLAIN;
+  }
+  if (v === null) return null;
+  if (Array.isArray(v)) {
+    if (Object.getPrototypeOf(v) !== Array.prototype) return NOT_PLAIN;
+    const out: unknown[] = new Array(v.length);
+    for (let i = 0; i < v.length; i++) {
+      const x = plainCopy(v[i]);
+      if (x === NOT_PLAIN) return NOT_PLAIN;
+      out[i] = x;
+    }
+    return out;
+  }
+  const proto = Object.getPrototypeOf(v);
+  if (proto !== Object.prototype && proto !== null) return NOT_PLAIN;
+  const obj = v as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(obj)) {
+    if (k === '__proto__' || k === 'toJSON') return NOT_PLAIN;
+    const x = plainCopy(obj[k]);
+    if (x === NOT_PLAIN) return NOT_PLAIN;
+    out[k] = x;
+  }
+  return out;
+}
+
+/**
+ * A deep copy of a JSON value exactly as it reads back from its JSON text, `JSON.parse(JSON.stringify(v))`:
+ * plain data is copied directly, anything else (dates, undefined, -0, toJSON, ...) goes through the text.
+ */
+export function cloneJson<T>(value: T): T {
+  const out = plainCopy(value);
+  return (out === NOT_PLAIN ? JSON.parse(JSON.stringify(value)) : out) as T;
 }
 
 export function sha256(text: string): string {
