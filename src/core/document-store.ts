@@ -12,7 +12,7 @@ import {
 import type { CommitContext, CommitEffects, KindDefinition } from '../kinds/kind.js';
 import type { DocumentWrite, NewEvent, StoreBackend } from './backend.js';
 import { checkInput, type InputSpec, LIMITS } from './input.js';
-import { applyMergePatch, canonicalJson, getPath, sha256 } from './json.js';
+import { applyMergePatch, canonicalJson, cloneJson, getPath, sha256 } from './json.js';
 import type { Clock } from './time.js';
 import {
   ACTOR_KINDS,
@@ -163,6 +163,9 @@ function applyJsonPatch(base: JsonObject, ops: unknown): JsonObject {
   return out as JsonObject;
 }
 
+/** What a kind without rules of its own asks for. */
+const NO_EFFECTS: CommitEffects = Object.freeze({});
+
 /** How many documents' newest versions a store remembers (see `#latest`). */
 const LATEST_CACHE_SIZE = 256;
 /** Bodies larger than this (bytes of JSON) are not remembered. */
@@ -178,10 +181,17 @@ export class DocumentStore {
    * entry and runs the commit again from a fresh read.
    */
   readonly #latest = new Map<string, DocumentRecord>();
+  /** The kind registry once `ctx.kinds()` has delivered it. */
+  #kinds: KindResolver | undefined;
 
   constructor(backend: StoreBackend, ctx: DocumentStoreContext) {
     this.#backend = backend;
     this.#ctx = ctx;
+  }
+
+  async #loadKinds(): Promise<KindResolver> {
+    this.#kinds ??= await this.#ctx.kinds();
+    return this.#kinds;
   }
 
   /**
@@ -197,20 +207,20 @@ export class DocumentStore {
     const key = `${i.kind}\u0000${i.id}`;
     const cached = this.#latest.get(key);
     if (cached === undefined || cached.version !== i.expected_version) {
-      return this.#write(i, forkedFrom, null);
+      return this.#write(i, forkedFrom, null, key);
     }
     try {
-      return await this.#write(i, forkedFrom, cached);
+      return await this.#write(i, forkedFrom, cached, key);
     } catch (err) {
       if (!(err instanceof StateConflictError)) throw err;
       // Someone else wrote the document (or it changed behind the store): decide again on a fresh read.
       this.#latest.delete(key);
-      return this.#write(i, forkedFrom, null);
+      return this.#write(i, forkedFrom, null, key);
     }
   }
 
-  #remember(record: DocumentRecord, bytes: number): void {
-    const key = `${record.kind}\u0000${record.id}`;
+  /** `key` is the record's `#latest` key. */
+  #remember(key: string, record: DocumentRecord, bytes: number): void {
     this.#latest.delete(key);
     if (bytes > LATEST_CACHE_MAX_BYTES) return;
     this.#latest.set(key, record);
@@ -225,10 +235,15 @@ export class DocumentStore {
     i: CommitInput,
     forkedFrom: DocumentWrite['forked_from'],
     cached: DocumentRecord | null,
+    /** The document's `#latest` key. */
+    key: string,
   ): Promise<CommitResult> {
-    const kinds = await this.#ctx.kinds();
+    const kinds = this.#kinds ?? (await this.#loadKinds());
     const kind = kinds.get(i.kind);
-    const changes = [i.body, i.merge_patch, i.json_patch].filter((x) => x !== undefined).length;
+    const changes =
+      (i.body === undefined ? 0 : 1) +
+      (i.merge_patch === undefined ? 0 : 1) +
+      (i.json_patch === undefined ? 0 : 1);
     if (i.noop) {
       if (changes > 0) throw new InvalidInputError('a no-op carries no body or patch', { field: 'noop' });
       if (!i.reason) throw new InvalidInputError('a no-op needs a reason', { field: 'reason' });
@@ -304,11 +319,32 @@ export class DocumentStore {
     }
     const now = this.#ctx.clock();
     const actor = i.actor ?? this.#ctx.actor;
-    const base: Omit<DocumentWrite, 'body' | 'content_hash' | 'noop' | 'events' | 'enqueue'> = {
+    const stream = documentStream(i.kind, i.id);
+    const event = (type: string, data: Json): NewEvent => ({
+      type,
+      stream,
+      data,
+      actor,
+      correlation_id: null,
+      causation_id: null,
+      work_item_id: null,
+      created_at: now,
+    });
+    // One object literal per write (spreading a shared base into it costs more than the fields).
+    const write = (
+      body: JsonObject,
+      contentHash: string,
+      noop: boolean,
+      events: NewEvent[],
+      enqueue: DocumentWrite['enqueue'],
+    ): DocumentWrite => ({
       kind: i.kind,
       id: i.id,
       expected_version: i.expected_version,
       expected_hash: current?.content_hash ?? null,
+      body,
+      content_hash: contentHash,
+      noop,
       actor,
       actor_kind: actorKind,
       provenance: i.provenance ?? null,
@@ -319,24 +355,8 @@ export class DocumentStore {
       forked_from: forkedFrom,
       now,
       keep_versions: this.#ctx.keepVersions,
-    };
-    const committed = (version: number, noop: boolean, extra: JsonObject = {}): NewEvent => ({
-      type: 'state_committed',
-      stream: documentStream(i.kind, i.id),
-      data: {
-        kind: i.kind,
-        id: i.id,
-        version,
-        parent_version: i.expected_version,
-        actor_kind: actorKind,
-        noop,
-        ...extra,
-      },
-      actor,
-      correlation_id: null,
-      causation_id: null,
-      work_item_id: null,
-      created_at: now,
+      events,
+      enqueue,
     });
 
     if (i.noop) {
@@ -344,14 +364,25 @@ export class DocumentStore {
         throw new InvalidInputError(`${i.kind}/${i.id} does not exist: there is nothing to leave unchanged`, {
           field: 'noop',
         });
-      const entry = await this.#backend.docs.commit({
-        ...base,
-        body: current.body,
-        content_hash: current.content_hash,
-        noop: true,
-        events: [committed(current.version, true, { reason: i.reason ?? null })],
-        enqueue: [],
-      });
+      const entry = await this.#backend.docs.commit(
+        write(
+          current.body,
+          current.content_hash,
+          true,
+          [
+            event('state_committed', {
+              kind: i.kind,
+              id: i.id,
+              version: current.version,
+              parent_version: i.expected_version,
+              actor_kind: actorKind,
+              noop: true,
+              reason: i.reason ?? null,
+            }),
+          ],
+          [],
+        ),
+      );
       return this.#result(i.kind, i.id, entry, structuredClone(current.body), false, false);
     }
 
@@ -364,9 +395,10 @@ export class DocumentStore {
     const vf = kind.versionField;
     // Nothing changed? Compare against the stored hash (with the stored version field, if the kind has one).
     if (vf && current) next[vf] = current.body[vf] as Json;
-    // One canonical text serves the no-change test, the size limit and the content hash.
+    // One canonical text (and hash) serves the no-change test, the size limit and the content hash.
     let text = canonicalJson(next);
-    if (current && sha256(text) === current.content_hash) {
+    let hash = sha256(text);
+    if (current && hash === current.content_hash) {
       // Nothing changed: report it, write nothing, bump nothing.
       return {
         kind: i.kind,
@@ -379,7 +411,7 @@ export class DocumentStore {
         content_hash: current.content_hash,
         write_id: null,
         committed_at: current.updated_at,
-        body: cached ? structuredClone(current.body) : current.body,
+        body: cached ? cloneJson(current.body) : current.body,
       };
     }
     if (vf) {
@@ -387,47 +419,59 @@ export class DocumentStore {
       text = canonicalJson(next);
     }
     const bytes = Buffer.byteLength(text);
-    const effects = await this.#check(kind, next, bytes, current?.body ?? null, {
-      kind: i.kind,
-      id: i.id,
-      fromVersion: i.expected_version,
-      toVersion: i.expected_version + 1,
-      actor,
-      actor_kind: actorKind,
-      role: i.role ?? null,
-      provenance: i.provenance ?? null,
-      override: i.override ?? null,
-      reason: i.reason ?? null,
-      now,
-    });
+    this.#checkBody(kinds, kind, next, bytes, i.kind, i.id);
+    // Only a kind with rules of its own needs the commit context (and an await).
+    const effects: CommitEffects = kind.check
+      ? await this.#checkRules(kind, next, current?.body ?? null, {
+          kind: i.kind,
+          id: i.id,
+          fromVersion: i.expected_version,
+          toVersion: i.expected_version + 1,
+          actor,
+          actor_kind: actorKind,
+          role: i.role ?? null,
+          provenance: i.provenance ?? null,
+          override: i.override ?? null,
+          reason: i.reason ?? null,
+          now,
+        })
+      : NO_EFFECTS;
     // A kind's rules may fill in fields of `next` (derived or normalized ones): hash what is stored.
     if (kind.check) text = canonicalJson(next);
-    const hash = sha256(text);
-    const entry = await this.#backend.docs.commit({
-      ...base,
-      body: next,
-      content_hash: hash,
-      noop: false,
-      events: [
-        committed(i.expected_version + 1, false, {
-          content_hash: hash,
-          write_id: i.write_id ?? null,
-          reason: i.reason ?? null,
-        }),
-        ...(effects.events ?? []).map((e) => ({
-          ...committed(0, false),
-          type: e.type,
-          data: e.data ?? null,
-        })),
-      ],
-      enqueue: (effects.enqueue ?? []).map((e) => normalizeEnqueue(e, now, actor)),
-    });
+    if (vf || kind.check) hash = sha256(text);
+    const events = [
+      event('state_committed', {
+        kind: i.kind,
+        id: i.id,
+        version: i.expected_version + 1,
+        parent_version: i.expected_version,
+        actor_kind: actorKind,
+        noop: false,
+        content_hash: hash,
+        write_id: i.write_id ?? null,
+        reason: i.reason ?? null,
+      }),
+    ];
+    for (const e of effects.events ?? []) events.push(event(e.type, e.data ?? null));
+    const entry = await this.#backend.docs.commit(
+      write(
+        next,
+        hash,
+        false,
+        events,
+        effects.enqueue === undefined || effects.enqueue.length === 0
+          ? []
+          : effects.enqueue.map((e) => normalizeEnqueue(e, now, actor)),
+      ),
+    );
     this.#remember(
+      key,
       {
         kind: i.kind,
         id: i.id,
         version: entry.version,
-        body: structuredClone(next),
+        // What a fresh read of this version returns, as a private copy.
+        body: cloneJson(next),
         content_hash: hash,
         created_at: current?.created_at ?? entry.created_at,
         updated_at: entry.created_at,
@@ -438,26 +482,36 @@ export class DocumentStore {
     return this.#result(i.kind, i.id, entry, next, false, true);
   }
 
-  /** Size limit, JSON Schema, then the kind's own rules; returns the effects the kind asks for. */
-  async #check(
+  /** Size limit, then JSON Schema; throws VALIDATION_FAILED. */
+  #checkBody(
+    kinds: KindResolver,
     kind: KindDefinition,
     next: JsonObject,
     /** UTF-8 bytes of `next` as JSON. */
     bytes: number,
-    prev: JsonObject | null,
-    c: Omit<CommitContext, 'read'>,
-  ): Promise<CommitEffects> {
+    kindName: string,
+    id: string,
+  ): void {
     const limit = kind.maxBytes ?? LIMITS.jsonBytes;
     if (bytes > limit) {
       throw new ValidationFailedError(
-        `${c.kind}/${c.id}: the body is larger than the ${limit} byte limit of kind ${kind.name}`,
+        `${kindName}/${id}: the body is larger than the ${limit} byte limit of kind ${kind.name}`,
         {
           pointer: '/',
           rule: 'max-bytes',
         },
       );
     }
-    (await this.#ctx.kinds()).validateSchema(kind, next);
+    kinds.validateSchema(kind, next);
+  }
+
+  /** The kind's own rules (after the schema); returns the effects the kind asks for. */
+  async #checkRules(
+    kind: KindDefinition,
+    next: JsonObject,
+    prev: JsonObject | null,
+    c: Omit<CommitContext, 'read'>,
+  ): Promise<CommitEffects> {
     const ctx: CommitContext = {
       ...c,
       read: async (k, id) => {
@@ -488,13 +542,14 @@ export class DocumentStore {
       actor_kind: { type: 'string', enum: ACTOR_KINDS },
       role: { type: 'name' },
     });
-    const kinds = await this.#ctx.kinds();
+    const kinds = await this.#loadKinds();
     const kind = kinds.get(i.kind);
     const current = await this.#backend.docs.get(i.kind, i.id);
     const version = current?.version ?? 0;
     const next = structuredClone(i.body);
     if (kind.versionField) next[kind.versionField] = version + 1;
-    await this.#check(kind, next, Buffer.byteLength(JSON.stringify(next)), current?.body ?? null, {
+    this.#checkBody(kinds, kind, next, Buffer.byteLength(JSON.stringify(next)), i.kind, i.id);
+    await this.#checkRules(kind, next, current?.body ?? null, {
       kind: i.kind,
       id: i.id,
       fromVersion: version,
@@ -526,7 +581,7 @@ export class DocumentStore {
     provenance?: Provenance;
     reason?: string;
   }): Promise<CommitResult> {
-    const kind = (await this.#ctx.kinds()).get(input.kind);
+    const kind = (await this.#loadKinds()).get(input.kind);
     const op = kind.operations?.find((o) => o.name === input.operation);
     if (!op) {
       const known = (kind.operations ?? []).map((o) => o.name);
@@ -746,7 +801,7 @@ export class DocumentStore {
     if (!docKind || typeof docId !== 'string') return null;
     let kind: KindDefinition;
     try {
-      kind = (await this.#ctx.kinds()).get(docKind);
+      kind = (await this.#loadKinds()).get(docKind);
     } catch {
       return null;
     }
