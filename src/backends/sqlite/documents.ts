@@ -59,6 +59,16 @@ function toEntry(r: HistoryRow): HistoryEntry {
 const HISTORY_COLS =
   'seq, version, parent_version, noop, body, content_hash, actor, actor_kind, provenance, write_id, request_hash, reason, override, created_at';
 
+// The commit's statements, built once: conn.stmt looks a statement up by its text, and a text rebuilt
+// from a template on every call has to be hashed again every time.
+const SELECT_HEAD = 'SELECT version, content_hash FROM documents WHERE kind = ? AND id = ?';
+const INSERT_DOCUMENT = `INSERT INTO documents (kind, id, version, body, content_hash, forked_from, created_at, updated_at)
+  VALUES (?, ?, 1, ?, ?, ?, ?, ?) ON CONFLICT (kind, id) DO NOTHING`;
+const UPDATE_DOCUMENT = `UPDATE documents SET version = version + 1, body = ?, content_hash = ?, updated_at = ?
+  WHERE kind = ? AND id = ? AND version = ? AND content_hash = ?`;
+const NEXT_SEQ = 'SELECT MAX(seq) AS s FROM document_history WHERE kind = ? AND id = ?';
+const INSERT_HISTORY = `INSERT INTO document_history (kind, id, ${HISTORY_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+
 export function createDocumentBackend(conn: SqliteConnection): DocumentBackend {
   const currentVersion = (kind: string, id: string): number =>
     (
@@ -116,18 +126,15 @@ export function createDocumentBackend(conn: SqliteConnection): DocumentBackend {
     async commit(w) {
       return conn.write(() => {
         const version = w.noop ? w.expected_version : w.expected_version + 1;
-        const bodyText = JSON.stringify(w.body);
+        const bodyText = w.noop ? null : JSON.stringify(w.body);
         if (w.noop) {
-          const cur = conn
-            .stmt('SELECT version, content_hash FROM documents WHERE kind = ? AND id = ?')
-            .get(w.kind, w.id) as { version: number; content_hash: string } | undefined;
+          const cur = conn.stmt(SELECT_HEAD).get(w.kind, w.id) as
+            | { version: number; content_hash: string }
+            | undefined;
           if (cur?.version !== w.expected_version || cur.content_hash !== w.expected_hash) conflict(w);
         } else if (w.expected_version === 0) {
           const r = conn
-            .stmt(
-              `INSERT INTO documents (kind, id, version, body, content_hash, forked_from, created_at, updated_at)
-               VALUES (?, ?, 1, ?, ?, ?, ?, ?) ON CONFLICT (kind, id) DO NOTHING`,
-            )
+            .stmt(INSERT_DOCUMENT)
             .run(
               w.kind,
               w.id,
@@ -140,27 +147,17 @@ export function createDocumentBackend(conn: SqliteConnection): DocumentBackend {
           if (r.changes === 0) conflict(w);
         } else {
           const r = conn
-            .stmt(
-              `UPDATE documents SET version = version + 1, body = ?, content_hash = ?, updated_at = ?
-               WHERE kind = ? AND id = ? AND version = ? AND content_hash = ?`,
-            )
+            .stmt(UPDATE_DOCUMENT)
             .run(bodyText, w.content_hash, w.now, w.kind, w.id, w.expected_version, w.expected_hash);
           if (r.changes === 0) conflict(w);
         }
-        const seq =
-          ((
-            conn
-              .stmt('SELECT MAX(seq) AS s FROM document_history WHERE kind = ? AND id = ?')
-              .get(w.kind, w.id) as {
-              s: number | null;
-            }
-          ).s ?? 0) + 1;
+        const seq = ((conn.stmt(NEXT_SEQ).get(w.kind, w.id) as { s: number | null }).s ?? 0) + 1;
         const row: HistoryRow = {
           seq,
           version,
           parent_version: w.expected_version,
           noop: w.noop ? 1 : 0,
-          body: w.noop ? null : bodyText,
+          body: bodyText,
           content_hash: w.content_hash,
           actor: w.actor,
           actor_kind: w.actor_kind,
@@ -172,9 +169,7 @@ export function createDocumentBackend(conn: SqliteConnection): DocumentBackend {
           created_at: w.now,
         };
         conn
-          .stmt(
-            `INSERT INTO document_history (kind, id, ${HISTORY_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-          )
+          .stmt(INSERT_HISTORY)
           .run(
             w.kind,
             w.id,
@@ -193,7 +188,7 @@ export function createDocumentBackend(conn: SqliteConnection): DocumentBackend {
             row.override,
             row.created_at,
           );
-        insertWorkItems(conn, w.enqueue);
+        if (w.enqueue.length > 0) insertWorkItems(conn, w.enqueue);
         insertEvents(conn, w.events);
         if (w.keep_versions !== null && !w.noop) pruneTx(w.kind, w.id, w.keep_versions);
         return toEntry(row);
