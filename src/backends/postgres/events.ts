@@ -14,7 +14,7 @@ import { createListener } from './driver.js';
 export const NOTIFY_CHANNEL = 'agentstate_events';
 
 /** The least time between two NOTIFY hints of one store (appends in between are folded into the next). */
-export const HINT_INTERVAL_MS = 10;
+export const HINT_INTERVAL_MS = 100;
 
 /**
  * A NOTIFY wake-up hint sent after appends commit, outside the writing transaction: NOTIFY inside it takes
