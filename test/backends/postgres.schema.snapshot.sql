@@ -162,7 +162,7 @@ CREATE TRIGGER events_no_truncate BEFORE TRUNCATE ON agentstate.events FOR EACH 
 
 CREATE TRIGGER events_no_update BEFORE UPDATE ON agentstate.events FOR EACH STATEMENT EXECUTE FUNCTION agentstate.refuse_change('events are append-only: UPDATE');
 
-CREATE OR REPLACE FUNCTION agentstate.append_events(p_instance text, p_streams text[], p_types text[], p_data text[], p_actors text[], p_correlation text[], p_causation text[], p_work_items text[], p_created bigint[])
+CREATE OR REPLACE FUNCTION agentstate.append_events(p_instance text, p_streams text[], p_types text[], p_data text[], p_actors text[], p_correlation text[], p_causation text[], p_work_items text[], p_created bigint[], p_stream_json text[], p_tails text[])
  RETURNS TABLE(e_position bigint, e_stream_seq bigint, e_prev_hash text, e_hash text)
  LANGUAGE plpgsql
  SET search_path TO 'agentstate'
@@ -207,13 +207,7 @@ BEGIN
   FOR i IN 1..n LOOP
     v_prev[i] := v_hash;
     v_hash := encode(sha256(convert_to(
-      '["' || v_hash || '",' || (v_pos + i) || ',' || to_json(p_streams[i])::text || ',' || v_seqs[i] || ','
-        || to_json(p_types[i])::text || ',' || to_json(p_data[i])::text || ','
-        || coalesce(to_json(p_actors[i])::text, 'null') || ','
-        || coalesce(to_json(p_correlation[i])::text, 'null') || ','
-        || coalesce(to_json(p_causation[i])::text, 'null') || ','
-        || coalesce(to_json(p_work_items[i])::text, 'null') || ','
-        || p_created[i] || ']',
+      '["' || v_hash || '",' || (v_pos + i) || ',' || p_stream_json[i] || ',' || v_seqs[i] || ',' || p_tails[i],
       'UTF8')), 'hex');
     v_hashes[i] := v_hash;
   END LOOP;

@@ -84,8 +84,8 @@ function storable(s: string | null): string | null {
  *
  * One event (the common case) is appended by plain SQL in the statement; several by the store's
  * `append_events` function (migration 0003), which numbers and chains them in a loop. Both compute
- * computeEventHash (src/core/hash.ts); for one event the JSON text around the server-assigned numbers is
- * written here by JSON.stringify itself. Read the rows back with `appendedEvents`.
+ * computeEventHash (src/core/hash.ts): the JSON text around the server-assigned numbers (prev_hash,
+ * position, stream_seq) is written here by JSON.stringify itself. Read the rows back with `appendedEvents`.
  */
 export function appendEventsCtes(
   t: Names,
@@ -103,23 +103,25 @@ export function appendEventsCtes(
     work_item_id: storable(e.work_item_id),
     created_at: e.created_at,
   }));
+  // The hashed text is JSON.stringify([prev_hash, position, stream, stream_seq, type, data, …]); only
+  // prev_hash, position and stream_seq come from the server, so the rest is written here.
+  const streamJson = pending.map((e) => JSON.stringify(e.stream));
+  const tails = pending.map((e) =>
+    JSON.stringify([
+      e.type,
+      e.data,
+      e.actor,
+      e.correlation_id,
+      e.causation_id,
+      e.work_item_id,
+      e.created_at,
+    ]).slice(1),
+  );
   if (pending.length === 1) {
     const e = pending[0] as PendingEvent;
     const stream = p.add(e.stream);
-    // The hashed text is JSON.stringify([prev_hash, position, stream, stream_seq, type, data, …]); only
-    // prev_hash, position and stream_seq come from the server.
-    const streamJson = p.add(JSON.stringify(e.stream));
-    const tail = p.add(
-      JSON.stringify([
-        e.type,
-        e.data,
-        e.actor,
-        e.correlation_id,
-        e.causation_id,
-        e.work_item_id,
-        e.created_at,
-      ]).slice(1),
-    );
+    const sj = p.add(streamJson[0]);
+    const tail = p.add(tails[0]);
     const ctes = `_aseq AS (
         INSERT INTO ${t.event_streams} AS q (instance, stream, seq) SELECT $1, ${stream}, 1 WHERE ${when}
         ON CONFLICT (instance, stream) DO UPDATE SET seq = q.seq + 1
@@ -129,7 +131,7 @@ export function appendEventsCtes(
         WHERE h.instance = $1 AND EXISTS (SELECT 1 FROM _aseq) FOR UPDATE),
       _ahead AS (
         UPDATE ${t.event_heads} AS h SET position = v.position + 1,
-          hash = encode(sha256(convert_to('["' || v.hash || '",' || (v.position + 1) || ',' || ${streamJson}::text
+          hash = encode(sha256(convert_to('["' || v.hash || '",' || (v.position + 1) || ',' || ${sj}::text
             || ',' || s.seq || ',' || ${tail}::text, 'UTF8')), 'hex')
         FROM _aprev AS v, _aseq AS s WHERE h.instance = $1
         RETURNING h.position, v.hash AS prev_hash, h.hash, s.seq),
@@ -154,6 +156,8 @@ export function appendEventsCtes(
     `${p.add(col('causation_id'))}::text[]`,
     `${p.add(col('work_item_id'))}::text[]`,
     `${p.add(col('created_at'))}::bigint[]`,
+    `${p.add(streamJson)}::text[]`,
+    `${p.add(tails)}::text[]`,
   ];
   return { ctes: `_ev AS (SELECT * FROM ${t.append_events}($1, ${args.join(', ')}))`, pending };
 }

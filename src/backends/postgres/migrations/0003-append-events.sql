@@ -4,9 +4,10 @@
 --
 -- The hash is the one src/core/hash.ts computes (computeEventHash): SHA-256 (hex) of the JSON array
 -- [prev_hash, position, stream, stream_seq, type, data, actor, correlation_id, causation_id,
---  work_item_id, created_at] as JSON.stringify writes it. to_json(text) escapes exactly like
--- JSON.stringify for every string PostgreSQL can store (", \, \b \f \n \r \t, other controls as \u00xx),
--- and `data` is hashed as the exact JSON text stored (column type json keeps the text as given).
+--  work_item_id, created_at] as JSON.stringify writes it, `data` being the exact JSON text stored
+-- (column type json keeps the text as given). The caller sends each event's stream and the array's tail
+-- (from type on) already as JSON.stringify text; only prev_hash, position and stream_seq are the
+-- server's, and they are a hex string and integers.
 
 CREATE FUNCTION append_events(
   p_instance text,
@@ -17,7 +18,11 @@ CREATE FUNCTION append_events(
   p_correlation text[],
   p_causation text[],
   p_work_items text[],
-  p_created bigint[]
+  p_created bigint[],
+  -- JSON.stringify(stream), and JSON.stringify([type, data, actor, correlation_id, causation_id,
+  -- work_item_id, created_at]) without its leading '['.
+  p_stream_json text[],
+  p_tails text[]
 ) RETURNS TABLE (e_position bigint, e_stream_seq bigint, e_prev_hash text, e_hash text)
 LANGUAGE plpgsql
 SET search_path FROM CURRENT
@@ -62,13 +67,7 @@ BEGIN
   FOR i IN 1..n LOOP
     v_prev[i] := v_hash;
     v_hash := encode(sha256(convert_to(
-      '["' || v_hash || '",' || (v_pos + i) || ',' || to_json(p_streams[i])::text || ',' || v_seqs[i] || ','
-        || to_json(p_types[i])::text || ',' || to_json(p_data[i])::text || ','
-        || coalesce(to_json(p_actors[i])::text, 'null') || ','
-        || coalesce(to_json(p_correlation[i])::text, 'null') || ','
-        || coalesce(to_json(p_causation[i])::text, 'null') || ','
-        || coalesce(to_json(p_work_items[i])::text, 'null') || ','
-        || p_created[i] || ']',
+      '["' || v_hash || '",' || (v_pos + i) || ',' || p_stream_json[i] || ',' || v_seqs[i] || ',' || p_tails[i],
       'UTF8')), 'hex');
     v_hashes[i] := v_hash;
   END LOOP;
