@@ -18,12 +18,13 @@ export interface HashedEventFields {
   created_at: number;
 }
 
-export function computeEventHash(prevHash: string, e: HashedEventFields): string {
-  const canonical = JSON.stringify([
-    prevHash,
-    e.position,
-    e.stream,
-    e.stream_seq,
+/**
+ * The hashed text after `[prev_hash, position, stream, stream_seq,`: the event's own fields as JSON
+ * (`"type","data",actor,correlation_id,causation_id,work_item_id,created_at]`). A server that assigns
+ * the position and sequence itself (PostgreSQL) gets this and the stream's JSON from here.
+ */
+export function eventHashTail(e: Omit<HashedEventFields, 'position' | 'stream' | 'stream_seq'>): string {
+  return JSON.stringify([
     e.type,
     e.data,
     e.actor,
@@ -31,8 +32,18 @@ export function computeEventHash(prevHash: string, e: HashedEventFields): string
     e.causation_id,
     e.work_item_id,
     e.created_at,
-  ]);
-  return sha256Hex(canonical);
+  ]).slice(1);
+}
+
+/**
+ * SHA-256 (hex) of JSON.stringify([prevHash, position, stream, stream_seq, type, data, actor,
+ * correlation_id, causation_id, work_item_id, created_at]), assembled around `eventHashTail` (the
+ * numbers are integers, which print the same either way).
+ */
+export function computeEventHash(prevHash: string, e: HashedEventFields): string {
+  return sha256Hex(
+    `[${JSON.stringify(prevHash)},${e.position},${JSON.stringify(e.stream)},${e.stream_seq},${eventHashTail(e)}`,
+  );
 }
 
 // crypto.hash (Node >= 20.12, Bun) is a one-shot digest, about a third cheaper than createHash per event.

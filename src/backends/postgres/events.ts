@@ -3,7 +3,7 @@
 // statement), reads, scans, and the NOTIFY wake-up hint.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { EventBackend, EventQuery, NewEvent, StoredEvent } from '../../core/backend.js';
-import { GENESIS_HASH } from '../../core/hash.js';
+import { eventHashTail, GENESIS_HASH } from '../../core/hash.js';
 import { toIso } from '../../core/time.js';
 import type { EventRecord, Json } from '../../core/types.js';
 import { InternalError } from '../../errors.js';
@@ -106,17 +106,7 @@ export function appendEventsCtes(
   // The hashed text is JSON.stringify([prev_hash, position, stream, stream_seq, type, data, …]); only
   // prev_hash, position and stream_seq come from the server, so the rest is written here.
   const streamJson = pending.map((e) => JSON.stringify(e.stream));
-  const tails = pending.map((e) =>
-    JSON.stringify([
-      e.type,
-      e.data,
-      e.actor,
-      e.correlation_id,
-      e.causation_id,
-      e.work_item_id,
-      e.created_at,
-    ]).slice(1),
-  );
+  const tails = pending.map(eventHashTail);
   if (pending.length === 1) {
     const e = pending[0] as PendingEvent;
     const stream = p.add(e.stream);
