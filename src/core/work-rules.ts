@@ -1,7 +1,7 @@
 // Work-item rules shared by every backend: the legal transitions, the event each one appends,
 // and why a conditional update matched no row.
 import { InvalidTransitionError, LeaseLostError, NotFoundError } from '../errors.js';
-import type { NewEvent } from './backend.js';
+import type { NewEvent, ResolveQuery, WorkItemBackend } from './backend.js';
 import type { Json, WorkItem, WorkItemStatus } from './types.js';
 
 /** Legal status changes. done, failed and cancelled are terminal. */
@@ -137,4 +137,18 @@ export function resolvedEvent(
   if (q.result !== null && q.result !== undefined) data.result = q.result;
   if (item.claimed_at) data.duration_ms = q.now - Date.parse(item.claimed_at);
   return workItemEvent('work_item_resolved', item, data, q.worker, q.now);
+}
+
+/** How a resolve finishes an item waiting for a human (no lease to check): a status change with its event. */
+export function humanResolution(q: ResolveQuery): Parameters<WorkItemBackend['setStatus']>[0] {
+  return {
+    id: q.id,
+    from: ['waiting_human'],
+    to: q.status,
+    event: 'work_item_resolved',
+    result: q.result,
+    error: q.error,
+    actor: q.worker,
+    now: q.now,
+  };
 }

@@ -16,6 +16,7 @@ import { WORK_ITEM_STATUSES } from '../../core/types.js';
 import {
   explainLeaseFailure,
   explainStatusFailure,
+  humanResolution,
   isRepeatedResolve,
   isTerminal,
   resolvedEvent,
@@ -375,16 +376,7 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
       if (current && isRepeatedResolve(current, q)) {
         items.push(current);
       } else if (current?.status === 'waiting_human') {
-        const r = await setStatusRow(tx, {
-          id: q.id,
-          from: ['waiting_human'],
-          to: q.status,
-          event: 'work_item_resolved',
-          result: q.result,
-          error: q.error,
-          actor: q.worker,
-          now: q.now,
-        });
+        const r = await setStatusRow(tx, humanResolution(q));
         items.push(r.item);
         events.push(r.event);
       } else {

@@ -14,6 +14,7 @@ import { WORK_ITEM_STATUSES } from '../../core/types.js';
 import {
   explainLeaseFailure,
   explainStatusFailure,
+  humanResolution,
   isRepeatedResolve,
   isTerminal,
   resolvedEvent,
@@ -225,16 +226,7 @@ export function createWorkItemBackend(conn: SqliteConnection): WorkItemBackend {
       const current = getItem(q.id);
       if (current && isRepeatedResolve(current, q)) return current;
       if (current?.status === 'waiting_human') {
-        return setStatusTx({
-          id: q.id,
-          from: ['waiting_human'],
-          to: q.status,
-          event: 'work_item_resolved',
-          result: q.result,
-          error: q.error,
-          actor: q.worker,
-          now: q.now,
-        });
+        return setStatusTx(humanResolution(q));
       }
       explainLeaseFailure(current, q, 'resolve');
     }
