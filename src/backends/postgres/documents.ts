@@ -4,15 +4,9 @@
 import type { DocumentBackend, DocumentRowDump, DocumentWrite, HistoryRowDump } from '../../core/backend.js';
 import { documentFromRow, historyFromRow } from '../../core/rows.js';
 import type { HistoryEntry, JsonObject } from '../../core/types.js';
-import { StateConflictError } from '../../errors.js';
+import { InternalError, StateConflictError } from '../../errors.js';
 import type { PostgresConnection, Tx } from './connection.js';
-import {
-  type AppendedRow,
-  type AppendHint,
-  appendEventsCtes,
-  appendedEvents,
-  writeEvents,
-} from './events.js';
+import { type AppendHint, appendEventsCtes, writeEvents } from './events.js';
 import { enqueueCtes, missingBlocker, settleEnqueue, type WorkItemRow } from './work-items.js';
 
 type DocRow = DocumentRowDump;
@@ -134,16 +128,19 @@ export function createDocumentBackend(conn: PostgresConnection, hint: AppendHint
       // It returns only what the caller does not know yet: the history seq and the events' positions.
       const call = appendEventsCtes(t, p, w.events, 'EXISTS (SELECT 1 FROM _cas)');
       ctes.push(call.ctes);
-      const res = await tx.queryAndCommit<{ seq: number | null; ev: AppendedRow[] | null }>(
+      // The caller needs no event back, only the count (a check) and the newest position (the hint).
+      const res = await tx.queryAndCommit<{ seq: number | null; n: number; last: number | null }>(
         `WITH ${ctes.join(',\n')}
-         SELECT (SELECT last_seq FROM _cas) AS seq,
-           (SELECT json_agg(e ORDER BY e.e_position) FROM _ev AS e) AS ev`,
+         SELECT (SELECT last_seq FROM _cas) AS seq, (SELECT count(*) FROM _ev) AS n,
+           (SELECT max(e_position) FROM _ev) AS last`,
         p.values,
       );
       const row = res.rows[0];
       if (row?.seq === null || row?.seq === undefined) return 'stale';
-      const stored = appendedEvents(call.pending, row.ev ?? []);
-      if (stored.length > 0) hint?.appended((stored.at(-1) as { position: number }).position);
+      if (Number(row.n) !== call.pending.length) {
+        throw new InternalError(`append_events stored ${row.n} of ${call.pending.length} events`);
+      }
+      if (row.last !== null) hint?.appended(row.last);
       return entryOf(w, row.seq);
     }
 
