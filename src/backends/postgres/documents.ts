@@ -112,7 +112,8 @@ export function createDocumentBackend(conn: PostgresConnection, hint: AppendHint
           ${p.add(w.actor_kind)}, ${p.add(w.provenance && JSON.stringify(w.provenance))}::jsonb,
           ${p.add(w.write_id)}, ${p.add(w.request_hash)}, ${p.add(w.reason)},
           ${p.add(w.override && JSON.stringify(w.override))}::jsonb, ${now}
-        FROM _cas AS c)`,
+        FROM _cas AS c
+        RETURNING seq)`,
     ];
     if (w.keep_versions !== null && !w.noop) {
       // Retention in the same statement; the newest version (this commit) is never removed.
@@ -126,7 +127,9 @@ export function createDocumentBackend(conn: PostgresConnection, hint: AppendHint
     if (w.enqueue.length === 0) {
       // One statement, sent on its own: its events are appended only when the conditional write matched.
       // It returns only what the caller does not know yet: the history seq and the events' positions.
-      const call = appendEventsCtes(t, p, w.events, 'EXISTS (SELECT 1 FROM _cas)');
+      // Conditioned on the history row, so it is written before the event head is locked: the head is
+      // held for the event alone (a CTE nobody reads runs last, inside the lock).
+      const call = appendEventsCtes(t, p, w.events, 'EXISTS (SELECT 1 FROM _hist)');
       ctes.push(call.ctes);
       // The caller needs no event back, only the count (a check) and the newest position (the hint).
       const res = await tx.queryAndCommit<{ seq: number | null; n: number; last: number | null }>(
