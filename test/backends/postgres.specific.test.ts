@@ -582,6 +582,27 @@ suite('postgres: concurrency', () => {
       await Promise.all([b.close(), other.close()]);
     }
   });
+
+  it('hints coalesce a burst into its newest position, and closing a store sends the one still pending', async () => {
+    const instance = `notify/${++n}`;
+    const listener = await open(instance);
+    const writer = await open(instance);
+    const positions: number[] = [];
+    const stop = await listener.listen((p) => positions.push(p));
+    try {
+      const log = services(writer).events;
+      for (let i = 0; i < 20; i++) await log.append({ type: 'burst' });
+      // The last appends fall in a quiet interval; close() sends their hint instead of dropping it.
+      await writer.close();
+      for (let i = 0; i < 200 && positions.at(-1) !== 20; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(positions.at(-1)).toBe(20);
+      expect(positions.length).toBeLessThan(20);
+      expect([...positions].sort((a, b) => a - b)).toEqual(positions);
+    } finally {
+      await stop();
+      await Promise.all([listener.close(), writer.close()]);
+    }
+  });
 });
 
 /** A TCP forwarder to the test server that can be taken down and brought back on the same port. */

@@ -1,7 +1,6 @@
 // Event log SQL for PostgreSQL: appends through the store's append_events function (positions, stream
 // sequences and the hash chain assigned under the instance's head row lock in the writer's last
 // statement), reads, scans, and the NOTIFY wake-up hint.
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { EventBackend, EventQuery, NewEvent, StoredEvent } from '../../core/backend.js';
 import { eventHashTail, GENESIS_HASH } from '../../core/hash.js';
 import { toIso } from '../../core/time.js';
@@ -24,7 +23,10 @@ export const HINT_INTERVAL_MS = 100;
  */
 export class AppendHint {
   readonly #conn: PostgresConnection;
-  #running: Promise<void> | null = null;
+  /** The hint being sent. */
+  #sending: Promise<void> | null = null;
+  /** The quiet interval after a hint; appends meanwhile wait for its end. */
+  #quiet: NodeJS.Timeout | null = null;
   #pending = 0;
 
   constructor(conn: PostgresConnection) {
@@ -34,27 +36,39 @@ export class AppendHint {
   /** Events up to `position` have committed. */
   appended(position: number): void {
     this.#pending = Math.max(this.#pending, position);
-    this.#running ??= this.#run();
+    if (this.#sending === null && this.#quiet === null) this.#sending = this.#send();
   }
 
-  async #run(): Promise<void> {
-    while (this.#pending > 0) {
-      const position = this.#pending;
-      this.#pending = 0;
-      const payload = JSON.stringify({ schema: this.#conn.schema, instance: this.#conn.instance, position });
-      try {
-        await this.#conn.pool.query({ text: 'SELECT pg_notify($1, $2)', values: [NOTIFY_CHANNEL, payload] });
-      } catch {
-        // A lost hint only means listeners poll at their normal pace.
-      }
-      await sleep(HINT_INTERVAL_MS, undefined, { ref: false });
+  async #send(): Promise<void> {
+    const position = this.#pending;
+    this.#pending = 0;
+    const payload = JSON.stringify({ schema: this.#conn.schema, instance: this.#conn.instance, position });
+    try {
+      await this.#conn.pool.query({ text: 'SELECT pg_notify($1, $2)', values: [NOTIFY_CHANNEL, payload] });
+    } catch {
+      // A lost hint only means listeners poll at their normal pace.
     }
-    this.#running = null;
+    this.#sending = null;
+    this.#quiet = setTimeout(() => {
+      this.#quiet = null;
+      if (this.#pending > 0) this.#sending = this.#send();
+    }, HINT_INTERVAL_MS);
+    this.#quiet.unref();
   }
 
-  /** Waits until the pending hint is sent (before the pool closes). */
+  /** Sends what is pending now, without waiting out the quiet interval (before the pool closes). */
   async drain(): Promise<void> {
-    await this.#running;
+    await this.#sending;
+    if (this.#quiet !== null) {
+      clearTimeout(this.#quiet);
+      this.#quiet = null;
+    }
+    if (this.#pending > 0) {
+      this.#sending = this.#send();
+      await this.#sending;
+      if (this.#quiet !== null) clearTimeout(this.#quiet);
+      this.#quiet = null;
+    }
   }
 }
 
