@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { emptyCheckpoint, uuid6 } from '@langchain/langgraph-checkpoint';
 import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
 import Database from 'better-sqlite3';
-import type { JsonObject } from '../src/index.js';
+import { agentstateCommitter, DOC_KIND, docBody, docPatch, mergePatch } from './doc-fixture.js';
 import type { FromDocWorker, ToDocWorker } from './doc-worker.js';
 import { pairRun, type SingleRunner } from './inprocess.js';
 import {
@@ -22,38 +22,7 @@ import {
 } from './lib.js';
 import { DOC_SCHEMA, EVENT_SCHEMA, RawEventChain, sha256Hex } from './sqlite.js';
 
-export const DOC_KIND = 'json';
-
-/** A realistic small document (~270 bytes of JSON) and the per-commit change applied to it. */
-export function docBody(i = 0): JsonObject {
-  return {
-    title: 'Migrate the billing service to the new queue',
-    status: 'in_progress',
-    owner: 'planner',
-    tags: ['infra', 'billing', 'q3'],
-    counter: i,
-    meta: { step: i, model: 'model-a', run: 'run-0001' },
-    notes: 'Drain the old consumers first; keep the dead-letter queue.',
-  };
-}
-
-export function docPatch(i: number): JsonObject {
-  return { counter: i, meta: { step: i } };
-}
-
-/** RFC 7396 merge patch (null removes a key), as a hand-written app would do it. */
-function mergePatch(target: unknown, patch: unknown): unknown {
-  if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) return patch;
-  const out: Record<string, unknown> =
-    typeof target === 'object' && target !== null && !Array.isArray(target)
-      ? { ...(target as Record<string, unknown>) }
-      : {};
-  for (const [k, v] of Object.entries(patch)) {
-    if (v === null) delete out[k];
-    else out[k] = mergePatch(out[k] ?? null, v);
-  }
-  return out;
-}
+export { DOC_KIND, docBody, docPatch } from './doc-fixture.js';
 
 const HISTORY_COLS =
   'seq, version, parent_version, noop, body, content_hash, actor, actor_kind, provenance, write_id, request_hash, reason, override, created_at';
@@ -231,29 +200,9 @@ async function openLib(dir: string, durability: Durability): Promise<Instance> {
 async function agentstateCommitRunner(durability: Durability): Promise<SingleRunner> {
   const dir = freshDir(`doc-as-${durability}`);
   const inst = await openLib(dir, durability);
-  const id = 'plan';
-  let version = (
-    await inst.docs.commit({
-      kind: DOC_KIND,
-      id,
-      expected_version: 0,
-      body: docBody(),
-      actor: 'bench',
-      actor_kind: 'tool',
-    })
-  ).version;
+  const committer = await agentstateCommitter(inst, 'plan');
   return {
-    async once(i) {
-      const r = await inst.docs.commit({
-        kind: DOC_KIND,
-        id,
-        expected_version: version,
-        merge_patch: docPatch(i + 1),
-        actor: 'bench',
-        actor_kind: 'tool',
-      });
-      version = r.version;
-    },
+    once: (i) => committer.once(i),
     async close() {
       await inst.close();
       removeDir(dir);

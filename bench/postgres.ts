@@ -14,30 +14,14 @@ import {
 } from 'graphile-worker';
 import pg from 'pg';
 import PgBoss from 'pg-boss';
-import type { JsonObject } from '../src/index.js';
+import { agentstateCommitter, DOC_KIND, docBody, docPatch, mergePatch } from './doc-fixture.js';
 import { freshDir, type Instance, loadLib, median, nowMs, removeDir, settle } from './lib.js';
 
-/** The ~270 B document of the SQLite document benchmarks (bench/documents.ts), and its per-commit patch. */
-export function docBody(i = 0): JsonObject {
-  return {
-    title: 'Migrate the billing service to the new queue',
-    status: 'in_progress',
-    owner: 'planner',
-    tags: ['infra', 'billing', 'q3'],
-    counter: i,
-    meta: { step: i, model: 'model-a', run: 'run-0001' },
-    notes: 'Drain the old consumers first; keep the dead-letter queue.',
-  };
-}
-
-export function docPatch(i: number): JsonObject {
-  return { counter: i, meta: { step: i } };
-}
+export { DOC_KIND, docBody, docPatch } from './doc-fixture.js';
 
 /** The benchmark server. @default postgres://postgres@127.0.0.1:5432/test (trust auth) */
 export const PG_URL = process.env.AGENTSTATE_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
-export const DOC_KIND = 'json';
 const GENESIS = '0'.repeat(64);
 
 /** Null when the server answers, otherwise why not. */
@@ -68,20 +52,6 @@ function withSchema(url: string, schema: string): string {
 
 function sha256Hex(s: string): string {
   return createHash('sha256').update(s).digest('hex');
-}
-
-/** RFC 7396 merge patch, as the raw committer applies it to the body it holds. */
-function mergePatch(target: unknown, patch: unknown): unknown {
-  if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) return patch;
-  const out: Record<string, unknown> =
-    typeof target === 'object' && target !== null && !Array.isArray(target)
-      ? { ...(target as Record<string, unknown>) }
-      : {};
-  for (const [k, v] of Object.entries(patch)) {
-    if (v === null) delete out[k];
-    else out[k] = mergePatch(out[k] ?? null, v);
-  }
-  return out;
 }
 
 /**
@@ -166,34 +136,6 @@ async function closeInst(inst: Instance & { dir: string }): Promise<void> {
 interface Committer {
   once(i: number): Promise<void>;
   close(): Promise<void>;
-}
-
-/** `inst.docs.commit` merge patches to one document, tracking the version it holds. */
-async function agentstateCommitter(inst: Instance, id: string): Promise<Committer> {
-  let version = (
-    await inst.docs.commit({
-      kind: DOC_KIND,
-      id,
-      expected_version: 0,
-      body: docBody(),
-      actor: 'bench',
-      actor_kind: 'tool',
-    })
-  ).version;
-  return {
-    async once(i) {
-      const r = await inst.docs.commit({
-        kind: DOC_KIND,
-        id,
-        expected_version: version,
-        merge_patch: docPatch(i + 1),
-        actor: 'bench',
-        actor_kind: 'tool',
-      });
-      version = r.version;
-    },
-    async close() {},
-  };
 }
 
 /**
