@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fmt, log, max, median, min, REPO_ROOT } from './lib.js';
+import { designQueue, type EventDesign } from './pg-designs.js';
 import {
   BOSS_CONFIG,
   buildReadFixture,
@@ -295,9 +296,69 @@ async function p3(env: PgEnv, rounds: number, versions: number): Promise<void> {
   }
 }
 
+/**
+ * P4 (information): claim + resolve in raw SQL with an event per transition, chained per instance under
+ * the head lock (today's design) or per stream with xid8 positions (the alternative), against no event.
+ */
+async function p4(env: PgEnv, rounds: number, items: number): Promise<void> {
+  const cases: Array<{ design: EventDesign; batch: number }> = [
+    { design: 'none', batch: 1 },
+    { design: 'instance', batch: 1 },
+    { design: 'stream', batch: 1 },
+    { design: 'none', batch: CLAIM_MANY_LIMIT },
+    { design: 'stream', batch: CLAIM_MANY_LIMIT },
+  ];
+  const key = (c: { design: EventDesign; batch: number }) => `${c.design}/${c.batch}`;
+  const rates = new Map<string, number[]>(cases.map((c) => [key(c), []]));
+  const problems: string[] = [];
+  for (let r = 0; r < rounds; r++) {
+    for (let i = 0; i < cases.length; i++) {
+      const c = cases[(i + r) % cases.length]!;
+      const res = await designQueue(env, c.design, items, c.batch);
+      rates.get(key(c))!.push(res.itemsPerSec);
+      problems.push(...res.problems.map((p) => `${key(c)}: ${p}`));
+      log(
+        `[P4] round ${r + 1} ${key(c)}: ${fmt(res.itemsPerSec)} items/s, ${res.events} events; audit ${res.problems.length === 0 ? 'ok' : res.problems.join('; ')}`,
+      );
+    }
+  }
+  const label: Record<EventDesign, string> = {
+    none: 'no event',
+    instance: 'event chained per instance (head lock)',
+    stream: 'event chained per stream (xid8 positions)',
+  };
+  const rows = [
+    { a: 'instance/1', b: 'none/1' },
+    { a: 'stream/1', b: 'none/1' },
+    { a: `stream/${CLAIM_MANY_LIMIT}`, b: `none/${CLAIM_MANY_LIMIT}` },
+  ];
+  for (const [k, row] of rows.entries()) {
+    const [design, batch] = row.a.split('/') as [EventDesign, string];
+    const at = batch === '1' ? '1 at a time' : `${batch} at a time`;
+    await send({
+      type: 'row',
+      row: {
+        section: 'P4',
+        name: `raw claim + resolve, ${label[design]}, ${at}`,
+        unit: 'items/s',
+        baselineName: `raw, no event, ${at}`,
+        target: '(info: design cost)',
+        rounds: rates.get(row.a)!,
+        baselineRounds: rates.get(row.b)!,
+        note:
+          k === 0
+            ? `raw SQL, no agentstate code, ${WORKERS} workers, ${fmt(items)} items, the events table and indexes agentstate has; audit (items done once, event count, every chain link): ${problems.length === 0 ? 'ok in every round' : problems.join('; ')}`
+            : undefined,
+        // A failed audit marks the row failed; otherwise it informs, with no target.
+        rule: problems.length === 0 ? { op: 'info' } : { op: 'ok', ok: false },
+      },
+    });
+  }
+}
+
 async function main(): Promise<void> {
   const rounds = Math.max(1, Number.parseInt(process.env.PG_BENCH_ROUNDS ?? '5', 10));
-  const parts = new Set((process.env.PG_BENCH_PARTS ?? 'p1,p2,p3').split(','));
+  const parts = new Set((process.env.PG_BENCH_PARTS ?? 'p1,p2,p3,p4').split(','));
   const env = new PgEnv();
   await env.init();
   try {
@@ -323,6 +384,7 @@ async function main(): Promise<void> {
     await timed('p1', () => p1(env, rounds));
     await timed('p2', () => p2(env, Math.min(rounds, 3), 10_000));
     await timed('p3', () => p3(env, rounds, 5000));
+    await timed('p4', () => p4(env, Math.min(rounds, 3), 10_000));
   } finally {
     await env.close();
   }

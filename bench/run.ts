@@ -1,5 +1,5 @@
 // `npm run bench`: agentstate against a raw better-sqlite3 baseline measured in the same run.
-// Options: --rounds N (default 5), --only 1,2,3,4,5,docs,pg (sections; docs = d1,d2,d3,d4; pg = p1,p2,p3,
+// Options: --rounds N (default 5), --only 1,2,3,4,5,docs,pg (sections; docs = d1,d2,d3,d4; pg = p1,p2,p3,p4,
 // run only when PostgreSQL answers at AGENTSTATE_BENCH_PG_URL), --json PATH (write the results).
 import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -559,7 +559,7 @@ async function sectionD4(): Promise<void> {
   );
 }
 
-const PG_PARTS = ['p1', 'p2', 'p3'];
+const PG_PARTS = ['p1', 'p2', 'p3', 'p4'];
 let pgMeta: PgMeta | null = null;
 
 function ruleCheck(rule: PgRule): (ratio: number, value: number) => boolean | null {
