@@ -298,7 +298,7 @@ async function p3(env: PgEnv, rounds: number, versions: number): Promise<void> {
 
 /**
  * P4 (information): claim + resolve in raw SQL with an event per transition, chained per instance under
- * the head lock (today's design) or per stream with xid8 positions (the alternative), against no event.
+ * the head lock (today's design) or per stream with xid8 positions, or one event per batch, against no event.
  */
 async function p4(env: PgEnv, rounds: number, items: number): Promise<void> {
   const cases: Array<{ design: EventDesign; batch: number }> = [
@@ -307,6 +307,7 @@ async function p4(env: PgEnv, rounds: number, items: number): Promise<void> {
     { design: 'stream', batch: 1 },
     { design: 'none', batch: CLAIM_MANY_LIMIT },
     { design: 'stream', batch: CLAIM_MANY_LIMIT },
+    { design: 'batch', batch: CLAIM_MANY_LIMIT },
   ];
   const key = (c: { design: EventDesign; batch: number }) => `${c.design}/${c.batch}`;
   const rates = new Map<string, number[]>(cases.map((c) => [key(c), []]));
@@ -326,11 +327,13 @@ async function p4(env: PgEnv, rounds: number, items: number): Promise<void> {
     none: 'no event',
     instance: 'event chained per instance (head lock)',
     stream: 'event chained per stream (xid8 positions)',
+    batch: 'one event per batch, chained per instance',
   };
   const rows = [
     { a: 'instance/1', b: 'none/1' },
     { a: 'stream/1', b: 'none/1' },
     { a: `stream/${CLAIM_MANY_LIMIT}`, b: `none/${CLAIM_MANY_LIMIT}` },
+    { a: `batch/${CLAIM_MANY_LIMIT}`, b: `none/${CLAIM_MANY_LIMIT}` },
   ];
   for (const [k, row] of rows.entries()) {
     const [design, batch] = row.a.split('/') as [EventDesign, string];

@@ -9,14 +9,15 @@
 //              at a time;
 //   stream   — the event takes its position from a sequence and records its transaction id (xid8), so a
 //              tailing reader reads below pg_snapshot_xmin (LESSONS.md's other option), and is chained
-//              to the previous event of its *stream* under the stream's counter row: no instance-wide lock.
+//              to the previous event of its *stream* under the stream's counter row: no instance-wide lock;
+//   batch    — as `instance`, but one event per statement for all the items it claimed or finished (their
+//              ids in the event's data, on the instance's `work` stream) instead of one per item.
 // Each event row is what agentstate stores (same table, same five indexes). Schema of its own, dropped after.
 import pg from 'pg';
 import { nowMs, settle } from './lib.js';
 import { PG_URL, type PgEnv, WORKERS } from './postgres.js';
 
-export type EventDesign = 'none' | 'instance' | 'stream';
-export const EVENT_DESIGNS: EventDesign[] = ['none', 'instance', 'stream'];
+export type EventDesign = 'none' | 'instance' | 'stream' | 'batch';
 
 function schemaSql(s: string): string {
   return `CREATE SCHEMA ${s};
@@ -44,6 +45,21 @@ function schemaSql(s: string): string {
 function eventCtes(s: string, design: EventDesign, type: string): string {
   const data = `json_build_object('worker', $1::text, 'type', '${type}')`;
   if (design === 'none') return '';
+  if (design === 'batch') {
+    return `,
+      sq AS (UPDATE ${s}.event_streams AS q SET seq = q.seq + 1
+        WHERE q.instance = 'i' AND q.stream = 'work' AND EXISTS (SELECT 1 FROM cl) RETURNING q.seq, q.stream),
+      pv AS (SELECT h.position, h.hash FROM ${s}.event_heads AS h
+        WHERE h.instance = 'i' AND EXISTS (SELECT 1 FROM sq) FOR UPDATE),
+      bd AS (SELECT json_build_object('worker', $1::text, 'type', '${type}', 'ids', json_agg(cl.id)) AS data FROM cl),
+      hd AS (UPDATE ${s}.event_heads AS h SET position = v.position + 1,
+          hash = encode(sha256(convert_to(v.hash || (v.position + 1) || sq.stream || sq.seq || bd.data::text, 'UTF8')), 'hex')
+        FROM pv AS v, sq, bd WHERE h.instance = 'i'
+        RETURNING h.position, v.hash AS prev, h.hash, sq.seq, sq.stream, bd.data),
+      ev AS (INSERT INTO ${s}.events (instance, position, stream, stream_seq, type, data, actor, created_at,
+          prev_hash, hash)
+        SELECT 'i', hd.position, hd.stream, hd.seq, '${type}', hd.data, $1, $2, hd.prev, hd.hash FROM hd)`;
+  }
   if (design === 'instance') {
     // One row per statement (single-item runs only): the head moves by one.
     return `,
@@ -100,6 +116,7 @@ export async function designQueue(
     await env.admin.query(
       `INSERT INTO ${s}.event_streams SELECT 'i', 'work/' || id, 0, repeat('0', 64) FROM ${s}.work_items`,
     );
+    await env.admin.query(`INSERT INTO ${s}.event_streams VALUES ('i', 'work', 0, repeat('0', 64))`);
     await env.admin.query(`INSERT INTO ${s}.event_heads VALUES ('i', 0, repeat('0', 64))`);
     await env.admin.query(`ANALYZE ${s}.work_items`);
     await env.admin.query(`ANALYZE ${s}.event_streams`);
@@ -145,11 +162,24 @@ export async function designQueue(
             WHERE p.hash = e.prev_hash) AS chained`,
       )
     ).rows;
-    const events = design === 'none' ? 0 : 2 * items;
+    const events = design === 'none' ? 0 : design === 'batch' ? (audit?.events ?? 0) : 2 * items; // batch: one per statement
     if (audit?.done !== items) problems.push(`${audit?.done} of ${items} done once`);
     if (audit?.events !== events) problems.push(`${audit?.events} events, expected ${events}`);
+    if (design === 'batch') {
+      // Every item appears in exactly one claimed and one resolved event.
+      const [ids] = (
+        await env.admin.query<{ claimed: number; resolved: number }>(
+          `SELECT count(DISTINCT x) FILTER (WHERE type = 'work_item_claimed')::int AS claimed,
+             count(DISTINCT x) FILTER (WHERE type = 'work_item_resolved')::int AS resolved
+           FROM ${s}.events, json_array_elements_text(data->'ids') AS x`,
+        )
+      ).rows;
+      if (ids?.claimed !== items || ids?.resolved !== items) {
+        problems.push(`batch events name ${ids?.claimed} claimed / ${ids?.resolved} resolved items`);
+      }
+    }
     // Every event but the first of the chain (instance) or of each stream (stream) links to its predecessor.
-    const links = design === 'none' ? 0 : design === 'instance' ? events - 1 : events - items;
+    const links = design === 'none' ? 0 : design === 'stream' ? events - items : events - 1;
     if (audit?.chained !== links) problems.push(`${audit?.chained} chain links, expected ${links}`);
     return { itemsPerSec: (items / ms) * 1000, events: audit?.events ?? 0, problems };
   } finally {
