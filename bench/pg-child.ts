@@ -329,25 +329,20 @@ async function p4(env: PgEnv, rounds: number, items: number): Promise<void> {
     stream: 'event chained per stream (xid8 positions)',
     batch: 'one event per batch, chained per instance',
   };
-  const rows = [
-    { a: 'instance/1', b: 'none/1' },
-    { a: 'stream/1', b: 'none/1' },
-    { a: `stream/${CLAIM_MANY_LIMIT}`, b: `none/${CLAIM_MANY_LIMIT}` },
-    { a: `batch/${CLAIM_MANY_LIMIT}`, b: `none/${CLAIM_MANY_LIMIT}` },
-  ];
-  for (const [k, row] of rows.entries()) {
-    const [design, batch] = row.a.split('/') as [EventDesign, string];
-    const at = batch === '1' ? '1 at a time' : `${batch} at a time`;
+  // Each design against no event at the same batch size.
+  const rows = cases.filter((c) => c.design !== 'none');
+  for (const [k, c] of rows.entries()) {
+    const at = c.batch === 1 ? '1 at a time' : `${c.batch} at a time`;
     await send({
       type: 'row',
       row: {
         section: 'P4',
-        name: `raw claim + resolve, ${label[design]}, ${at}`,
+        name: `raw claim + resolve, ${label[c.design]}, ${at}`,
         unit: 'items/s',
         baselineName: `raw, no event, ${at}`,
         target: '(info: design cost)',
-        rounds: rates.get(row.a)!,
-        baselineRounds: rates.get(row.b)!,
+        rounds: rates.get(key(c))!,
+        baselineRounds: rates.get(key({ design: 'none', batch: c.batch }))!,
         note:
           k === 0
             ? `raw SQL, no agentstate code, ${WORKERS} workers, ${fmt(items)} items, the events table and indexes agentstate has; audit (items done once, event count, every chain link): ${problems.length === 0 ? 'ok in every round' : problems.join('; ')}`
