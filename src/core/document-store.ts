@@ -11,7 +11,7 @@ import {
 } from '../errors.js';
 import type { CommitContext, CommitEffects, KindDefinition } from '../kinds/kind.js';
 import type { DocumentWrite, NewEvent, StoreBackend } from './backend.js';
-import { checkInput, type InputSpec, LIMITS } from './input.js';
+import { checkInput, type InputSpec, LIMITS, RESERVED_KEYS } from './input.js';
 import { applyMergePatch, canonicalJson, cloneJson, getPath, sha256 } from './json.js';
 import type { Clock } from './time.js';
 import {
@@ -133,6 +133,19 @@ function applyJsonPatch(base: JsonObject, ops: unknown): JsonObject {
     throw new InvalidInputError('json_patch must be an array of RFC 6902 operations', {
       field: 'json_patch',
     });
+  ops.forEach((op, index) => {
+    for (const field of ['path', 'from'] as const) {
+      const path = (op as Partial<JsonPatchOp> | null)?.[field];
+      if (typeof path !== 'string') continue;
+      const seg = path.split('/').find((s) => RESERVED_KEYS.has(s.replace(/~1/g, '/').replace(/~0/g, '~')));
+      if (seg !== undefined) {
+        throw new InvalidInputError(
+          `json_patch operation ${index}: ${field} ${JSON.stringify(path)} names the key ${JSON.stringify(seg)}, which is refused`,
+          { field: 'json_patch', pointer: `/${index}/${field}`, operation: 'commit' },
+        );
+      }
+    }
+  });
   const invalid = jsonPatch().validate(ops as FastJsonPatch.Operation[], base);
   if (invalid) {
     const e = invalid as { message: string; name: string; index?: number };
@@ -161,6 +174,20 @@ function applyJsonPatch(base: JsonObject, ops: unknown): JsonObject {
     throw new InvalidInputError('json_patch must leave a JSON object', { field: 'json_patch' });
   }
   return out as JsonObject;
+}
+
+/** The hash that tells a retry of a commit (same write id, same change) from a reuse of its write id. */
+function requestHashOf(i: CommitInput, forkedFrom: DocumentWrite['forked_from']): string {
+  return sha256(
+    canonicalJson({
+      expected_version: i.expected_version,
+      body: i.body,
+      merge_patch: i.merge_patch,
+      json_patch: i.json_patch,
+      noop: i.noop ?? false,
+      forked_from: forkedFrom,
+    }),
+  );
 }
 
 /** What a kind without rules of its own asks for. */
@@ -204,6 +231,19 @@ export class DocumentStore {
   }
 
   async #commit(i: CommitInput, forkedFrom: DocumentWrite['forked_from']): Promise<CommitResult> {
+    try {
+      return await this.#commitOnce(i, forkedFrom);
+    } catch (err) {
+      if (!(err instanceof StateConflictError) || i.write_id === undefined) throw err;
+      // A retry racing its original (same write id, same moment) loses the conditional write or the
+      // write id's unique index to it; once the original has landed, the retry's answer is its result.
+      const replay = await this.#replay(i, requestHashOf(i, forkedFrom));
+      if (replay) return replay;
+      throw err;
+    }
+  }
+
+  async #commitOnce(i: CommitInput, forkedFrom: DocumentWrite['forked_from']): Promise<CommitResult> {
     const key = `${i.kind}\u0000${i.id}`;
     const cached = this.#latest.get(key);
     if (cached === undefined || cached.version !== i.expected_version) {
@@ -217,6 +257,28 @@ export class DocumentStore {
       this.#latest.delete(key);
       return this.#write(i, forkedFrom, null, key);
     }
+  }
+
+  /**
+   * The original result of an earlier commit with `i.write_id`, or null when there is none; STATE_CONFLICT
+   * when the write id was used for a different change.
+   */
+  async #replay(i: CommitInput, requestHash: string): Promise<CommitResult | null> {
+    const prior = await this.#backend.docs.findWrite(i.kind, i.id, i.write_id!);
+    if (!prior) return null;
+    if (prior.request_hash !== requestHash) {
+      const actual = (await this.#backend.docs.get(i.kind, i.id))?.version ?? 0;
+      throw new StateConflictError(
+        `write_id ${i.write_id} was already used for a different change to ${i.kind}/${i.id}`,
+        { kind: i.kind, id: i.id, write_id: i.write_id, expected: i.expected_version, actual },
+      );
+    }
+    let body = prior.body;
+    if (body === null) {
+      const v = await this.#backend.docs.getVersion(i.kind, i.id, prior.entry.version);
+      body = v && v !== 'pruned' ? v.body : {};
+    }
+    return this.#result(i.kind, i.id, prior.entry, body, true, !prior.entry.noop);
   }
 
   /** `key` is the record's `#latest` key. */
@@ -271,42 +333,10 @@ export class DocumentStore {
       }
     }
     // Only a write id is ever compared against the request, so only then is it worth hashing.
-    const requestHash =
-      i.write_id === undefined
-        ? ''
-        : sha256(
-            canonicalJson({
-              expected_version: i.expected_version,
-              body: i.body,
-              merge_patch: i.merge_patch,
-              json_patch: i.json_patch,
-              noop: i.noop ?? false,
-              forked_from: forkedFrom,
-            }),
-          );
+    const requestHash = i.write_id === undefined ? '' : requestHashOf(i, forkedFrom);
     if (i.write_id !== undefined) {
-      const prior = await this.#backend.docs.findWrite(i.kind, i.id, i.write_id);
-      if (prior) {
-        if (prior.request_hash !== requestHash) {
-          const actual = (await this.#backend.docs.get(i.kind, i.id))?.version ?? 0;
-          throw new StateConflictError(
-            `write_id ${i.write_id} was already used for a different change to ${i.kind}/${i.id}`,
-            {
-              kind: i.kind,
-              id: i.id,
-              write_id: i.write_id,
-              expected: i.expected_version,
-              actual,
-            },
-          );
-        }
-        let body = prior.body;
-        if (body === null) {
-          const v = await this.#backend.docs.getVersion(i.kind, i.id, prior.entry.version);
-          body = v && v !== 'pruned' ? v.body : {};
-        }
-        return this.#result(i.kind, i.id, prior.entry, body, true, !prior.entry.noop);
-      }
+      const replay = await this.#replay(i, requestHash);
+      if (replay) return replay;
     }
 
     const current = cached ?? (await this.#backend.docs.get(i.kind, i.id));
