@@ -151,6 +151,15 @@ export function buildProgram(): Command {
     .option('--result <json>', 'JSON result', json('--result'))
     .option('-e, --error <message>', 'why it failed')
     .option('--attempt <n>', 'fencing token: the attempt number your claim returned', int('attempt'))
+    .option('--actor <name>', 'who resolves an item waiting for a human (who answered a decision)')
+    .addOption(
+      new Option('--actor-kind <kind>', 'human answers a decision a document asked for').choices([
+        'human',
+        'model',
+        'tool',
+        'system',
+      ]),
+    )
     .action(async (id: string, status: string, o, cmd: Command) =>
       withInstance(cmd, async (inst, out) => {
         const item = await inst.work.resolve({
@@ -160,6 +169,8 @@ export function buildProgram(): Command {
           ...(o.result !== undefined && { result: o.result }),
           ...(o.error !== undefined && { error: o.error }),
           ...(o.attempt !== undefined && { attempt: o.attempt }),
+          ...(o.actor !== undefined && { actor: o.actor }),
+          ...(o.actorKind !== undefined && { actor_kind: o.actorKind }),
         });
         out.emit(item, () => formatItem(item));
       }),
