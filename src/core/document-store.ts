@@ -240,6 +240,8 @@ export class DocumentStore {
   ): Promise<CommitResult> {
     const kinds = this.#kinds ?? (await this.#loadKinds());
     const kind = kinds.get(i.kind);
+    // Before anything is read or written: an id this kind refuses (e.g. one that is a path) is never stored.
+    kind.checkId?.(i.id);
     const changes =
       (i.body === undefined ? 0 : 1) +
       (i.merge_patch === undefined ? 0 : 1) +
@@ -544,6 +546,7 @@ export class DocumentStore {
     });
     const kinds = await this.#loadKinds();
     const kind = kinds.get(i.kind);
+    kind.checkId?.(i.id);
     const current = await this.#backend.docs.get(i.kind, i.id);
     const version = current?.version ?? 0;
     const next = structuredClone(i.body);
