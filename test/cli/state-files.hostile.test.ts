@@ -5,6 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import {
   closeSync,
+  copyFileSync,
   existsSync,
   lstatSync,
   mkdirSync,
@@ -12,10 +13,14 @@ import {
   readdirSync,
   readFileSync,
   readlinkSync,
+  rmSync,
+  symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { openInstance } from '../../src/instance/instance.js';
+import { getKind, registerKind } from '../../src/kinds/registry.js';
 import { CLI, cleanEnv } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -188,6 +193,9 @@ describe('document ids that are paths are refused at the kind, before anything i
     refused(viaStdin);
     expect(viaStdin.errorJson?.error).toMatchObject({ code: 'INVALID_INPUT', field: 'id' });
     expect(w.docs()).toEqual([]);
+    // A later export of the same ids writes nothing either.
+    refused(w.cli(['export', 'workflow-sessions', '../../package']));
+    refused(w.cli(['export', 'aios-workflow', '../../../outside/evil']));
     w.untouched();
 
     const json = w.cli(['state', 'commit', 'json', '../../package', '-e', '0', '-b', '-'], { input: '{}' });
@@ -201,6 +209,197 @@ describe('document ids that are paths are refused at the kind, before anything i
     expect(w.cli(['session', 'start-session', 'deploy', 'x', '--no-export']).code).toBe(0);
     refused(w.cli(['state', 'fork', 'workflow-sessions', 'deploy', '../../package']));
     expect(w.docs().map((d) => d.id)).toEqual(['deploy']);
+    w.untouched();
+  });
+});
+
+describe('a document id stored before ids were checked is never written as a path', () => {
+  it('export, watch and operations of it are refused; package.json untouched', () => {
+    const w = world();
+    // Plant the id the way an older version (without checkId) stored it.
+    const original = getKind('workflow-sessions');
+    return (async () => {
+      registerKind({ ...original, checkId: () => {} });
+      try {
+        const inst = await openInstance({ dir: w.inst });
+        await inst.docs.commit({
+          kind: 'workflow-sessions',
+          id: '../../package',
+          expected_version: 0,
+          body: JSON.parse(SESSIONS),
+          actor_kind: 'human',
+        });
+        await inst.close();
+      } finally {
+        registerKind(original);
+      }
+      refused(w.cli(['export', 'workflow-sessions', '../../package']));
+      refused(w.cli(['watch', 'workflow-sessions', '../../package', '--interval', '50']));
+      refused(w.cli(['session', 'set-phase', '../../package', 'build']));
+      expect(w.docs().map((d) => d.version)).toEqual([1]);
+      w.untouched();
+    })();
+  });
+});
+
+describe('every read and write stays inside the project, symlinks resolved', () => {
+  it('a .grid symlink to another folder: grid operations, export, watch, import, validate, recover refused', () => {
+    const w = world();
+    symlinkSync(w.outside, join(w.proj, '.grid'));
+    const init = w.cli(['grid', 'init', 'mission', 'auth', '--phases', '3']);
+    refused(init);
+    expect(init.stderr).toMatch(/outside the project/);
+    // Checked before the commit: the store is unchanged too.
+    expect(w.docs()).toEqual([]);
+    w.untouched();
+
+    expect(w.cli(['grid', 'init', 'mission', 'auth', '--phases', '3', '--no-export']).code).toBe(0);
+    refused(w.cli(['export', 'grid-mission', 'mission']));
+    refused(w.cli(['watch', 'grid-mission', 'mission', '--interval', '50']));
+    refused(w.cli(['grid', 'set-status', 'mission', 'in_progress']));
+    w.untouched();
+
+    // A valid STATE.md planted in the other folder is not read through the link either.
+    copyFileSync(join(EX, 'grid/seed-STATE.md.txt'), join(w.outside, 'STATE.md'));
+    const planted = snapshot(w.outside);
+    refused(w.cli(['import', '.grid/STATE.md']));
+    refused(w.cli(['validate', '.grid/STATE.md']));
+    refused(w.cli(['recover', '.grid/STATE.md']));
+    expect(snapshot(w.outside)).toEqual(planted);
+    expect(w.docs().map((d) => d.version)).toEqual([1]);
+  });
+
+  it('a state file that is a symlink out of the project is neither written nor read', () => {
+    const w = world();
+    mkdirSync(join(w.proj, '.copilot/state'), { recursive: true });
+    symlinkSync(join(w.outside, 'victim.json'), join(w.proj, '.copilot/state/deploy.json'));
+    refused(w.cli(['session', 'start-session', 'deploy', 'x']));
+    expect(w.docs()).toEqual([]);
+    refused(w.cli(['import', '.copilot/state/deploy.json']));
+    refused(w.cli(['validate', '.copilot/state/deploy.json']));
+    const gate = w.cli(['gate', 'A', 'deploy']);
+    refused(gate, 3);
+    expect(gate.stdout).toMatch(/outside the project/);
+    expect(w.docs()).toEqual([]);
+    w.untouched();
+  });
+
+  it('a .copilot/state symlink to another folder: gate and resume refuse to read it', () => {
+    const w = world();
+    mkdirSync(join(w.proj, '.copilot'));
+    symlinkSync(w.outside, join(w.proj, '.copilot/state'));
+    const gate = run(['--project', w.proj, 'gate', 'A', 'victim']);
+    refused(gate);
+    expect(gate.stderr).toMatch(/outside the project/);
+    refused(run(['--project', w.proj, 'resume', 'victim']));
+    refused(run(['--project', w.proj, 'resume', '../../package']));
+    w.untouched();
+  });
+
+  it('import, validate and recover of paths outside --project are refused', () => {
+    const w = world();
+    for (const dir of ['.copilot/state', '.aios', '.grid'])
+      mkdirSync(join(w.outside, dir), { recursive: true });
+    writeFileSync(join(w.outside, '.copilot/state/x.json'), SESSIONS);
+    copyFileSync(join(EX, 'grid/seed-STATE.md.txt'), join(w.outside, '.grid/STATE.md'));
+    const before = snapshot(w.outside);
+    for (const path of [
+      join(w.outside, '.copilot/state/x.json'),
+      '../../outside/.copilot/state/x.json',
+      '../../outside/.grid/STATE.md',
+      join(w.outside, '.aios/x-20260201-abc123-state.yaml'),
+    ]) {
+      for (const cmd of ['validate', 'import', 'recover']) {
+        const r = w.cli([cmd, path]);
+        refused(r);
+        expect(r.stdout + r.stderr, `${cmd} ${path}`).toMatch(/outside the project/);
+      }
+    }
+    expect(snapshot(w.outside)).toEqual(before);
+    expect(w.docs()).toEqual([]);
+    expect(readFileSync(join(w.proj, 'package.json'), 'utf8')).toBe(PACKAGE);
+  });
+
+  it('a FIFO left where the lock file goes does not hang a writer', () => {
+    const w = world();
+    mkdirSync(join(w.proj, '.grid'));
+    spawnSync('mkfifo', [join(w.proj, '.grid/STATE.md.lock')]);
+    const r = w.cli(['grid', 'init', 'mission', 'auth']);
+    expect(r.hung, 'hung on the lock FIFO').toBe(false);
+    expect(r.code, r.stderr).toBe(0);
+    expect(lstatSync(join(w.proj, '.grid/STATE.md')).isFile()).toBe(true);
+    expect(existsSync(join(w.proj, '.grid/STATE.md.lock'))).toBe(false);
+    w.untouched();
+  });
+});
+
+describe('FIFOs, devices, oversize files and invalid UTF-8 are refused before they are read', () => {
+  it('a FIFO as the state file: validate, import and gate A refuse it at once; export and recover replace it', () => {
+    const w = world();
+    mkdirSync(join(w.proj, '.copilot/state'), { recursive: true });
+    const fifo = join(w.proj, '.copilot/state/deploy.json');
+    spawnSync('mkfifo', [fifo]);
+    const v = w.cli(['validate', '.copilot/state/deploy.json']);
+    refused(v);
+    expect(v.stdout).toMatch(/FIFO/);
+    refused(w.cli(['import', '.copilot/state/deploy.json']));
+    const gate = w.cli(['gate', 'A', 'deploy']);
+    refused(gate, 3);
+    expect(gate.stdout).toMatch(/FIFO/);
+    expect(w.docs()).toEqual([]);
+
+    expect(w.cli(['session', 'start-session', 'deploy', 'x', '--no-export']).code).toBe(0);
+    const e = w.cli(['export', 'workflow-sessions', 'deploy']);
+    expect(e.hung, 'export hung on the FIFO').toBe(false);
+    expect(e.code, e.stderr).toBe(0);
+    expect(lstatSync(fifo).isFile()).toBe(true);
+
+    const grid = join(w.proj, '.grid/STATE.md');
+    expect(w.cli(['grid', 'init', 'mission', 'auth']).code).toBe(0);
+    const saved = readFileSync(grid, 'utf8');
+    rmSync(grid);
+    spawnSync('mkfifo', [grid]);
+    const rec = w.cli(['recover', '.grid/STATE.md']);
+    expect(rec.hung, 'recover hung on the FIFO').toBe(false);
+    expect(rec.code, rec.stderr).toBe(0);
+    expect(rec.stdout).toMatch(/recovered from store[\s\S]*FIFO/);
+    expect(readFileSync(grid, 'utf8')).toBe(saved);
+    w.untouched();
+  });
+
+  it('a symlink to /dev/zero: refused unread by validate and gate A (a device, even inside --project /)', () => {
+    const w = world();
+    mkdirSync(join(w.proj, '.copilot/state'), { recursive: true });
+    symlinkSync('/dev/zero', join(w.proj, '.copilot/state/zero.json'));
+    refused(w.cli(['validate', '.copilot/state/zero.json']));
+    refused(w.cli(['gate', 'A', 'zero']), 3);
+    // With the whole file system as the project the link stays inside: the device itself is refused.
+    const dev = run(['--project', '/', 'validate', join(w.proj, '.copilot/state/zero.json')]);
+    refused(dev);
+    expect(dev.stdout).toMatch(/is a device, not a regular file/);
+    w.untouched();
+  });
+
+  it('a file over the size limit, binary and invalid UTF-8 are refused; a real U+FFFD is text', () => {
+    const w = world();
+    const dir = join(w.proj, '.copilot/state');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'big.json'), Buffer.alloc(4 * 1024 * 1024 + 1, 0x20));
+    const big = w.cli(['validate', '.copilot/state/big.json']);
+    refused(big);
+    expect(big.stdout).toMatch(/larger than the 4194304 byte limit/);
+    writeFileSync(join(dir, 'bad.json'), Buffer.from('{"workflow":"\xff"}', 'latin1'));
+    const bad = w.cli(['validate', '.copilot/state/bad.json']);
+    refused(bad);
+    expect(bad.stdout).toMatch(/not valid UTF-8/);
+    refused(w.cli(['import', '.copilot/state/bad.json']));
+    expect(w.docs()).toEqual([]);
+
+    const withFffd = JSON.parse(SESSIONS);
+    withFffd.sessions[0].label = 'replacement \uFFFD character';
+    writeFileSync(join(dir, 'ok.json'), JSON.stringify(withFffd));
+    const ok = w.cli(['validate', '.copilot/state/ok.json']);
+    expect(ok.code, ok.stdout).toBe(0);
     w.untouched();
   });
 });
