@@ -403,3 +403,47 @@ describe('FIFOs, devices, oversize files and invalid UTF-8 are refused before th
     w.untouched();
   });
 });
+
+describe('stdin and body files are read with the same cap and strict UTF-8', () => {
+  it('an endless stdin (/dev/zero) or body file is cut off at 4 MiB and refused; nothing committed', () => {
+    const w = world();
+    const stdin = w.cli(['state', 'commit', 'json', 'big', '-e', '0', '-b', '-'], { stdinPath: '/dev/zero' });
+    refused(stdin);
+    expect(stdin.stderr).toMatch(/body \(stdin\) is larger than the 4194304 byte limit \[INVALID_INPUT\]/);
+    const file = w.cli(['state', 'commit', 'json', 'big', '-e', '0', '-m', '/dev/zero']);
+    refused(file);
+    expect(file.stderr).toMatch(/merge_patch \(\/dev\/zero\) is larger than the 4194304 byte limit/);
+    const payload = run(['EnqueueWorkItem', '--dir', w.inst, '--payload', '-'], { stdinPath: '/dev/zero' });
+    refused(payload);
+    expect(payload.errorJson?.error).toMatchObject({ code: 'INVALID_INPUT', field: 'payload' });
+    const over = w.cli(['state', 'commit', 'json', 'big', '-e', '0', '--patch', '-'], {
+      input: `[${' '.repeat(4 * 1024 * 1024)}]`,
+    });
+    refused(over);
+    expect(over.stderr).toMatch(/larger than the 4194304 byte limit/);
+    expect(w.docs()).toEqual([]);
+  });
+
+  it('invalid UTF-8 on stdin is refused, never stored as U+FFFD; a real U+FFFD is kept', () => {
+    const w = world();
+    const bad = Buffer.from('{"text":"caf\xe9 \xff"}', 'latin1');
+    const commit = w.cli(['state', 'commit', 'json', 'u', '-e', '0', '-b', '-'], { input: bad });
+    refused(commit);
+    expect(commit.stderr).toMatch(/body \(stdin\) is not valid UTF-8 text \[INVALID_INPUT\]/);
+    const wf = run(['EnqueueWorkItem', '--dir', w.inst, '--payload', '-'], {
+      input: Buffer.from('{"title":"\xff"}', 'latin1'),
+    });
+    refused(wf);
+    expect(wf.errorJson?.error).toMatchObject({ code: 'INVALID_INPUT', field: 'payload' });
+    expect(w.docs()).toEqual([]);
+    const items = run(['--dir', w.inst, '--json', 'list']);
+    expect(JSON.parse(items.stdout)).toEqual([]);
+
+    const ok = w.cli(['state', 'commit', 'json', 'u', '-e', '0', '-b', '-'], {
+      input: Buffer.from('{"text":"a \uFFFD b"}', 'utf8'),
+    });
+    expect(ok.code, ok.stderr).toBe(0);
+    const got = w.cli(['--json', 'state', 'get', 'json', 'u']);
+    expect(JSON.parse(got.stdout).body).toEqual({ text: 'a \uFFFD b' });
+  });
+});

@@ -1,10 +1,10 @@
 // The file-safety helpers on their own: confinement to the project root (symlinks resolved), bounded
-// reads of regular files only, and strict UTF-8 (issue 10, hole 2).
+// reads of regular files only, strict UTF-8, and capped stream reads (issue 10, hole 2).
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createReadStream, mkdirSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { decodeUtf8 } from '../../src/core/text-input.js';
+import { decodeUtf8, readCapped } from '../../src/core/text-input.js';
 import { readRegularFile } from '../../src/instance/files.js';
 import { confineToProject } from '../../src/views/confine.js';
 import { readViewFile, writeViewFile } from '../../src/views/files.js';
@@ -105,7 +105,7 @@ describe('readRegularFile and readViewFile', () => {
   });
 });
 
-describe('decodeUtf8', () => {
+describe('decodeUtf8 and readCapped', () => {
   it('decodeUtf8 is fatal on invalid bytes and names the field', () => {
     expect(decodeUtf8(Buffer.from('é \uFFFD'), 'x')).toBe('é \uFFFD');
     let err: { code?: string; details?: Record<string, unknown> } = {};
@@ -115,5 +115,20 @@ describe('decodeUtf8', () => {
       err = e as typeof err;
     }
     expect(err).toMatchObject({ code: 'INVALID_INPUT', details: { field: 'body' } });
+  });
+
+  it('readCapped stops an endless stream at the cap', async () => {
+    const stream = createReadStream('/dev/zero');
+    await expect(readCapped(stream, 'zero', { maxBytes: 1 << 20, field: 'body' })).rejects.toMatchObject({
+      code: 'INVALID_INPUT',
+      details: { field: 'body', limit: 1 << 20 },
+    });
+    expect(stream.destroyed).toBe(true);
+    async function* chunks() {
+      yield Buffer.from('ab');
+      yield 'cd';
+    }
+    expect((await readCapped(chunks(), 'x', { maxBytes: 4 })).toString()).toBe('abcd');
+    await expect(readCapped(chunks(), 'x', { maxBytes: 3 })).rejects.toMatchObject({ code: 'INVALID_INPUT' });
   });
 });
