@@ -1,9 +1,10 @@
 // PostgreSQL connections terminated under a running store (pg_terminate_backend, 57P01): the process never
 // dies of an unhandled 'error' event, the call in flight fails STORAGE_UNAVAILABLE or succeeds, the next
-// call reconnects by itself, and nothing acknowledged is lost.
+// call reconnects by itself, nothing acknowledged is lost, and a LISTEN connection is re-established.
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openPostgresBackend } from '../../src/backends/postgres/backend.js';
 import { PostgresConnection } from '../../src/backends/postgres/connection.js';
 import { openInstance } from '../../src/instance/instance.js';
 import { adminQuery, PG_URL, postgresForThisFile } from '../helpers/postgres.js';
@@ -98,9 +99,14 @@ suite('postgres: connections terminated under a running worker process', () => {
         terminated += await terminate(app);
         await sleep(10 + Math.floor(Math.random() * 60));
       }
-      // It goes on by itself: new writes are acknowledged.
+      // It goes on by itself: new writes are acknowledged, and the LISTEN connection is back (a hint arrives).
       const after = lines.length;
       await waitFor('20 writes after the terminations', () => acks(after) >= 20, 60_000);
+      await waitFor(
+        'a hint after the terminations',
+        () => lines.slice(after).some((l) => l.hint !== undefined),
+        30_000,
+      );
       child.stdin.end('stop\n');
       expect(await exited, stderr).toBe(0);
     } finally {
@@ -213,6 +219,63 @@ suite('postgres: a connection terminated inside the library', () => {
       expect(unhandled).toEqual([]);
     } finally {
       await conn.close();
+    }
+  });
+
+  it('a LISTEN connection that is terminated is re-established, and hints arrive again', async () => {
+    const app = appName();
+    const b = await openPostgresBackend({
+      url: PG_URL,
+      schema: schema!,
+      instance: 'term/listen',
+      applicationName: app,
+      poolSize: 2,
+    });
+    const positions: number[] = [];
+    const stop = await b.listen((p) => positions.push(p));
+    try {
+      const append = () =>
+        b.events.append([
+          {
+            type: 'tick',
+            stream: 'instance',
+            data: null,
+            actor: 't',
+            correlation_id: null,
+            causation_id: null,
+            work_item_id: null,
+            created_at: Date.now(),
+          },
+        ]);
+      await append();
+      for (let i = 0; i < 200 && positions.length === 0; i++) await sleep(10);
+      expect(positions).toEqual([1]);
+      // Each round kills the listener; the next round waits until it is LISTENing again.
+      for (let round = 0; round < 3; round++) {
+        let listening = 0;
+        for (let i = 0; i < 1000 && listening === 0; i++) {
+          listening = (
+            await adminQuery(
+              "SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND query LIKE 'LISTEN%'",
+              [app],
+            )
+          ).length;
+          if (listening === 0) await sleep(10);
+        }
+        expect(listening).toBe(1);
+        expect(await terminate(app)).toBeGreaterThan(0);
+      }
+      // The hint of an append is lost while the listener is down; appends go on until one arrives.
+      const deadline = Date.now() + 20_000;
+      while (positions.length < 2 && Date.now() < deadline) {
+        await append();
+        await sleep(200);
+      }
+      expect(positions.length).toBeGreaterThanOrEqual(2);
+      expect(unhandled).toEqual([]);
+    } finally {
+      await stop();
+      await b.close();
     }
   });
 });

@@ -42,6 +42,8 @@ export interface PgListener {
   query(sql: string): Promise<unknown>;
   on(event: 'notification', listener: (msg: { channel: string; payload?: string }) => void): unknown;
   on(event: 'error', listener: (err: Error) => void): unknown;
+  /** The connection closed (ended by us, or lost). */
+  on(event: 'end', listener: () => void): unknown;
   end(): Promise<void>;
 }
 
