@@ -2,6 +2,7 @@
 // that retry deadlocks and stale connections, and driver errors mapped to typed errors (URL redacted).
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { redactUrl } from '../../core/redact.js';
 import {
   AgentStateError,
   InternalError,
@@ -105,25 +106,6 @@ export interface Tx {
   query<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<PgResult<R>>;
   /** Runs the transaction's last statement pipelined with COMMIT (as the only statement: on its own). */
   queryAndCommit<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<PgResult<R>>;
-}
-
-/**
- * A URL (or key=value connection string) with any password replaced by `***`, safe for messages and logs.
- * @example redactPostgresUrl('postgres://me:s3cret@db/x') // 'postgres://me:***@db/x'
- */
-export function redactPostgresUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    for (const key of [...u.searchParams.keys()]) {
-      if (/pass/i.test(key)) u.searchParams.set(key, '***');
-    }
-    return u.toString();
-  } catch {
-    return url
-      .replace(/\/\/([^/?#]*)@/, (_m, auth: string) => `//${auth.split(':')[0]}:***@`)
-      .replace(/(pass\w*\s*=\s*)('[^']*'|\S+)/gi, '$1***');
-  }
 }
 
 // Connection-level failures: the server is down, restarting, unreachable, refusing us, or out of room.
@@ -245,11 +227,11 @@ export function mapPgError(err: unknown, redactedUrl: string): unknown {
 function validateOptions(opts: PostgresOptions): { schema: string; redacted: string } {
   if (typeof opts.url !== 'string' || !/^postgres(ql)?:\/\//i.test(opts.url)) {
     throw new InvalidInputError(
-      `url must be a postgres:// or postgresql:// URL, got ${typeof opts.url === 'string' ? redactPostgresUrl(opts.url) : typeof opts.url}`,
+      `url must be a postgres:// or postgresql:// URL, got ${typeof opts.url === 'string' ? redactUrl(opts.url) : typeof opts.url}`,
       { field: 'url' },
     );
   }
-  const redacted = redactPostgresUrl(opts.url);
+  const redacted = redactUrl(opts.url);
   try {
     new URL(opts.url);
   } catch {
@@ -295,7 +277,7 @@ export class PostgresConnection {
   readonly instance: string;
   readonly schema: string;
   readonly names: Names;
-  /** The URL with its password replaced, for messages. */
+  /** The URL with its secrets replaced (redactUrl), for messages. */
   readonly url: string;
   readonly config: PgPoolConfig;
   private readonly prepared: boolean;
