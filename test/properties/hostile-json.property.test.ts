@@ -34,7 +34,9 @@ afterAll(async () => {
 
 function example(name: string): JsonObject {
   const path = new URL(`../kinds/examples/${name}`, import.meta.url);
-  return JSON.parse(readFileSync(name.endsWith('.json') ? path : new URL(`${path}.json`), 'utf8')) as JsonObject;
+  return JSON.parse(
+    readFileSync(name.endsWith('.json') ? path : new URL(`${path}.json`), 'utf8'),
+  ) as JsonObject;
 }
 
 /** An own enumerable key, even `__proto__` (an assignment would set the prototype instead). */
