@@ -5,6 +5,7 @@ import { parseJsonInput } from '../core/input.js';
 import { parseDuration, parseIsoTime } from '../core/time.js';
 import type { Json } from '../core/types.js';
 import { type Instance, openInstance } from '../instance/instance.js';
+import { resolveInstance } from '../service/instance-resolver.js';
 
 export interface GlobalOpts {
   dir?: string;
@@ -76,20 +77,18 @@ export function list(v: string, prev: string[] = []): string[] {
   );
 }
 
+/**
+ * Opens the instance the flags and environment name (the one resolver), runs `fn`, closes it. Only `init`
+ * (and `instance import`, which fills a new one) pass `create: true`: every other command refuses a
+ * missing instance with NOT_FOUND instead of creating an empty one for a mistyped --name or --dir.
+ */
 export async function withInstance<T>(
   cmd: Command,
   fn: (inst: Instance, out: Output) => Promise<T>,
+  opts: { create?: boolean } = {},
 ): Promise<void> {
   const g = cmd.optsWithGlobals<GlobalOpts>();
-  const env = process.env;
-  const inst = await openInstance({
-    dir: g.dir ?? (g.name === undefined ? env.MF_INSTANCE_DIR || undefined : undefined),
-    name: g.name ?? (env.MF_AGENT_NAME || undefined),
-    host: g.host ?? (env.MF_HOST || undefined),
-    root: g.root ?? (env.AGENTSTATE_ROOT || undefined),
-    url: g.url ?? (env.AGENTSTATE_URL || undefined),
-    ...(g.durability ? { durability: g.durability } : {}),
-  });
+  const inst = await openInstance({ ...resolveInstance(g), create: opts.create ?? false });
   try {
     await fn(inst, new Output(g.json ?? false));
   } finally {

@@ -27,13 +27,17 @@ export function addInstanceCommands(program: Command): void {
     .command('import <file>')
     .description('load an exported instance into this (empty) instance and verify it')
     .action(async (file: string, _o, cmd: Command) =>
-      withInstance(cmd, async (inst, out) => {
-        const r = await importInstance(inst.backend, inst.events, resolve(file));
-        out.emit(
-          r,
-          () =>
-            `imported and verified: ${r.work_items} work items, ${r.events} events (chain intact), ${r.documents} documents (${r.history} versions) from ${r.source_backend}`,
-        );
-      }),
+      withInstance(
+        cmd,
+        async (inst, out) => {
+          const r = await importInstance(inst.backend, inst.events, resolve(file));
+          out.emit(
+            r,
+            () =>
+              `imported and verified: ${r.work_items} work items, ${r.events} events (chain intact), ${r.documents} documents (${r.history} versions) from ${r.source_backend}`,
+          );
+        },
+        { create: true },
+      ),
     );
 }

@@ -54,15 +54,19 @@ export function buildProgram(): Command {
     .command('init')
     .description('create the instance layout and database (ScaffoldFolders)')
     .action(async (_o, cmd: Command) =>
-      withInstance(cmd, async (inst, out) => {
-        const r = scaffold(inst);
-        await regenerateDashboard(inst);
-        out.emit(
-          r,
-          () =>
-            `instance ${r.name}@${r.host} at ${r.instance_dir}${r.created.length ? ` (created ${r.created.join(', ')})` : ' (already there)'}`,
-        );
-      }),
+      withInstance(
+        cmd,
+        async (inst, out) => {
+          const r = scaffold(inst);
+          await regenerateDashboard(inst);
+          out.emit(
+            r,
+            () =>
+              `instance ${r.name}@${r.host} at ${r.instance_dir}${r.created.length ? ` (created ${r.created.join(', ')})` : ' (already there)'}`,
+          );
+        },
+        { create: true },
+      ),
     );
 
   program

@@ -9,6 +9,7 @@ import { type Instance, openInstance } from '../instance/instance.js';
 import { checkFileId } from '../kinds/file-id.js';
 import { checkGate, GATES, type Gate, type GateFile, gateFile } from '../kinds/workflow-sessions/gates.js';
 import { renderResume, resumeSummary } from '../kinds/workflow-sessions/resume.js';
+import { namesAnInstance, resolveInstance } from '../service/instance-resolver.js';
 import { confineToProject } from '../views/confine.js';
 import { readViewFile } from '../views/files.js';
 import { duration, type GlobalOpts, Output } from './context.js';
@@ -47,17 +48,8 @@ function readStateFiles(root: string): GateFile[] {
 /** Opens the instance when the flags or MF_* variables name one; gates work without a store too. */
 async function maybeInstance(cmd: Command): Promise<Instance | null> {
   const g = cmd.optsWithGlobals<GlobalOpts>();
-  const env = process.env;
-  const dir = g.dir ?? (g.name === undefined ? env.MF_INSTANCE_DIR || undefined : undefined);
-  const name = g.name ?? (env.MF_AGENT_NAME || undefined);
-  if (dir === undefined && name === undefined) return null;
-  return openInstance({
-    dir,
-    name,
-    host: g.host ?? (env.MF_HOST || undefined),
-    root: g.root ?? (env.AGENTSTATE_ROOT || undefined),
-    url: g.url ?? (env.AGENTSTATE_URL || undefined),
-  });
+  if (!namesAnInstance(g)) return null;
+  return openInstance({ ...resolveInstance(g), create: false });
 }
 
 export function addSessionCommands(program: Command): void {

@@ -1,5 +1,6 @@
 // An open instance: one agent persona's store plus its folder, with the services hung off it.
 
+import { existsSync } from 'node:fs';
 import type { PostgresOptions } from '../backends/postgres/connection.js';
 import { type Durability, openSqliteBackend } from '../backends/sqlite/backend.js';
 import type { StoreBackend } from '../core/backend.js';
@@ -8,7 +9,7 @@ import { EventLog } from '../core/event-log.js';
 import { redactUrl } from '../core/redact.js';
 import { type Clock, systemClock } from '../core/time.js';
 import { WorkQueue } from '../core/work-queue.js';
-import { InvalidInputError, StorageUnavailableError } from '../errors.js';
+import { InvalidInputError, NotFoundError, StorageUnavailableError } from '../errors.js';
 import { ensureDir } from './files.js';
 import { type InstanceLocation, type InstancePaths, instancePaths, locateInstance } from './paths.js';
 
@@ -21,7 +22,7 @@ export interface OpenInstanceOptions extends InstanceLocation {
   /** PostgreSQL schema holding the tables (several stores can share a database). @default 'agentstate' */
   schema?: string | undefined;
   /** Further PostgreSQL settings (pool size, lock timeout, NOTIFY, …); see docs/postgres.md. */
-  postgres?: Omit<PostgresOptions, 'url' | 'instance' | 'schema'>;
+  postgres?: Omit<PostgresOptions, 'url' | 'instance' | 'schema' | 'create'>;
   /** SQLite durability: `full` (default) survives power loss; `normal` trades that for speed. @default 'full' */
   durability?: Durability;
   /** How long a writer waits for another writer's lock before LOCK_TIMEOUT. @default 15000 */
@@ -32,6 +33,12 @@ export interface OpenInstanceOptions extends InstanceLocation {
   clock?: Clock;
   /** Document history to keep: the newest N versions of each document, or 'all'. @default 'all' */
   retention?: number | 'all';
+  /**
+   * Create the instance (folder, database, migrations) when it does not exist yet. With false, a missing
+   * instance is NOT_FOUND ("run agentstate init") and nothing is created: what every CLI command but
+   * `init` uses, so a mistyped --name or --dir never makes a new empty instance. @default true
+   */
+  create?: boolean;
 }
 
 export class Instance {
@@ -92,8 +99,14 @@ export async function openInstance(options: OpenInstanceOptions): Promise<Instan
       });
     }
   }
+  if (options.create === false && !options.url && !existsSync(instancePaths(id.dir).db)) {
+    throw new NotFoundError(
+      `no agentstate instance at ${id.dir}: run \`agentstate init\` first (or check --dir / --name / MF_AGENT_NAME)`,
+      { dir: id.dir, name: id.name, host: id.host },
+    );
+  }
   try {
-    ensureDir(id.dir);
+    if (options.create !== false) ensureDir(id.dir);
   } catch (err) {
     throw new StorageUnavailableError(
       `cannot create the instance folder ${id.dir}: ${(err as Error).message}`,
@@ -103,7 +116,7 @@ export async function openInstance(options: OpenInstanceOptions): Promise<Instan
     );
   }
   const backend = options.url
-    ? await openUrl(options.url, `${id.host}/${id.name}`, options.schema, options.postgres)
+    ? await openUrl(options.url, `${id.host}/${id.name}`, options.schema, options.postgres, options.create)
     : await openSqliteBackend({
         path: instancePaths(id.dir).db,
         durability: options.durability ?? 'full',
@@ -138,6 +151,7 @@ async function openUrl(
   instance: string,
   schema: string | undefined,
   extra: OpenInstanceOptions['postgres'],
+  create: boolean | undefined,
 ): Promise<StoreBackend> {
   if (/^postgres(ql)?:\/\//i.test(url)) {
     let clean = url;
@@ -152,7 +166,13 @@ async function openUrl(
     }
     const { openPostgresBackend } = await import('../backends/postgres/backend.js');
     const chosen = schema ?? fromUrl;
-    return openPostgresBackend({ ...extra, url: clean, instance, ...(chosen ? { schema: chosen } : {}) });
+    return openPostgresBackend({
+      ...extra,
+      url: clean,
+      instance,
+      ...(chosen ? { schema: chosen } : {}),
+      ...(create === false ? { create } : {}),
+    });
   }
   throw new InvalidInputError(
     `storage URL ${redactUrl(url)} is not supported: use postgres://… or leave it unset for embedded SQLite`,

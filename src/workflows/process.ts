@@ -3,6 +3,7 @@
 import { parseJsonInput } from '../core/input.js';
 import { EXIT_CODES, InvalidInputError, toAgentStateError } from '../errors.js';
 import { openInstance } from '../instance/instance.js';
+import { resolveInstance } from '../service/instance-resolver.js';
 import { checkPayload, isWorkflowName, runWorkflow, WORKFLOW_NAMES } from './registry.js';
 
 export interface WorkflowInvocation {
@@ -48,20 +49,7 @@ export async function runWorkflowProcess(
     const payload =
       text === undefined || text.trim() === '' ? {} : parseJsonInput(text, 'MF_TRIGGER_PAYLOAD_JSON');
     checkPayload(name, payload);
-    const durability = inv.durability ?? nonEmpty(env.AGENTSTATE_DURABILITY);
-    if (durability !== undefined && durability !== 'full' && durability !== 'normal') {
-      throw new InvalidInputError(`durability must be full or normal, got ${JSON.stringify(durability)}`, {
-        field: 'durability',
-      });
-    }
-    const inst = await openInstance({
-      ...(durability === undefined ? {} : { durability }),
-      dir: inv.dir ?? (inv.name === undefined ? nonEmpty(env.MF_INSTANCE_DIR) : undefined),
-      name: inv.name ?? nonEmpty(env.MF_AGENT_NAME),
-      host: inv.host ?? nonEmpty(env.MF_HOST),
-      root: inv.root ?? nonEmpty(env.AGENTSTATE_ROOT),
-      url: inv.url ?? nonEmpty(env.AGENTSTATE_URL),
-    });
+    const inst = await openInstance(resolveInstance(inv, env));
     try {
       const result = await runWorkflow(inst, name, payload);
       process.stdout.write(`${JSON.stringify(result ?? null)}\n`);
@@ -72,8 +60,4 @@ export async function runWorkflowProcess(
   } catch (err) {
     return reportError(err);
   }
-}
-
-function nonEmpty(v: string | undefined): string | undefined {
-  return v === undefined || v === '' ? undefined : v;
 }

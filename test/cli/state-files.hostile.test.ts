@@ -108,6 +108,8 @@ function world() {
   const outsideBefore = snapshot(outside);
   const cli = (args: string[], opts: Parameters<typeof run>[1] = {}) =>
     run(['--dir', inst, '--project', proj, ...args], opts);
+  // Commands other than init never create an instance.
+  expect(run(['--dir', inst, 'init']).code).toBe(0);
   const docs = (): Array<{ kind: string; id: string; version: number }> => {
     const r = run(['--dir', inst, '--json', 'state', 'list']);
     expect(r.code, r.stderr).toBe(0);

@@ -14,6 +14,8 @@ let n = 0;
 function project(): { dir: string; cli: (...args: string[]) => ReturnType<typeof runCli> } {
   const dir = join(root, `p${++n}`);
   mkdirSync(dir, { recursive: true });
+  // Commands other than init never create an instance.
+  runCli(['--dir', join(dir, '.inst'), 'init']);
   return { dir, cli: (...args) => runCli(['--dir', join(dir, '.inst'), '--project', dir, ...args]) };
 }
 

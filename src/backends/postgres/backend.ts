@@ -1,10 +1,17 @@
 // The PostgreSQL backend: one shared database (one schema per store) for agents on many hosts, each
 // instance's rows kept apart by its instance key.
 import type { DumpRecord, StoreBackend } from '../../core/backend.js';
+import { NotFoundError } from '../../errors.js';
 import { PostgresConnection, type PostgresOptions } from './connection.js';
 import { createDocumentBackend } from './documents.js';
 import { dumpRows, loadRows } from './dump.js';
-import { AppendHint, createEventBackend, ensureEventHead, listenForAppends } from './events.js';
+import {
+  AppendHint,
+  createEventBackend,
+  ensureEventHead,
+  eventHeadExists,
+  listenForAppends,
+} from './events.js';
 import { migrate } from './migrate.js';
 import { createWorkItemBackend } from './work-items.js';
 
@@ -68,6 +75,12 @@ export async function openPostgresBackend(opts: PostgresOptions): Promise<Postgr
     },
   };
   try {
+    if (opts.create === false && !(await eventHeadExists(conn))) {
+      throw new NotFoundError(
+        `no agentstate instance ${conn.instance} in schema ${conn.schema}: run \`agentstate init\` first (or check --name / --host / --url)`,
+        { instance: conn.instance, schema: conn.schema },
+      );
+    }
     backend.migrationsApplied = await backend.migrate();
     await ensureEventHead(conn);
   } catch (err) {

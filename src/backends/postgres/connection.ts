@@ -49,6 +49,11 @@ export interface PostgresOptions {
   preparedStatements?: boolean;
   /** `application_name` of the connections (shows in pg_stat_activity). @default 'agentstate' */
   applicationName?: string;
+  /**
+   * Create the instance (and the schema's tables) when missing. With false, an instance never opened before
+   * is NOT_FOUND and nothing is written. @default true
+   */
+  create?: boolean;
 }
 
 /** Schema-qualified names of the store's tables and functions. */

@@ -166,6 +166,18 @@ export function appendEventsCtes(
   return { ctes: `_ev AS (SELECT * FROM ${t.append_events}($1, ${args.join(', ')}))`, pending };
 }
 
+/** Whether this instance was ever opened in this schema (its head row exists); writes nothing. */
+export async function eventHeadExists(conn: PostgresConnection): Promise<boolean> {
+  const res = await conn.query<{ table: string | null }>('SELECT to_regclass($1)::text AS table', [
+    conn.names.event_heads,
+  ]);
+  if (!res.rows[0]?.table) return false;
+  const head = await conn.query(`SELECT 1 FROM ${conn.names.event_heads} WHERE instance = $1`, [
+    conn.instance,
+  ]);
+  return head.rows.length > 0;
+}
+
 /** The head row every appender locks; created when a store opens, so appends find it. */
 export async function ensureEventHead(conn: PostgresConnection): Promise<void> {
   await conn.query(
