@@ -490,6 +490,20 @@ export class IntegrityChecker {
         `event #${this.#anchor.position}, the given head, is not in the log, which ends at #${end}: events were removed`,
         { field: 'position', expected: this.#anchor.position, actual: end },
       );
+    } else if (
+      this.#anchorMatches &&
+      this.#broken !== null &&
+      this.#broken.position <= this.#anchor!.position
+    ) {
+      // The event at the head is unchanged, but the chain leading to it is not the one it pinned.
+      this.#anchorMatches = false;
+      this.#report(
+        'head_mismatch',
+        'events',
+        `#${this.#anchor!.position}`,
+        `the chain is broken at event #${this.#broken.position}, before the given head #${this.#anchor!.position}: the events up to it are not the ones it pinned`,
+        { field: 'position', expected: this.#anchor!.position, actual: this.#broken.position },
+      );
     }
     if (this.#rows) {
       this.#checkItems();
