@@ -616,7 +616,7 @@ export class IntegrityChecker {
       d('updated_at', when(latest.created_at), when(r.updated_at));
       const first = log.versions.get(1);
       if (first) d('created_at', when(first.created_at), when(r.created_at));
-      this.#checkHistory(key, log, r.version, history.get(key) ?? []);
+      this.#checkHistory(key, log, log.latest, history.get(key) ?? []);
     }
     for (const key of this.#docs.keys()) {
       if (!seen.has(key))
