@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import { parseJsonInput } from '../core/input.js';
+import { parseDuration, parseIsoTime } from '../core/time.js';
 import type { Json } from '../core/types.js';
 import { type Instance, openInstance } from '../instance/instance.js';
 
@@ -30,11 +31,30 @@ export function int(name: string) {
   };
 }
 
-const DUR = /^(\d+)(ms|s|m|h)?$/;
-export function durationMs(v: string): number {
-  const m = DUR.exec(v);
-  if (!m) throw new InvalidArgumentError('use milliseconds or a duration like 30s, 5m, 1h');
-  return Number(m[1]) * ({ ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] ?? 'ms'] ?? 1);
+/** A commander parser for the one duration grammar (core/time.ts), e.g. `--lease 30s`. */
+export function duration(flag: string) {
+  return (v: string): number => {
+    try {
+      return parseDuration(v, flag);
+    } catch (err) {
+      throw new InvalidArgumentError((err as Error).message);
+    }
+  };
+}
+
+/** `--not-before`: an ISO-8601 time, or a duration from now (`5m`), as an ISO-8601 time. */
+export function timeOrOffset(flag: string, now: () => number = Date.now) {
+  return (v: string): string => {
+    try {
+      if (/^\d{4}-/.test(v.trim())) {
+        parseIsoTime(v, flag);
+        return v;
+      }
+      return new Date(now() + parseDuration(v, flag)).toISOString();
+    } catch (err) {
+      throw new InvalidArgumentError((err as Error).message);
+    }
+  };
 }
 
 export function json(source: string) {

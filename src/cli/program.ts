@@ -7,7 +7,7 @@ import { scaffold } from '../instance/scaffold.js';
 import { regenerateDashboard } from '../reports/dashboard.js';
 import { retrospective } from '../reports/retro.js';
 import { WORKFLOW_NAMES, WORKFLOWS } from '../workflows/registry.js';
-import { durationMs, type GlobalOpts, int, json, list, Output, withInstance } from './context.js';
+import { duration, type GlobalOpts, int, json, list, Output, timeOrOffset, withInstance } from './context.js';
 import { formatEvent, formatItem, formatVerify } from './format.js';
 import { addInstanceCommands } from './instance-commands.js';
 import { addSessionCommands } from './session-commands.js';
@@ -73,7 +73,11 @@ export function buildProgram(): Command {
     .option('--payload <json>', 'JSON payload', json('--payload'))
     .option('--key <key>', 'idempotency key: a retried enqueue returns the existing item')
     .option('-b, --blocked-by <ids>', 'ids that must be done first (comma-separated or repeated)', list)
-    .option('--not-before <time>', 'ISO-8601 time before which the item is not claimable')
+    .option(
+      '--not-before <time>',
+      'not claimable before this ISO-8601 time, or this long from now (e.g. 5m)',
+      timeOrOffset('--not-before'),
+    )
     .option(
       '--max-attempts <n>',
       'attempts before an expiring lease fails the item [default: 3]',
@@ -101,7 +105,7 @@ export function buildProgram(): Command {
     .command('claim')
     .description('claim the highest-priority ready item under a lease (prints nothing-ready when none)')
     .option('-w, --worker <id>', 'lease owner [default: the agent name]')
-    .option('-l, --lease <duration>', 'lease length, e.g. 30s, 5m [default: 60s]', durationMs)
+    .option('-l, --lease <duration>', 'lease length, e.g. 30s, 5m [default: 60s]', duration('--lease'))
     .option('-k, --kind <kind>', 'only items of this kind')
     .option('--id <id>', 'claim this item if it is ready')
     .option('-n, --limit <n>', 'claim up to n items at once', int('limit'))
@@ -126,7 +130,7 @@ export function buildProgram(): Command {
     .command('heartbeat <id>')
     .description('extend your lease on an item')
     .option('-w, --worker <id>', 'lease owner [default: the agent name]')
-    .option('-l, --lease <duration>', 'new lease length from now [default: 60s]', durationMs)
+    .option('-l, --lease <duration>', 'new lease length from now [default: 60s]', duration('--lease'))
     .option('--attempt <n>', 'fencing token: the attempt number your claim returned', int('attempt'))
     .action(async (id: string, o, cmd: Command) =>
       withInstance(cmd, async (inst, out) => {
@@ -147,6 +151,15 @@ export function buildProgram(): Command {
     .option('--result <json>', 'JSON result', json('--result'))
     .option('-e, --error <message>', 'why it failed')
     .option('--attempt <n>', 'fencing token: the attempt number your claim returned', int('attempt'))
+    .option('--actor <name>', 'who resolves an item waiting for a human (who answered a decision)')
+    .addOption(
+      new Option('--actor-kind <kind>', 'human answers a decision a document asked for').choices([
+        'human',
+        'model',
+        'tool',
+        'system',
+      ]),
+    )
     .action(async (id: string, status: string, o, cmd: Command) =>
       withInstance(cmd, async (inst, out) => {
         const item = await inst.work.resolve({
@@ -156,6 +169,8 @@ export function buildProgram(): Command {
           ...(o.result !== undefined && { result: o.result }),
           ...(o.error !== undefined && { error: o.error }),
           ...(o.attempt !== undefined && { attempt: o.attempt }),
+          ...(o.actor !== undefined && { actor: o.actor }),
+          ...(o.actorKind !== undefined && { actor_kind: o.actorKind }),
         });
         out.emit(item, () => formatItem(item));
       }),

@@ -9,7 +9,7 @@ import { type Instance, openInstance } from '../instance/instance.js';
 import { checkGate, GATES, type Gate, type GateFile, gateFile } from '../kinds/workflow-sessions/gates.js';
 import { renderResume, resumeSummary } from '../kinds/workflow-sessions/resume.js';
 import { readViewFile } from '../views/files.js';
-import { durationMs, type GlobalOpts, Output } from './context.js';
+import { duration, type GlobalOpts, Output } from './context.js';
 
 const KIND = 'workflow-sessions';
 
@@ -62,7 +62,7 @@ export function addSessionCommands(program: Command): void {
     .option(
       '--max-age <duration>',
       'gate B: the longest the active session may go unchanged, e.g. 30m',
-      durationMs,
+      duration('--max-age'),
     )
     .action(async (gateArg: string, workflow: string | undefined, o, cmd: Command) => {
       const want = gateArg.toUpperCase();

@@ -99,6 +99,20 @@ export interface StoredEvent {
   hash: string;
 }
 
+/** A status change outside a lease (cancel, park, unpark, a human's resolve), with the event type it appends. */
+export interface StatusChange {
+  id: string;
+  from: WorkItemStatus[];
+  to: 'cancelled' | 'pending' | 'waiting_human' | 'done' | 'failed';
+  event: string;
+  result: Json;
+  error: string | null;
+  actor: string | null;
+  /** Recorded in the event when set (a human's answer says so). */
+  actor_kind?: ActorKind;
+  now: number;
+}
+
 export interface WorkItemBackend {
   /** Inserts items (an existing idempotency key returns the existing item, created=false) + their events. */
   enqueue(items: NewWorkItem[]): Promise<Array<{ item: WorkItem; created: boolean }>>;
@@ -122,16 +136,7 @@ export interface WorkItemBackend {
     lease: LeaseQuery | null;
   }): Promise<WorkItem>;
   /** Moves a pending / waiting_human / in_flight item to a new status outside of a lease. */
-  setStatus(q: {
-    id: string;
-    from: WorkItemStatus[];
-    to: 'cancelled' | 'pending' | 'waiting_human' | 'done' | 'failed';
-    event: string;
-    result: Json;
-    error: string | null;
-    actor: string | null;
-    now: number;
-  }): Promise<WorkItem>;
+  setStatus(q: StatusChange): Promise<WorkItem>;
   get(id: string): Promise<WorkItem | null>;
   /** Items in claim order; `ready` true = claimable now, false = pending but blocked or not yet due. */
   list(q: {
@@ -187,6 +192,11 @@ export interface DocumentWrite {
   /** Written in the same transaction: the state_committed event, and any effects of the kind. */
   events: NewEvent[];
   enqueue: NewWorkItem[];
+  /**
+   * Status changes of work items in the same transaction (a human's answer to a decision the document
+   * asked for); one that matches no row fails the whole commit with the reason.
+   */
+  resolve: StatusChange[];
 }
 
 export interface DocumentBackend {

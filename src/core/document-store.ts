@@ -10,8 +10,8 @@ import {
   ValidationFailedError,
 } from '../errors.js';
 import type { CommitContext, CommitEffects, KindDefinition } from '../kinds/kind.js';
-import type { DocumentWrite, NewEvent, StoreBackend } from './backend.js';
-import { checkInput, type InputSpec, LIMITS } from './input.js';
+import type { DocumentWrite, NewEvent, NewWorkItem, StatusChange, StoreBackend } from './backend.js';
+import { checkInput, type InputSpec, LIMITS, RESERVED_KEYS } from './input.js';
 import { applyMergePatch, canonicalJson, cloneJson, getPath, sha256 } from './json.js';
 import type { Clock } from './time.js';
 import {
@@ -19,6 +19,7 @@ import {
   type CommitInput,
   type CommitResult,
   type DocumentRecord,
+  type EnqueueInput,
   type HistoryEntry,
   type Json,
   type JsonObject,
@@ -27,6 +28,7 @@ import {
   type WorkItem,
 } from './types.js';
 import { normalizeEnqueue } from './work-queue.js';
+import { explainStatusFailure, isRepeatedAnswer, ownedKey, ownerOf } from './work-rules.js';
 
 /** The version a pruned history entry can no longer be read at. */
 export class VersionPrunedError extends NotFoundError {
@@ -133,6 +135,19 @@ function applyJsonPatch(base: JsonObject, ops: unknown): JsonObject {
     throw new InvalidInputError('json_patch must be an array of RFC 6902 operations', {
       field: 'json_patch',
     });
+  ops.forEach((op, index) => {
+    for (const field of ['path', 'from'] as const) {
+      const path = (op as Partial<JsonPatchOp> | null)?.[field];
+      if (typeof path !== 'string') continue;
+      const seg = path.split('/').find((s) => RESERVED_KEYS.has(s.replace(/~1/g, '/').replace(/~0/g, '~')));
+      if (seg !== undefined) {
+        throw new InvalidInputError(
+          `json_patch operation ${index}: ${field} ${JSON.stringify(path)} names the key ${JSON.stringify(seg)}, which is refused`,
+          { field: 'json_patch', pointer: `/${index}/${field}`, operation: 'commit' },
+        );
+      }
+    }
+  });
   const invalid = jsonPatch().validate(ops as FastJsonPatch.Operation[], base);
   if (invalid) {
     const e = invalid as { message: string; name: string; index?: number };
@@ -161,6 +176,36 @@ function applyJsonPatch(base: JsonObject, ops: unknown): JsonObject {
     throw new InvalidInputError('json_patch must leave a JSON object', { field: 'json_patch' });
   }
   return out as JsonObject;
+}
+
+/** The hash that tells a retry of a commit (same write id, same change) from a reuse of its write id. */
+function requestHashOf(i: CommitInput, forkedFrom: DocumentWrite['forked_from']): string {
+  return sha256(
+    canonicalJson({
+      expected_version: i.expected_version,
+      body: i.body,
+      merge_patch: i.merge_patch,
+      json_patch: i.json_patch,
+      noop: i.noop ?? false,
+      forked_from: forkedFrom,
+    }),
+  );
+}
+
+/** A human's answer to a decision a document asked for: the item as answered and the change that records it. */
+interface Answer {
+  item: WorkItem;
+  change: StatusChange;
+}
+
+/**
+ * A work item a document's commit enqueues as an effect: its idempotency key is the document's own
+ * (`doc:<kind>/<id>#<key>`), which no plain enqueue may use, so the item is known to belong to the document.
+ */
+function ownedItem(kind: string, id: string, e: EnqueueInput, now: number, actor: string): NewWorkItem {
+  const { idempotency_key: local, ...rest } = e;
+  const item = normalizeEnqueue(rest, now, actor);
+  return { ...item, idempotency_key: ownedKey(kind, id, local ?? item.id) };
 }
 
 /** What a kind without rules of its own asks for. */
@@ -203,20 +248,63 @@ export class DocumentStore {
     return this.#commit(i, null);
   }
 
-  async #commit(i: CommitInput, forkedFrom: DocumentWrite['forked_from']): Promise<CommitResult> {
+  async #commit(
+    i: CommitInput,
+    forkedFrom: DocumentWrite['forked_from'],
+    answer: Answer | null = null,
+  ): Promise<CommitResult> {
+    try {
+      return await this.#commitOnce(i, forkedFrom, answer);
+    } catch (err) {
+      if (!(err instanceof StateConflictError) || i.write_id === undefined) throw err;
+      // A retry racing its original (same write id, same moment) loses the conditional write or the
+      // write id's unique index to it; once the original has landed, the retry's answer is its result.
+      const replay = await this.#replay(i, requestHashOf(i, forkedFrom));
+      if (replay) return replay;
+      throw err;
+    }
+  }
+
+  async #commitOnce(
+    i: CommitInput,
+    forkedFrom: DocumentWrite['forked_from'],
+    answer: Answer | null,
+  ): Promise<CommitResult> {
     const key = `${i.kind}\u0000${i.id}`;
     const cached = this.#latest.get(key);
     if (cached === undefined || cached.version !== i.expected_version) {
-      return this.#write(i, forkedFrom, null, key);
+      return this.#write(i, forkedFrom, null, key, answer);
     }
     try {
-      return await this.#write(i, forkedFrom, cached, key);
+      return await this.#write(i, forkedFrom, cached, key, answer);
     } catch (err) {
       if (!(err instanceof StateConflictError)) throw err;
       // Someone else wrote the document (or it changed behind the store): decide again on a fresh read.
       this.#latest.delete(key);
-      return this.#write(i, forkedFrom, null, key);
+      return this.#write(i, forkedFrom, null, key, answer);
     }
+  }
+
+  /**
+   * The original result of an earlier commit with `i.write_id`, or null when there is none; STATE_CONFLICT
+   * when the write id was used for a different change.
+   */
+  async #replay(i: CommitInput, requestHash: string): Promise<CommitResult | null> {
+    const prior = await this.#backend.docs.findWrite(i.kind, i.id, i.write_id!);
+    if (!prior) return null;
+    if (prior.request_hash !== requestHash) {
+      const actual = (await this.#backend.docs.get(i.kind, i.id))?.version ?? 0;
+      throw new StateConflictError(
+        `write_id ${i.write_id} was already used for a different change to ${i.kind}/${i.id}`,
+        { kind: i.kind, id: i.id, write_id: i.write_id, expected: i.expected_version, actual },
+      );
+    }
+    let body = prior.body;
+    if (body === null) {
+      const v = await this.#backend.docs.getVersion(i.kind, i.id, prior.entry.version);
+      body = v && v !== 'pruned' ? v.body : {};
+    }
+    return this.#result(i.kind, i.id, prior.entry, body, true, !prior.entry.noop);
   }
 
   /** `key` is the record's `#latest` key. */
@@ -237,6 +325,8 @@ export class DocumentStore {
     cached: DocumentRecord | null,
     /** The document's `#latest` key. */
     key: string,
+    /** The human decision this commit answers (its item is resolved in the same transaction). */
+    answer: Answer | null,
   ): Promise<CommitResult> {
     const kinds = this.#kinds ?? (await this.#loadKinds());
     const kind = kinds.get(i.kind);
@@ -271,42 +361,10 @@ export class DocumentStore {
       }
     }
     // Only a write id is ever compared against the request, so only then is it worth hashing.
-    const requestHash =
-      i.write_id === undefined
-        ? ''
-        : sha256(
-            canonicalJson({
-              expected_version: i.expected_version,
-              body: i.body,
-              merge_patch: i.merge_patch,
-              json_patch: i.json_patch,
-              noop: i.noop ?? false,
-              forked_from: forkedFrom,
-            }),
-          );
+    const requestHash = i.write_id === undefined ? '' : requestHashOf(i, forkedFrom);
     if (i.write_id !== undefined) {
-      const prior = await this.#backend.docs.findWrite(i.kind, i.id, i.write_id);
-      if (prior) {
-        if (prior.request_hash !== requestHash) {
-          const actual = (await this.#backend.docs.get(i.kind, i.id))?.version ?? 0;
-          throw new StateConflictError(
-            `write_id ${i.write_id} was already used for a different change to ${i.kind}/${i.id}`,
-            {
-              kind: i.kind,
-              id: i.id,
-              write_id: i.write_id,
-              expected: i.expected_version,
-              actual,
-            },
-          );
-        }
-        let body = prior.body;
-        if (body === null) {
-          const v = await this.#backend.docs.getVersion(i.kind, i.id, prior.entry.version);
-          body = v && v !== 'pruned' ? v.body : {};
-        }
-        return this.#result(i.kind, i.id, prior.entry, body, true, !prior.entry.noop);
-      }
+      const replay = await this.#replay(i, requestHash);
+      if (replay) return replay;
     }
 
     const current = cached ?? (await this.#backend.docs.get(i.kind, i.id));
@@ -357,6 +415,7 @@ export class DocumentStore {
       keep_versions: this.#ctx.keepVersions,
       events,
       enqueue,
+      resolve: answer === null ? [] : [answer.change],
     });
 
     if (i.noop) {
@@ -434,6 +493,7 @@ export class DocumentStore {
           override: i.override ?? null,
           reason: i.reason ?? null,
           now,
+          answering: answer?.item ?? null,
         })
       : NO_EFFECTS;
     // A kind's rules may fill in fields of `next` (derived or normalized ones): hash what is stored.
@@ -461,7 +521,7 @@ export class DocumentStore {
         events,
         effects.enqueue === undefined || effects.enqueue.length === 0
           ? []
-          : effects.enqueue.map((e) => normalizeEnqueue(e, now, actor)),
+          : effects.enqueue.map((e) => ownedItem(i.kind, i.id, e, now, actor)),
       ),
     );
     this.#remember(
@@ -792,50 +852,81 @@ export class DocumentStore {
   }
 
   /**
-   * Applies a resolved work item back to the document that enqueued it (items a kind enqueues as effects
-   * have kind `<doc kind>.<purpose>` and `payload.doc_id`). Retries on conflict; a second call finds the work already applied (the kind returns null).
+   * A human's answer to a decision a document asked for (a work item the document enqueued, waiting for a
+   * human): the document records the answer (its kind's `onWorkItemResolved`) and the item is resolved, in
+   * one transaction, so a crash never leaves one without the other. A repeated identical answer returns the
+   * item unchanged; any other answer to a finished item is INVALID_TRANSITION.
    */
-  async applyWorkItemResolution(item: WorkItem): Promise<CommitResult | null> {
-    const docKind = item.kind?.split('.')[0];
-    const docId = (item.payload as { doc_id?: unknown } | null)?.doc_id;
-    if (!docKind || typeof docId !== 'string') return null;
-    let kind: KindDefinition;
-    try {
-      kind = (await this.#loadKinds()).get(docKind);
-    } catch {
-      return null;
-    }
-    if (!kind.onWorkItemResolved) return null;
-    for (let attempt = 0; attempt < 5; attempt++) {
-      const doc = await this.#backend.docs.get(docKind, docId);
-      if (!doc) return null;
-      const body = kind.onWorkItemResolved(item, {
-        kind: doc.kind,
-        id: doc.id,
-        version: doc.version,
-        body: doc.body,
+  async answerDecision(
+    item: WorkItem,
+    a: { status: 'done' | 'failed'; result: Json; error: string | null; actor: string },
+  ): Promise<WorkItem> {
+    const owner = ownerOf(item);
+    if (!owner)
+      throw new InvalidInputError(`work item ${item.id} is not a decision a document asked for`, {
+        id: item.id,
       });
-      if (!body) return null;
+    const kind = (await this.#loadKinds()).get(owner.kind);
+    if (!kind.onWorkItemResolved) {
+      throw new InvalidInputError(`kind ${owner.kind} takes no answers to its work items`, { id: item.id });
+    }
+    for (let attempt = 0; ; attempt++) {
+      const current = (await this.#backend.work.get(item.id)) ?? item;
+      if (current.status !== 'waiting_human') {
+        if (isRepeatedAnswer(current, a)) return current;
+        explainStatusFailure(current, item.id, a.status);
+      }
+      const doc = await this.#backend.docs.get(owner.kind, owner.id);
+      if (!doc)
+        throw new NotFoundError(`${owner.kind}/${owner.id} not found`, { kind: owner.kind, id: owner.id });
+      const now = this.#ctx.clock();
+      const answered: WorkItem = {
+        ...current,
+        status: a.status,
+        result: a.result,
+        error: a.error,
+        resolved_at: new Date(now).toISOString(),
+        updated_at: new Date(now).toISOString(),
+      };
+      const change: StatusChange = {
+        id: item.id,
+        from: ['waiting_human'],
+        to: a.status,
+        event: 'work_item_resolved',
+        result: a.result,
+        error: a.error,
+        actor: a.actor,
+        actor_kind: 'human',
+        now,
+      };
+      const body = kind.onWorkItemResolved(
+        answered,
+        { kind: doc.kind, id: doc.id, version: doc.version, body: structuredClone(doc.body) },
+        { actor: a.actor },
+      );
       try {
-        return await this.commit({
-          kind: docKind,
-          id: docId,
-          expected_version: doc.version,
-          body,
-          actor: item.lease_owner ?? this.#ctx.actor,
-          actor_kind: 'human',
-          reason: `work item ${item.id} resolved ${item.status}`,
-        });
+        if (body === null) return await this.#backend.work.setStatus(change);
+        await this.#commit(
+          {
+            kind: owner.kind,
+            id: owner.id,
+            expected_version: doc.version,
+            body,
+            actor: a.actor,
+            actor_kind: 'human',
+            reason: `answer to work item ${item.id}`,
+          },
+          null,
+          { item: answered, change },
+        );
+        return (await this.#backend.work.get(item.id)) ?? answered;
       } catch (err) {
-        if ((err as { code?: string }).code !== 'STATE_CONFLICT') throw err;
+        // The document moved on, or the item was answered meanwhile: look again.
+        if (attempt >= 9) throw err;
+        if (err instanceof StateConflictError) continue;
+        if ((err as { code?: string }).code !== 'INVALID_TRANSITION') throw err;
+        if ((await this.#backend.work.get(item.id))?.status === 'waiting_human') throw err;
       }
     }
-    throw new StateConflictError(
-      `could not apply work item ${item.id} to ${docKind}/${docId}: it kept changing`,
-      {
-        kind: docKind,
-        id: docId,
-      },
-    );
   }
 }

@@ -3,6 +3,8 @@
 // A JSON Schema validator (ajv) costs ~70 ms to load and compile, which would double the start-up of
 // every workflow subprocess; these inputs are flat, so a small declarative checker does the job.
 import { InvalidInputError } from '../errors.js';
+import { toPointer } from './json.js';
+import { parseIsoTime } from './time.js';
 import type { Json } from './types.js';
 
 /** Size limits on inputs; larger values are refused with INVALID_INPUT. Documented in docs/concepts.md (Limits). */
@@ -62,12 +64,22 @@ export function isPortableText(s: string): boolean {
 }
 
 /**
- * The first problem in a JSON value (too deep, or a string or key that is not portable text), and while
- * at it an upper bound of its UTF-8 JSON size, or -1 when the value holds anything JSON.stringify could
- * treat specially (toJSON, non-plain objects, functions, bigints, ...).
+ * Object keys refused anywhere in JSON that enters the store (bodies, patches, notes, payloads, event data,
+ * files, dumps). Assigning `out["__proto__"]` sets an object's prototype instead of a key, so a merge
+ * patch or a kind rule would see inherited fields that are never stored; `constructor` / `prototype` are
+ * the other half of the same trick. One policy: such keys are refused with INVALID_INPUT, never reinterpreted.
+ */
+export const RESERVED_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+
+/**
+ * The first problem in a JSON value (too deep, a reserved key, a number JSON cannot carry, a string or key
+ * that is not portable text), with the path to it, and while at it an upper bound of its UTF-8 JSON size,
+ * or -1 when the value holds anything JSON.stringify could treat specially (toJSON, non-plain objects, ...).
  */
 class JsonWalk {
   problem: string | null = null;
+  /** Segments from the root to the problem, filled in while unwinding. */
+  readonly path: Array<string | number> = [];
   bound = 0;
 
   /** Returns false once a problem is found. */
@@ -82,11 +94,24 @@ class JsonWalk {
         if (this.bound >= 0) this.bound += 6 * v.length + 2;
         return true;
       case 'number':
+        if (!Number.isFinite(v)) {
+          this.problem = `holds ${v}, which JSON cannot carry (a literal such as 1e400 overflows to it)`;
+          return false;
+        }
+        if (v === 0 && 1 / v < 0) {
+          this.problem = 'holds -0, which JSON text cannot tell apart from 0: write 0';
+          return false;
+        }
+        if (this.bound >= 0) this.bound += 32;
+        return true;
       case 'boolean':
         if (this.bound >= 0) this.bound += 32;
         return true;
       case 'object':
         break;
+      case 'bigint':
+        this.problem = 'holds a bigint, which JSON cannot carry';
+        return false;
       default:
         this.bound = -1;
         return true;
@@ -105,7 +130,12 @@ class JsonWalk {
           this.bound += 2 + v.length;
         else this.bound = -1;
       }
-      for (const child of v) if (!this.visit(child, limit - 1)) return false;
+      for (let i = 0; i < v.length; i++) {
+        if (!this.visit(v[i], limit - 1)) {
+          this.path.push(i);
+          return false;
+        }
+      }
       return true;
     }
     const obj = v as Record<string, unknown>;
@@ -115,20 +145,54 @@ class JsonWalk {
       else this.bound += 2;
     }
     for (const k of Object.keys(obj)) {
+      if (RESERVED_KEYS.has(k)) {
+        this.problem = `has the key ${JSON.stringify(k)}, which is refused (${[...RESERVED_KEYS].join(', ')} are never accepted as keys)`;
+        this.path.push(k);
+        return false;
+      }
       if (!isPortableText(k)) {
         this.problem = 'contains NUL or an unpaired surrogate in a key';
+        this.path.push(k);
         return false;
       }
       if (this.bound >= 0) this.bound += 6 * k.length + 4;
-      if (!this.visit(obj[k], limit - 1)) return false;
+      if (!this.visit(obj[k], limit - 1)) {
+        this.path.push(k);
+        return false;
+      }
     }
     return true;
   }
+
+  /** The pointer to the problem (segments were pushed innermost first). */
+  pointer(): string {
+    return toPointer([...this.path].reverse());
+  }
+}
+
+function walkFailure(op: string | null, field: string, walk: JsonWalk): never {
+  const pointer = walk.pointer();
+  const at = pointer === '/' ? '' : ` at ${pointer.length > 80 ? `${pointer.slice(0, 80)}…` : pointer}`;
+  throw new InvalidInputError(`${op ? `${op}: ` : ''}${field}${at} ${walk.problem!}`, {
+    field,
+    pointer,
+    ...(op ? { operation: op } : {}),
+  });
+}
+
+/**
+ * The one JSON policy of the store, for a value that did not come through an input spec (a parsed file, a
+ * dump record): nesting depth, reserved keys, finite numbers and no -0, portable text. Throws INVALID_INPUT
+ * naming `field` and the JSON pointer of the first problem. Checks inputs' JSON fields the same way.
+ */
+export function checkJsonValue(value: unknown, field: string, depth: number = LIMITS.jsonDepth): void {
+  const walk = new JsonWalk();
+  if (!walk.visit(value, depth)) walkFailure(null, field, walk);
 }
 
 function jsonSize(op: string, field: string, v: unknown): void {
   const walk = new JsonWalk();
-  if (!walk.visit(v, LIMITS.jsonDepth)) fail(op, field, walk.problem!);
+  if (!walk.visit(v, LIMITS.jsonDepth)) walkFailure(op, field, walk);
   // Plain data whose size bound is within the limit needs no serializing.
   if (walk.bound >= 0 && walk.bound <= LIMITS.jsonBytes) return;
   let text: string | undefined;
@@ -189,8 +253,14 @@ function checkField(op: string, field: string, v: unknown, spec: FieldSpec): voi
     }
     case 'time': {
       if (typeof v !== 'string') fail(op, field, `must be an ISO-8601 time string, got ${typeName(v)}`);
-      if (!/^\d{4}-\d{2}-\d{2}/.test(v) || Number.isNaN(Date.parse(v))) {
-        fail(op, field, `must be an ISO-8601 time, got ${JSON.stringify(v)}`);
+      try {
+        parseIsoTime(v, field);
+      } catch (err) {
+        fail(
+          op,
+          field,
+          `must be an ISO-8601 time, got ${JSON.stringify(v)}: ${(err as Error).message.split(': ').pop()}`,
+        );
       }
       return;
     }
@@ -238,6 +308,8 @@ export function parseJsonInput(text: string, source: string): Json {
       source,
     });
   }
+  // JSON.parse keeps what the JSON policy refuses visible (own __proto__ keys, Infinity, -0), so the
+  // input check of the field the value goes to refuses it, naming that field.
   try {
     return JSON.parse(text) as Json;
   } catch (err) {

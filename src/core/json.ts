@@ -120,7 +120,7 @@ export function applyMergePatch(target: Json, patch: Json): Json {
   const out: JsonObject = isObject(target) ? { ...target } : {};
   for (const [k, v] of Object.entries(patch)) {
     if (v === null) delete out[k];
-    else out[k] = applyMergePatch(out[k] ?? null, v);
+    else out[k] = applyMergePatch(Object.hasOwn(out, k) ? (out[k] as Json) : null, v);
   }
   return out;
 }
@@ -156,9 +156,9 @@ export function getPath(value: Json, path: string): Json | undefined {
   return cur;
 }
 
-/** A JSON pointer for a list of segments. */
-export function toPointer(segments: string[]): string {
-  return segments.length === 0
-    ? '/'
-    : `/${segments.map((s) => s.replace(/~/g, '~0').replace(/\//g, '~1')).join('/')}`;
+/** A JSON pointer for a list of segments (RFC 6901 escaping); `/` for the whole document. */
+export function toPointer(segments: readonly (string | number)[]): string {
+  let s = '';
+  for (const seg of segments) s += `/${String(seg).replace(/~/g, '~0').replace(/\//g, '~1')}`;
+  return s === '' ? '/' : s;
 }

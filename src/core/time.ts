@@ -20,25 +20,73 @@ const UNIT_MS: Record<string, number> = {
   d: 86_400_000,
   w: 604_800_000,
 };
+/** Longest duration accepted anywhere: 100 years. */
+export const MAX_DURATION_MS = 100 * 365.25 * 86_400_000;
+
+/**
+ * The one duration grammar (leases, `--since 24h`, not-before offsets): `<number><unit>` with unit
+ * `ms`, `s`, `m`, `h`, `d` or `w`, decimals allowed (`1.5h`), rounded to whole milliseconds, at most 100
+ * years. A bare number is refused: `30` could mean seconds or milliseconds.
+ * @example parseDuration('30s', 'lease') // 30000
+ */
+export function parseDuration(value: string, field: string): number {
+  const v = value.trim();
+  const m = DURATION.exec(v);
+  if (!m) {
+    const hint = /^\d+(\.\d+)?$/.test(v)
+      ? `: give a unit, e.g. ${v}s or ${v}ms`
+      : ': use <number><unit> with ms, s, m, h, d or w, e.g. 30s, 5m, 1.5h';
+    throw new InvalidInputError(`${field} ${JSON.stringify(value)} is not a duration${hint}`, { field });
+  }
+  const ms = Math.round(Number(m[1]) * UNIT_MS[m[2]!]!);
+  if (!Number.isFinite(ms) || ms > MAX_DURATION_MS) {
+    throw new InvalidInputError(`${field} ${JSON.stringify(value)} is longer than 100 years`, { field });
+  }
+  return ms;
+}
+
+const ISO =
+  /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-](\d{2}):?(\d{2}))?)?$/i;
+
+function daysIn(year: number, month: number): number {
+  return new Date(Date.UTC(year, month, 0)).getUTCDate();
+}
+
+/**
+ * Parses an ISO-8601 date (`2026-11-30`) or date-time (`2026-11-30T10:00:00Z`, offsets allowed) into
+ * epoch ms, refusing what Date.parse would silently roll over: `2026-02-30`, `25:61`, a second of 60.
+ */
+export function parseIsoTime(value: string, field: string): number {
+  const m = ISO.exec(value);
+  const bad = (why: string): never => {
+    throw new InvalidInputError(`${field} ${JSON.stringify(value)} is not a valid ISO-8601 time${why}`, {
+      field,
+    });
+  };
+  if (!m) return bad(': write e.g. 2026-11-30 or 2026-11-30T10:00:00Z');
+  const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  if (month < 1 || month > 12) bad(`: there is no month ${m[2]}`);
+  if (day < 1 || day > daysIn(year, month)) bad(`: ${m[1]}-${m[2]} has no day ${m[3]}`);
+  if (m[4] !== undefined && (Number(m[4]) > 23 || Number(m[5]) > 59 || Number(m[6] ?? 0) > 59)) {
+    bad(': hours go to 23, minutes and seconds to 59');
+  }
+  if (m[8] !== undefined && (Number(m[8]) > 23 || Number(m[9]) > 59)) bad(': the offset is out of range');
+  const ms = Date.parse(value);
+  if (Number.isNaN(ms)) bad('');
+  return ms;
+}
 
 /**
  * Parses an ISO-8601 time, or a duration before now such as `24h`, `30m`, `7d`, into epoch ms.
  * @example parseTime('2026-11-30T10:00:00Z', 'since') // 1796032800000
  */
 export function parseTime(value: string, field: string, now: number = Date.now()): number {
-  const rel = DURATION.exec(value.trim());
-  if (rel) return now - Number(rel[1]) * UNIT_MS[rel[2]!]!;
+  if (/^\d/.test(value.trim()) && !/^\d{4}-/.test(value.trim())) return now - parseDuration(value, field);
   if (!/^\d{4}-\d{2}-\d{2}/.test(value)) {
     throw new InvalidInputError(
       `${field} must be an ISO-8601 time or a duration like 24h, got ${JSON.stringify(value)}`,
-      {
-        field,
-      },
+      { field },
     );
   }
-  const ms = Date.parse(value);
-  if (Number.isNaN(ms)) {
-    throw new InvalidInputError(`${field} is not a valid time: ${JSON.stringify(value)}`, { field });
-  }
-  return ms;
+  return parseIsoTime(value, field);
 }

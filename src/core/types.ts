@@ -102,6 +102,12 @@ export interface ResolveInput {
   worker?: string;
   /** Fencing token: the `attempts` value returned by the claim. */
   attempt?: number;
+  /**
+   * Who resolves an item waiting for a human (recorded in its event). A human decision a document asked
+   * for (a TaskIR ambiguity) is answered only with `actor_kind: 'human'` and the name of who answered.
+   */
+  actor?: string;
+  actor_kind?: ActorKind;
 }
 
 export interface AnnotateInput {

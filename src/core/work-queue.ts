@@ -5,11 +5,13 @@ import { newId } from './ids.js';
 import { checkInput, type InputSpec, LIMITS } from './input.js';
 import type { Clock } from './time.js';
 import {
+  ACTOR_KINDS,
   type AnnotateInput,
   type CancelInput,
   type ClaimInput,
   type EnqueueInput,
   type HeartbeatInput,
+  type Json,
   type ListInput,
   type ReleaseInput,
   type ResolveInput,
@@ -18,6 +20,7 @@ import {
   type WorkItem,
   type WorkItemStatus,
 } from './types.js';
+import { humanDecisionRefusal, OWNED_KEY_PREFIX, ownerOf } from './work-rules.js';
 
 /** Default lease length: one minute, extended by heartbeats. */
 export const DEFAULT_LEASE_MS = 60_000;
@@ -60,6 +63,8 @@ export const WORK_INPUTS = {
     error: { type: 'text', nullable: true },
     worker: { type: 'name' },
     attempt: { type: 'int', min: 1 },
+    actor: { type: 'name' },
+    actor_kind: { type: 'string', enum: ACTOR_KINDS },
   },
   release: {
     id: { type: 'name', required: true },
@@ -86,6 +91,12 @@ export function normalizeEnqueue(raw: EnqueueInput, now: number, defaultActor: s
   const i = checkInput<EnqueueInput>('enqueue', raw, WORK_INPUTS.enqueue);
   if (i.title.trim() === '')
     throw new InvalidInputError('enqueue: title must not be blank', { field: 'title' });
+  if (i.idempotency_key?.startsWith(OWNED_KEY_PREFIX)) {
+    throw new InvalidInputError(
+      `enqueue: idempotency keys starting with ${OWNED_KEY_PREFIX} belong to the work items documents enqueue themselves; use another key`,
+      { field: 'idempotency_key' },
+    );
+  }
   return {
     id: newId('wi', now),
     title: i.title,
@@ -106,8 +117,14 @@ export interface WorkQueueContext {
   clock: Clock;
   /** Lease owner and event actor when a call names none (the instance's agent name). */
   defaultWorker: string;
-  /** Called after an item is resolved (e.g. to resolve the TaskIR ambiguity it stood for). */
-  onResolved?: (item: WorkItem) => Promise<void>;
+  /**
+   * Answers a human decision a document asked for (the document records the answer in the same
+   * transaction as the item's resolution); the instance wires it to `DocumentStore.answerDecision`.
+   */
+  answer?: (
+    item: WorkItem,
+    a: { status: 'done' | 'failed'; result: Json; error: string | null; actor: string },
+  ) => Promise<WorkItem>;
 }
 
 /** Work items of one instance: enqueue, claim under a lease, heartbeat, resolve, annotate. */
@@ -170,8 +187,29 @@ export class WorkQueue {
     });
   }
 
-  /** Finishes an item the caller holds (or one waiting for a human) as done or failed. */
+  /**
+   * Finishes an item the caller holds (or one waiting for a human) as done or failed. A human decision a
+   * document asked for is answered with `actor_kind: 'human'` and `actor` (who answered).
+   */
   async resolve(input: ResolveInput): Promise<WorkItem> {
+    if ((input as Partial<ResolveInput> | null)?.actor_kind === 'human') {
+      const i = checkInput<ResolveInput>('resolve', input, WORK_INPUTS.resolve);
+      const current = await this.#backend.work.get(i.id);
+      if (current && ownerOf(current) && this.#ctx.answer) {
+        if (i.actor === undefined) {
+          throw new InvalidInputError(
+            `resolve: work item ${i.id} is a human decision: name who answered it (actor)`,
+            { field: 'actor', id: i.id },
+          );
+        }
+        return this.#ctx.answer(current, {
+          status: i.status,
+          result: i.result ?? null,
+          error: i.error ?? null,
+          actor: i.actor,
+        });
+      }
+    }
     const [item] = await this.resolveMany([input]);
     return item as WorkItem;
   }
@@ -203,15 +241,13 @@ export class WorkQueue {
         status: i.status,
         result: i.result ?? null,
         error: i.error ?? null,
-        worker: i.worker ?? this.#ctx.defaultWorker,
+        worker: i.worker ?? i.actor ?? this.#ctx.defaultWorker,
         attempt: i.attempt ?? null,
         now,
       };
     });
     if (qs.length === 0) return [];
-    const items = await this.#backend.work.resolve(qs);
-    if (this.#ctx.onResolved) for (const item of items) await this.#ctx.onResolved(item);
-    return items;
+    return this.#backend.work.resolve(qs);
   }
 
   /** Gives a held item back to the queue without spending the attempt (graceful shutdown). */
@@ -264,9 +300,12 @@ export class WorkQueue {
     return this.#setStatus(i.id, ['pending'], 'waiting_human', 'work_item_parked', i.reason, i.actor);
   }
 
-  /** Hands an item a human was deciding on back to the queue. */
+  /** Hands an item a human was deciding on back to the queue (not a decision a document asked for). */
   async unpark(input: CancelInput): Promise<WorkItem> {
     const i = checkInput<CancelInput>('unpark', input, WORK_INPUTS.cancel);
+    const current = await this.#backend.work.get(i.id);
+    // A document's decision stays with the human: once pending, any worker could claim and answer it.
+    if (current && ownerOf(current)) throw humanDecisionRefusal(current, 'unpark');
     return this.#setStatus(i.id, ['waiting_human'], 'pending', 'work_item_unparked', i.reason, i.actor);
   }
 

@@ -1,8 +1,8 @@
 // Work-item rules shared by every backend: the legal transitions, the event each one appends,
 // and why a conditional update matched no row.
-import { InvalidTransitionError, LeaseLostError, NotFoundError } from '../errors.js';
+import { InvalidTransitionError, LeaseLostError, NotFoundError, PermissionDeniedError } from '../errors.js';
 import type { NewEvent, ResolveQuery, WorkItemBackend } from './backend.js';
-import { contentHash } from './json.js';
+import { canonicalJson, contentHash } from './json.js';
 import type { Json, JsonObject, WorkItem, WorkItemStatus } from './types.js';
 
 /** Legal status changes. done, failed and cancelled are terminal. */
@@ -163,4 +163,48 @@ export function humanResolution(q: ResolveQuery): Parameters<WorkItemBackend['se
     actor: q.worker,
     now: q.now,
   };
+}
+
+/**
+ * Idempotency keys of the work items a document's commit enqueues as effects: `doc:<kind>/<id>#<key>`.
+ * Only the store writes them (a plain enqueue refuses the prefix), so such an item is known to belong to
+ * its document; waiting for a human, it is a human decision that only a human's answer resolves.
+ */
+export const OWNED_KEY_PREFIX = 'doc:';
+
+export function ownedKey(kind: string, id: string, key: string): string {
+  return `${OWNED_KEY_PREFIX}${kind}/${id}#${key}`;
+}
+
+/** The document that enqueued `item` as an effect, or null for an ordinary item. */
+export function ownerOf(item: Pick<WorkItem, 'idempotency_key'>): { kind: string; id: string } | null {
+  const key = item.idempotency_key;
+  if (key === null || !key.startsWith(OWNED_KEY_PREFIX)) return null;
+  const slash = key.indexOf('/');
+  const hash = key.lastIndexOf('#');
+  if (slash < 0 || hash < slash) return null;
+  return { kind: key.slice(OWNED_KEY_PREFIX.length, slash), id: key.slice(slash + 1, hash) };
+}
+
+/** Why an item waiting for a human decision cannot be resolved, unparked or claimed like other work. */
+export function humanDecisionRefusal(item: WorkItem, action: string): PermissionDeniedError {
+  const owner = ownerOf(item)!;
+  return new PermissionDeniedError(
+    `cannot ${action} work item ${item.id}: it is a human decision of ${owner.kind}/${owner.id}; ` +
+      `a human answers it: resolve it done with the answer as a human (actor_kind human and the name of who answered; ` +
+      `CLI: agentstate resolve ${item.id} done --result '{"answer":…}' --actor <name> --actor-kind human)`,
+    { id: item.id, owner: `${owner.kind}/${owner.id}`, rule: 'human-decision' },
+  );
+}
+
+/** A repeated answer to an item already finished with the same status, result and error (a retry after a lost reply). */
+export function isRepeatedAnswer(
+  current: WorkItem,
+  q: { status: WorkItemStatus; result: Json; error: string | null },
+): boolean {
+  return (
+    current.status === q.status &&
+    current.error === q.error &&
+    canonicalJson(current.result) === canonicalJson(q.result ?? null)
+  );
 }

@@ -68,9 +68,7 @@ export class Instance {
     this.work = new WorkQueue(backend, {
       clock,
       defaultWorker: worker,
-      onResolved: async (item) => {
-        await this.docs.applyWorkItemResolution(item);
-      },
+      answer: (item, a) => this.docs.answerDecision(item, a),
     });
     this.events = new EventLog(backend, clock, worker);
   }

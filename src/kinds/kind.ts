@@ -37,6 +37,11 @@ export interface CommitContext {
   reason: string | null;
   /** Epoch ms of the write. */
   now: number;
+  /**
+   * The work item a human is answering with this commit, as it will be once answered (only the store's
+   * decision path sets it; the item is resolved in the same transaction). Absent for every other write.
+   */
+  answering?: WorkItem | null;
   /** Reads the latest version of another document of this instance (e.g. the task-ir a run starts from). */
   read(kind: string, id: string): Promise<DocSnapshot | null>;
 }
@@ -73,10 +78,13 @@ export interface KindDefinition extends KindExtensions {
     ctx: CommitContext,
   ): CommitEffects | undefined | Promise<CommitEffects | undefined>;
   /**
-   * Called after a work item this kind enqueued (as an effect) is resolved; returns the new body to
-   * commit to the document (e.g. the ambiguity now resolved), or null for nothing to do.
+   * A human answers a decision this kind enqueued (an effect item waiting for a human): returns the body
+   * to commit with the answer (e.g. the ambiguity resolved by `answer.actor`), committed in the same
+   * transaction as the item's resolution, or null when the document has nothing to record. Throws
+   * (INVALID_INPUT, INVALID_TRANSITION, …) to refuse an answer, e.g. one without the answer itself.
+   * `item` is the item as answered: its status, result and error are the human's.
    */
-  onWorkItemResolved?(item: WorkItem, doc: DocSnapshot): JsonObject | null;
+  onWorkItemResolved?(item: WorkItem, doc: DocSnapshot, answer: { actor: string }): JsonObject | null;
 }
 
 /** What a file codec and an operation may read besides the body. */

@@ -2,6 +2,7 @@
 
 import { createRequire } from 'node:module';
 import type { ErrorObject, ValidateFunction } from 'ajv';
+import { checkJsonValue } from '../core/input.js';
 import type { JsonObject } from '../core/types.js';
 import { InvalidInputError, ValidationFailedError } from '../errors.js';
 import { agentRunKind } from './agent-run/kind.js';
@@ -13,9 +14,30 @@ import { schemaRule } from './rules.js';
 import { taskIrKind } from './task-ir/kind.js';
 import { workflowSessionsKind } from './workflow-sessions/kind.js';
 
+/**
+ * The kind as the registry hands it out: a file view's parser is followed by the store's JSON policy
+ * (depth, reserved keys, finite numbers), so what a hand-edited file holds is refused before any rule,
+ * clone or render walks it.
+ */
+function guarded(def: KindDefinition): KindDefinition {
+  const file = def.file;
+  if (!file) return def;
+  return {
+    ...def,
+    file: {
+      ...file,
+      parse(text) {
+        const parsed = file.parse(text);
+        checkJsonValue(parsed.body, 'the file');
+        return parsed;
+      },
+    },
+  };
+}
+
 const kinds = new Map<string, KindDefinition>();
 for (const k of [jsonKind, agentRunKind, taskIrKind, gridMissionKind, aiosWorkflowKind, workflowSessionsKind])
-  kinds.set(k.name, k);
+  kinds.set(k.name, guarded(k));
 
 /** Adds (or replaces) a kind. */
 export function registerKind(def: KindDefinition): void {
@@ -27,7 +49,7 @@ export function registerKind(def: KindDefinition): void {
   const old = kinds.get(def.name);
   if (ajv && validators.has(def.name) && typeof old?.schema.$id === 'string')
     ajv.removeSchema(old.schema.$id);
-  kinds.set(def.name, def);
+  kinds.set(def.name, guarded(def));
   validators.delete(def.name);
 }
 

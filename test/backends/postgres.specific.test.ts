@@ -762,6 +762,7 @@ suite('postgres: faults', () => {
             actor: 'a',
           },
         ],
+        resolve: [],
         // PostgreSQL cannot store U+0000 in text: the event insert fails after the CAS statement succeeded.
         events: [event('state_committed', { stream: 'doc:json/atomic', actor: 'bad\u0000actor' })],
       };

@@ -407,7 +407,13 @@ async function activity(inst: Instance, advance: (ms: number) => void): Promise<
   (open.ambiguities as JsonObject[])[0]!.status = 'escalated';
   await d.commit({ ...task, expected_version: 1, body: open });
   const [question] = await w.list({ status: 'waiting_human' });
-  await w.resolve({ id: question!.id, status: 'done', worker: 'alice', result: { answer: 'preserve' } });
+  await w.resolve({
+    id: question!.id,
+    status: 'done',
+    actor: 'alice',
+    actor_kind: 'human',
+    result: { answer: 'preserve' },
+  });
   await d.commit({
     kind: 'agent-run',
     id: 'run',

@@ -6,7 +6,8 @@ import { refusal } from './ctx.js';
 export async function expectRefused(
   fn: () => unknown,
   code: ErrorCode,
-  pointer: string,
+  /** undefined: the refusal names no pointer. */
+  pointer: string | undefined,
   rule: string,
 ): Promise<Record<string, unknown>> {
   const err = await refusal(fn);

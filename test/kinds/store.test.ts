@@ -226,11 +226,17 @@ describe('task-ir through the store', () => {
     // Escalated but unanswered still blocks the start.
     await refusedWithoutWrite(startRun(1), 'AMBIGUITY_UNRESOLVED');
 
-    // The human answers by resolving the work item; the ambiguity becomes resolved.
+    // A worker cannot answer it: not by resolving it, not by unparking it to claim it.
+    await expect(
+      inst.work.resolve({ id: item!.id, status: 'done', worker: 'alice', result: { answer: 'preserve' } }),
+    ).rejects.toMatchObject({ code: 'PERMISSION_DENIED', details: { rule: 'human-decision' } });
+    await expect(inst.work.unpark({ id: item!.id })).rejects.toMatchObject({ code: 'PERMISSION_DENIED' });
+    // The human answers by resolving the work item; the ambiguity becomes resolved in the same commit.
     await inst.work.resolve({
       id: item!.id,
       status: 'done',
-      worker: 'alice',
+      actor: 'alice',
+      actor_kind: 'human',
       result: { answer: 'preserve' },
     });
     const after = await inst.docs.get({ kind: 'task-ir', id: 'task' });
@@ -239,6 +245,7 @@ describe('task-ir through the store', () => {
       id: 'q1',
       status: 'resolved',
       resolution: 'preserve',
+      resolved_by: 'alice',
     });
     expect((await inst.docs.commit(startRun(1))).body.status).toBe('running');
   });

@@ -11,9 +11,9 @@ const j = (b: TaskIr) => b as unknown as JsonObject;
 const open = () => example('task-ir.open') as unknown as TaskIr;
 const ctx = makeCtx({ kind: 'task-ir', id: 'task-example', actor: 'compiler' });
 
-async function commit(next: TaskIr, prev: TaskIr | null) {
+async function commit(next: TaskIr, prev: TaskIr | null, answering: WorkItem | null = null) {
   validateSchema(taskIrKind, j(next));
-  return taskIrKind.check!(j(next), prev ? j(prev) : null, ctx);
+  return taskIrKind.check!(j(next), prev ? j(prev) : null, { ...ctx, answering });
 }
 
 function with1(status: 'open' | 'escalated' | 'resolved', resolution?: Json): TaskIr {
@@ -35,7 +35,7 @@ const escalationEffects = {
         question: 'Should offsets be preserved or normalized to UTC?',
       },
       waiting_human: true,
-      idempotency_key: 'task-ir:task-example:q1',
+      idempotency_key: 'ambiguity/q1',
       actor: 'compiler',
     },
   ],
@@ -69,7 +69,7 @@ function item(over: Partial<WorkItem> = {}): WorkItem {
     claimed_at: null,
     blocked_by: [],
     not_before: null,
-    idempotency_key: 'task-ir:task-example:q1',
+    idempotency_key: 'doc:task-ir/task-example#ambiguity/q1',
     created_at: '2025-01-01T10:00:00.000Z',
     updated_at: '2025-01-01T11:00:00.000Z',
     resolved_at: '2025-01-01T11:00:00.000Z',
@@ -138,10 +138,33 @@ describe('task-ir: ambiguity transitions (ambiguity-transition)', () => {
     await expect(commit(open(), open())).resolves.toBeUndefined();
   });
 
-  it('escalated → resolved passes', async () => {
-    const effects = await commit(with1('resolved', 'utc'), with1('escalated'));
+  it('escalated → resolved passes as the answer to its decision item', async () => {
+    const effects = await commit(with1('resolved', 'utc'), with1('escalated'), item());
     expect(effects?.events?.[0]?.type).toBe('ambiguity_resolved');
     expect(effects?.enqueue).toBeUndefined();
+  });
+
+  it('escalated → resolved by any other write is refused (ambiguity-answered-by-human)', async () => {
+    for (const actor_kind of ['system', 'model', 'tool', 'human'] as const) {
+      await expectRefused(
+        () => taskIrKind.check!(j(with1('resolved', 'utc')), j(with1('escalated')), { ...ctx, actor_kind }),
+        'PERMISSION_DENIED',
+        '/ambiguities/0/status',
+        'ambiguity-answered-by-human',
+      );
+    }
+    // The answer to another ambiguity's item does not resolve this one.
+    await expectRefused(
+      () =>
+        commit(
+          with1('resolved', 'utc'),
+          with1('escalated'),
+          item({ payload: { doc_id: 'task-example', ambiguity_id: 'q2' } }),
+        ),
+      'PERMISSION_DENIED',
+      '/ambiguities/0/status',
+      'ambiguity-answered-by-human',
+    );
   });
 
   it.each([
@@ -204,10 +227,11 @@ describe('task-ir: ambiguity transitions (ambiguity-transition)', () => {
 });
 
 describe('task-ir: onWorkItemResolved', () => {
-  it('resolves the escalated ambiguity with result.answer, and the new body passes check', async () => {
+  const by = { actor: 'ana' };
+  it('resolves the escalated ambiguity with result.answer by the human who answered, and the new body passes check', async () => {
     const doc = snapshot(with1('escalated'));
     const before = clone(doc.body);
-    const body = taskIrKind.onWorkItemResolved!(item(), doc);
+    const body = taskIrKind.onWorkItemResolved!(item(), doc, by);
     expect(doc.body).toEqual(before); // not mutated
     const a = (body as unknown as TaskIr).ambiguities[0];
     expect(a).toMatchObject({
@@ -216,36 +240,54 @@ describe('task-ir: onWorkItemResolved', () => {
       resolution: 'preserve',
       escalation_work_item_id: 'wi-7',
       resolved_at: '2025-01-01T11:00:00.000Z',
+      resolved_by: 'ana',
     });
-    await expect(commit(body as unknown as TaskIr, with1('escalated'))).resolves.toMatchObject({
+    await expect(commit(body as unknown as TaskIr, with1('escalated'), item())).resolves.toMatchObject({
       events: [{ type: 'ambiguity_resolved' }],
     });
   });
 
-  it('uses the whole result when it has no answer', () => {
-    const body = taskIrKind.onWorkItemResolved!(item({ result: 'utc' }), snapshot(with1('escalated')));
+  it('uses the whole result when it has no answer; resolved_by is the answering human, never result.by', () => {
+    const body = taskIrKind.onWorkItemResolved!(item({ result: 'utc' }), snapshot(with1('escalated')), by);
     expect((body as unknown as TaskIr).ambiguities[0]?.resolution).toBe('utc');
     const obj = taskIrKind.onWorkItemResolved!(
-      item({ result: { choice: 'utc', by: 'alice' } }),
+      item({ result: { choice: 'utc', by: 'mallory' } }),
       snapshot(with1('escalated')),
+      by,
     );
     expect((obj as unknown as TaskIr).ambiguities[0]).toMatchObject({
-      resolution: { choice: 'utc', by: 'alice' },
-      resolved_by: 'alice',
+      resolution: { choice: 'utc', by: 'mallory' },
+      resolved_by: 'ana',
     });
   });
 
-  it('returns null when there is nothing to do', () => {
+  it('refuses an answer without an answer, and a failed decision', async () => {
     const on = taskIrKind.onWorkItemResolved!;
-    expect(on(item(), snapshot(with1('resolved', 'utc')))).toBeNull(); // already resolved
-    expect(on(item({ kind: 'other' }), snapshot(with1('escalated')))).toBeNull();
-    expect(on(item({ status: 'cancelled' }), snapshot(with1('escalated')))).toBeNull();
-    expect(on(item({ result: null }), snapshot(with1('escalated')))).toBeNull();
+    for (const result of [null, '', { answer: null }, { answer: '' }]) {
+      await expectRefused(
+        async () => on(item({ result }), snapshot(with1('escalated')), by),
+        'INVALID_INPUT',
+        undefined,
+        'ambiguity-answer-required',
+      );
+    }
+    await expectRefused(
+      async () => on(item({ status: 'failed' }), snapshot(with1('escalated')), by),
+      'INVALID_TRANSITION',
+      undefined,
+      'ambiguity-answer-required',
+    );
+  });
+
+  it('returns null when there is nothing to record', () => {
+    const on = taskIrKind.onWorkItemResolved!;
+    expect(on(item(), snapshot(with1('resolved', 'utc')), by)).toBeNull(); // already resolved
+    expect(on(item({ kind: 'other' }), snapshot(with1('escalated')), by)).toBeNull();
     expect(
-      on(item({ payload: { doc_id: 'task-example', ambiguity_id: 'q9' } }), snapshot(with1('escalated'))),
+      on(item({ payload: { doc_id: 'task-example', ambiguity_id: 'q9' } }), snapshot(with1('escalated')), by),
     ).toBeNull();
     expect(
-      on(item({ payload: { doc_id: 'other-doc', ambiguity_id: 'q1' } }), snapshot(with1('escalated'))),
+      on(item({ payload: { doc_id: 'other-doc', ambiguity_id: 'q1' } }), snapshot(with1('escalated')), by),
     ).toBeNull();
   });
 });

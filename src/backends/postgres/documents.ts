@@ -1,13 +1,19 @@
 // Versioned-document SQL for PostgreSQL: the compare-and-swap commit is one statement, sent on its own
 // (conditional write, history entry, retention and its events); a commit whose kind enqueues work items
 // appends their events in a second statement pipelined with COMMIT.
-import type { DocumentBackend, DocumentRowDump, DocumentWrite, HistoryRowDump } from '../../core/backend.js';
+import type {
+  DocumentBackend,
+  DocumentRowDump,
+  DocumentWrite,
+  HistoryRowDump,
+  NewEvent,
+} from '../../core/backend.js';
 import { documentFromRow, historyFromRow } from '../../core/rows.js';
 import type { HistoryEntry, JsonObject } from '../../core/types.js';
 import { InternalError, StateConflictError } from '../../errors.js';
 import type { PostgresConnection, Tx } from './connection.js';
 import { type AppendHint, appendEventsCtes, writeEvents } from './events.js';
-import { enqueueCtes, missingBlocker, settleEnqueue, type WorkItemRow } from './work-items.js';
+import { enqueueCtes, missingBlocker, setStatusRow, settleEnqueue, type WorkItemRow } from './work-items.js';
 
 type DocRow = DocumentRowDump;
 type HistoryRow = Omit<HistoryRowDump, 'kind' | 'id'>;
@@ -124,7 +130,7 @@ export function createDocumentBackend(conn: PostgresConnection, hint: AppendHint
     }
     type Row = { seq: number | null; created: WorkItemRow[] | null; missing: string | null };
 
-    if (w.enqueue.length === 0) {
+    if (w.enqueue.length === 0 && w.resolve.length === 0) {
       // One statement, sent on its own: its events are appended only when the conditional write matched.
       // It returns only what the caller does not know yet: the history seq and the events' positions.
       // Conditioned on the history row, so it is written before the event head is locked: the head is
@@ -147,18 +153,21 @@ export function createDocumentBackend(conn: PostgresConnection, hint: AppendHint
       return entryOf(w, row.seq);
     }
 
-    ctes.push(enqueueCtes(t, p, w.enqueue, 'EXISTS (SELECT 1 FROM _cas)'));
+    const enqueues = w.enqueue.length > 0;
+    if (enqueues) ctes.push(enqueueCtes(t, p, w.enqueue, 'EXISTS (SELECT 1 FROM _cas)'));
     const res = await tx.query<Row>(
       `WITH ${ctes.join(',\n')}
        SELECT (SELECT last_seq FROM _cas) AS seq,
-         (SELECT json_agg(i) FROM _ins AS i) AS created, (SELECT dep FROM _missing) AS missing`,
+         ${enqueues ? '(SELECT json_agg(i) FROM _ins AS i) AS created, (SELECT dep FROM _missing) AS missing' : 'NULL AS created, NULL AS missing'}`,
       p.values,
     );
     const row = res.rows[0];
     if (row?.seq === null || row?.seq === undefined) return 'stale';
     if (row.missing) throw missingBlocker(row.missing);
-    const enqueued = (await settleEnqueue(tx, conn, w.enqueue, row.created ?? [])).events;
-    await writeEvents(tx, conn, [...enqueued, ...w.events], { commit: true, hint });
+    const enqueued = enqueues ? (await settleEnqueue(tx, conn, w.enqueue, row.created ?? [])).events : [];
+    const resolved: NewEvent[] = [];
+    for (const q of w.resolve) resolved.push((await setStatusRow(tx, conn, q)).event);
+    await writeEvents(tx, conn, [...enqueued, ...w.events, ...resolved], { commit: true, hint });
     return entryOf(w, row.seq);
   }
 

@@ -17,9 +17,11 @@ import {
   enqueuedIntegrity,
   explainLeaseFailure,
   explainStatusFailure,
+  humanDecisionRefusal,
   humanResolution,
   isRepeatedResolve,
   isTerminal,
+  ownerOf,
   resolvedEvent,
   workItemEvent,
 } from '../../core/work-rules.js';
@@ -159,6 +161,43 @@ interface ReclaimClaimRow extends WorkItemRow {
   _reclaimed: boolean;
   _claimed: boolean;
   _previous_owner: string | null;
+}
+
+/**
+ * Moves one item from one of `q.from` to `q.to` outside a lease (nothing committed yet); returns it with the
+ * event that records it.
+ */
+export async function setStatusRow(
+  tx: Tx,
+  conn: PostgresConnection,
+  q: Parameters<WorkItemBackend['setStatus']>[0],
+): Promise<{ item: WorkItem; event: NewEvent }> {
+  const t = conn.names;
+  const p = conn.params();
+  const now = p.add(q.now);
+  const res = await tx.query<{ row: WorkItemRow | null; current: WorkItemRow | null }>(
+    `WITH _u AS (
+       UPDATE ${t.work_items} SET status = ${p.add(q.to)}, result = ${p.add(JSON.stringify(q.result ?? null))}::jsonb,
+         error = ${p.add(q.error)}, lease_expires_at = NULL, resolved_at = ${p.add(isTerminal(q.to) ? q.now : null)}::bigint,
+         updated_at = ${now}
+       WHERE instance = $1 AND id = ${p.add(q.id)} AND status = ANY(${p.add(q.from)}::text[]) RETURNING *)
+     SELECT (SELECT row_to_json(u) FROM _u AS u) AS row`,
+    p.values,
+  );
+  const row = res.rows[0]?.row;
+  if (!row) {
+    const cur = await tx.query<WorkItemRow>(
+      `SELECT ${COLS} FROM ${t.work_items} WHERE instance = $1 AND id = $2`,
+      [conn.instance, q.id],
+    );
+    explainStatusFailure(cur.rows[0] ? toWorkItem(cur.rows[0]) : null, q.id, q.to);
+  }
+  const item = toWorkItem(row);
+  const data: JsonObject = { status: item.status };
+  if (q.error !== null) data.error = q.error;
+  if (q.result !== null && q.result !== undefined) data.result = q.result;
+  if (q.actor_kind) data.actor_kind = q.actor_kind;
+  return { item, event: workItemEvent(q.event, item, data, q.actor, q.now) };
 }
 
 export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint | null): WorkItemBackend {
@@ -301,30 +340,8 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
     };
   }
 
-  /** Moves one item to a new status (nothing committed yet); returns it with the event that says so. */
-  async function setStatusRow(
-    tx: Tx,
-    q: Parameters<WorkItemBackend['setStatus']>[0],
-  ): Promise<{ item: WorkItem; event: NewEvent }> {
-    const p = conn.params();
-    const now = p.add(q.now);
-    const item = await updateOne(
-      tx,
-      p,
-      `UPDATE ${t.work_items} SET status = ${p.add(q.to)}, result = ${p.add(JSON.stringify(q.result ?? null))}::jsonb,
-         error = ${p.add(q.error)}, lease_expires_at = NULL, resolved_at = ${p.add(isTerminal(q.to) ? q.now : null)}::bigint,
-         updated_at = ${now}
-       WHERE instance = $1 AND id = ${p.add(q.id)} AND status = ANY(${p.add(q.from)}::text[]) RETURNING *`,
-    );
-    if (!item) explainStatusFailure(await getItem(tx, q.id), q.id, q.to);
-    const data: JsonObject = { status: item.status };
-    if (q.error !== null) data.error = q.error;
-    if (q.result !== null && q.result !== undefined) data.result = q.result;
-    return { item, event: workItemEvent(q.event, item, data, q.actor, q.now) };
-  }
-
   async function setStatusTx(tx: Tx, q: Parameters<WorkItemBackend['setStatus']>[0]): Promise<WorkItem> {
-    const { item, event } = await setStatusRow(tx, q);
+    const { item, event } = await setStatusRow(tx, conn, q);
     await commitEvents(tx, [event]);
     return item;
   }
@@ -378,7 +395,8 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
       if (current && isRepeatedResolve(current, q)) {
         items.push(current);
       } else if (current?.status === 'waiting_human') {
-        const r = await setStatusRow(tx, humanResolution(q));
+        if (ownerOf(current)) throw humanDecisionRefusal(current, 'resolve');
+        const r = await setStatusRow(tx, conn, humanResolution(q));
         items.push(r.item);
         events.push(r.event);
       } else {

@@ -6,7 +6,7 @@ import type { ActorKind, DocumentRecord, HistoryEntry, JsonObject } from '../../
 import { StateConflictError } from '../../errors.js';
 import type { SqliteConnection } from './connection.js';
 import { insertEvents } from './events.js';
-import { insertWorkItems } from './work-items.js';
+import { insertWorkItems, setStatusRow } from './work-items.js';
 
 interface DocRow {
   kind: string;
@@ -189,7 +189,11 @@ export function createDocumentBackend(conn: SqliteConnection): DocumentBackend {
             row.created_at,
           );
         if (w.enqueue.length > 0) insertWorkItems(conn, w.enqueue);
-        insertEvents(conn, w.events);
+        const events =
+          w.resolve.length === 0
+            ? w.events
+            : [...w.events, ...w.resolve.map((q) => setStatusRow(conn, q).event)];
+        insertEvents(conn, events);
         if (w.keep_versions !== null && !w.noop) pruneTx(w.kind, w.id, w.keep_versions);
         return toEntry(row);
       });

@@ -15,9 +15,11 @@ import {
   enqueuedIntegrity,
   explainLeaseFailure,
   explainStatusFailure,
+  humanDecisionRefusal,
   humanResolution,
   isRepeatedResolve,
   isTerminal,
+  ownerOf,
   resolvedEvent,
   workItemEvent,
 } from '../../core/work-rules.js';
@@ -137,6 +139,41 @@ export function insertWorkItems(
   return out;
 }
 
+/**
+ * Moves one item from one of `q.from` to `q.to` outside a lease (nothing else written); returns it with the
+ * event that records it. Must run inside a write transaction.
+ */
+export function setStatusRow(
+  conn: SqliteConnection,
+  q: Parameters<WorkItemBackend['setStatus']>[0],
+): { item: WorkItem; event: NewEvent } {
+  const row = conn
+    .stmt(
+      `UPDATE work_items SET status = ?, result = ?, error = ?, lease_expires_at = NULL,
+         resolved_at = ?, updated_at = ?
+       WHERE id = ? AND status IN (${q.from.map(() => '?').join(', ')}) RETURNING *`,
+    )
+    .get(
+      q.to,
+      JSON.stringify(q.result ?? null),
+      q.error,
+      isTerminal(q.to) ? q.now : null,
+      q.now,
+      q.id,
+      ...q.from,
+    ) as WorkItemRow | undefined;
+  if (!row) {
+    const current = conn.stmt('SELECT * FROM work_items WHERE id = ?').get(q.id) as WorkItemRow | undefined;
+    explainStatusFailure(current ? toWorkItem(current) : null, q.id, q.to);
+  }
+  const item = toWorkItem(row);
+  const data: JsonObject = { status: item.status };
+  if (q.error !== null) data.error = q.error;
+  if (q.result !== null && q.result !== undefined) data.result = q.result;
+  if (q.actor_kind) data.actor_kind = q.actor_kind;
+  return { item, event: workItemEvent(q.event, item, data, q.actor, q.now) };
+}
+
 export function createWorkItemBackend(conn: SqliteConnection): WorkItemBackend {
   const getRow = (id: string) =>
     conn.stmt('SELECT * FROM work_items WHERE id = ?').get(id) as WorkItemRow | undefined;
@@ -190,27 +227,8 @@ export function createWorkItemBackend(conn: SqliteConnection): WorkItemBackend {
   }
 
   function setStatusTx(q: Parameters<WorkItemBackend['setStatus']>[0]): WorkItem {
-    const row = conn
-      .stmt(
-        `UPDATE work_items SET status = ?, result = ?, error = ?, lease_expires_at = NULL,
-           resolved_at = ?, updated_at = ?
-         WHERE id = ? AND status IN (${q.from.map(() => '?').join(', ')}) RETURNING *`,
-      )
-      .get(
-        q.to,
-        JSON.stringify(q.result ?? null),
-        q.error,
-        isTerminal(q.to) ? q.now : null,
-        q.now,
-        q.id,
-        ...q.from,
-      ) as WorkItemRow | undefined;
-    if (!row) explainStatusFailure(getItem(q.id), q.id, q.to);
-    const item = toWorkItem(row);
-    const data: JsonObject = { status: item.status };
-    if (q.error !== null) data.error = q.error;
-    if (q.result !== null && q.result !== undefined) data.result = q.result;
-    insertEvents(conn, [workItemEvent(q.event, item, data, q.actor, q.now)]);
+    const { item, event } = setStatusRow(conn, q);
+    insertEvents(conn, [event]);
     return item;
   }
 
@@ -228,6 +246,7 @@ export function createWorkItemBackend(conn: SqliteConnection): WorkItemBackend {
       const current = getItem(q.id);
       if (current && isRepeatedResolve(current, q)) return current;
       if (current?.status === 'waiting_human') {
+        if (ownerOf(current)) throw humanDecisionRefusal(current, 'resolve');
         return setStatusTx(humanResolution(q));
       }
       explainLeaseFailure(current, q, 'resolve');

@@ -4,6 +4,7 @@
 // ambiguity-resolved-final. Escalating an ambiguity enqueues a waiting_human work item and appends an
 // `ambiguity_escalated` event; resolving that item resolves the ambiguity (onWorkItemResolved).
 import type { EnqueueInput, Json, JsonObject, WorkItem } from '../../core/types.js';
+import { InvalidInputError, InvalidTransitionError, PermissionDeniedError } from '../../errors.js';
 import type { CommitContext, CommitEffects, DocSnapshot, KindDefinition } from '../kind.js';
 import {
   checkAppendOnly,
@@ -47,9 +48,23 @@ export const AMBIGUITY_TRANSITIONS: TransitionTable = {
   resolved: [],
 };
 
-/** Idempotency key of the escalation work item, so a retried escalation never asks twice. */
-export function escalationKey(docId: string, ambiguityId: string): string {
-  return `task-ir:${docId}:${ambiguityId}`;
+/**
+ * The escalation work item's key within its document (the store makes it `doc:task-ir/<id>#ambiguity/<a>`),
+ * so a retried escalation never asks twice.
+ */
+export function escalationKey(ambiguityId: string): string {
+  return `ambiguity/${ambiguityId}`;
+}
+
+/** Whether `item` is the decision that answers ambiguity `ambiguityId` of document `docId`. */
+function answers(item: WorkItem | null | undefined, docId: string, ambiguityId: string): boolean {
+  const p = item?.payload;
+  return (
+    item?.kind === AMBIGUITY_WORK_KIND &&
+    isPlainObject(p) &&
+    p.ambiguity_id === ambiguityId &&
+    (p.doc_id === undefined || p.doc_id === docId)
+  );
 }
 
 const asItems = (v: unknown[] | undefined) => (v ?? []) as unknown as JsonObject[];
@@ -85,6 +100,16 @@ function check(
       rule: 'ambiguity-transition',
       subject: `ambiguity ${a.id}`,
     });
+    if (old?.status === 'escalated' && a.status === 'resolved' && !answers(ctx.answering, ctx.id, a.id)) {
+      throw new PermissionDeniedError(
+        `ambiguity ${a.id} was escalated to a human: only the human's answer to its decision item (kind ${AMBIGUITY_WORK_KIND}) resolves it`,
+        {
+          pointer: ptr('ambiguities', i, 'status'),
+          rule: 'ambiguity-answered-by-human',
+          actor_kind: ctx.actor_kind,
+        },
+      );
+    }
     if (old?.status === 'resolved' && !deepEqual(old, a)) {
       fail(
         ptr('ambiguities', i),
@@ -106,7 +131,7 @@ function check(
         kind: AMBIGUITY_WORK_KIND,
         payload: data,
         waiting_human: true,
-        idempotency_key: escalationKey(ctx.id, a.id),
+        idempotency_key: escalationKey(a.id),
         actor: ctx.actor,
       });
       events.push({ type: 'ambiguity_escalated', data });
@@ -121,18 +146,36 @@ function check(
 }
 
 /**
- * A done `task-ir.ambiguity` work item resolves its ambiguity: the resolution is `result.answer` when the
- * result is an object with an `answer`, else the whole result. Null when there is nothing to do: another
- * item kind or document, an item not done (failed, cancelled), no result, or the ambiguity already resolved.
+ * A human's answer to a `task-ir.ambiguity` decision resolves its ambiguity: the resolution is
+ * `result.answer` when the result is an object with an `answer`, else the whole result; `resolved_by` is
+ * the human who answered. An answer must say something: `done` without one is refused (the ambiguity
+ * would stay escalated with its question spent), and so is `failed` (a decision has no failure; cancel
+ * the run instead). Null when there is nothing to record (another document, the ambiguity gone).
  */
-function onWorkItemResolved(item: WorkItem, doc: DocSnapshot): JsonObject | null {
-  if (item.kind !== AMBIGUITY_WORK_KIND || item.status !== 'done') return null;
+function onWorkItemResolved(item: WorkItem, doc: DocSnapshot, answer: { actor: string }): JsonObject | null {
   const payload = item.payload;
-  if (!isPlainObject(payload) || typeof payload.ambiguity_id !== 'string') return null;
+  if (
+    item.kind !== AMBIGUITY_WORK_KIND ||
+    !isPlainObject(payload) ||
+    typeof payload.ambiguity_id !== 'string'
+  )
+    return null;
   if (payload.doc_id !== undefined && payload.doc_id !== doc.id) return null;
+  const hint = `resolve it done with the answer, e.g. --result '{"answer":"…"}'`;
+  if (item.status !== 'done') {
+    throw new InvalidTransitionError(
+      `ambiguity ${payload.ambiguity_id} of task ${doc.id} needs an answer, not ${item.status}: ${hint}, or cancel the run`,
+      { id: item.id, from: 'waiting_human', to: item.status, rule: 'ambiguity-answer-required' },
+    );
+  }
   const result = item.result;
   const resolution = isPlainObject(result) && result.answer !== undefined ? result.answer : result;
-  if (resolution === null || resolution === undefined) return null;
+  if (resolution === null || resolution === undefined || resolution === '') {
+    throw new InvalidInputError(
+      `ambiguity ${payload.ambiguity_id} of task ${doc.id} is answered without an answer: ${hint}`,
+      { field: 'result', id: item.id, rule: 'ambiguity-answer-required' },
+    );
+  }
 
   const body = structuredClone(doc.body) as unknown as TaskIr;
   const amb = (Array.isArray(body.ambiguities) ? body.ambiguities : []).find(
@@ -142,8 +185,8 @@ function onWorkItemResolved(item: WorkItem, doc: DocSnapshot): JsonObject | null
   amb.status = 'resolved';
   amb.resolution = resolution;
   amb.resolved_at = item.resolved_at ?? item.updated_at;
-  amb.escalation_work_item_id ??= item.id;
-  if (isPlainObject(result) && typeof result.by === 'string') amb.resolved_by = result.by;
+  amb.escalation_work_item_id = item.id;
+  amb.resolved_by = answer.actor;
   return body as unknown as JsonObject;
 }
 
