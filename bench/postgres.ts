@@ -14,6 +14,7 @@ import {
 } from 'graphile-worker';
 import pg from 'pg';
 import PgBoss from 'pg-boss';
+import { redactUrl } from '../src/core/redact.js';
 import { agentstateCommitter, DOC_KIND, docBody, docPatch, mergePatch } from './doc-fixture.js';
 import { freshDir, type Instance, loadLib, median, nowMs, removeDir, settle } from './lib.js';
 
@@ -41,7 +42,7 @@ export async function pgReachable(): Promise<string | null> {
 
 /** The URL with the password hidden, for output. */
 export function redactedPgUrl(): string {
-  return PG_URL.replace(/\/\/([^:/@]+):[^@]*@/, '//$1:***@');
+  return redactUrl(PG_URL);
 }
 
 function withSchema(url: string, schema: string): string {

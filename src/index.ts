@@ -42,12 +42,13 @@ export {
   importInstance,
   readDump,
 } from './core/portable.js';
+export { redactUrl } from './core/redact.js';
 export { type Clock, systemClock } from './core/time.js';
 export * from './core/types.js';
 export { DEFAULT_LEASE_MS, DEFAULT_MAX_ATTEMPTS, WorkQueue } from './core/work-queue.js';
 export { canTransition, isTerminal, TRANSITIONS } from './core/work-rules.js';
 export * from './errors.js';
-export { Instance, type OpenInstanceOptions, openInstance, redactUrl } from './instance/instance.js';
+export { Instance, type OpenInstanceOptions, openInstance } from './instance/instance.js';
 export {
   checkName,
   defaultHost,

@@ -79,7 +79,14 @@ async function runWorkflowCommand(name: string, rest: string[]): Promise<number>
     return 0;
   }
   let payloadText = values.payload as string | undefined;
-  if (payloadText === '-') payloadText = await readStdin();
+  if (payloadText === '-') {
+    const { readInputText } = await import('./read-input.js');
+    try {
+      payloadText = await readInputText('-', 'payload');
+    } catch (err) {
+      return reportError(err);
+    }
+  }
   return runWorkflowProcess(name, {
     payloadText,
     dir: values.dir as string | undefined,
@@ -89,10 +96,4 @@ async function runWorkflowCommand(name: string, rest: string[]): Promise<number>
     durability: values.durability as string | undefined,
     url: values.url as string | undefined,
   });
-}
-
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const c of process.stdin) chunks.push(c as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
 }

@@ -6,30 +6,38 @@ import { type Command, InvalidArgumentError } from 'commander';
 import type { JsonObject } from '../core/types.js';
 import { EXIT_CODES, NotFoundError } from '../errors.js';
 import { type Instance, openInstance } from '../instance/instance.js';
+import { checkFileId } from '../kinds/file-id.js';
 import { checkGate, GATES, type Gate, type GateFile, gateFile } from '../kinds/workflow-sessions/gates.js';
 import { renderResume, resumeSummary } from '../kinds/workflow-sessions/resume.js';
+import { confineToProject } from '../views/confine.js';
 import { readViewFile } from '../views/files.js';
 import { duration, type GlobalOpts, Output } from './context.js';
 
 const KIND = 'workflow-sessions';
 
-function stateDir(cmd: Command): string {
-  return join(
-    resolve(cmd.optsWithGlobals<{ project?: string }>().project ?? process.cwd()),
-    '.copilot',
-    'state',
-  );
+function projectRoot(cmd: Command): string {
+  return resolve(cmd.optsWithGlobals<{ project?: string }>().project ?? process.cwd());
 }
 
-function readStateFiles(dir: string): GateFile[] {
+function stateDir(root: string): string {
+  return join(root, '.copilot', 'state');
+}
+
+/**
+ * The project's state files. The folder must resolve inside the project (INVALID_INPUT otherwise); a file
+ * that cannot be read safely (a FIFO, a device, a symlink out of the project, oversize) is a parse error
+ * of that file, read no further.
+ */
+function readStateFiles(root: string): GateFile[] {
+  const dir = stateDir(root);
   if (!existsSync(dir)) return [];
-  return readdirSync(dir)
+  return readdirSync(confineToProject(root, dir))
     .filter((f) => f.endsWith('.json'))
     .sort()
     .map((f) => {
       const path = join(dir, f);
       try {
-        return gateFile(path, readViewFile(path));
+        return gateFile(path, readViewFile(path, root));
       } catch (err) {
         return { path, parseError: (err as Error).message };
       }
@@ -70,7 +78,7 @@ export function addSessionCommands(program: Command): void {
         throw new InvalidArgumentError(`gate must be one of ${GATES.join(', ')} or all, got ${gateArg}`);
       }
       const out = new Output(cmd.optsWithGlobals<GlobalOpts>().json ?? false);
-      const files = readStateFiles(stateDir(cmd));
+      const files = readStateFiles(projectRoot(cmd));
       const inst = await maybeInstance(cmd);
       try {
         let store: Record<string, { version: number; body: JsonObject }> | undefined;
@@ -117,8 +125,11 @@ export function addSessionCommands(program: Command): void {
         // The store is the truth; the file is the fallback when this store never saw the workflow.
         let body = inst ? ((await inst.docs.find(KIND, workflow))?.body ?? null) : null;
         if (!body) {
-          const path = join(stateDir(cmd), `${workflow}.json`);
-          const f = existsSync(path) ? gateFile(path, readViewFile(path)) : null;
+          // The workflow names the file: the same id rule as the kind's, so `../../package` reads nothing.
+          checkFileId(workflow, KIND);
+          const root = projectRoot(cmd);
+          const path = join(stateDir(root), `${workflow}.json`);
+          const f = existsSync(path) ? gateFile(path, readViewFile(path, root)) : null;
           if (f?.parseError)
             throw new NotFoundError(
               `${path} cannot be read: ${f.parseError}; try agentstate recover ${path}`,

@@ -1,22 +1,14 @@
 // `agentstate state …`: versioned documents from the command line (bodies from a file or stdin).
-import { readFileSync } from 'node:fs';
 import { type Command, Option } from 'commander';
 import { parseJsonInput } from '../core/input.js';
 import type { CommitInput, HistoryEntry, Json, JsonObject, JsonPatchOp } from '../core/types.js';
 import { ACTOR_KINDS } from '../core/types.js';
-import { InvalidInputError } from '../errors.js';
 import { int, json, list, withInstance } from './context.js';
+import { readInputText } from './read-input.js';
 
-/** Reads JSON from a file path, or stdin for `-`. */
-function readJsonArg(pathOrDash: string, what: string): Json {
-  let text: string;
-  try {
-    text = readFileSync(pathOrDash === '-' ? 0 : pathOrDash, 'utf8');
-  } catch (err) {
-    throw new InvalidInputError(`cannot read ${what} from ${pathOrDash}: ${(err as Error).message}`, {
-      field: what,
-    });
-  }
+/** Reads JSON from a file path, or stdin for `-` (at most 4 MiB of UTF-8). */
+async function readJsonArg(pathOrDash: string, what: string): Promise<Json> {
+  const text = await readInputText(pathOrDash, what);
   return parseJsonInput(text, `${what} (${pathOrDash === '-' ? 'stdin' : pathOrDash})`);
 }
 
@@ -123,10 +115,11 @@ export function addStateCommands(program: Command): void {
     .action(async (kind: string, id: string, o, cmd: Command) =>
       withInstance(cmd, async (inst, out) => {
         const input: CommitInput = { kind, id, expected_version: o.expect, actor_kind: o.actorKind };
-        if (o.body !== undefined) input.body = readJsonArg(o.body, 'body') as JsonObject;
-        if (o.merge !== undefined) input.merge_patch = readJsonArg(o.merge, 'merge_patch') as JsonObject;
+        if (o.body !== undefined) input.body = (await readJsonArg(o.body, 'body')) as JsonObject;
+        if (o.merge !== undefined)
+          input.merge_patch = (await readJsonArg(o.merge, 'merge_patch')) as JsonObject;
         if (o.patch !== undefined)
-          input.json_patch = readJsonArg(o.patch, 'json_patch') as unknown as JsonPatchOp[];
+          input.json_patch = (await readJsonArg(o.patch, 'json_patch')) as unknown as JsonPatchOp[];
         if (o.noop) input.noop = true;
         if (o.reason !== undefined) input.reason = o.reason;
         if (o.actor !== undefined) input.actor = o.actor;

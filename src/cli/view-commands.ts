@@ -191,6 +191,9 @@ export function addViewCommands(program: Command): void {
         }
         if (op.positional && rest[0] !== undefined) args[op.positional] = rest[0];
         await withInstance(cmd, async (inst, out) => {
+          // Where the file goes is checked before the commit: a refused id or a path that leads out of the
+          // project (a `.grid` symlink elsewhere) leaves the store unchanged too.
+          const target = opts.export === false || !kind.file ? null : targetFor(name, id, project(cmd));
           const r = await inst.docs.apply({
             kind: name,
             id,
@@ -200,10 +203,7 @@ export function addViewCommands(program: Command): void {
             ...(opts.role !== undefined && { role: opts.role as string }),
             ...(opts.actor !== undefined && { actor: opts.actor as string }),
           });
-          const file =
-            opts.export === false || !kind.file
-              ? null
-              : await exportView(inst, targetFor(name, id, project(cmd)));
+          const file = target && (await exportView(inst, target));
           out.emit(
             { ...r, file: file?.path ?? null },
             () =>

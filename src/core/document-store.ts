@@ -330,6 +330,8 @@ export class DocumentStore {
   ): Promise<CommitResult> {
     const kinds = this.#kinds ?? (await this.#loadKinds());
     const kind = kinds.get(i.kind);
+    // Before anything is read or written: an id this kind refuses (e.g. one that is a path) is never stored.
+    kind.checkId?.(i.id);
     const changes =
       (i.body === undefined ? 0 : 1) +
       (i.merge_patch === undefined ? 0 : 1) +
@@ -375,7 +377,8 @@ export class DocumentStore {
         { kind: i.kind, id: i.id, expected: i.expected_version, actual },
       );
     }
-    const now = this.#ctx.clock();
+    // An answer and the commit that records it are one moment: the same time on all of their events.
+    const now = answer?.change.now ?? this.#ctx.clock();
     const actor = i.actor ?? this.#ctx.actor;
     const stream = documentStream(i.kind, i.id);
     const event = (type: string, data: Json): NewEvent => ({
@@ -604,6 +607,7 @@ export class DocumentStore {
     });
     const kinds = await this.#loadKinds();
     const kind = kinds.get(i.kind);
+    kind.checkId?.(i.id);
     const current = await this.#backend.docs.get(i.kind, i.id);
     const version = current?.version ?? 0;
     const next = structuredClone(i.body);

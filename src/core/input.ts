@@ -25,6 +25,8 @@ export const LIMITS = {
   claimLimit: 1000,
   /** Longest lease, ms (one day). */
   leaseMs: 86_400_000,
+  /** Bytes of text read from outside: a state file, stdin (`-b -`, `--payload -`), a body file. */
+  inputBytes: 4 * 1024 * 1024,
 } as const;
 
 export type FieldType = 'string' | 'name' | 'text' | 'int' | 'bool' | 'json' | 'object' | 'names' | 'time';

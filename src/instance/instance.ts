@@ -5,6 +5,7 @@ import { type Durability, openSqliteBackend } from '../backends/sqlite/backend.j
 import type { StoreBackend } from '../core/backend.js';
 import { DocumentStore, type KindResolver } from '../core/document-store.js';
 import { EventLog } from '../core/event-log.js';
+import { redactUrl } from '../core/redact.js';
 import { type Clock, systemClock } from '../core/time.js';
 import { WorkQueue } from '../core/work-queue.js';
 import { InvalidInputError, StorageUnavailableError } from '../errors.js';
@@ -42,7 +43,7 @@ export class Instance {
   readonly work: WorkQueue;
   readonly events: EventLog;
   readonly docs: DocumentStore;
-  /** Where the store is: the SQLite file, or the PostgreSQL URL (password redacted) and schema. */
+  /** Where the store is: the SQLite file, or the PostgreSQL URL (secrets redacted by redactUrl) and schema. */
   readonly storage: string;
 
   constructor(
@@ -157,9 +158,4 @@ async function openUrl(
     `storage URL ${redactUrl(url)} is not supported: use postgres://… or leave it unset for embedded SQLite`,
     { field: 'url' },
   );
-}
-
-/** A URL with its password removed, safe for messages and logs. */
-export function redactUrl(url: string): string {
-  return url.replace(/\/\/([^:/@]+):[^@]*@/, '//$1:***@');
 }

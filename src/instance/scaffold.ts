@@ -11,7 +11,7 @@ export interface ScaffoldResult {
   created: string[];
   /** Migrations applied by this call. */
   migrations_applied: string[];
-  /** The store: the SQLite file, or the PostgreSQL URL (password redacted). */
+  /** The store: the SQLite file, or the PostgreSQL URL (secrets redacted by redactUrl). */
   db: string;
 }
 

@@ -67,6 +67,13 @@ export interface KindDefinition extends KindExtensions {
    */
   versionField?: string;
   /**
+   * Refuses document ids this kind cannot hold; throws INVALID_INPUT naming `id`. The store calls it
+   * before every commit (and fork), so a refused id is never stored. Kinds with a file view use
+   * `checkFileId` (../kinds/file-id.ts): their ids become file names. `registerKind` sets that default
+   * for a kind with a `file` and no `checkId`. @default no check beyond the id's length and characters
+   */
+  checkId?(id: string): void;
+  /**
    * Logical rules, status transitions and role permissions. Throws ValidationFailedError (naming the
    * JSON pointer and the rule), InvalidTransitionError, PermissionDeniedError, AmbiguityUnresolvedError …;
    * may return effects to apply atomically with the commit. `prev` is null for a new document.

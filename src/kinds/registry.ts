@@ -7,6 +7,7 @@ import type { JsonObject } from '../core/types.js';
 import { InvalidInputError, ValidationFailedError } from '../errors.js';
 import { agentRunKind } from './agent-run/kind.js';
 import { aiosWorkflowKind } from './aios-workflow/kind.js';
+import { checkFileId } from './file-id.js';
 import { gridMissionKind } from './grid-mission/kind.js';
 import { jsonKind } from './json/kind.js';
 import type { KindDefinition } from './kind.js';
@@ -39,7 +40,10 @@ const kinds = new Map<string, KindDefinition>();
 for (const k of [jsonKind, agentRunKind, taskIrKind, gridMissionKind, aiosWorkflowKind, workflowSessionsKind])
   kinds.set(k.name, guarded(k));
 
-/** Adds (or replaces) a kind. */
+/**
+ * Adds (or replaces) a kind. A kind with a `file` view and no `checkId` gets `checkFileId`: its ids
+ * become file names, so ids such as `../x` are refused before they are stored.
+ */
 export function registerKind(def: KindDefinition): void {
   if (!/^[a-z][a-z0-9-]{0,63}$/.test(def.name)) {
     throw new InvalidInputError(
@@ -49,8 +53,12 @@ export function registerKind(def: KindDefinition): void {
   const old = kinds.get(def.name);
   if (ajv && validators.has(def.name) && typeof old?.schema.$id === 'string')
     ajv.removeSchema(old.schema.$id);
-  kinds.set(def.name, guarded(def));
-  validators.delete(def.name);
+  const name = def.name;
+  kinds.set(
+    name,
+    guarded(def.file && !def.checkId ? { ...def, checkId: (id) => checkFileId(id, name) } : def),
+  );
+  validators.delete(name);
 }
 
 /** The kind, or INVALID_INPUT listing the known ones. */

@@ -1,18 +1,25 @@
-// Locating and reading view files: which kind a path belongs to, and safe reads (size, binary).
-import { readFileSync, statSync } from 'node:fs';
-import { relative, resolve } from 'node:path';
-import { InvalidInputError, NotFoundError } from '../errors.js';
+// Locating, reading and writing view files: which kind a path belongs to, confinement to the project
+// root, and safe reads (regular files only, size cap, strict UTF-8, no binary).
+import { lstatSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { LIMITS } from '../core/input.js';
+import { decodeUtf8 } from '../core/text-input.js';
+import { InvalidInputError } from '../errors.js';
+import { readRegularFile, writeFileAtomic } from '../instance/files.js';
 import type { KindDefinition, KindFile } from '../kinds/kind.js';
 import { getKind, kindNames } from '../kinds/registry.js';
+import { confineToProject, projectRelative } from './confine.js';
 
-/** Largest view file read, in bytes. */
-export const MAX_VIEW_BYTES = 4 * 1024 * 1024;
+/** Largest view file read, in bytes (LIMITS.inputBytes, 4 MiB; a kind's parser may allow less). */
+export const MAX_VIEW_BYTES = LIMITS.inputBytes;
 
 export interface ViewTarget {
   kind: KindDefinition & { file: KindFile };
   id: string;
   /** Absolute path of the file. */
   path: string;
+  /** Absolute project root: every read and write of this view stays inside it (symlinks resolved). */
+  root: string;
 }
 
 function withFile(kind: KindDefinition): kind is KindDefinition & { file: KindFile } {
@@ -26,20 +33,36 @@ export function viewKind(name: string): KindDefinition & { file: KindFile } {
   return k;
 }
 
-/** Where the file of (kind, id) lives under `project`. */
+/**
+ * Where the file of (kind, id) lives under `project`. INVALID_INPUT when the kind refuses the id (e.g.
+ * `../x`, even one stored before ids were checked) or the path leads outside the project.
+ */
 export function targetFor(kindName: string, id: string, project: string): ViewTarget {
   const kind = viewKind(kindName);
-  return { kind, id, path: resolve(project, kind.file.defaultPath(id)) };
+  kind.checkId?.(id);
+  const root = resolve(project);
+  const path = resolve(root, kind.file.defaultPath(id));
+  confineToProject(root, path);
+  return { kind, id, path, root };
 }
 
-/** Which kind and document a file belongs to: from `kindName` if given, else inferred from the path. */
+/**
+ * Which kind and document a file belongs to: from `kindName` if given, else inferred from the path.
+ * INVALID_INPUT when the path is outside the project (after resolving symlinks) or names an id the kind
+ * refuses.
+ */
 export function targetOfPath(path: string, project: string, kindName?: string): ViewTarget {
-  const abs = resolve(project, path);
-  const rel = relative(resolve(project), abs).split('\\').join('/');
+  const root = resolve(project);
+  const abs = resolve(root, path);
+  confineToProject(root, abs);
+  const rel = projectRelative(root, abs);
   const candidates = kindName ? [viewKind(kindName)] : kindNames().map(getKind).filter(withFile);
   for (const kind of candidates) {
-    const id = kind.file.idFromPath(rel) ?? kind.file.idFromPath(abs);
-    if (id !== null) return { kind, id, path: abs };
+    const id = kind.file.idFromPath(rel);
+    if (id !== null) {
+      kind.checkId?.(id);
+      return { kind, id, path: abs, root };
+    }
   }
   throw new InvalidInputError(
     kindName
@@ -49,26 +72,31 @@ export function targetOfPath(path: string, project: string, kindName?: string): 
   );
 }
 
-/** Reads a view file as text, refusing missing, oversize and binary files with a clear error. */
-export function readViewFile(path: string): string {
-  let size: number;
-  try {
-    size = statSync(path).size;
-  } catch {
-    throw new NotFoundError(`${path} does not exist`, { path });
-  }
-  if (size > MAX_VIEW_BYTES) {
-    throw new InvalidInputError(
-      `${path} is ${size} bytes, larger than the ${MAX_VIEW_BYTES} byte limit for view files`,
-      {
-        path,
-      },
-    );
-  }
-  const buf = readFileSync(path);
+/**
+ * Reads a view file as text. With `root`, the path must resolve inside it (INVALID_INPUT otherwise) and
+ * is opened through its real path. Refuses, before reading it whole: a missing file (NOT_FOUND), a FIFO,
+ * device or directory, a file over MAX_VIEW_BYTES, NUL bytes and invalid UTF-8 (INVALID_INPUT).
+ */
+export function readViewFile(path: string, root?: string): string {
+  const real = root === undefined ? path : confineToProject(root, path);
+  const buf = readRegularFile(real, MAX_VIEW_BYTES, { noFollow: root !== undefined });
   if (buf.includes(0))
     throw new InvalidInputError(`${path} is binary (contains NUL bytes), not a text state file`, { path });
-  const text = buf.toString('utf8');
-  if (text.includes('\uFFFD')) throw new InvalidInputError(`${path} is not valid UTF-8 text`, { path });
-  return text;
+  return decodeUtf8(buf, path);
+}
+
+/**
+ * Writes a view file (or its checkpoint, or a kept copy) atomically, after checking that it resolves
+ * inside the project root `root`; INVALID_INPUT when it does not, or when a directory stands in its place.
+ */
+export function writeViewFile(root: string, path: string, text: string): void {
+  const real = confineToProject(root, path);
+  let isDir = false;
+  try {
+    isDir = lstatSync(real).isDirectory();
+  } catch {
+    // Missing: it is created.
+  }
+  if (isDir) throw new InvalidInputError(`${path} is a directory, not a state file`, { path });
+  writeFileAtomic(real, text);
 }

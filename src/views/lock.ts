@@ -1,29 +1,42 @@
 // A lock file for writers of the same view file on one machine (`<file>.lock`, created exclusively).
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { LockTimeoutError } from '../errors.js';
+import { readRegularFile } from '../instance/files.js';
+import { confineToProject } from './confine.js';
 
 const STALE_MS = 30_000;
 
 function holderAlive(lockPath: string): boolean {
   try {
-    const [pid, since] = readFileSync(lockPath, 'utf8').split(' ').map(Number);
+    // A lock holds "<pid> <ms>": read at most 64 bytes of it, never through a symlink or from a FIFO.
+    const [pid, since] = readRegularFile(lockPath, 64, { noFollow: true })
+      .toString('latin1')
+      .split(' ')
+      .map(Number);
     if (!pid || !since || Date.now() - since > STALE_MS) return false;
     process.kill(pid, 0);
     return true;
   } catch (err) {
-    // EPERM: the process exists but is not ours; anything else: the holder is gone or the file vanished.
+    // EPERM: the process exists but is not ours; anything else: the holder is gone, or the file vanished or
+    // is not a lock agentstate wrote (it is then taken over).
     return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
 /**
- * Runs `fn` while holding `<path>.lock`. A lock left by a dead process (or older than 30 s) is taken
- * over; otherwise waits up to `timeoutMs`, then LOCK_TIMEOUT.
+ * Runs `fn` while holding `<path>.lock`, which must resolve inside the project `root` (INVALID_INPUT
+ * otherwise). A lock left by a dead process (or older than 30 s) is taken over; otherwise waits up to
+ * `timeoutMs`, then LOCK_TIMEOUT. @default timeoutMs 10 000
  */
-export async function withFileLock<T>(path: string, fn: () => Promise<T>, timeoutMs = 10_000): Promise<T> {
-  const lockPath = `${path}.lock`;
-  mkdirSync(dirname(path), { recursive: true });
+export async function withFileLock<T>(
+  root: string,
+  path: string,
+  fn: () => Promise<T>,
+  timeoutMs = 10_000,
+): Promise<T> {
+  const lockPath = confineToProject(root, `${path}.lock`);
+  mkdirSync(dirname(lockPath), { recursive: true });
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {

@@ -2,12 +2,12 @@
 // else from the last checkpoint, else from git history; it says which source it used, and never
 // silently resets.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname, relative } from 'node:path';
+import { decodeUtf8 } from '../core/text-input.js';
 import { NotFoundError } from '../errors.js';
-import { writeFileAtomic } from '../instance/files.js';
 import type { Instance } from '../instance/instance.js';
-import { readViewFile, type ViewTarget } from './files.js';
+import { MAX_VIEW_BYTES, readViewFile, type ViewTarget, writeViewFile } from './files.js';
 import { checkpointPath, exportView } from './sync.js';
 
 export interface RecoverResult {
@@ -23,7 +23,7 @@ export interface RecoverResult {
 /** Parses and validates the file; returns the problem, or null when it is fine. */
 async function problemWith(inst: Instance, t: ViewTarget, text?: string): Promise<string | null> {
   try {
-    const { body } = t.kind.file.parse(text ?? readViewFile(t.path));
+    const { body } = t.kind.file.parse(text ?? readViewFile(t.path, t.root));
     await inst.docs.validate({ kind: t.kind.name, id: t.id, body });
     return null;
   } catch (err) {
@@ -46,12 +46,23 @@ function fromGit(path: string): { text: string; commit: string } | null {
       stdio: ['ignore', 'pipe', 'ignore'],
     }).trim();
     if (!commit) return null;
-    const text = execFileSync('git', ['show', `${commit}:${rel}`], {
+    // As bytes, capped like any view file, and decoded strictly (no U+FFFD for invalid bytes).
+    const bytes = execFileSync('git', ['show', `${commit}:${rel}`], {
       cwd: top,
-      encoding: 'utf8',
+      maxBuffer: MAX_VIEW_BYTES,
       stdio: ['ignore', 'pipe', 'ignore'],
     });
-    return { text, commit };
+    if (bytes.includes(0)) return null;
+    return { text: decodeUtf8(bytes, `${rel} at ${commit}`), commit };
+  } catch {
+    return null;
+  }
+}
+
+/** The checkpoint's text, or null when it is missing or refused (outside the project, a FIFO, oversize …). */
+function readCheckpoint(t: ViewTarget, cp: string): string | null {
+  try {
+    return readViewFile(cp, t.root);
   } catch {
     return null;
   }
@@ -68,10 +79,10 @@ export async function recoverView(inst: Instance, t: ViewTarget): Promise<Recove
     return { path: t.path, source: 'store', problem, version: r.version };
   }
   const cp = checkpointPath(t.path);
-  if (existsSync(cp)) {
-    const text = readFileSync(cp, 'utf8');
+  const text = readCheckpoint(t, cp);
+  if (text !== null) {
     if ((await problemWith(inst, t, text)) === null) {
-      writeFileAtomic(t.path, text);
+      writeViewFile(t.root, t.path, text);
       return {
         path: t.path,
         source: 'checkpoint',
@@ -82,7 +93,7 @@ export async function recoverView(inst: Instance, t: ViewTarget): Promise<Recove
   }
   const git = fromGit(t.path);
   if (git && (await problemWith(inst, t, git.text)) === null) {
-    writeFileAtomic(t.path, git.text);
+    writeViewFile(t.root, t.path, git.text);
     return {
       path: t.path,
       source: 'git',

@@ -1,13 +1,12 @@
 // Files as views of the store: export (render + atomic write, stamped with the version it shows) and
 // import (a hand-edited file becomes a CAS commit against the version it was exported from).
-import { existsSync, readFileSync } from 'node:fs';
 import fastJsonPatch from 'fast-json-patch';
 import type { CommitResult, JsonObject, JsonPatchOp } from '../core/types.js';
 import { AgentStateError, StateConflictError } from '../errors.js';
-import { writeFileAtomic } from '../instance/files.js';
 import type { Instance } from '../instance/instance.js';
 import type { ViewContext } from '../kinds/kind.js';
-import { readViewFile, type ViewTarget } from './files.js';
+import { confineToProject } from './confine.js';
+import { readViewFile, type ViewTarget, writeViewFile } from './files.js';
 import { withFileLock } from './lock.js';
 
 export interface ExportResult {
@@ -38,11 +37,27 @@ async function viewContext(inst: Instance, kind: string, id: string): Promise<Vi
   };
 }
 
+/**
+ * The text of the file being replaced, for renderers that keep its comments and layout; undefined when
+ * it is missing or refused (a FIFO, oversize, binary): then it is rendered afresh and replaced whole.
+ * A path that leads outside the project still throws.
+ */
+function readPrevious(t: ViewTarget): string | undefined {
+  confineToProject(t.root, t.path);
+  try {
+    return readViewFile(t.path, t.root);
+  } catch (err) {
+    if (err instanceof AgentStateError && (err.code === 'NOT_FOUND' || err.code === 'INVALID_INPUT'))
+      return undefined;
+    throw err;
+  }
+}
+
 /** Renders the latest version of the document and writes it atomically (temp + rename) under a lock. */
 export async function exportView(inst: Instance, t: ViewTarget): Promise<ExportResult> {
   const doc = await inst.docs.get({ kind: t.kind.name, id: t.id });
-  return withFileLock(t.path, async () => {
-    const previous = existsSync(t.path) ? readFileSync(t.path, 'utf8') : undefined;
+  return withFileLock(t.root, t.path, async () => {
+    const previous = readPrevious(t);
     const text = t.kind.file.render(
       doc.body,
       { kind: t.kind.name, id: t.id, version: doc.version },
@@ -51,8 +66,8 @@ export async function exportView(inst: Instance, t: ViewTarget): Promise<ExportR
     );
     if (text === previous)
       return { kind: t.kind.name, id: t.id, version: doc.version, path: t.path, written: false };
-    writeFileAtomic(t.path, text);
-    writeFileAtomic(checkpointPath(t.path), text);
+    writeViewFile(t.root, t.path, text);
+    writeViewFile(t.root, checkpointPath(t.path), text);
     return { kind: t.kind.name, id: t.id, version: doc.version, path: t.path, written: true };
   });
 }
@@ -89,7 +104,7 @@ export async function importView(
   t: ViewTarget,
   opts: ImportOptions = {},
 ): Promise<ImportResult> {
-  const text = readViewFile(t.path);
+  const text = readViewFile(t.path, t.root);
   const { body, stamp } = t.kind.file.parse(text);
   if (stamp && (stamp.kind !== t.kind.name || stamp.id !== t.id)) {
     throw new StateConflictError(

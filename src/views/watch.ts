@@ -1,11 +1,10 @@
 // `agentstate watch`: keeps a view file and the store in step both ways — edits to the file are
 // imported (CAS), new versions in the store are exported. Polling is the truth; fs events only wake it.
-import { existsSync, watch as fsWatch, readFileSync } from 'node:fs';
+import { watch as fsWatch } from 'node:fs';
 import { dirname } from 'node:path';
 import { AgentStateError } from '../errors.js';
-import { writeFileAtomic } from '../instance/files.js';
 import type { Instance } from '../instance/instance.js';
-import type { ViewTarget } from './files.js';
+import { readViewFile, type ViewTarget, writeViewFile } from './files.js';
 import { exportView, type ImportOptions, importView } from './sync.js';
 
 export interface WatchEvent {
@@ -36,7 +35,18 @@ export async function watchView(inst: Instance, t: ViewTarget, opts: WatchOption
       return null;
     }
   })();
-  const read = () => (existsSync(t.path) ? readFileSync(t.path, 'utf8') : null);
+  // The file's text, null when it is missing. A file that cannot be read safely (a FIFO, oversize,
+  // binary, invalid UTF-8) reads as NUL + the reason: never the text of a readable file (NUL is refused
+  // in those), it still counts as a change, which import then refuses.
+  const read = (): string | null => {
+    try {
+      return readViewFile(t.path, t.root);
+    } catch (err) {
+      if (err instanceof AgentStateError && err.code === 'NOT_FOUND') return null;
+      if (err instanceof AgentStateError && err.code === 'INVALID_INPUT') return `\u0000${err.message}`;
+      throw err;
+    }
+  };
   try {
     while (!opts.signal?.aborted) {
       const doc = await inst.docs.find(t.kind.name, t.id);
@@ -51,11 +61,12 @@ export async function watchView(inst: Instance, t: ViewTarget, opts: WatchOption
           const e = err instanceof AgentStateError ? err : null;
           // The store wins the file back on the next poll; keep the refused edit beside it so nothing is lost.
           const kept = `${t.path}.rejected`;
-          writeFileAtomic(kept, text);
+          const readable = !text.startsWith('\u0000');
+          if (readable) writeViewFile(t.root, kept, text);
           emit({
             action: e?.code === 'STATE_CONFLICT' ? 'conflict' : 'invalid',
             path: t.path,
-            message: `${(err as Error).message}\n(your edit is kept in ${kept})`,
+            message: `${(err as Error).message}${readable ? `\n(your edit is kept in ${kept})` : ''}`,
           });
           lastVersion = -2;
         }

@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, it } from 'vitest';
-import { redactPostgresUrl } from '../../src/backends/postgres/connection.js';
+import { redactUrl } from '../../src/core/redact.js';
 
 /** The test server. @default postgres://postgres@127.0.0.1:5432/test (trust auth) */
 export const PG_URL = process.env.AGENTSTATE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -46,13 +46,11 @@ export async function postgresForThisFile(): Promise<string | null> {
   if (failure !== null) {
     if (isCI) {
       it('PostgreSQL is reachable (CI=true requires it)', () => {
-        throw new Error(
-          `PostgreSQL at ${redactPostgresUrl(PG_URL)} is unreachable under CI=true: ${failure}`,
-        );
+        throw new Error(`PostgreSQL at ${redactUrl(PG_URL)} is unreachable under CI=true: ${failure}`);
       });
     } else {
       console.warn(
-        `skipping PostgreSQL tests: no server at ${redactPostgresUrl(PG_URL)} (${failure}); start one or set AGENTSTATE_TEST_PG_URL to enable them`,
+        `skipping PostgreSQL tests: no server at ${redactUrl(PG_URL)} (${failure}); start one or set AGENTSTATE_TEST_PG_URL to enable them`,
       );
     }
     return null;

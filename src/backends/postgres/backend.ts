@@ -8,7 +8,8 @@ import { AppendHint, createEventBackend, ensureEventHead, listenForAppends } fro
 import { migrate } from './migrate.js';
 import { createWorkItemBackend } from './work-items.js';
 
-export { type PostgresOptions, redactPostgresUrl } from './connection.js';
+export { redactUrl } from '../../core/redact.js';
+export type { PostgresOptions } from './connection.js';
 export { migrationNames } from './migrate.js';
 
 /** A StoreBackend on PostgreSQL, plus what only PostgreSQL offers. */

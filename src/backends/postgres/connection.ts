@@ -2,6 +2,7 @@
 // that retry deadlocks and stale connections, and driver errors mapped to typed errors (URL redacted).
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { redactUrl } from '../../core/redact.js';
 import {
   AgentStateError,
   InternalError,
@@ -105,25 +106,6 @@ export interface Tx {
   query<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<PgResult<R>>;
   /** Runs the transaction's last statement pipelined with COMMIT (as the only statement: on its own). */
   queryAndCommit<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<PgResult<R>>;
-}
-
-/**
- * A URL (or key=value connection string) with any password replaced by `***`, safe for messages and logs.
- * @example redactPostgresUrl('postgres://me:s3cret@db/x') // 'postgres://me:***@db/x'
- */
-export function redactPostgresUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    for (const key of [...u.searchParams.keys()]) {
-      if (/pass/i.test(key)) u.searchParams.set(key, '***');
-    }
-    return u.toString();
-  } catch {
-    return url
-      .replace(/\/\/([^/?#]*)@/, (_m, auth: string) => `//${auth.split(':')[0]}:***@`)
-      .replace(/(pass\w*\s*=\s*)('[^']*'|\S+)/gi, '$1***');
-  }
 }
 
 // Connection-level failures: the server is down, restarting, unreachable, refusing us, or out of room.
@@ -245,11 +227,11 @@ export function mapPgError(err: unknown, redactedUrl: string): unknown {
 function validateOptions(opts: PostgresOptions): { schema: string; redacted: string } {
   if (typeof opts.url !== 'string' || !/^postgres(ql)?:\/\//i.test(opts.url)) {
     throw new InvalidInputError(
-      `url must be a postgres:// or postgresql:// URL, got ${typeof opts.url === 'string' ? redactPostgresUrl(opts.url) : typeof opts.url}`,
+      `url must be a postgres:// or postgresql:// URL, got ${typeof opts.url === 'string' ? redactUrl(opts.url) : typeof opts.url}`,
       { field: 'url' },
     );
   }
-  const redacted = redactPostgresUrl(opts.url);
+  const redacted = redactUrl(opts.url);
   try {
     new URL(opts.url);
   } catch {
@@ -295,11 +277,13 @@ export class PostgresConnection {
   readonly instance: string;
   readonly schema: string;
   readonly names: Names;
-  /** The URL with its password replaced, for messages. */
+  /** The URL with its secrets replaced (redactUrl), for messages. */
   readonly url: string;
   readonly config: PgPoolConfig;
   private readonly prepared: boolean;
   private readonly statementNames = new Map<string, string>();
+  /** Pooled connections that reported an error: dead, never to be sent another statement. */
+  private readonly dead = new WeakMap<PgClient, Error>();
 
   private constructor(
     pool: PgPool,
@@ -316,6 +300,18 @@ export class PostgresConnection {
     this.schema = schema;
     this.names = names(schema);
     this.url = url;
+    // An idle connection the server closed reports here; the pool drops it and opens a new one on demand.
+    pool.on('error', () => {});
+    // A connection can die at any moment, also while checked out with no statement running, or in the gap
+    // between the pool handing it to a waiting caller and that caller's next statement (a pg_terminate_backend
+    // read in the same chunk as the answer that freed the connection). pg emits 'error' on the client then,
+    // and an 'error' nobody listens to kills the process: every connection listens from its first moment
+    // to its last, and a dead one is marked so no further statement is sent on it.
+    pool.on('connect', (client) => {
+      client.on('error', (err) => {
+        if (!this.dead.has(client)) this.dead.set(client, err);
+      });
+    });
   }
 
   /** Validates the options and creates the pool (no connection is opened yet). */
@@ -333,8 +329,6 @@ export class PostgresConnection {
       pipeline: opts.pipeline ?? true,
     };
     const pool = await createPool(config);
-    // An idle connection the server closed reports here; the pool drops it and opens a new one on demand.
-    pool.on('error', () => {});
     return new PostgresConnection(
       pool,
       config,
@@ -404,15 +398,27 @@ export class PostgresConnection {
       } catch (err) {
         throw this.mapError(err);
       }
-      let broken: unknown = null;
-      const onError = (err: Error) => {
-        broken = err;
+      // The connection may have died before it was handed over: nothing ran on it, so try another.
+      const deadOnArrival = this.dead.get(client);
+      if (deadOnArrival !== undefined) {
+        client.release(deadOnArrival);
+        if (lostRetries < this.config.max) {
+          lostRetries++;
+          attempt--;
+          continue;
+        }
+        throw this.mapError(deadOnArrival);
+      }
+      /** Throws the connection's error when it is known dead, before anything more is sent on it. */
+      const alive = () => {
+        const err = this.dead.get(client);
+        if (err !== undefined) throw err;
       };
-      client.on('error', onError);
       // Held in an object: the Tx closures move it, which TypeScript's narrowing would not see.
       const txn = { state: 'idle' as 'idle' | 'open' | 'committing' | 'done' };
       const tx: Tx = {
         query: async <R>(sql: string, params?: unknown[]) => {
+          alive();
           if (txn.state === 'idle') {
             txn.state = 'open';
             const [begin, res] = await Promise.allSettled([
@@ -427,6 +433,8 @@ export class PostgresConnection {
           return client.query<R>(this.statement(sql, params));
         },
         queryAndCommit: async <R>(sql: string, params?: unknown[]) => {
+          // A connection already known dead never gets the COMMIT, so the outcome stays known: rolled back.
+          alive();
           if (txn.state === 'idle') {
             // A lone statement is its own transaction: no BEGIN or COMMIT to send.
             txn.state = 'committing';
@@ -450,27 +458,30 @@ export class PostgresConnection {
       try {
         const out = await fn(tx);
         if (txn.state === 'open') {
+          alive();
           txn.state = 'committing';
           await client.query('COMMIT');
           txn.state = 'done';
         }
-        client.removeListener('error', onError);
-        client.release();
+        client.release(this.dead.get(client));
         return out;
       } catch (err) {
-        const lost = broken !== null || isConnectionError(err);
-        if (!lost && txn.state !== 'idle' && txn.state !== 'done') {
+        let lostWith: Error | undefined = this.dead.get(client);
+        if (lostWith === undefined && isConnectionError(err)) lostWith = err as Error;
+        if (lostWith === undefined && txn.state !== 'idle' && txn.state !== 'done') {
           try {
             await client.query('ROLLBACK');
-          } catch {
-            broken = broken ?? new Error('ROLLBACK failed');
+          } catch (rollbackErr) {
+            lostWith = this.dead.get(client) ?? (rollbackErr as Error);
           }
         }
-        client.removeListener('error', onError);
-        // A connection in an unknown state is destroyed, never handed to the next caller.
-        client.release(lost || broken !== null ? true : undefined);
+        // A connection in an unknown state is destroyed (released with its error), never handed to the next
+        // caller; the pool opens a new one on demand.
+        client.release(lostWith);
         const commitSent = txn.state === 'committing' || txn.state === 'done';
-        if (lost && !commitSent && lostRetries < this.config.max && isConnectionLost(err)) {
+        // Before COMMIT was sent, a connection that died took its transaction with it: safe to run again.
+        const rolledBack = !commitSent && (this.dead.has(client) || isConnectionLost(err));
+        if (lostWith !== undefined && rolledBack && lostRetries < this.config.max) {
           lostRetries++;
           attempt--;
           continue;

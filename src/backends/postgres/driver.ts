@@ -29,7 +29,10 @@ export interface PgClient {
 export interface PgPool {
   query<R = Record<string, unknown>>(sql: string | PgQuery, params?: unknown[]): Promise<PgResult<R>>;
   connect(): Promise<PgClient>;
+  /** An idle connection failed; the pool has already dropped it. */
   on(event: 'error', listener: (err: Error) => void): unknown;
+  /** A new connection opened, before anyone is handed it. */
+  on(event: 'connect', listener: (client: PgClient) => void): unknown;
   end(): Promise<void>;
 }
 
@@ -39,6 +42,8 @@ export interface PgListener {
   query(sql: string): Promise<unknown>;
   on(event: 'notification', listener: (msg: { channel: string; payload?: string }) => void): unknown;
   on(event: 'error', listener: (err: Error) => void): unknown;
+  /** The connection closed (ended by us, or lost). */
+  on(event: 'end', listener: () => void): unknown;
   end(): Promise<void>;
 }
 

@@ -7,7 +7,7 @@ import { toIso } from '../../core/time.js';
 import type { EventRecord, Json } from '../../core/types.js';
 import { InternalError } from '../../errors.js';
 import type { Names, Params, PostgresConnection, Tx } from './connection.js';
-import { createListener } from './driver.js';
+import { createListener, type PgListener } from './driver.js';
 
 /** The NOTIFY channel; the payload names the schema, the instance and the new head position. */
 export const NOTIFY_CHANNEL = 'agentstate_events';
@@ -275,36 +275,99 @@ export function createEventBackend(conn: PostgresConnection, hint: AppendHint | 
   };
 }
 
+/** The first wait before re-opening a lost LISTEN connection; it doubles on each failure, up to the max. */
+export const RELISTEN_MIN_MS = 100;
+/** The longest wait between two tries to re-open a lost LISTEN connection. */
+export const RELISTEN_MAX_MS = 5000;
+
 /**
  * Listens for the append hint of this store's instance on a dedicated connection (never a pooled one:
  * poolers and pools drop LISTEN). A hint may be lost; callers must keep polling, and use it only to poll
- * sooner. Returns a function that stops listening.
+ * sooner. A LISTEN connection that is lost (terminated, server restarted) is opened again in the
+ * background, waiting RELISTEN_MIN_MS, then twice as long after each failure up to RELISTEN_MAX_MS; hints
+ * sent meanwhile are lost. Only the first connection's failure is reported (STORAGE_UNAVAILABLE). Returns
+ * a function that stops listening.
  */
 export async function listenForAppends(
   conn: PostgresConnection,
   onAppend: (position: number) => void,
 ): Promise<() => Promise<void>> {
-  const client = await createListener(conn.config);
-  client.on('error', () => {
-    // The hint is best effort: a lost listener only means polling at the normal pace.
-  });
-  try {
-    await client.connect();
-    client.on('notification', (msg) => {
-      if (msg.channel !== NOTIFY_CHANNEL || !msg.payload) return;
-      try {
-        const p = JSON.parse(msg.payload) as { schema?: string; instance?: string; position?: number };
-        if (p.schema === conn.schema && p.instance === conn.instance) onAppend(Number(p.position));
-      } catch {
-        // Not ours.
+  let stopped = false;
+  let current: PgListener | null = null;
+  let retry: NodeJS.Timeout | null = null;
+  let reopening: Promise<void> | null = null;
+  let delay = RELISTEN_MIN_MS;
+
+  const relisten = () => {
+    if (stopped || retry !== null || reopening !== null) return;
+    retry = setTimeout(() => {
+      retry = null;
+      reopening = open().then(
+        () => {
+          reopening = null;
+          delay = RELISTEN_MIN_MS;
+        },
+        () => {
+          reopening = null;
+          delay = Math.min(delay * 2, RELISTEN_MAX_MS);
+          relisten();
+        },
+      );
+    }, delay);
+    // A listener alone does not keep the process alive.
+    retry.unref();
+  };
+
+  const open = async (): Promise<void> => {
+    const client = await createListener(conn.config);
+    let lost: Error | null = null;
+    const onLost = (err?: Error) => {
+      if (lost !== null) return;
+      lost = err ?? new Error('Connection terminated unexpectedly');
+      void client.end().catch(() => {});
+      if (current === client) {
+        current = null;
+        relisten();
       }
-    });
-    await client.query(`LISTEN ${NOTIFY_CHANNEL}`);
-  } catch (err) {
-    await client.end().catch(() => {});
-    throw conn.mapError(err);
-  }
+    };
+    // From its first moment: an 'error' nobody listens to would kill the process.
+    client.on('error', onLost);
+    client.on('end', () => onLost());
+    try {
+      await client.connect();
+      client.on('notification', (msg) => {
+        if (msg.channel !== NOTIFY_CHANNEL || !msg.payload) return;
+        try {
+          const p = JSON.parse(msg.payload) as { schema?: string; instance?: string; position?: number };
+          if (p.schema === conn.schema && p.instance === conn.instance) onAppend(Number(p.position));
+        } catch {
+          // Not ours.
+        }
+      });
+      await client.query(`LISTEN ${NOTIFY_CHANNEL}`);
+    } catch (err) {
+      lost ??= err as Error;
+      await client.end().catch(() => {});
+      throw conn.mapError(err);
+    }
+    if (stopped || lost !== null) {
+      await client.end().catch(() => {});
+      // Lost between LISTEN's answer and here: the caller (or the next try) sees it like a failed connect.
+      if (lost !== null && !stopped) throw conn.mapError(lost);
+      return;
+    }
+    current = client;
+  };
+
+  await open();
   return async () => {
-    await client.end().catch(() => {});
+    stopped = true;
+    if (retry !== null) clearTimeout(retry);
+    retry = null;
+    // A connection being opened again ends itself when it sees `stopped`.
+    await reopening;
+    const client = current;
+    current = null;
+    await client?.end().catch(() => {});
   };
 }

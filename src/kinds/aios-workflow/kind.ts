@@ -10,6 +10,7 @@
 // `updated_at` is maintained: a change that does not advance it gets the time of the write.
 
 import type { JsonObject } from '../../core/types.js';
+import { checkFileId } from '../file-id.js';
 import type { CommitContext, KindDefinition } from '../kind.js';
 import { checkAppendOnly, checkTransition, checkUniqueIds, deepEqual, fail, indexBy, ptr } from '../rules.js';
 import { aiosFile } from './file.js';
@@ -318,6 +319,7 @@ export const aiosWorkflowKind: KindDefinition = {
   description: 'AIOS workflow execution state (.aios/{instance-id}-state.yaml): steps, artifacts, decisions.',
   schema: aiosWorkflowSchema,
   check,
+  checkId: (id) => checkFileId(id, 'aios-workflow'),
   file: aiosFile,
   operations: aiosOperations,
   cli: 'aios',

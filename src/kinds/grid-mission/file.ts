@@ -115,8 +115,9 @@ function split(raw: string): Split {
     );
   }
   const text = raw.replace(/^\uFEFF/, '').replace(/\r\n?/g, '\n');
+  // U+FFFD is a legal character: invalid UTF-8 is refused where bytes become text (readViewFile).
   // biome-ignore lint/suspicious/noControlCharactersInRegex: binary detection is the point
-  const binary = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F\uFFFD]/.exec(text);
+  const binary = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/.exec(text);
   if (binary) {
     const before = text.slice(0, binary.index);
     const line = (before.match(/\n/g)?.length ?? 0) + 1;

@@ -13,6 +13,7 @@
 // See README.md in this folder for the full rule table and the decisions behind it.
 
 import type { Json, JsonObject } from '../../core/types.js';
+import { checkFileId } from '../file-id.js';
 import type { CommitContext, CommitEffects, KindDefinition } from '../kind.js';
 import { gridMissionFile } from './file.js';
 import { gridOperations } from './operations.js';
@@ -79,6 +80,7 @@ export const gridMissionKind: KindDefinition = {
     "The Grid's .grid/STATE.md: a mission's phases, position, agents, blockers, with per-role write permissions.",
   schema: gridMissionSchema,
   check,
+  checkId: (id) => checkFileId(id, GRID_MISSION_KIND),
   file: gridMissionFile,
   operations: gridOperations,
   cli: 'grid',

@@ -81,10 +81,11 @@ function checkText(text: string): void {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     const control = (c < 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0d) || c === 0x7f;
-    if (control || c === 0xfffd) {
+    // U+FFFD is a legal character: invalid UTF-8 is refused where bytes become text (readViewFile).
+    if (control) {
       const { line, column } = lineCol(text, i);
       invalid(
-        `line ${line}, column ${column}: ${c === 0xfffd ? 'invalid UTF-8' : `control character U+${c.toString(16).padStart(4, '0')}`}: this is binary data, not a JSON state file`,
+        `line ${line}, column ${column}: control character U+${c.toString(16).padStart(4, '0')}: this is binary data, not a JSON state file`,
         { line, column },
       );
     }

@@ -13,6 +13,7 @@
 // `updatedAt` (of the file, and of the active session when it changed) is maintained on every change.
 
 import type { JsonObject } from '../../core/types.js';
+import { checkFileId } from '../file-id.js';
 import type { CommitContext, KindDefinition } from '../kind.js';
 import {
   checkAppendOnly,
@@ -399,6 +400,7 @@ export const workflowSessionsKind: KindDefinition = {
     'Workflow state file of the workflow-state skill (.copilot/state/<workflow>.json): append-only sessions, todos, decisions, blockers, lessons, delegations, directives.',
   schema: workflowSessionsSchema,
   check,
+  checkId: (id) => checkFileId(id, 'workflow-sessions'),
   file: sessionsFile,
   operations: sessionOperations,
   cli: 'session',
