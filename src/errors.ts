@@ -119,6 +119,16 @@ export class StorageUnavailableError extends AgentStateError {
   }
 }
 
+/** A call on a store handle after its `close()`: STORAGE_UNAVAILABLE with `closed: true`. */
+export function storeClosedError(): StorageUnavailableError {
+  return new StorageUnavailableError(
+    'this agentstate instance is closed: open it again (openInstance) to use it',
+    {
+      closed: true,
+    },
+  );
+}
+
 /** Another writer held the database lock longer than the busy timeout. */
 export class LockTimeoutError extends AgentStateError {
   constructor(message: string, details: Record<string, unknown> = {}, options?: ErrorOptions) {

@@ -170,10 +170,17 @@ export class EventLog {
     const { pollMs = 200, signal, ...filters } = options;
     let cursor = filters.after ?? 0;
     while (!signal?.aborted) {
-      const batch = await this.#backend.events.read({
-        ...this.#query({ ...filters, after: cursor }),
-        limit: 1000,
-      });
+      let batch: EventRecord[];
+      try {
+        batch = await this.#backend.events.read({
+          ...this.#query({ ...filters, after: cursor }),
+          limit: 1000,
+        });
+      } catch (err) {
+        // The store was closed under the tail: that ends it, like an abort.
+        if ((err as { details?: { closed?: unknown } }).details?.closed === true) return;
+        throw err;
+      }
       for (const e of batch) {
         cursor = e.position;
         yield e;

@@ -9,6 +9,7 @@ import {
   InvalidInputError,
   LockTimeoutError,
   StorageUnavailableError,
+  storeClosedError,
 } from '../../errors.js';
 import {
   createPool,
@@ -373,6 +374,7 @@ export class PostgresConnection {
     params?: unknown[],
     opts: { idempotent: boolean } = { idempotent: true },
   ): Promise<PgResult<R>> {
+    if (this.closed) throw storeClosedError();
     // Every idle connection may have been closed at once (a server restart): one retry per pooled connection.
     for (let attempt = 1; ; attempt++) {
       try {
@@ -390,6 +392,7 @@ export class PostgresConnection {
    * before COMMIT was sent re-runs it on another connection (the server rolled that try back).
    */
   async transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    if (this.closed) throw storeClosedError();
     let lostRetries = 0;
     for (let attempt = 1; ; attempt++) {
       let client: PgClient;
@@ -495,7 +498,11 @@ export class PostgresConnection {
     }
   }
 
+  /** True once `close()` was called: every later call is STORAGE_UNAVAILABLE (closed), not a driver error. */
+  closed = false;
+
   async close(): Promise<void> {
+    this.closed = true;
     await this.pool.end();
   }
 }

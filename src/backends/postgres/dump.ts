@@ -11,7 +11,7 @@ import type {
   WorkItemRowDump,
 } from '../../core/backend.js';
 import { GENESIS_HASH } from '../../core/hash.js';
-import { InvalidInputError } from '../../errors.js';
+import { InvalidInputError, storeClosedError } from '../../errors.js';
 import type { PostgresConnection, Tx } from './connection.js';
 import type { PgClient } from './driver.js';
 
@@ -38,6 +38,7 @@ export async function* dumpRows(
   options: DumpOptions = {},
 ): AsyncIterable<DumpRecord | CounterRecord> {
   const t = conn.names;
+  if (conn.closed) throw storeClosedError();
   let client: PgClient;
   try {
     client = await conn.pool.connect();

@@ -1,6 +1,11 @@
 // One SQLite connection: pragmas (WAL, busy timeout, durability), a statement cache,
 // BEGIN IMMEDIATE write transactions, and driver errors mapped to typed errors.
-import { AgentStateError, LockTimeoutError, StorageUnavailableError } from '../../errors.js';
+import {
+  AgentStateError,
+  LockTimeoutError,
+  StorageUnavailableError,
+  storeClosedError,
+} from '../../errors.js';
 import { openSqlite, type SqliteDatabase, type SqliteStatement } from './driver.js';
 
 /** `full` survives power loss; `normal` may lose the last commits on power loss (never corrupts). */
@@ -21,6 +26,7 @@ export class SqliteConnection {
   readonly path: string;
   private readonly cache = new Map<string, SqliteStatement>();
   private depth = 0;
+  private closed = false;
 
   private constructor(db: SqliteDatabase, driver: string, path: string) {
     this.db = db;
@@ -52,6 +58,7 @@ export class SqliteConnection {
 
   /** A cached prepared statement. */
   stmt(sql: string): SqliteStatement {
+    if (this.closed) throw storeClosedError();
     let st = this.cache.get(sql);
     if (!st) {
       st = this.db.prepare(sql);
@@ -95,6 +102,7 @@ export class SqliteConnection {
   }
 
   close(): void {
+    this.closed = true;
     this.cache.clear();
     this.db.close();
   }

@@ -36,6 +36,8 @@ export async function* dumpRows(
   conn: SqliteConnection,
   _options: DumpOptions = {},
 ): AsyncIterable<DumpRecord> {
+  // A closed store refuses like every other call (STORAGE_UNAVAILABLE, closed), before a reader opens.
+  conn.stmt('SELECT 1');
   let db: SqliteDatabase;
   try {
     db = (await openSqlite(conn.path, { readonly: true, busyTimeoutMs: 15_000 })).db;
