@@ -1,4 +1,5 @@
 // Typed errors with stable string codes; edges map them to exit codes, HTTP statuses and MCP errors.
+import type { IntegrityProblem } from './core/types.js';
 
 /** Every stable error code agentstate can raise. */
 export type ErrorCode =
@@ -13,6 +14,7 @@ export type ErrorCode =
   | 'INVALID_INPUT'
   | 'STORAGE_UNAVAILABLE'
   | 'LOCK_TIMEOUT'
+  | 'INTEGRITY_VIOLATION'
   | 'INTERNAL';
 
 /** Base class of all agentstate errors. `code` is stable; `details` is JSON-safe extra data. */
@@ -135,6 +137,17 @@ export class LockTimeoutError extends AgentStateError {
   }
 }
 
+/** Rows disagree with the event log, or the log with a head seen earlier: tampering, or a corrupt dump. */
+export class IntegrityError extends AgentStateError {
+  constructor(
+    message: string,
+    details: { problems: IntegrityProblem[]; problem_count: number } & Record<string, unknown>,
+  ) {
+    super('INTEGRITY_VIOLATION', message, details);
+    this.name = 'IntegrityError';
+  }
+}
+
 export class InternalError extends AgentStateError {
   constructor(message: string, details: Record<string, unknown> = {}, options?: ErrorOptions) {
     super('INTERNAL', message, details, options);
@@ -153,7 +166,7 @@ export function isAgentStateError(err: unknown, code?: ErrorCode): err is AgentS
   return code === undefined || c === code;
 }
 
-/** CLI exit code for each error code (DESIGN.md): 1 not found, 2 input, 3 conflict, 4 refused, 5 storage. */
+/** CLI exit code for each error code (DESIGN.md): 1 not found, 2 input, 3 conflict or tampering, 4 refused, 5 storage. */
 export const EXIT_CODES: Record<ErrorCode, number> = {
   NOT_FOUND: 1,
   INVALID_INPUT: 2,
@@ -166,6 +179,7 @@ export const EXIT_CODES: Record<ErrorCode, number> = {
   AMBIGUITY_UNRESOLVED: 4,
   STORAGE_UNAVAILABLE: 5,
   LOCK_TIMEOUT: 5,
+  INTEGRITY_VIOLATION: 3,
   INTERNAL: 10,
 };
 

@@ -4,6 +4,9 @@ export { type Durability, openSqliteBackend, type SqliteOptions } from './backen
 export type {
   BackendCapabilities,
   ClaimQuery,
+  CounterRecord,
+  DumpOptions,
+  DumpRecord,
   EventBackend,
   EventQuery,
   LeaseQuery,
@@ -23,6 +26,15 @@ export {
 export { EventLog, SYSTEM_EVENT_TYPES, type TailOptions } from './core/event-log.js';
 export { computeEventHash, GENESIS_HASH } from './core/hash.js';
 export { LIMITS } from './core/input.js';
+export {
+  checkRecords,
+  formatHeadAnchor,
+  type HeadAnchor,
+  type InstanceRecord,
+  IntegrityChecker,
+  type IntegrityOptions,
+  parseHeadAnchor,
+} from './core/integrity.js';
 export {
   type DumpCounts,
   type DumpHeader,

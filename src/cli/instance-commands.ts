@@ -18,14 +18,16 @@ export function addInstanceCommands(program: Command): void {
         out.emit(
           r,
           () =>
-            `${r.path}: ${r.work_items} work items, ${r.events} events, ${r.documents} documents (${r.history} versions)`,
+            `${r.path}: ${r.work_items} work items, ${r.events} events, ${r.documents} documents (${r.history} versions)${r.anchor ? `\nhead ${r.anchor}` : ''}`,
         );
       }),
     );
 
   group
     .command('import <file>')
-    .description('load an exported instance into this (empty) instance and verify it')
+    .description(
+      'check an exported instance as verify would, load it into this (empty) instance and verify it; a dump that fails is refused (exit 3) and nothing is written',
+    )
     .action(async (file: string, _o, cmd: Command) =>
       withInstance(
         cmd,
@@ -34,7 +36,7 @@ export function addInstanceCommands(program: Command): void {
           out.emit(
             r,
             () =>
-              `imported and verified: ${r.work_items} work items, ${r.events} events (chain intact), ${r.documents} documents (${r.history} versions) from ${r.source_backend}`,
+              `imported and verified: ${r.work_items} work items, ${r.events} events (chain intact), ${r.documents} documents (${r.history} versions) from ${r.source_backend}${r.anchor ? `\nhead ${r.anchor}` : ''}`,
           );
         },
         { create: true },

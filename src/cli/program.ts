@@ -8,7 +8,7 @@ import { regenerateDashboard } from '../reports/dashboard.js';
 import { retrospective } from '../reports/retro.js';
 import { WORKFLOW_NAMES, WORKFLOWS } from '../workflows/registry.js';
 import { duration, type GlobalOpts, int, json, list, Output, timeOrOffset, withInstance } from './context.js';
-import { formatEvent, formatItem } from './format.js';
+import { formatEvent, formatItem, formatVerify } from './format.js';
 import { addInstanceCommands } from './instance-commands.js';
 import { addSessionCommands } from './session-commands.js';
 import { addStateCommands } from './state-commands.js';
@@ -316,16 +316,23 @@ export function buildProgram(): Command {
 
   program
     .command('verify')
-    .description('recompute the event hash chain; exit 3 and report the first broken link if tampered')
-    .action(async (_o, cmd: Command) =>
+    .description(
+      'check the event hash chain, and documents and work items against it; exit 3 and list the problems if tampered',
+    )
+    .option(
+      '--head <position:hash>',
+      'a head printed earlier by verify, instance export or the dashboard: also report any rewrite of the log up to it',
+    )
+    .action(async (o: { head?: string }, cmd: Command) =>
       withInstance(cmd, async (inst, out) => {
-        const r = await inst.events.verify();
-        out.emit(r, () =>
-          r.ok
-            ? `ok: ${r.events} events, chain intact${r.head ? `, head ${r.head.slice(0, 16)}…` : ''}`
-            : `BROKEN at event #${r.broken?.position}: ${r.broken?.reason} (${r.events} events verified before it)`,
-        );
-        if (!r.ok) process.exitCode = EXIT_CODES.STATE_CONFLICT;
+        const tty = process.stderr.isTTY === true;
+        const r = await inst.events.verify({
+          ...(o.head !== undefined && { head: o.head }),
+          ...(tty && { onProgress: (n: number) => process.stderr.write(`\rverifying: ${n} events…`) }),
+        });
+        if (tty && r.checked.events >= 10_000) process.stderr.write('\r\x1b[K');
+        out.emit(r, () => formatVerify(r));
+        if (!r.ok) process.exitCode = EXIT_CODES.INTEGRITY_VIOLATION;
       }),
     );
 

@@ -289,6 +289,19 @@ export type DumpRecord =
   | { t: 'document'; row: DocumentRowDump }
   | { t: 'history'; row: HistoryRowDump };
 
+/**
+ * A row that names an event position, kept beside the log by a backend whose head is not the log itself
+ * (PostgreSQL: the instance's `event_heads` row and its `event_streams` counters). Never part of a dump file.
+ */
+export type CounterRecord =
+  | { t: 'event_head'; row: { position: number; hash: string } }
+  | { t: 'event_stream'; row: { stream: string; seq: number } };
+
+export interface DumpOptions {
+  /** Also yield the counter rows (after everything else), for verify. @default false */
+  counters?: boolean;
+}
+
 export interface StoreBackend {
   readonly name: string;
   readonly capabilities: BackendCapabilities;
@@ -297,8 +310,11 @@ export interface StoreBackend {
   readonly docs: DocumentBackend;
   /** Migrations applied when this backend was opened (empty when the schema was current). */
   readonly migrationsApplied: string[];
-  /** Every row of the instance, for a portable dump (events in position order). */
-  dump?(): AsyncIterable<DumpRecord>;
+  /**
+   * Every row of the instance, read in one consistent snapshot (events in position order), for a portable
+   * dump and for verify; counter rows only when asked.
+   */
+  dump?(options?: DumpOptions): AsyncIterable<DumpRecord | CounterRecord>;
   /** Loads dump records verbatim into an empty instance, in one transaction. */
   load?(records: DumpRecord[]): Promise<void>;
   /** Applies pending migrations (safe when several processes start at once); returns the names applied. */

@@ -1,14 +1,15 @@
 // Moving an instance between backends: a portable JSON Lines dump (work items, events with their
-// chain, documents with full history), and an import that loads it verbatim and verifies it.
+// chain, documents with full history), and an import that checks it as verify would, loads it verbatim
+// and verifies the result.
 
 import { once } from 'node:events';
 import { createReadStream, createWriteStream, existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { InvalidInputError, StateConflictError } from '../errors.js';
+import { IntegrityError, InvalidInputError } from '../errors.js';
 import type { DumpRecord, StoreBackend } from './backend.js';
 import type { EventLog } from './event-log.js';
-import { computeEventHash, GENESIS_HASH } from './hash.js';
-import { contentHash } from './json.js';
+import { checkRecords } from './integrity.js';
+import type { IntegrityProblem } from './types.js';
 
 export const DUMP_FORMAT = 'agentstate-dump';
 export const DUMP_VERSION = 1;
@@ -36,12 +37,16 @@ const countKey = {
   history: 'history',
 } as const;
 
-/** Writes every row of the instance to `path` (JSON Lines: a header, the records, a trailer with counts). */
+/**
+ * Writes every row of the instance, from one snapshot, to `path` (JSON Lines: a header, the records, a
+ * trailer with counts). Returns the counts and the newest event exported as `anchor` (`position:hash`, null
+ * for an empty log): keep it elsewhere to check later, with `verify --head`, that the log was not rewritten.
+ */
 export async function exportInstance(
   backend: StoreBackend,
   instance: { host: string; name: string },
   path: string,
-): Promise<DumpCounts & { path: string }> {
+): Promise<DumpCounts & { path: string; anchor: string | null }> {
   if (!backend.dump) throw new InvalidInputError(`the ${backend.name} backend cannot export instances yet`);
   if (existsSync(path)) {
     throw new InvalidInputError(
@@ -68,14 +73,17 @@ export async function exportInstance(
     created_at: new Date().toISOString(),
   };
   await write(header);
+  let anchor: string | null = null;
   for await (const r of backend.dump()) {
+    if (r.t === 'event_head' || r.t === 'event_stream') continue;
     counts[countKey[r.t]] += 1;
+    if (r.t === 'event') anchor = `${r.row.position}:${r.row.hash}`;
     await write(r);
   }
   await write({ t: 'end', counts });
   out.end();
   await Promise.race([once(out, 'finish'), failed]);
-  return { ...counts, path };
+  return { ...counts, path, anchor };
 }
 
 function fail(path: string, line: number, why: string): never {
@@ -141,59 +149,48 @@ export async function readDump(
   return { header, records, counts };
 }
 
+/** The first problems, for an error message. */
+function summarize(problems: IntegrityProblem[], count: number): string {
+  const shown = problems.slice(0, 3).map((p) => p.message);
+  return `${shown.join('; ')}${count > shown.length ? ` (and ${count - shown.length} more)` : ''}`;
+}
+
 /**
- * Loads a dump into an empty instance (any backend) and verifies it: the event chain recomputes, every
- * document and history body matches its content hash, and the counts match the dump.
+ * Loads a dump into an empty instance (any backend). Before writing anything the dump is checked as verify
+ * checks an instance (the event chain, documents and history against their events, work items against the
+ * fold of theirs, and the counts against the trailer); a dump that fails is refused with
+ * INTEGRITY_VIOLATION naming the first problems, and nothing is written. After loading, the target is
+ * verified as read back.
  */
 export async function importInstance(
   backend: StoreBackend,
   events: EventLog,
   path: string,
-): Promise<DumpCounts & { verified: true; head: string | null; source_backend: string }> {
+): Promise<
+  DumpCounts & { verified: true; head: string | null; anchor: string | null; source_backend: string }
+> {
   if (!backend.load) throw new InvalidInputError(`the ${backend.name} backend cannot import instances yet`);
   const { header, records, counts } = await readDump(path);
-  for (const r of records) {
-    if (
-      (r.t === 'document' || r.t === 'history') &&
-      r.row.body !== null &&
-      contentHash(r.row.body) !== r.row.content_hash
-    ) {
-      throw new StateConflictError(
-        `${path}: ${r.row.kind}/${r.row.id} ${r.t} v${r.row.version} does not match its content hash`,
-        {
-          path,
-        },
-      );
-    }
-  }
-  // Verify the chain before writing anything, then again after, as read back from the target.
-  let prev = GENESIS_HASH;
-  let position = 0;
-  for (const r of records) {
-    if (r.t !== 'event') continue;
-    position += 1;
-    if (
-      r.row.position !== position ||
-      r.row.prev_hash !== prev ||
-      computeEventHash(prev, r.row) !== r.row.hash
-    ) {
-      throw new StateConflictError(
-        `${path}: the event chain is broken at event #${r.row.position}; nothing was imported`,
-        {
-          path,
-          position: r.row.position,
-        },
-      );
-    }
-    prev = r.row.hash;
+  const before = await checkRecords(records);
+  if (!before.ok) {
+    throw new IntegrityError(
+      `${path} fails verification, nothing was imported: ${summarize(before.problems, before.problem_count)}`,
+      { path, problems: before.problems.slice(0, 20), problem_count: before.problem_count },
+    );
   }
   await backend.load(records);
   const v = await events.verify();
   if (!v.ok || v.events !== counts.events) {
-    throw new StateConflictError(
-      `imported, but verification failed: ${v.broken ? `event #${v.broken.position}: ${v.broken.reason}` : `${v.events} events, expected ${counts.events}`}`,
-      { path },
+    throw new IntegrityError(
+      `imported, but the target fails verification: ${v.ok ? `${v.events} events, expected ${counts.events}` : summarize(v.problems, v.problem_count)}`,
+      { path, problems: v.problems.slice(0, 20), problem_count: v.problem_count },
     );
   }
-  return { ...counts, verified: true, head: v.head, source_backend: header.source_backend };
+  return {
+    ...counts,
+    verified: true,
+    head: v.head,
+    anchor: v.anchor,
+    source_backend: header.source_backend,
+  };
 }

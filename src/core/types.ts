@@ -163,13 +163,73 @@ export interface ReadEventsInput {
   reverse?: boolean;
 }
 
-/** Result of recomputing the hash chain. */
+/** What kind of disagreement verify found. */
+export type IntegrityProblemKind =
+  /** A position is missing or out of order, or an event's prev_hash or hash does not recompute. */
+  | 'chain_broken'
+  /** An event's stream_seq does not follow the previous event of its stream. */
+  | 'stream_seq_gap'
+  /** A system event whose data agentstate could not have written (not JSON, fields missing). */
+  | 'event_malformed'
+  /** A body does not hash to the content_hash stored next to it. */
+  | 'content_hash_mismatch'
+  /** A row's field differs from what its events say. */
+  | 'row_differs'
+  /** A row (or a document version) that no event records. */
+  | 'event_missing'
+  /** An event records a row that is not there. */
+  | 'row_missing'
+  /** A kept history entry is missing between the oldest kept version and the latest (retention only removes the oldest). */
+  | 'history_gap'
+  /** The head given to verify is no longer in the log, or the event at its position changed. */
+  | 'head_mismatch'
+  /** A row naming an event position (PostgreSQL event_heads, event_streams) differs from the log. */
+  | 'counter_mismatch';
+
+/** One disagreement between the stored rows and the event log. */
+export interface IntegrityProblem {
+  problem: IntegrityProblemKind;
+  table: 'events' | 'work_items' | 'documents' | 'document_history' | 'event_heads' | 'event_streams';
+  /** The row: `#position` for events, the item id, `kind/id`, `kind/id@seq`, the stream name. */
+  key: string;
+  /** The column that differs, when one does. */
+  field?: string;
+  /** What the log says it should be. */
+  expected?: Json;
+  /** What the row holds. */
+  actual?: Json;
+  message: string;
+}
+
+/** Result of verify: the hash chain, the mutable rows against the log, and an optional head seen earlier. */
 export interface VerifyResult {
+  /** No problem found. */
   ok: boolean;
+  /** Events whose chain verified: all of them when intact, else those before the first broken link. */
   events: number;
+  /** Hash of the last of those events (null for an empty log). */
   head: string | null;
-  /** The first broken link, if any. */
+  /** The first broken link of the chain, if any. */
   broken?: { position: number; reason: string };
+  /**
+   * The head as `position:hash`, to keep somewhere else and pass back later as `head` (`--head`): it pins
+   * every event up to it. Null for an empty log.
+   */
+  anchor: string | null;
+  /** Problems found, in the order found (at most 1000; `problem_count` counts them all). */
+  problems: IntegrityProblem[];
+  problem_count: number;
+  /** How many rows were checked against the log; `counters` is true when the backend keeps counter rows. */
+  checked: { events: number; work_items: number; documents: number; history: number; counters: boolean };
+  /** The head given to verify, and whether the log still holds it unchanged. */
+  expected_head?: { position: number; hash: string; matches: boolean };
+}
+
+export interface VerifyInput {
+  /** A head printed earlier by verify, export or the dashboard (`position:hash`): any rewrite since is reported. */
+  head?: string | { position: number; hash: string };
+  /** Called every 10 000 events with the number checked so far (for progress output). */
+  onProgress?: (events: number) => void;
 }
 
 /** Counts of items per status. */

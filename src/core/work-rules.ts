@@ -2,8 +2,8 @@
 // and why a conditional update matched no row.
 import { InvalidTransitionError, LeaseLostError, NotFoundError, PermissionDeniedError } from '../errors.js';
 import type { NewEvent, ResolveQuery, WorkItemBackend } from './backend.js';
-import { canonicalJson } from './json.js';
-import type { Json, WorkItem, WorkItemStatus } from './types.js';
+import { canonicalJson, contentHash } from './json.js';
+import type { Json, JsonObject, WorkItem, WorkItemStatus } from './types.js';
 
 /** Legal status changes. done, failed and cancelled are terminal. */
 export const TRANSITIONS: Record<WorkItemStatus, readonly WorkItemStatus[]> = {
@@ -46,6 +46,17 @@ export function workItemEvent(
     work_item_id: item.id,
     created_at: now,
   };
+}
+
+/**
+ * What work_item_enqueued records besides the title, priority and the optional fields, so that verify can
+ * check the row's payload (by its content hash), max_attempts and not_before against the log. Events
+ * written before these fields existed lack `payload_hash`; for those items the three stay unchecked.
+ */
+export function enqueuedIntegrity(item: WorkItem): JsonObject {
+  const data: JsonObject = { payload_hash: contentHash(item.payload), max_attempts: item.max_attempts };
+  if (item.not_before !== null) data.not_before = item.not_before;
+  return data;
 }
 
 /**

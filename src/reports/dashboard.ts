@@ -1,6 +1,7 @@
 // dashboard.md: what an instance is doing now, regenerated from the store and stamped with the
-// event position it reflects.
+// event position it reflects and the head (position:hash) that verify --head takes.
 
+import { formatHeadAnchor } from '../core/integrity.js';
 import { WORK_ITEM_STATUSES } from '../core/types.js';
 import { writeFileAtomic } from '../instance/files.js';
 import type { Instance } from '../instance/instance.js';
@@ -22,6 +23,8 @@ export async function renderDashboard(
   const now = inst.clock();
   const head = await inst.events.head();
   const position = head?.position ?? 0;
+  // The head as `verify --head` takes it: kept elsewhere, it shows later whether the log was rewritten.
+  const anchor = formatHeadAnchor(head);
   const counts = await inst.work.counts();
   const [inFlight, ready, blocked, waiting, failed, recent] = await Promise.all([
     inst.work.list({ status: 'in_flight', limit: SHOWN }),
@@ -51,8 +54,8 @@ export async function renderDashboard(
   const md = [
     `# ${inst.name} @ ${inst.host} — dashboard`,
     '',
-    `<!-- agentstate:dashboard position=${position} generated_at=${new Date(now).toISOString()} -->`,
-    `Reflects the store at event #${position}, ${new Date(now).toISOString()}. Regenerate with \`agentstate dashboard\`; do not edit by hand.`,
+    `<!-- agentstate:dashboard position=${position}${anchor ? ` head=${anchor}` : ''} generated_at=${new Date(now).toISOString()} -->`,
+    `Reflects the store at event #${position}, ${new Date(now).toISOString()}${anchor ? ` (head \`${anchor}\`)` : ''}. Regenerate with \`agentstate dashboard\`; do not edit by hand.`,
     '',
     `## Work items (${total})`,
     '',

@@ -15,7 +15,7 @@ import type { NewEvent, StoreBackend } from '../../src/core/backend.js';
 import { DocumentStore } from '../../src/core/document-store.js';
 import { EventLog } from '../../src/core/event-log.js';
 import { computeEventHash } from '../../src/core/hash.js';
-import { applyMergePatch } from '../../src/core/json.js';
+import { applyMergePatch, contentHash } from '../../src/core/json.js';
 import { exportInstance, importInstance } from '../../src/core/portable.js';
 import type { JsonObject, WorkItem } from '../../src/core/types.js';
 import { WorkQueue } from '../../src/core/work-queue.js';
@@ -762,7 +762,29 @@ suite('postgres: faults', () => {
       expect(await b.work.get('wi_effect')).toBeNull();
       expect(await b.events.head()).toEqual(head);
       // The same commit, fixed, succeeds: nothing was left half-written (positions, seqs, rows).
-      await b.docs.commit({ ...write, events: [event('state_committed', { stream: 'doc:json/atomic' })] });
+      const committed = {
+        kind: 'json',
+        id: 'atomic',
+        version: 1,
+        parent_version: 0,
+        actor_kind: 'system',
+        noop: false,
+        content_hash: contentHash(write.body),
+        write_id: 'w-1',
+        reason: null,
+      };
+      await b.docs.commit({
+        ...write,
+        content_hash: committed.content_hash,
+        events: [
+          event('state_committed', {
+            stream: 'doc:json/atomic',
+            data: committed,
+            actor: 'a',
+            created_at: write.now,
+          }),
+        ],
+      });
       expect((await b.docs.get('json', 'atomic'))?.version).toBe(1);
       expect((await b.work.get('wi_effect'))?.status).toBe('pending');
       const all = await s.events.read();

@@ -89,6 +89,16 @@ CREATE TABLE work_items (
   CHECK ((status = 'in_flight') = (lease_expires_at IS NOT NULL))
 );
 
+CREATE TRIGGER document_history_no_replace BEFORE INSERT ON document_history
+WHEN EXISTS (SELECT 1 FROM document_history WHERE kind = NEW.kind AND id = NEW.id AND seq = NEW.seq)
+  OR (NEW.noop = 0 AND EXISTS (SELECT 1 FROM document_history
+        WHERE kind = NEW.kind AND id = NEW.id AND version = NEW.version AND noop = 0))
+  OR (NEW.write_id IS NOT NULL AND EXISTS (SELECT 1 FROM document_history
+        WHERE kind = NEW.kind AND id = NEW.id AND write_id = NEW.write_id))
+BEGIN
+  SELECT RAISE(ABORT, 'document history is immutable: an insert may not replace a stored entry');
+END;
+
 CREATE TRIGGER document_history_no_update BEFORE UPDATE ON document_history
 BEGIN
   SELECT RAISE(ABORT, 'document history is immutable: UPDATE is not allowed');
@@ -97,6 +107,13 @@ END;
 CREATE TRIGGER events_no_delete BEFORE DELETE ON events
 BEGIN
   SELECT RAISE(ABORT, 'events are append-only: DELETE is not allowed');
+END;
+
+CREATE TRIGGER events_no_replace BEFORE INSERT ON events
+WHEN EXISTS (SELECT 1 FROM events WHERE position = NEW.position)
+  OR EXISTS (SELECT 1 FROM events WHERE stream = NEW.stream AND stream_seq = NEW.stream_seq)
+BEGIN
+  SELECT RAISE(ABORT, 'events are append-only: an insert may not replace a stored event');
 END;
 
 CREATE TRIGGER events_no_update BEFORE UPDATE ON events

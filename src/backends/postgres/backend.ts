@@ -1,6 +1,6 @@
 // The PostgreSQL backend: one shared database (one schema per store) for agents on many hosts, each
 // instance's rows kept apart by its instance key.
-import type { DumpRecord, StoreBackend } from '../../core/backend.js';
+import type { DumpOptions, DumpRecord, StoreBackend } from '../../core/backend.js';
 import { NotFoundError } from '../../errors.js';
 import { PostgresConnection, type PostgresOptions } from './connection.js';
 import { createDocumentBackend } from './documents.js';
@@ -53,7 +53,7 @@ export async function openPostgresBackend(opts: PostgresOptions): Promise<Postgr
     async migrate() {
       return migrate(conn, Date.now());
     },
-    dump: () => dumpRows(conn),
+    dump: (options?: DumpOptions) => dumpRows(conn, options),
     async load(records: DumpRecord[]) {
       await loadRows(conn, records);
     },

@@ -1,15 +1,19 @@
 // Portable dump and load for PostgreSQL: every row of one instance verbatim (event data text and hashes
-// untouched), loaded in one transaction with the event head, stream counters and history seqs rebuilt.
+// untouched) from one snapshot, loaded in one transaction with the event head, stream counters and history
+// seqs rebuilt.
 import type {
+  CounterRecord,
   DocumentRowDump,
+  DumpOptions,
   DumpRecord,
   HistoryRowDump,
   StoredEvent,
   WorkItemRowDump,
 } from '../../core/backend.js';
 import { GENESIS_HASH } from '../../core/hash.js';
-import { InvalidInputError } from '../../errors.js';
+import { InvalidInputError, storeClosedError } from '../../errors.js';
 import type { PostgresConnection, Tx } from './connection.js';
+import type { PgClient } from './driver.js';
 
 const PAGE = 5000;
 /** Rows, and JSON characters, per INSERT statement when loading (PostgreSQL caps a value at 1 GB). */
@@ -24,39 +28,98 @@ const DOC_COLS = 'kind, id, version, body, content_hash, forked_from, created_at
 const HISTORY_COLS =
   'kind, id, seq, version, parent_version, noop, body, content_hash, actor, actor_kind, provenance, write_id, request_hash, reason, override, created_at';
 
-export async function* dumpRows(conn: PostgresConnection): AsyncIterable<DumpRecord> {
+/**
+ * Every row of the instance, read on one connection inside a REPEATABLE READ READ ONLY transaction: one
+ * consistent snapshot, so rows and events agree even while other writers commit. With `counters`, the
+ * instance's event head and stream counters follow, from the same snapshot.
+ */
+export async function* dumpRows(
+  conn: PostgresConnection,
+  options: DumpOptions = {},
+): AsyncIterable<DumpRecord | CounterRecord> {
   const t = conn.names;
-  let after = '';
-  for (;;) {
-    const res = await conn.query<WorkItemRowDump>(
-      `SELECT ${ITEM_COLS} FROM ${t.work_items} WHERE instance = $1 AND id > $2 ORDER BY id LIMIT $3`,
-      [conn.instance, after, PAGE],
-    );
-    for (const row of res.rows) yield { t: 'work_item', row };
-    if (res.rows.length < PAGE) break;
-    after = res.rows[res.rows.length - 1]!.id;
+  if (conn.closed) throw storeClosedError();
+  let client: PgClient;
+  try {
+    client = await conn.pool.connect();
+  } catch (err) {
+    throw conn.mapError(err);
   }
-  let position = 0;
-  for (;;) {
-    const res = await conn.query<StoredEvent>(
-      `SELECT ${EVENT_COLS} FROM ${t.events} WHERE instance = $1 AND position > $2 ORDER BY position LIMIT $3`,
-      [conn.instance, position, PAGE],
+  let broken: unknown = null;
+  const onError = (err: Error) => {
+    broken = err;
+  };
+  client.on('error', onError);
+  const query = async <R>(sql: string, params: unknown[]): Promise<R[]> => {
+    try {
+      return (await client.query<R>(conn.statement(sql, params))).rows;
+    } catch (err) {
+      broken = broken ?? err;
+      throw conn.mapError(err);
+    }
+  };
+  try {
+    try {
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    } catch (err) {
+      broken = err;
+      throw conn.mapError(err);
+    }
+    let after = '';
+    for (;;) {
+      const rows = await query<WorkItemRowDump>(
+        `SELECT ${ITEM_COLS} FROM ${t.work_items} WHERE instance = $1 AND id > $2 ORDER BY id LIMIT $3`,
+        [conn.instance, after, PAGE],
+      );
+      for (const row of rows) yield { t: 'work_item', row };
+      if (rows.length < PAGE) break;
+      after = rows[rows.length - 1]!.id;
+    }
+    let position = 0;
+    for (;;) {
+      const rows = await query<StoredEvent>(
+        `SELECT ${EVENT_COLS} FROM ${t.events} WHERE instance = $1 AND position > $2 ORDER BY position LIMIT $3`,
+        [conn.instance, position, PAGE],
+      );
+      for (const row of rows) yield { t: 'event', row };
+      if (rows.length < PAGE) break;
+      position = rows[rows.length - 1]!.position;
+    }
+    const docs = await query<DocumentRowDump>(
+      `SELECT ${DOC_COLS} FROM ${t.documents} WHERE instance = $1 ORDER BY kind, id`,
+      [conn.instance],
     );
-    for (const row of res.rows) yield { t: 'event', row };
-    if (res.rows.length < PAGE) break;
-    position = res.rows[res.rows.length - 1]!.position;
-  }
-  const docs = await conn.query<DocumentRowDump>(
-    `SELECT ${DOC_COLS} FROM ${t.documents} WHERE instance = $1 ORDER BY kind, id`,
-    [conn.instance],
-  );
-  for (const row of docs.rows) {
-    yield { t: 'document', row };
-    const history = await conn.query<HistoryRowDump>(
-      `SELECT ${HISTORY_COLS} FROM ${t.document_history} WHERE instance = $1 AND kind = $2 AND id = $3 ORDER BY seq`,
-      [conn.instance, row.kind, row.id],
-    );
-    for (const h of history.rows) yield { t: 'history', row: h };
+    for (const row of docs) {
+      yield { t: 'document', row };
+      const history = await query<HistoryRowDump>(
+        `SELECT ${HISTORY_COLS} FROM ${t.document_history} WHERE instance = $1 AND kind = $2 AND id = $3 ORDER BY seq`,
+        [conn.instance, row.kind, row.id],
+      );
+      for (const h of history) yield { t: 'history', row: h };
+    }
+    if (options.counters) {
+      const heads = await query<{ position: number; hash: string }>(
+        `SELECT position, hash FROM ${t.event_heads} WHERE instance = $1`,
+        [conn.instance],
+      );
+      for (const row of heads) yield { t: 'event_head', row };
+      const streams = await query<{ stream: string; seq: number }>(
+        `SELECT stream, seq FROM ${t.event_streams} WHERE instance = $1 ORDER BY stream`,
+        [conn.instance],
+      );
+      for (const row of streams) yield { t: 'event_stream', row };
+    }
+  } finally {
+    if (broken === null) {
+      try {
+        await client.query('COMMIT');
+      } catch (err) {
+        broken = err;
+      }
+    }
+    client.removeListener('error', onError);
+    // A connection in an unknown state is destroyed, never handed to the next caller.
+    client.release(broken !== null ? true : undefined);
   }
 }
 

@@ -14,6 +14,7 @@ import { claimOrder, workItemFromRow } from '../../core/rows.js';
 import type { JsonObject, StatusCounts, WorkItem, WorkItemStatus } from '../../core/types.js';
 import { WORK_ITEM_STATUSES } from '../../core/types.js';
 import {
+  enqueuedIntegrity,
   explainLeaseFailure,
   explainStatusFailure,
   humanDecisionRefusal,
@@ -63,6 +64,7 @@ function enqueuedEvent(item: WorkItem, actor: string | null, now: number): NewEv
   if (item.blocked_by.length > 0) data.blocked_by = item.blocked_by;
   if (item.idempotency_key !== null) data.idempotency_key = item.idempotency_key;
   if (item.status !== 'pending') data.status = item.status;
+  Object.assign(data, enqueuedIntegrity(item));
   return workItemEvent('work_item_enqueued', item, data, actor, now);
 }
 

@@ -1,5 +1,5 @@
 // The SQLite backend: one file per instance, opened with the runtime's driver.
-import type { DumpRecord, StoreBackend } from '../../core/backend.js';
+import type { DumpOptions, DumpRecord, StoreBackend } from '../../core/backend.js';
 import { SqliteConnection, type SqliteOptions } from './connection.js';
 import { createDocumentBackend } from './documents.js';
 import { dumpRows, loadRows } from './dump.js';
@@ -23,7 +23,7 @@ export async function openSqliteBackend(
     work: createWorkItemBackend(conn),
     events: createEventBackend(conn),
     docs: createDocumentBackend(conn),
-    dump: () => dumpRows(conn),
+    dump: (options?: DumpOptions) => dumpRows(conn, options),
     async load(records: DumpRecord[]) {
       loadRows(conn, records);
     },

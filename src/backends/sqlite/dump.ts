@@ -1,13 +1,16 @@
-// Portable dump and load for SQLite: every row verbatim (event data text and hashes untouched).
+// Portable dump and load for SQLite: every row verbatim (event data text and hashes untouched), read in
+// one snapshot.
 import type {
   DocumentRowDump,
+  DumpOptions,
   DumpRecord,
   HistoryRowDump,
   StoredEvent,
   WorkItemRowDump,
 } from '../../core/backend.js';
 import { InvalidInputError } from '../../errors.js';
-import type { SqliteConnection } from './connection.js';
+import { mapSqliteError, type SqliteConnection } from './connection.js';
+import { openSqlite, type SqliteDatabase, type SqliteStatement } from './driver.js';
 
 const PAGE = 5000;
 const parse = <T>(s: string | null): T | null => (s === null ? null : (JSON.parse(s) as T));
@@ -24,50 +27,92 @@ function itemRow(r: Raw): WorkItemRowDump {
   };
 }
 
-export async function* dumpRows(conn: SqliteConnection): AsyncIterable<DumpRecord> {
-  let after = '';
-  for (;;) {
-    const rows = conn.read(() =>
-      conn.stmt('SELECT * FROM work_items WHERE id > ? ORDER BY id LIMIT ?').all(after, PAGE),
-    ) as Raw[];
-    for (const r of rows) yield { t: 'work_item', row: itemRow(r) };
-    if (rows.length < PAGE) break;
-    after = rows[rows.length - 1]!.id as string;
+/**
+ * Every row, read on a read-only connection of its own inside one read transaction: a consistent snapshot
+ * (WAL) however long the reader takes, while this connection keeps serving writes. No counter rows: the
+ * log is its own head here.
+ */
+export async function* dumpRows(
+  conn: SqliteConnection,
+  _options: DumpOptions = {},
+): AsyncIterable<DumpRecord> {
+  // A closed store refuses like every other call (STORAGE_UNAVAILABLE, closed), before a reader opens.
+  conn.stmt('SELECT 1');
+  let db: SqliteDatabase;
+  try {
+    db = (await openSqlite(conn.path, { readonly: true, busyTimeoutMs: 15_000 })).db;
+  } catch (err) {
+    throw mapSqliteError(err, conn.path);
   }
-  let pos = 0;
-  for (;;) {
-    const rows = conn.read(() =>
-      conn.stmt('SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?').all(pos, PAGE),
-    ) as StoredEvent[];
-    for (const r of rows) yield { t: 'event', row: r };
-    if (rows.length < PAGE) break;
-    pos = rows[rows.length - 1]!.position;
-  }
-  const docs = conn.read(() => conn.stmt('SELECT * FROM documents ORDER BY kind, id').all()) as Raw[];
-  for (const d of docs) {
-    yield {
-      t: 'document',
-      row: {
-        ...(d as unknown as DocumentRowDump),
-        body: JSON.parse(d.body as string),
-        forked_from: parse(d.forked_from as string | null),
-      },
-    };
-    const history = conn.read(() =>
-      conn.stmt('SELECT * FROM document_history WHERE kind = ? AND id = ? ORDER BY seq').all(d.kind, d.id),
-    ) as Raw[];
-    for (const h of history) {
+  const statements = new Map<string, SqliteStatement>();
+  const all = (sql: string, ...params: unknown[]): Raw[] => {
+    try {
+      let st = statements.get(sql);
+      if (!st) {
+        st = db.prepare(sql);
+        statements.set(sql, st);
+      }
+      return st.all(...params) as Raw[];
+    } catch (err) {
+      throw mapSqliteError(err, conn.path);
+    }
+  };
+  try {
+    db.exec('BEGIN');
+    let after = '';
+    for (;;) {
+      const rows = all('SELECT * FROM work_items WHERE id > ? ORDER BY id LIMIT ?', after, PAGE);
+      for (const r of rows) yield { t: 'work_item', row: itemRow(r) };
+      if (rows.length < PAGE) break;
+      after = rows[rows.length - 1]!.id as string;
+    }
+    let pos = 0;
+    for (;;) {
+      const rows = all(
+        'SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?',
+        pos,
+        PAGE,
+      ) as unknown as StoredEvent[];
+      for (const r of rows) yield { t: 'event', row: r };
+      if (rows.length < PAGE) break;
+      pos = rows[rows.length - 1]!.position;
+    }
+    const docs = all('SELECT * FROM documents ORDER BY kind, id');
+    for (const d of docs) {
       yield {
-        t: 'history',
+        t: 'document',
         row: {
-          ...(h as unknown as HistoryRowDump),
-          noop: h.noop === 1,
-          body: parse(h.body as string | null),
-          provenance: parse(h.provenance as string | null),
-          override: parse(h.override as string | null),
+          ...(d as unknown as DocumentRowDump),
+          body: JSON.parse(d.body as string),
+          forked_from: parse(d.forked_from as string | null),
         },
       };
+      const history = all(
+        'SELECT * FROM document_history WHERE kind = ? AND id = ? ORDER BY seq',
+        d.kind,
+        d.id,
+      );
+      for (const h of history) {
+        yield {
+          t: 'history',
+          row: {
+            ...(h as unknown as HistoryRowDump),
+            noop: h.noop === 1,
+            body: parse(h.body as string | null),
+            provenance: parse(h.provenance as string | null),
+            override: parse(h.override as string | null),
+          },
+        };
+      }
     }
+  } finally {
+    statements.clear();
+    try {
+      db.exec('COMMIT');
+    } catch {
+      // A read transaction ends with the connection anyway.
+    }
+    db.close();
   }
 }
 

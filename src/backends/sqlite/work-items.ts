@@ -12,6 +12,7 @@ import { claimOrder, workItemFromRow } from '../../core/rows.js';
 import type { Json, JsonObject, StatusCounts, WorkItem, WorkItemStatus } from '../../core/types.js';
 import { WORK_ITEM_STATUSES } from '../../core/types.js';
 import {
+  enqueuedIntegrity,
   explainLeaseFailure,
   explainStatusFailure,
   humanDecisionRefusal,
@@ -125,6 +126,7 @@ export function insertWorkItems(
       if (item.blocked_by.length > 0) data.blocked_by = item.blocked_by;
       if (item.idempotency_key !== null) data.idempotency_key = item.idempotency_key;
       if (item.status !== 'pending') data.status = item.status;
+      Object.assign(data, enqueuedIntegrity(item));
       events.push(workItemEvent('work_item_enqueued', item, data, n.actor, n.created_at));
     } else {
       const existing = conn

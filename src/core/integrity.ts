@@ -1,0 +1,807 @@
+// The integrity checker: from every record of an instance (as a backend's dump yields them) it checks the
+// event hash chain, each document and kept history entry against its state_committed events, each work item
+// against the fold of its events, and the rows that name event positions against the real head. A pure
+// function of the records, so verify (on every backend) and instance import judge alike.
+import { InvalidInputError } from '../errors.js';
+import type {
+  CounterRecord,
+  DocumentRowDump,
+  DumpRecord,
+  HistoryRowDump,
+  StoredEvent,
+  WorkItemRowDump,
+} from './backend.js';
+import { computeEventHash, GENESIS_HASH } from './hash.js';
+import { applyMergePatch, canonicalJson, contentHash } from './json.js';
+import { toIso } from './time.js';
+import type {
+  IntegrityProblem,
+  IntegrityProblemKind,
+  Json,
+  JsonObject,
+  VerifyResult,
+  WorkItemStatus,
+} from './types.js';
+import { WORK_ITEM_STATUSES } from './types.js';
+import { isTerminal } from './work-rules.js';
+
+/** An event position and its hash, as `verify`, `instance export` and the dashboard stamp print it. */
+export interface HeadAnchor {
+  position: number;
+  hash: string;
+}
+
+const ANCHOR = /^(\d{1,16}):([0-9a-f]{64})$/;
+
+/**
+ * Reads a head given as `position:hash` (or as an object); INVALID_INPUT otherwise.
+ * @example parseHeadAnchor('24:03cd644d99e3428a…') // { position: 24, hash: '03cd644d99e3428a…' }
+ */
+export function parseHeadAnchor(value: string | HeadAnchor): HeadAnchor {
+  const m = typeof value === 'string' ? ANCHOR.exec(value.trim()) : null;
+  const position = m ? Number(m[1]) : typeof value === 'object' && value !== null ? value.position : NaN;
+  const hash = m ? m[2]! : typeof value === 'object' && value !== null ? value.hash : '';
+  if (
+    !Number.isSafeInteger(position) ||
+    position < 0 ||
+    typeof hash !== 'string' ||
+    !/^[0-9a-f]{64}$/.test(hash) ||
+    (position === 0 && hash !== GENESIS_HASH)
+  ) {
+    throw new InvalidInputError(
+      `head must be position:hash as verify, instance export or the dashboard print it (e.g. 24:03cd…, 64 hex digits), got ${JSON.stringify(typeof value === 'string' ? value.slice(0, 100) : value)}`,
+      { field: 'head' },
+    );
+  }
+  return { position, hash };
+}
+
+/** `position:hash`, or null for an empty log. */
+export function formatHeadAnchor(head: HeadAnchor | null): string | null {
+  return head === null || head.position === 0 ? null : `${head.position}:${head.hash}`;
+}
+
+/** Everything a dump or a verify snapshot yields. */
+export type InstanceRecord = DumpRecord | CounterRecord;
+
+export interface IntegrityOptions {
+  /** A head seen earlier: the log must still hold that event unchanged. */
+  head?: HeadAnchor | null;
+  /** The records include the mutable rows (work items, documents, history): check them against the log. @default true */
+  rows?: boolean;
+  /** Problems kept in the result (`problem_count` counts all). @default 1000 */
+  maxProblems?: number;
+}
+
+/** What a non-noop state_committed event says about one version. */
+interface VersionEvent {
+  content_hash: Json | undefined;
+  actor: string | null;
+  actor_kind: Json | undefined;
+  parent_version: Json | undefined;
+  write_id: Json;
+  reason: Json;
+  created_at: number;
+}
+
+interface DocumentLog {
+  versions: Map<number, VersionEvent>;
+  /** No-op events not yet matched to a history row, by their recorded fields. */
+  noops: Map<string, number>;
+  latest: number;
+}
+
+/** A work item as its events fold it; undefined/null fields the events did not record are unchecked. */
+interface ItemFold {
+  title: Json | undefined;
+  kind: Json;
+  priority: Json | undefined;
+  blocked_by: Json;
+  idempotency_key: Json;
+  status: WorkItemStatus;
+  attempts: number;
+  /** null: recorded by an event written before max_attempts was (unchecked). */
+  max_attempts: number | null;
+  lease_owner: Json;
+  result: Json;
+  error: Json;
+  notes: Json;
+  /** null: unchecked (an event written before payload_hash was). */
+  payload_hash: string | null;
+  /** undefined: unchecked. */
+  not_before: number | null | undefined;
+  created_at: number;
+  claimed_at: number | null;
+  resolved_at: number | null;
+}
+
+type StoredDocument = Omit<DocumentRowDump, 'body'> & { body_hash: string };
+type StoredHistory = Omit<HistoryRowDump, 'body'> & { body_hash: string | null };
+type StoredItem = Omit<WorkItemRowDump, 'payload'> & { payload_hash: string };
+
+const ITEM_EVENTS = new Set([
+  'work_item_enqueued',
+  'work_item_claimed',
+  'work_item_resolved',
+  'work_item_reclaimed',
+  'work_item_released',
+  'work_item_cancelled',
+  'work_item_parked',
+  'work_item_unparked',
+  'work_item_annotated',
+  'work_item_replayed',
+]);
+
+const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isStatus = (v: unknown): v is WorkItemStatus =>
+  typeof v === 'string' && (WORK_ITEM_STATUSES as readonly string[]).includes(v);
+const docKey = (kind: string, id: string) => `${kind}/${id}`;
+
+function show(v: Json | undefined): string {
+  if (v === undefined) return 'absent';
+  const text = JSON.stringify(v);
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+
+/** Epoch ms as an ISO time for messages (the dump stores numbers). */
+const when = (ms: number | null | undefined): Json => (ms === null || ms === undefined ? null : toIso(ms));
+
+/**
+ * Checks the records of one instance. Feed it with `add` (events in position order; the other records in
+ * any order), then call `finish`.
+ *
+ * What it cannot see: a lease's expiry and `updated_at` (heartbeats write no event), a work item's payload,
+ * max_attempts and not_before when its enqueued event predates `payload_hash`, a history entry's
+ * provenance, override and request hash, a document's `forked_from`, and history removed from the oldest
+ * end (retention does that). A log rewritten from its first changed event on, hashes included, is
+ * consistent: only a head kept elsewhere (`head`) shows it.
+ */
+export class IntegrityChecker {
+  readonly #anchor: HeadAnchor | null;
+  readonly #rows: boolean;
+  readonly #max: number;
+  readonly #problems: IntegrityProblem[] = [];
+  #count = 0;
+
+  // The chain.
+  #expected = 1;
+  #prev = GENESIS_HASH;
+  #verified = 0;
+  #verifiedHash: string | null = null;
+  #broken: { position: number; reason: string } | null = null;
+  #scanned = 0;
+  #last: HeadAnchor | null = null;
+  #anchorSeen = false;
+  #anchorMatches = false;
+  readonly #streams = new Map<string, number>();
+
+  // What the log says.
+  readonly #docs = new Map<string, DocumentLog>();
+  readonly #items = new Map<string, ItemFold>();
+
+  // What the rows hold.
+  readonly #itemRows: StoredItem[] = [];
+  readonly #docRows: StoredDocument[] = [];
+  readonly #historyRows: StoredHistory[] = [];
+  #counterHead: HeadAnchor | null = null;
+  readonly #counterStreams: Array<{ stream: string; seq: number }> = [];
+  #hasCounters = false;
+
+  constructor(options: IntegrityOptions = {}) {
+    this.#anchor = options.head ?? null;
+    this.#rows = options.rows ?? true;
+    this.#max = options.maxProblems ?? 1000;
+  }
+
+  /** Events checked so far. */
+  get events(): number {
+    return this.#scanned;
+  }
+
+  #report(
+    problem: IntegrityProblemKind,
+    table: IntegrityProblem['table'],
+    key: string,
+    message: string,
+    extra: Pick<IntegrityProblem, 'field' | 'expected' | 'actual'> = {},
+  ): void {
+    this.#count += 1;
+    if (this.#problems.length < this.#max) this.#problems.push({ problem, table, key, ...extra, message });
+  }
+
+  /** Reports `field` of a row when it differs from what the log says (compared as canonical JSON). */
+  #differs(
+    table: IntegrityProblem['table'],
+    key: string,
+    field: string,
+    expected: Json | undefined,
+    actual: Json | undefined,
+  ): void {
+    if (canonicalJson(expected ?? null) === canonicalJson(actual ?? null)) return;
+    this.#report(
+      'row_differs',
+      table,
+      key,
+      `${table} ${key}: ${field} is ${show(actual)}, the log says ${show(expected)}`,
+      {
+        field,
+        expected: expected ?? null,
+        actual: actual ?? null,
+      },
+    );
+  }
+
+  add(r: InstanceRecord): void {
+    switch (r.t) {
+      case 'event':
+        this.#event(r.row);
+        break;
+      case 'work_item': {
+        const { payload, ...rest } = r.row;
+        this.#itemRows.push({ ...rest, payload_hash: contentHash(payload) });
+        break;
+      }
+      case 'document': {
+        const { body, ...rest } = r.row;
+        this.#docRows.push({ ...rest, body_hash: contentHash(body) });
+        break;
+      }
+      case 'history': {
+        const { body, ...rest } = r.row;
+        this.#historyRows.push({ ...rest, body_hash: body === null ? null : contentHash(body) });
+        break;
+      }
+      case 'event_head':
+        this.#hasCounters = true;
+        this.#counterHead = { position: r.row.position, hash: r.row.hash };
+        break;
+      case 'event_stream':
+        this.#hasCounters = true;
+        this.#counterStreams.push(r.row);
+        break;
+    }
+  }
+
+  #event(e: StoredEvent): void {
+    this.#scanned += 1;
+    const key = `#${e.position}`;
+    const chain = (reason: string) => {
+      this.#broken ??= { position: e.position, reason };
+      this.#report(
+        'chain_broken',
+        'events',
+        key,
+        `the event chain is broken at event #${e.position}: ${reason}`,
+      );
+    };
+    const intact = this.#broken === null;
+    if (e.position !== this.#expected) {
+      chain(
+        e.position > this.#expected
+          ? `position ${this.#expected} is missing (next is ${e.position})`
+          : `position ${e.position} comes again after ${this.#expected - 1}`,
+      );
+    } else if (e.prev_hash !== this.#prev) {
+      chain('prev_hash does not match the hash of the previous event');
+    }
+    if (computeEventHash(e.prev_hash, e) !== e.hash) chain('hash does not match the event content');
+    if (intact && this.#broken === null) {
+      this.#verified += 1;
+      this.#verifiedHash = e.hash;
+    }
+    this.#expected = Math.max(this.#expected, e.position + 1);
+    this.#prev = e.hash;
+    this.#last = { position: e.position, hash: e.hash };
+
+    if (this.#anchor !== null && e.position === this.#anchor.position) {
+      this.#anchorSeen = true;
+      this.#anchorMatches = e.hash === this.#anchor.hash;
+      if (!this.#anchorMatches) {
+        this.#report(
+          'head_mismatch',
+          'events',
+          key,
+          `event #${e.position} is not the one the given head names: its hash is ${e.hash.slice(0, 16)}…, the head says ${this.#anchor.hash.slice(0, 16)}… (the log was rewritten up to there)`,
+          { field: 'hash', expected: this.#anchor.hash, actual: e.hash },
+        );
+      }
+    }
+
+    const seq = this.#streams.get(e.stream) ?? 0;
+    if (e.stream_seq !== seq + 1) {
+      this.#report(
+        'stream_seq_gap',
+        'events',
+        key,
+        `event #${e.position} is number ${e.stream_seq} of stream ${e.stream}, whose previous event is number ${seq}`,
+        { field: 'stream_seq', expected: seq + 1, actual: e.stream_seq },
+      );
+    }
+    this.#streams.set(e.stream, Math.max(seq, e.stream_seq));
+
+    if (!this.#rows) return;
+    const isItem = e.work_item_id !== null && ITEM_EVENTS.has(e.type);
+    if (e.type !== 'state_committed' && !isItem) return;
+    let data: unknown;
+    try {
+      data = JSON.parse(e.data);
+    } catch {
+      data = undefined;
+    }
+    if (!isObject(data)) {
+      this.#report('event_malformed', 'events', key, `event #${e.position} (${e.type}) has no data object`);
+      return;
+    }
+    if (e.type === 'state_committed') this.#stateCommitted(e, data);
+    else this.#itemEvent(e, e.work_item_id as string, data);
+  }
+
+  #stateCommitted(e: StoredEvent, d: JsonObject): void {
+    if (typeof d.kind !== 'string' || typeof d.id !== 'string' || !Number.isSafeInteger(d.version)) {
+      this.#report(
+        'event_malformed',
+        'events',
+        `#${e.position}`,
+        `event #${e.position} (state_committed) names no document version`,
+      );
+      return;
+    }
+    const key = docKey(d.kind, d.id);
+    let doc = this.#docs.get(key);
+    if (!doc) {
+      doc = { versions: new Map(), noops: new Map(), latest: 0 };
+      this.#docs.set(key, doc);
+    }
+    const version = d.version as number;
+    if (d.noop === true) {
+      const k = noopKey(version, d.parent_version, e.actor, d.actor_kind, d.reason, e.created_at);
+      doc.noops.set(k, (doc.noops.get(k) ?? 0) + 1);
+      return;
+    }
+    doc.versions.set(version, {
+      content_hash: d.content_hash,
+      actor: e.actor,
+      actor_kind: d.actor_kind,
+      parent_version: d.parent_version,
+      write_id: d.write_id ?? null,
+      reason: d.reason ?? null,
+      created_at: e.created_at,
+    });
+    doc.latest = Math.max(doc.latest, version);
+  }
+
+  #itemEvent(e: StoredEvent, id: string, d: JsonObject): void {
+    if (e.type === 'work_item_enqueued') {
+      if (this.#items.has(id)) {
+        this.#report(
+          'event_malformed',
+          'events',
+          `#${e.position}`,
+          `event #${e.position} enqueues work item ${id} a second time`,
+        );
+        return;
+      }
+      const recorded = typeof d.payload_hash === 'string';
+      this.#items.set(id, {
+        title: d.title,
+        kind: d.kind ?? null,
+        priority: d.priority,
+        blocked_by: d.blocked_by ?? [],
+        idempotency_key: d.idempotency_key ?? null,
+        status: isStatus(d.status) ? d.status : 'pending',
+        attempts: 0,
+        max_attempts: recorded && typeof d.max_attempts === 'number' ? d.max_attempts : null,
+        lease_owner: null,
+        result: null,
+        error: null,
+        notes: {},
+        payload_hash: recorded ? (d.payload_hash as string) : null,
+        not_before: recorded
+          ? typeof d.not_before === 'string'
+            ? Date.parse(d.not_before)
+            : null
+          : undefined,
+        created_at: e.created_at,
+        claimed_at: null,
+        resolved_at: null,
+      });
+      return;
+    }
+    const s = this.#items.get(id);
+    if (!s) {
+      this.#report(
+        'event_missing',
+        'work_items',
+        id,
+        `work item ${id}: ${e.type} at event #${e.position} comes before any work_item_enqueued`,
+      );
+      return;
+    }
+    const status = (v: Json | undefined): WorkItemStatus | null => {
+      if (isStatus(v)) return v;
+      this.#report(
+        'event_malformed',
+        'events',
+        `#${e.position}`,
+        `event #${e.position} (${e.type}) names no status`,
+      );
+      return null;
+    };
+    switch (e.type) {
+      case 'work_item_claimed':
+        s.status = 'in_flight';
+        s.lease_owner = d.worker ?? null;
+        s.attempts = typeof d.attempt === 'number' ? d.attempt : s.attempts + 1;
+        s.claimed_at = e.created_at;
+        break;
+      case 'work_item_reclaimed': {
+        const to = status(d.status);
+        if (to === null) return;
+        s.status = to;
+        if (typeof d.attempt === 'number') s.attempts = d.attempt;
+        s.lease_owner = null;
+        s.error = d.error ?? null;
+        s.resolved_at = isTerminal(to) ? e.created_at : null;
+        break;
+      }
+      case 'work_item_released':
+        s.status = 'pending';
+        s.lease_owner = null;
+        // The attempt stays spent (a fencing token is never reused); the item gets one more instead.
+        if (s.max_attempts !== null) s.max_attempts += 1;
+        break;
+      case 'work_item_annotated':
+        if (!isObject(d.notes)) {
+          this.#report(
+            'event_malformed',
+            'events',
+            `#${e.position}`,
+            `event #${e.position} (${e.type}) has no notes`,
+          );
+          return;
+        }
+        s.notes = applyMergePatch(s.notes, d.notes);
+        break;
+      case 'work_item_resolved':
+      case 'work_item_cancelled':
+      case 'work_item_parked':
+      case 'work_item_unparked': {
+        // Every status change writes result and error (null when the event carries none).
+        const to = status(d.status);
+        if (to === null) return;
+        s.status = to;
+        s.result = d.result ?? null;
+        s.error = d.error ?? null;
+        s.resolved_at = isTerminal(to) ? e.created_at : null;
+        break;
+      }
+      // work_item_replayed restates the item; it changes nothing.
+    }
+  }
+
+  /** The verdict over everything added. */
+  finish(): VerifyResult {
+    if (this.#anchor !== null && this.#anchor.position > 0 && !this.#anchorSeen) {
+      const end = this.#last?.position ?? 0;
+      this.#report(
+        'head_mismatch',
+        'events',
+        `#${this.#anchor.position}`,
+        `event #${this.#anchor.position}, the given head, is not in the log, which ends at #${end}: events were removed`,
+        { field: 'position', expected: this.#anchor.position, actual: end },
+      );
+    } else if (
+      this.#anchorMatches &&
+      this.#broken !== null &&
+      this.#broken.position <= this.#anchor!.position
+    ) {
+      // The event at the head is unchanged, but the chain leading to it is not the one it pinned.
+      this.#anchorMatches = false;
+      this.#report(
+        'head_mismatch',
+        'events',
+        `#${this.#anchor!.position}`,
+        `the chain is broken at event #${this.#broken.position}, before the given head #${this.#anchor!.position}: the events up to it are not the ones it pinned`,
+        { field: 'position', expected: this.#anchor!.position, actual: this.#broken.position },
+      );
+    }
+    if (this.#rows) {
+      this.#checkItems();
+      this.#checkDocuments();
+    }
+    if (this.#hasCounters) this.#checkCounters();
+    const anchorOk = this.#anchor === null || this.#anchor.position === 0 || this.#anchorMatches;
+    return {
+      ok: this.#count === 0,
+      events: this.#verified,
+      head: this.#verifiedHash,
+      ...(this.#broken ? { broken: this.#broken } : {}),
+      anchor: this.#verifiedHash === null ? null : `${this.#verified}:${this.#verifiedHash}`,
+      problems: this.#problems,
+      problem_count: this.#count,
+      checked: {
+        events: this.#scanned,
+        work_items: this.#itemRows.length,
+        documents: this.#docRows.length,
+        history: this.#historyRows.length,
+        counters: this.#hasCounters,
+      },
+      ...(this.#anchor
+        ? { expected_head: { position: this.#anchor.position, hash: this.#anchor.hash, matches: anchorOk } }
+        : {}),
+    };
+  }
+
+  #checkItems(): void {
+    const seen = new Set<string>();
+    for (const r of this.#itemRows) {
+      seen.add(r.id);
+      const s = this.#items.get(r.id);
+      if (!s) {
+        this.#report(
+          'event_missing',
+          'work_items',
+          r.id,
+          `work item ${r.id} has no work_item_enqueued event`,
+        );
+        continue;
+      }
+      const d = (field: string, expected: Json | undefined, actual: Json | undefined) =>
+        this.#differs('work_items', r.id, field, expected, actual);
+      d('title', s.title, r.title);
+      d('kind', s.kind, r.kind);
+      d('priority', s.priority, r.priority);
+      d('blocked_by', s.blocked_by, r.blocked_by);
+      d('idempotency_key', s.idempotency_key, r.idempotency_key);
+      d('status', s.status, r.status);
+      d('attempts', s.attempts, r.attempts);
+      if (s.max_attempts !== null) d('max_attempts', s.max_attempts, r.max_attempts);
+      if (s.status === 'in_flight' || r.status === 'in_flight')
+        d('lease_owner', s.lease_owner, r.lease_owner);
+      d('result', s.result, r.result);
+      d('error', s.error, r.error);
+      d('notes', s.notes, r.notes);
+      if (s.payload_hash !== null && s.payload_hash !== r.payload_hash) {
+        this.#report(
+          'row_differs',
+          'work_items',
+          r.id,
+          `work_items ${r.id}: payload hashes to ${r.payload_hash.slice(0, 16)}…, the log says ${s.payload_hash.slice(0, 16)}…`,
+          { field: 'payload', expected: s.payload_hash, actual: r.payload_hash },
+        );
+      }
+      if (s.not_before !== undefined) d('not_before', when(s.not_before), when(r.not_before));
+      d('created_at', when(s.created_at), when(r.created_at));
+      d('claimed_at', when(s.claimed_at), when(r.claimed_at));
+      d('resolved_at', when(s.resolved_at), when(r.resolved_at));
+    }
+    for (const id of this.#items.keys()) {
+      if (!seen.has(id)) {
+        this.#report('row_missing', 'work_items', id, `work item ${id} is in the log but has no row`);
+      }
+    }
+  }
+
+  #checkDocuments(): void {
+    const history = new Map<string, StoredHistory[]>();
+    for (const h of this.#historyRows) {
+      const k = docKey(h.kind, h.id);
+      const list = history.get(k);
+      if (list) list.push(h);
+      else history.set(k, [h]);
+    }
+    const seen = new Set<string>();
+    for (const r of this.#docRows) {
+      const key = docKey(r.kind, r.id);
+      seen.add(key);
+      if (r.body_hash !== r.content_hash) {
+        this.#report(
+          'content_hash_mismatch',
+          'documents',
+          key,
+          `documents ${key}: the body hashes to ${r.body_hash.slice(0, 16)}…, not to its content_hash ${r.content_hash.slice(0, 16)}…`,
+          { field: 'body', expected: r.content_hash, actual: r.body_hash },
+        );
+      }
+      const log = this.#docs.get(key);
+      const latest = log?.versions.get(log.latest);
+      if (!log || !latest) {
+        this.#report('event_missing', 'documents', key, `document ${key} has no state_committed event`);
+        continue;
+      }
+      const d = (field: string, expected: Json | undefined, actual: Json | undefined) =>
+        this.#differs('documents', key, field, expected, actual);
+      d('version', log.latest, r.version);
+      d('content_hash', latest.content_hash, r.content_hash);
+      d('updated_at', when(latest.created_at), when(r.updated_at));
+      const first = log.versions.get(1);
+      if (first) d('created_at', when(first.created_at), when(r.created_at));
+      this.#checkHistory(key, log, log.latest, history.get(key) ?? []);
+    }
+    for (const key of this.#docs.keys()) {
+      if (!seen.has(key))
+        this.#report('row_missing', 'documents', key, `document ${key} is in the log but has no row`);
+    }
+    for (const key of history.keys()) {
+      if (!seen.has(key) && !this.#docs.has(key)) {
+        this.#report(
+          'event_missing',
+          'document_history',
+          key,
+          `history of ${key} has no document and no event`,
+        );
+      }
+    }
+  }
+
+  #checkHistory(key: string, log: DocumentLog, current: number, rows: StoredHistory[]): void {
+    const kept = new Set<number>();
+    for (const h of rows) {
+      const hk = `${key}@${h.seq}`;
+      if (h.body_hash !== null && h.body_hash !== h.content_hash) {
+        this.#report(
+          'content_hash_mismatch',
+          'document_history',
+          hk,
+          `document_history ${hk} (v${h.version}): the body hashes to ${h.body_hash.slice(0, 16)}…, not to its content_hash ${h.content_hash.slice(0, 16)}…`,
+          { field: 'body', expected: h.content_hash, actual: h.body_hash },
+        );
+      }
+      const ev = log.versions.get(h.version);
+      if (h.noop) {
+        const k = noopKey(h.version, h.parent_version, h.actor, h.actor_kind, h.reason, h.created_at);
+        const left = log.noops.get(k) ?? 0;
+        if (left === 0) {
+          this.#report(
+            'event_missing',
+            'document_history',
+            hk,
+            `document_history ${hk}: no state_committed no-op event records this no-op at v${h.version} (by ${h.actor}, ${when(h.created_at)})`,
+          );
+        } else log.noops.set(k, left - 1);
+        if (ev) this.#differs('document_history', hk, 'content_hash', ev.content_hash, h.content_hash);
+        continue;
+      }
+      kept.add(h.version);
+      if (!ev) {
+        this.#report(
+          'event_missing',
+          'document_history',
+          hk,
+          `document_history ${hk}: no state_committed event records v${h.version}`,
+        );
+        continue;
+      }
+      if (h.body_hash === null) {
+        this.#report(
+          'row_differs',
+          'document_history',
+          hk,
+          `document_history ${hk} (v${h.version}) has no body`,
+          {
+            field: 'body',
+          },
+        );
+      }
+      const d = (field: string, expected: Json | undefined, actual: Json | undefined) =>
+        this.#differs('document_history', hk, field, expected, actual);
+      d('content_hash', ev.content_hash, h.content_hash);
+      d('actor', ev.actor, h.actor);
+      d('actor_kind', ev.actor_kind, h.actor_kind);
+      d('parent_version', ev.parent_version, h.parent_version);
+      d('write_id', ev.write_id, h.write_id);
+      d('reason', ev.reason, h.reason);
+      d('created_at', when(ev.created_at), when(h.created_at));
+    }
+    // Retention removes the oldest versions only: what is kept runs without a gap up to the current one.
+    let oldest = current;
+    for (const v of kept) if (v < oldest) oldest = v;
+    for (let v = oldest; v <= current; v++) {
+      if (!kept.has(v)) {
+        this.#report(
+          'history_gap',
+          'document_history',
+          `${key}@v${v}`,
+          `document_history of ${key} lacks v${v}, though ${v === current ? 'it is the current version' : `v${oldest} is kept`}`,
+        );
+      }
+    }
+    for (const h of rows) {
+      if (h.noop && h.version < oldest) {
+        this.#report(
+          'history_gap',
+          'document_history',
+          `${key}@${h.seq}`,
+          `document_history ${key}@${h.seq}: a no-op at v${h.version} is kept, but v${h.version} itself is gone`,
+        );
+      }
+    }
+  }
+
+  #checkCounters(): void {
+    const last = this.#last ?? { position: 0, hash: GENESIS_HASH };
+    const head = this.#counterHead;
+    if (head === null) {
+      if (last.position > 0) {
+        this.#report(
+          'counter_mismatch',
+          'event_heads',
+          'head',
+          `there is no event head row, but the log ends at #${last.position}`,
+        );
+      }
+    } else if (head.position !== last.position || head.hash !== last.hash) {
+      this.#report(
+        'counter_mismatch',
+        'event_heads',
+        'head',
+        `the event head row says #${head.position} (${head.hash.slice(0, 16)}…), the log ends at #${last.position} (${last.hash.slice(0, 16)}…)`,
+        { field: 'position', expected: formatHeadAnchor(last), actual: formatHeadAnchor(head) },
+      );
+    }
+    const counted = new Set<string>();
+    for (const c of this.#counterStreams) {
+      counted.add(c.stream);
+      const seq = this.#streams.get(c.stream) ?? 0;
+      if (c.seq !== seq) {
+        this.#report(
+          'counter_mismatch',
+          'event_streams',
+          c.stream,
+          `the counter of stream ${c.stream} says ${c.seq} events, the log holds ${seq}${c.seq > seq ? ': events were removed' : ''}`,
+          { field: 'seq', expected: seq, actual: c.seq },
+        );
+      }
+    }
+    for (const [stream, seq] of this.#streams) {
+      if (!counted.has(stream)) {
+        this.#report(
+          'counter_mismatch',
+          'event_streams',
+          stream,
+          `stream ${stream} has ${seq} events but no counter row`,
+          {
+            field: 'seq',
+            expected: seq,
+            actual: null,
+          },
+        );
+      }
+    }
+  }
+}
+
+function noopKey(
+  version: Json | undefined,
+  parent: Json | undefined,
+  actor: string | null,
+  actorKind: Json | undefined,
+  reason: Json | undefined,
+  createdAt: number,
+): string {
+  return JSON.stringify([
+    version ?? null,
+    parent ?? null,
+    actor,
+    actorKind ?? null,
+    reason ?? null,
+    createdAt,
+  ]);
+}
+
+/**
+ * Checks a sequence of records in one pass.
+ * @example const r = await checkRecords(backend.dump!({ counters: true })); if (!r.ok) console.log(r.problems);
+ */
+export async function checkRecords(
+  records: AsyncIterable<InstanceRecord> | Iterable<InstanceRecord>,
+  options: IntegrityOptions & { onProgress?: (events: number) => void } = {},
+): Promise<VerifyResult> {
+  const checker = new IntegrityChecker(options);
+  for await (const r of records) {
+    checker.add(r);
+    if (options.onProgress && r.t === 'event' && checker.events % 10_000 === 0)
+      options.onProgress(checker.events);
+  }
+  return checker.finish();
+}
