@@ -70,6 +70,22 @@ export type {
   ViewContext,
 } from './kinds/kind.js';
 export { getKind, kindNames, registerKind, validateSchema } from './kinds/registry.js';
+// Helpers for writing a kind's rules (docs/kinds.md, "Your own kind").
+export {
+  type AppendOnlyOptions,
+  checkAppendOnly,
+  checkFieldPermissions,
+  checkLocks,
+  checkTransition,
+  checkUniqueIds,
+  type FieldPermissionOptions,
+  fail,
+  hasOverride,
+  type LockRecord,
+  type PermissionMatrix,
+  type TransitionOptions,
+  type TransitionTable,
+} from './kinds/rules.js';
 export {
   checkGate,
   checkGates,
