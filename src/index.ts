@@ -36,6 +36,8 @@ export {
   parseHeadAnchor,
 } from './core/integrity.js';
 export {
+  type CheckedDump,
+  checkDump,
   type DumpCounts,
   type DumpHeader,
   exportInstance,

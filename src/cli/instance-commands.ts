@@ -1,7 +1,7 @@
 // `agentstate instance export|import`: move an instance between backends through a portable file.
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { exportInstance, importInstance } from '../core/portable.js';
+import { checkDump, exportInstance, importInstance } from '../core/portable.js';
 import { withInstance } from './context.js';
 
 export function addInstanceCommands(program: Command): void {
@@ -28,11 +28,13 @@ export function addInstanceCommands(program: Command): void {
     .description(
       'check an exported instance as verify would, load it into this (empty) instance and verify it; a dump that fails is refused (exit 3) and nothing is written',
     )
-    .action(async (file: string, _o, cmd: Command) =>
-      withInstance(
+    .action(async (file: string, _o, cmd: Command) => {
+      // The dump is read and checked before the instance is opened: a bad dump creates nothing.
+      const dump = await checkDump(resolve(file));
+      await withInstance(
         cmd,
         async (inst, out) => {
-          const r = await importInstance(inst.backend, inst.events, resolve(file));
+          const r = await importInstance(inst.backend, inst.events, dump);
           out.emit(
             r,
             () =>
@@ -40,6 +42,6 @@ export function addInstanceCommands(program: Command): void {
           );
         },
         { create: true },
-      ),
-    );
+      );
+    });
 }

@@ -8,6 +8,7 @@ import { createInterface } from 'node:readline';
 import { IntegrityError, InvalidInputError } from '../errors.js';
 import type { DumpRecord, StoreBackend } from './backend.js';
 import type { EventLog } from './event-log.js';
+import { checkJsonValue, LIMITS, parseJsonInput } from './input.js';
 import { checkRecords } from './integrity.js';
 import type { IntegrityProblem } from './types.js';
 
@@ -90,6 +91,23 @@ function fail(path: string, line: number, why: string): never {
   throw new InvalidInputError(`${path}:${line}: ${why}`, { path, line });
 }
 
+/**
+ * A dump is input like any other: its rows (and each event's data text) pass the store's JSON policy
+ * before anything walks them, so a body nested 100k deep is refused instead of overflowing the stack.
+ */
+function checkRecordJson(path: string, line: number, obj: Record<string, unknown>): void {
+  try {
+    // The record and its row add two levels around the values the limit is about.
+    checkJsonValue(obj, 'record', LIMITS.jsonDepth + 2);
+    const row = obj.row as { data?: unknown };
+    if (obj.t === 'event' && typeof row.data === 'string') {
+      checkJsonValue(parseJsonInput(row.data, 'event data'), 'event data');
+    }
+  } catch (err) {
+    fail(path, line, (err as Error).message);
+  }
+}
+
 /** Reads a dump file, checking its framing (header, record types, trailer counts). */
 export async function readDump(
   path: string,
@@ -132,6 +150,7 @@ export async function readDump(
       ) {
         fail(path, n, 'unknown record');
       }
+      checkRecordJson(path, n, obj);
       counts[countKey[obj.t as DumpRecord['t']]] += 1;
       records.push(obj as unknown as DumpRecord);
     }
@@ -155,21 +174,21 @@ function summarize(problems: IntegrityProblem[], count: number): string {
   return `${shown.join('; ')}${count > shown.length ? ` (and ${count - shown.length} more)` : ''}`;
 }
 
+/** A dump read from its file and found to pass verification (see `checkDump`). */
+export interface CheckedDump {
+  path: string;
+  header: DumpHeader;
+  records: DumpRecord[];
+  counts: DumpCounts;
+}
+
 /**
- * Loads a dump into an empty instance (any backend). Before writing anything the dump is checked as verify
- * checks an instance (the event chain, documents and history against their events, work items against the
- * fold of theirs, and the counts against the trailer); a dump that fails is refused with
- * INTEGRITY_VIOLATION naming the first problems, and nothing is written. After loading, the target is
- * verified as read back.
+ * Reads a dump and checks it as verify checks an instance (the event chain, documents and history against
+ * their events, work items against the fold of theirs, and the counts against the trailer), touching no
+ * store: a dump that fails is INTEGRITY_VIOLATION naming the first problems; bad framing or JSON the store
+ * refuses is INVALID_INPUT naming the line.
  */
-export async function importInstance(
-  backend: StoreBackend,
-  events: EventLog,
-  path: string,
-): Promise<
-  DumpCounts & { verified: true; head: string | null; anchor: string | null; source_backend: string }
-> {
-  if (!backend.load) throw new InvalidInputError(`the ${backend.name} backend cannot import instances yet`);
+export async function checkDump(path: string): Promise<CheckedDump> {
   const { header, records, counts } = await readDump(path);
   const before = await checkRecords(records);
   if (!before.ok) {
@@ -178,6 +197,23 @@ export async function importInstance(
       { path, problems: before.problems.slice(0, 20), problem_count: before.problem_count },
     );
   }
+  return { path, header, records, counts };
+}
+
+/**
+ * Loads a dump into an empty instance (any backend). Before writing anything the dump is checked
+ * (`checkDump`); a dump that fails is refused and nothing is written. After loading, the target is
+ * verified as read back.
+ */
+export async function importInstance(
+  backend: StoreBackend,
+  events: EventLog,
+  source: string | CheckedDump,
+): Promise<
+  DumpCounts & { verified: true; head: string | null; anchor: string | null; source_backend: string }
+> {
+  if (!backend.load) throw new InvalidInputError(`the ${backend.name} backend cannot import instances yet`);
+  const { path, header, records, counts } = typeof source === 'string' ? await checkDump(source) : source;
   await backend.load(records);
   const v = await events.verify();
   if (!v.ok || v.events !== counts.events) {

@@ -1,7 +1,7 @@
 // Issue 10, holes 1, 5 and 7: JSON that would bypass a kind's rules or be silently changed is refused with
 // INVALID_INPUT and writes nothing (library and CLI, both backends); a retry racing its original gets the
 // original result.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { CommitInput, JsonObject } from '../../src/core/types.js';
@@ -315,6 +315,31 @@ describe('hostile input through the CLI', () => {
       expect(r.errorJson, args.join(' ')).toMatchObject({ error: { code: 'INVALID_INPUT' } });
     }
     expect(cli(['events', '--since', '1.5ms']).code).toBe(0);
+  });
+
+  it('instance import of a dump with a body nested 100k deep is INVALID_INPUT naming the line, and creates nothing', () => {
+    const src = join(dir, 'dump-src');
+    expect(runCli(['--dir', src, 'init']).code).toBe(0);
+    expect(
+      runCli(['--dir', src, 'state', 'commit', 'json', 'doc', '--expect', '0', '--body', '-'], {}, '{"x":1}')
+        .code,
+    ).toBe(0);
+    const dump = join(dir, 'dump.jsonl');
+    expect(runCli(['--dir', src, 'instance', 'export', dump]).code).toBe(0);
+    const d = 100_000;
+    const deep = `${'{"a":'.repeat(d)}1${'}'.repeat(d)}`;
+    const text = readFileSync(dump, 'utf8')
+      .split('\n')
+      .map((l) =>
+        l.includes('"t":"document"') || l.includes('"t":"history"') ? l.replace('{"x":1}', deep) : l,
+      )
+      .join('\n');
+    writeFileSync(join(dir, 'deep.jsonl'), text);
+    const target = join(dir, 'dump-target');
+    const r = runCli(['--dir', target, 'instance', 'import', join(dir, 'deep.jsonl'), '--json']);
+    expect(r.code).toBe(2);
+    expect(r.errorJson).toMatchObject({ error: { code: 'INVALID_INPUT', line: 3 } });
+    expect(existsSync(target)).toBe(false);
   });
 
   it('validate of a file nested 100k deep is refused quickly with exit 2', () => {
