@@ -1,4 +1,5 @@
 // Shared CLI plumbing: global options, opening the instance, output mode, argument parsers.
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import { parseJsonInput } from '../core/input.js';
@@ -6,6 +7,7 @@ import { parseDuration, parseIsoTime } from '../core/time.js';
 import type { Json } from '../core/types.js';
 import { type Instance, openInstance } from '../instance/instance.js';
 import { resolveInstance } from '../service/instance-resolver.js';
+import { invoke } from '../service/invoke.js';
 
 export interface GlobalOpts {
   dir?: string;
@@ -15,6 +17,46 @@ export interface GlobalOpts {
   json?: boolean;
   durability?: 'full' | 'normal';
   url?: string;
+}
+
+/** The project root of the state-file commands: --project, else the current folder. */
+export function projectOf(cmd: Command): string {
+  return resolve(cmd.optsWithGlobals<{ project?: string }>().project ?? process.cwd());
+}
+
+/** The output mode of a command (--json anywhere on the line). */
+export function outputOf(cmd: Command): Output {
+  return new Output(cmd.optsWithGlobals<GlobalOpts>().json ?? false);
+}
+
+/**
+ * A CLI command as a thin view of one operation: runs `name` with `input` on the instance the global flags
+ * and the environment name (never creating one unless the operation does), prints the result as JSON with
+ * --json or as `human(result)` otherwise.
+ */
+export async function runCommand<T>(
+  cmd: Command,
+  name: string,
+  input: Record<string, unknown>,
+  human: (result: T) => string,
+  opts: {
+    progress?: (done: number) => void;
+    /** The exit code a result calls for (e.g. a failed verify), when not 0. */
+    exitCode?: (result: T) => number | undefined;
+  } = {},
+): Promise<void> {
+  const result = (await invoke(name, input, {
+    instance: cmd.optsWithGlobals<GlobalOpts>(),
+    ...(opts.progress ? { progress: opts.progress } : {}),
+  })) as T;
+  outputOf(cmd).emit(result, () => human(result));
+  const code = opts.exitCode?.(result);
+  if (code !== undefined) process.exitCode = code;
+}
+
+/** `{ [key]: value }` when value is defined, else `{}`: builds inputs from optional flags. */
+export function given<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
 }
 
 export class Output {

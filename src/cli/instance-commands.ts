@@ -1,10 +1,55 @@
-// `agentstate instance export|import`: move an instance between backends through a portable file.
+// `agentstate init | dashboard | retro | instance export|import`: the instance as a whole — creating it,
+// its dashboard and retrospectives, and moving it between backends through a portable file.
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { checkDump, exportInstance, importInstance } from '../core/portable.js';
-import { withInstance } from './context.js';
+import type { DumpCounts } from '../core/portable.js';
+import type { ScaffoldResult } from '../instance/scaffold.js';
+import type { DashboardResult } from '../reports/dashboard.js';
+import type { RetroResult } from '../reports/retro.js';
+import { given, runCommand } from './context.js';
+
+type Moved = DumpCounts & { path?: string; anchor: string | null; source_backend?: string };
 
 export function addInstanceCommands(program: Command): void {
+  program.commandsGroup('Instances:');
+
+  program
+    .command('init')
+    .description(
+      'create the instance layout and database (ScaffoldFolders); the only command that creates one',
+    )
+    .action((_o, cmd: Command) =>
+      runCommand<ScaffoldResult>(
+        cmd,
+        'scaffold',
+        {},
+        (r) =>
+          `instance ${r.name}@${r.host} at ${r.instance_dir}${r.created.length ? ` (created ${r.created.join(', ')})` : ' (already there)'}`,
+      ),
+    );
+
+  program
+    .command('dashboard')
+    .description('rewrite dashboard.md from the store (RegenerateDashboard)')
+    .action((_o, cmd: Command) =>
+      runCommand<DashboardResult>(cmd, 'dashboard', {}, (r) => `${r.path} (at event #${r.position})`),
+    );
+
+  program
+    .command('retro')
+    .description('write a retrospective of a time window to retros/ (RetrospectiveSummary)')
+    .option('--since <time>', 'ISO time or duration ago [default: 24h]')
+    .option('--until <time>', 'ISO time or duration ago [default: now]')
+    .action((o, cmd: Command) =>
+      runCommand<RetroResult>(
+        cmd,
+        'retro',
+        { ...given('since', o.since), ...given('until', o.until) },
+        (r) =>
+          `${r.path}\n${r.summary.done} done, ${r.summary.failed} failed, ${r.summary.retried_items} retried`,
+      ),
+    );
+
   const group = program
     .command('instance')
     .description('move an instance between backends (SQLite ⇄ PostgreSQL)');
@@ -12,15 +57,14 @@ export function addInstanceCommands(program: Command): void {
   group
     .command('export <file>')
     .description('write every work item, event (with its chain) and document version to a JSON Lines file')
-    .action(async (file: string, _o, cmd: Command) =>
-      withInstance(cmd, async (inst, out) => {
-        const r = await exportInstance(inst.backend, { host: inst.host, name: inst.name }, resolve(file));
-        out.emit(
-          r,
-          () =>
-            `${r.path}: ${r.work_items} work items, ${r.events} events, ${r.documents} documents (${r.history} versions)${r.anchor ? `\nhead ${r.anchor}` : ''}`,
-        );
-      }),
+    .action((file: string, _o, cmd: Command) =>
+      runCommand<Moved>(
+        cmd,
+        'export_instance',
+        { path: resolve(file) },
+        (r) =>
+          `${r.path}: ${r.work_items} work items, ${r.events} events, ${r.documents} documents (${r.history} versions)${r.anchor ? `\nhead ${r.anchor}` : ''}`,
+      ),
     );
 
   group
@@ -28,20 +72,13 @@ export function addInstanceCommands(program: Command): void {
     .description(
       'check an exported instance as verify would, load it into this (empty) instance and verify it; a dump that fails is refused (exit 3) and nothing is written',
     )
-    .action(async (file: string, _o, cmd: Command) => {
-      // The dump is read and checked before the instance is opened: a bad dump creates nothing.
-      const dump = await checkDump(resolve(file));
-      await withInstance(
+    .action((file: string, _o, cmd: Command) =>
+      runCommand<Moved>(
         cmd,
-        async (inst, out) => {
-          const r = await importInstance(inst.backend, inst.events, dump);
-          out.emit(
-            r,
-            () =>
-              `imported and verified: ${r.work_items} work items, ${r.events} events (chain intact), ${r.documents} documents (${r.history} versions) from ${r.source_backend}${r.anchor ? `\nhead ${r.anchor}` : ''}`,
-          );
-        },
-        { create: true },
-      );
-    });
+        'import_instance',
+        { path: resolve(file) },
+        (r) =>
+          `imported and verified: ${r.work_items} work items, ${r.events} events (chain intact), ${r.documents} documents (${r.history} versions) from ${r.source_backend}${r.anchor ? `\nhead ${r.anchor}` : ''}`,
+      ),
+    );
 }

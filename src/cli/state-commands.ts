@@ -1,9 +1,16 @@
 // `agentstate state …`: versioned documents from the command line (bodies from a file or stdin).
 import { type Command, Option } from 'commander';
 import { parseJsonInput } from '../core/input.js';
-import type { CommitInput, HistoryEntry, Json, JsonObject, JsonPatchOp } from '../core/types.js';
+import type {
+  CommitResult,
+  DocumentRecord,
+  EventRecord,
+  HistoryEntry,
+  Json,
+  JsonPatchOp,
+} from '../core/types.js';
 import { ACTOR_KINDS } from '../core/types.js';
-import { int, json, list, withInstance } from './context.js';
+import { given, int, json, list, runCommand } from './context.js';
 import { readInputText } from './read-input.js';
 
 /** Reads JSON from a file path, or stdin for `-` (at most 4 MiB of UTF-8). */
@@ -15,6 +22,12 @@ async function readJsonArg(pathOrDash: string, what: string): Promise<Json> {
 function short(v: unknown, max = 70): string {
   const s = JSON.stringify(v) ?? 'undefined';
   return s.length > max ? `${s.slice(0, max - 1)}…` : s;
+}
+
+/** A projection of some fields of a document (get_document with paths). */
+interface Projection {
+  values: Record<string, Json>;
+  missing: string[];
 }
 
 export function formatHistory(entries: HistoryEntry[]): string {
@@ -55,6 +68,7 @@ export function formatPatch(patch: JsonPatchOp[]): string {
 }
 
 export function addStateCommands(program: Command): void {
+  program.commandsGroup('Documents:');
   const state = program
     .command('state')
     .description('versioned documents: compare-and-swap commits with history');
@@ -64,29 +78,21 @@ export function addStateCommands(program: Command): void {
     .description('print a document (latest, or --version N; --path for only some fields)')
     .option('-v, --version <n>', 'a past version', int('version'))
     .option('-p, --path <path>', 'only this field (dot path or JSON pointer; repeatable)', list)
-    .action(async (kind: string, id: string, o, cmd: Command) =>
-      withInstance(cmd, async (inst, out) => {
-        if (o.path) {
-          const p = await inst.docs.project({ kind, id, paths: o.path });
-          const only = o.path.length === 1 ? p.values[o.path[0]] : p.values;
-          out.emit(p, () =>
-            o.path.length === 1 && p.missing.length === 0
-              ? JSON.stringify(only, null, 2)
-              : JSON.stringify(p, null, 2),
-          );
-          if (p.missing.length > 0 && !out.json) process.stderr.write(`missing: ${p.missing.join(', ')}\n`);
-          return;
-        }
-        const doc = await inst.docs.get({
-          kind,
-          id,
-          ...(o.version === undefined ? {} : { version: o.version }),
-        });
-        out.emit(
-          doc,
-          () => `# ${kind}/${id} v${doc.version} (${doc.updated_at})\n${JSON.stringify(doc.body, null, 2)}`,
-        );
-      }),
+    .action((kind: string, id: string, o, cmd: Command) =>
+      runCommand<DocumentRecord | Projection>(
+        cmd,
+        'get_document',
+        { kind, id, ...given('version', o.version), ...given('paths', o.path) },
+        (r) => {
+          if (!('values' in r)) {
+            return `# ${kind}/${id} v${r.version} (${r.updated_at})\n${JSON.stringify(r.body, null, 2)}`;
+          }
+          if (r.missing.length > 0) process.stderr.write(`missing: ${r.missing.join(', ')}\n`);
+          return o.path.length === 1 && r.missing.length === 0
+            ? JSON.stringify(r.values[o.path[0]], null, 2)
+            : JSON.stringify(r, null, 2);
+        },
+      ),
     );
 
   state
@@ -112,33 +118,33 @@ export function addStateCommands(program: Command): void {
     )
     .option('--write-id <id>', 'idempotency key: a retry returns the original result')
     .option('--override <rules>', 'rules deliberately overridden (comma-separated; needs --reason)', list)
-    .action(async (kind: string, id: string, o, cmd: Command) =>
-      withInstance(cmd, async (inst, out) => {
-        const input: CommitInput = { kind, id, expected_version: o.expect, actor_kind: o.actorKind };
-        if (o.body !== undefined) input.body = (await readJsonArg(o.body, 'body')) as JsonObject;
-        if (o.merge !== undefined)
-          input.merge_patch = (await readJsonArg(o.merge, 'merge_patch')) as JsonObject;
-        if (o.patch !== undefined)
-          input.json_patch = (await readJsonArg(o.patch, 'json_patch')) as unknown as JsonPatchOp[];
-        if (o.noop) input.noop = true;
-        if (o.reason !== undefined) input.reason = o.reason;
-        if (o.actor !== undefined) input.actor = o.actor;
-        if (o.role !== undefined) input.role = o.role;
-        if (o.provenance !== undefined) input.provenance = o.provenance;
-        if (o.writeId !== undefined) input.write_id = o.writeId;
-        if (o.override !== undefined) input.override = { rules: o.override, reason: o.reason ?? '' };
-        const r = await inst.docs.commit(input);
-        out.emit(r, () =>
-          r.replayed
-            ? `${kind}/${id} v${r.version} (retry of write ${r.write_id}: already committed)`
-            : r.noop
-              ? `${kind}/${id} v${r.version} unchanged (no-op recorded)`
-              : r.changed
-                ? `${kind}/${id} v${r.previous_version} → v${r.version}`
-                : `${kind}/${id} v${r.version}: nothing changed, nothing written`,
-        );
-      }),
-    );
+    .action(async (kind: string, id: string, o, cmd: Command) => {
+      const input: Record<string, unknown> = {
+        kind,
+        id,
+        expected_version: o.expect,
+        actor_kind: o.actorKind,
+      };
+      if (o.body !== undefined) input.body = await readJsonArg(o.body, 'body');
+      if (o.merge !== undefined) input.merge_patch = await readJsonArg(o.merge, 'merge_patch');
+      if (o.patch !== undefined) input.json_patch = await readJsonArg(o.patch, 'json_patch');
+      if (o.noop) input.noop = true;
+      if (o.reason !== undefined) input.reason = o.reason;
+      if (o.actor !== undefined) input.actor = o.actor;
+      if (o.role !== undefined) input.role = o.role;
+      if (o.provenance !== undefined) input.provenance = o.provenance;
+      if (o.writeId !== undefined) input.write_id = o.writeId;
+      if (o.override !== undefined) input.override = { rules: o.override, reason: o.reason ?? '' };
+      await runCommand<CommitResult>(cmd, 'commit', input, (r) =>
+        r.replayed
+          ? `${kind}/${id} v${r.version} (retry of write ${r.write_id}: already committed)`
+          : r.noop
+            ? `${kind}/${id} v${r.version} unchanged (no-op recorded)`
+            : r.changed
+              ? `${kind}/${id} v${r.previous_version} → v${r.version}`
+              : `${kind}/${id} v${r.version}: nothing changed, nothing written`,
+      );
+    });
 
   state
     .command('history <kind> <id>')
@@ -146,35 +152,31 @@ export function addStateCommands(program: Command): void {
     .option('--after <seq>', 'page after this entry', int('after'))
     .option('-n, --limit <n>', 'entries per page [default: 100]', int('limit'))
     .option('--reverse', 'newest first')
-    .action(async (kind: string, id: string, o, cmd: Command) =>
-      withInstance(cmd, async (inst, out) => {
-        const h = await inst.docs.history({
+    .action((kind: string, id: string, o, cmd: Command) =>
+      runCommand<{ entries: HistoryEntry[]; next_after: number | null }>(
+        cmd,
+        'history',
+        {
           kind,
           id,
-          ...(o.after !== undefined && { after: o.after }),
-          ...(o.limit !== undefined && { limit: o.limit }),
+          ...given('after', o.after),
+          ...given('limit', o.limit),
           ...(o.reverse && { reverse: true }),
-        });
-        out.emit(
-          h,
-          () => formatHistory(h.entries) + (h.next_after !== null ? `\n(more: --after ${h.next_after})` : ''),
-        );
-      }),
+        },
+        (h) => formatHistory(h.entries) + (h.next_after !== null ? `\n(more: --after ${h.next_after})` : ''),
+      ),
     );
 
   state
     .command('diff <kind> <id> <from> [to]')
     .description('what changed between two versions, as an RFC 6902 JSON Patch (to defaults to the latest)')
-    .action(async (kind: string, id: string, from: string, to: string | undefined, _o, cmd: Command) =>
-      withInstance(cmd, async (inst, out) => {
-        const d = await inst.docs.diff({
-          kind,
-          id,
-          from: int('from')(from),
-          ...(to === undefined ? {} : { to: int('to')(to) }),
-        });
-        out.emit(d, () => `${kind}/${id} v${d.from} → v${d.to}\n${formatPatch(d.patch)}`);
-      }),
+    .action((kind: string, id: string, from: string, to: string | undefined, _o, cmd: Command) =>
+      runCommand<{ from: number; to: number; patch: JsonPatchOp[] }>(
+        cmd,
+        'diff',
+        { kind, id, from: int('from')(from), ...(to === undefined ? {} : { to: int('to')(to) }) },
+        (d) => `${kind}/${id} v${d.from} → v${d.to}\n${formatPatch(d.patch)}`,
+      ),
     );
 
   state
@@ -182,28 +184,32 @@ export function addStateCommands(program: Command): void {
     .description('copy a version into a new document, recording where it came from')
     .option('-v, --version <n>', 'the version to fork [default: latest]', int('version'))
     .option('-r, --reason <text>', 'why')
-    .action(async (kind: string, id: string, newId: string, o, cmd: Command) =>
-      withInstance(cmd, async (inst, out) => {
-        const r = await inst.docs.fork({
+    .action((kind: string, id: string, newId: string, o, cmd: Command) =>
+      runCommand<CommitResult>(
+        cmd,
+        'fork',
+        {
           kind,
           id,
           new_id: newId,
           actor_kind: 'human',
-          ...(o.version !== undefined && { version: o.version }),
-          ...(o.reason !== undefined && { reason: o.reason }),
-        });
-        out.emit(r, () => `${kind}/${newId} v1 forked from ${kind}/${id}`);
-      }),
+          ...given('version', o.version),
+          ...given('reason', o.reason),
+        },
+        () => `${kind}/${newId} v1 forked from ${kind}/${id}`,
+      ),
     );
 
   state
     .command('log <kind> <id>')
     .description("the document's event stream: commits, no-ops and what they caused")
     .option('-n, --limit <n>', 'at most n events [default: 100]', int('limit'))
-    .action(async (kind: string, id: string, o, cmd: Command) =>
-      withInstance(cmd, async (inst, out) => {
-        const events = await inst.events.read({ stream: `doc:${kind}/${id}`, limit: o.limit ?? 100 });
-        out.emit(events, () =>
+    .action((kind: string, id: string, o, cmd: Command) =>
+      runCommand<EventRecord[]>(
+        cmd,
+        'read_events',
+        { stream: `doc:${kind}/${id}`, limit: o.limit ?? 100 },
+        (events) =>
           events.length === 0
             ? 'no events'
             : events
@@ -213,22 +219,18 @@ export function addStateCommands(program: Command): void {
                   return `#${e.position}  ${e.created_at}  ${e.type}${v}${e.actor ? `  by ${e.actor}` : ''}`;
                 })
                 .join('\n'),
-        );
-      }),
+      ),
     );
 
   state
     .command('list')
     .description('documents of this instance')
     .option('-k, --kind <kind>', 'only this kind')
-    .action(async (o, cmd: Command) =>
-      withInstance(cmd, async (inst, out) => {
-        const docs = await inst.docs.list(o.kind === undefined ? {} : { kind: o.kind });
-        out.emit(docs, () =>
-          docs.length === 0
-            ? 'no documents'
-            : docs.map((d) => `${d.kind}/${d.id}  v${d.version}  ${d.updated_at}`).join('\n'),
-        );
-      }),
+    .action((o, cmd: Command) =>
+      runCommand<Array<Omit<DocumentRecord, 'body'>>>(cmd, 'list_documents', given('kind', o.kind), (docs) =>
+        docs.length === 0
+          ? 'no documents'
+          : docs.map((d) => `${d.kind}/${d.id}  v${d.version}  ${d.updated_at}`).join('\n'),
+      ),
     );
 }

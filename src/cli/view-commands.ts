@@ -1,20 +1,17 @@
 // File views from the command line: export, import, validate, watch, recover, and each kind's
 // operations (`agentstate grid update-position …`), which commit and rewrite the file in one call.
-import { resolve } from 'node:path';
 import { type Command, InvalidArgumentError } from 'commander';
 import type { FieldSpec } from '../core/input.js';
 import { parseJsonInput } from '../core/input.js';
+import type { CommitResult } from '../core/types.js';
 import { type ErrorCode, EXIT_CODES } from '../errors.js';
 import { getKind, kindNames } from '../kinds/registry.js';
-import { targetFor, targetOfPath } from '../views/files.js';
-import { recoverView } from '../views/recover.js';
-import { exportView, importView } from '../views/sync.js';
-import { validateView } from '../views/validate.js';
+import { targetFor } from '../views/files.js';
+import type { RecoverResult } from '../views/recover.js';
+import type { ExportResult, ImportResult } from '../views/sync.js';
+import type { ValidateResult } from '../views/validate.js';
 import { watchView } from '../views/watch.js';
-import { type GlobalOpts, int, Output, withInstance } from './context.js';
-
-const project = (cmd: Command): string =>
-  resolve(cmd.optsWithGlobals<{ project?: string }>().project ?? process.cwd());
+import { given, int, outputOf, projectOf, runCommand, withInstance } from './context.js';
 
 function kebab(field: string): string {
   return field
@@ -51,19 +48,18 @@ function parserFor(field: string, spec: FieldSpec): ((v: string, prev?: unknown)
 }
 
 export function addViewCommands(program: Command): void {
-  program.option('--project <dir>', 'project root that holds the state files [default: current folder]');
+  program.commandsGroup('State files (.grid/STATE.md, .aios/…, .copilot/state/…):');
 
   program
     .command('export <kind> <id>')
     .description('write the document to its file (e.g. .grid/STATE.md), stamped with the version it shows')
-    .action(async (kind: string, id: string, _o, cmd: Command) =>
-      withInstance(cmd, async (inst, out) => {
-        const r = await exportView(inst, targetFor(kind, id, project(cmd)));
-        out.emit(
-          r,
-          () => `${r.path} ← ${kind}/${id} v${r.version}${r.written ? '' : ' (already up to date)'}`,
-        );
-      }),
+    .action((kind: string, id: string, _o, cmd: Command) =>
+      runCommand<ExportResult>(
+        cmd,
+        'export_file',
+        { kind, id, project: projectOf(cmd) },
+        (r) => `${r.path} ← ${kind}/${id} v${r.version}${r.written ? '' : ' (already up to date)'}`,
+      ),
     );
 
   program
@@ -75,19 +71,23 @@ export function addViewCommands(program: Command): void {
     .option('-e, --expect <version>', 'commit against this version instead of the file stamp', int('expect'))
     .option('--role <role>', 'your role, for kinds with field permissions')
     .option('--actor <name>', 'who edited the file [default: the agent name]')
-    .action(async (file: string, o, cmd: Command) =>
-      withInstance(cmd, async (inst, out) => {
-        const r = await importView(inst, targetOfPath(file, project(cmd), o.kind), {
-          ...(o.expect !== undefined && { expected_version: o.expect }),
-          ...(o.role !== undefined && { role: o.role }),
-          ...(o.actor !== undefined && { actor: o.actor }),
-        });
-        out.emit(r, () =>
+    .action((file: string, o, cmd: Command) =>
+      runCommand<ImportResult>(
+        cmd,
+        'import_file',
+        {
+          path: file,
+          project: projectOf(cmd),
+          ...given('kind', o.kind),
+          ...given('expected_version', o.expect),
+          ...given('role', o.role),
+          ...given('actor', o.actor),
+        },
+        (r) =>
           r.changed
             ? `${r.kind}/${r.id} v${r.previous_version} → v${r.version} from ${r.path}`
             : `${r.path}: nothing changed`,
-        );
-      }),
+      ),
     );
 
   program
@@ -95,30 +95,33 @@ export function addViewCommands(program: Command): void {
     .description('check a state file against its kind without touching the store (exit 0 when valid)')
     .option('-k, --kind <kind>', 'the kind, when the path does not tell')
     .option('--role <role>', 'check field permissions for this role')
-    .action(async (file: string, o, cmd: Command) => {
-      const out = new Output(cmd.optsWithGlobals<GlobalOpts>().json ?? false);
-      const r = await validateView(targetOfPath(file, project(cmd), o.kind), o.role ? { role: o.role } : {});
-      out.emit(r, () =>
-        r.ok
-          ? `${r.path}: valid ${r.kind}${r.version === null ? '' : ` (stamped v${r.version})`}`
-          : `${r.path}: ${r.error!.message}${r.error!.pointer ? `\n  field: ${r.error!.pointer}` : ''}${r.error!.rule ? `\n  rule:  ${r.error!.rule}` : ''}`,
-      );
-      if (!r.ok) process.exitCode = EXIT_CODES[r.error!.code as ErrorCode] ?? 2;
-    });
+    .action((file: string, o, cmd: Command) =>
+      runCommand<ValidateResult>(
+        cmd,
+        'validate_file',
+        { path: file, project: projectOf(cmd), ...given('kind', o.kind), ...given('role', o.role) },
+        (r) =>
+          r.ok
+            ? `${r.path}: valid ${r.kind}${r.version === null ? '' : ` (stamped v${r.version})`}`
+            : `${r.path}: ${r.error!.message}${r.error!.pointer ? `\n  field: ${r.error!.pointer}` : ''}${r.error!.rule ? `\n  rule:  ${r.error!.rule}` : ''}`,
+        { exitCode: (r) => (r.ok ? undefined : (EXIT_CODES[r.error!.code as ErrorCode] ?? 2)) },
+      ),
+    );
 
   program
     .command('recover <file>')
     .description('restore a corrupted state file: from the store, else the last checkpoint, else git history')
     .option('-k, --kind <kind>', 'the kind, when the path does not tell')
-    .action(async (file: string, o, cmd: Command) =>
-      withInstance(cmd, async (inst, out) => {
-        const r = await recoverView(inst, targetOfPath(file, project(cmd), o.kind));
-        out.emit(r, () =>
+    .action((file: string, o, cmd: Command) =>
+      runCommand<RecoverResult>(
+        cmd,
+        'recover_file',
+        { path: file, project: projectOf(cmd), ...given('kind', o.kind) },
+        (r) =>
           r.source === 'none'
             ? `${r.path} is readable and valid: nothing to recover`
             : `${r.path} recovered from ${r.source}${r.commit ? ` ${r.commit.slice(0, 12)}` : ''}${r.version === null ? '' : ` (v${r.version})`}\n  problem was: ${r.problem}`,
-        );
-      }),
+      ),
     );
 
   program
@@ -131,7 +134,7 @@ export function addViewCommands(program: Command): void {
         const ac = new AbortController();
         process.once('SIGINT', () => ac.abort());
         process.once('SIGTERM', () => ac.abort());
-        await watchView(inst, targetFor(kind, id, project(cmd)), {
+        await watchView(inst, targetFor(kind, id, projectOf(cmd)), {
           signal: ac.signal,
           ...(o.role !== undefined && { role: o.role }),
           ...(o.interval !== undefined && { pollMs: o.interval }),
@@ -190,26 +193,23 @@ export function addViewCommands(program: Command): void {
           if (opts[key] !== undefined) args[field] = opts[key];
         }
         if (op.positional && rest[0] !== undefined) args[op.positional] = rest[0];
-        await withInstance(cmd, async (inst, out) => {
-          // Where the file goes is checked before the commit: a refused id or a path that leads out of the
-          // project (a `.grid` symlink elsewhere) leaves the store unchanged too.
-          const target = opts.export === false || !kind.file ? null : targetFor(name, id, project(cmd));
-          const r = await inst.docs.apply({
+        await runCommand<CommitResult & { file: string | null }>(
+          cmd,
+          'apply_file',
+          {
             kind: name,
             id,
             operation: op.name,
             args,
             actor_kind: 'human',
-            ...(opts.role !== undefined && { role: opts.role as string }),
-            ...(opts.actor !== undefined && { actor: opts.actor as string }),
-          });
-          const file = target && (await exportView(inst, target));
-          out.emit(
-            { ...r, file: file?.path ?? null },
-            () =>
-              `${name}/${id} ${r.changed ? `v${r.previous_version} → v${r.version}` : `v${r.version} (nothing changed)`}${file ? `  ${file.path}` : ''}`,
-          );
-        });
+            project: projectOf(cmd),
+            ...(opts.export === false && { export: false }),
+            ...given('role', opts.role as string | undefined),
+            ...given('actor', opts.actor as string | undefined),
+          },
+          (r) =>
+            `${name}/${id} ${r.changed ? `v${r.previous_version} → v${r.version}` : `v${r.version} (nothing changed)`}${r.file ? `  ${r.file}` : ''}`,
+        );
       });
     }
   }

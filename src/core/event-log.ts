@@ -37,7 +37,7 @@ export const APPEND_INPUT = {
   causation_id: { type: 'name', nullable: true },
 } as const;
 
-const READ_INPUT = {
+export const READ_INPUT = {
   after: { type: 'int', min: 0 },
   until: { type: 'int', min: 0 },
   stream: { type: 'name' },

@@ -84,6 +84,12 @@ export const WORK_INPUTS = {
     actor: { type: 'name' },
   },
   get: { id: { type: 'name', required: true } },
+  list: {
+    status: { type: 'json' },
+    kind: { type: 'name' },
+    limit: { type: 'int', min: 1, max: 100_000 },
+    ready: { type: 'bool' },
+  },
 } satisfies Record<string, InputSpec>;
 
 /** Checks an enqueue input and fills its defaults (shared with document effects). */
@@ -345,12 +351,7 @@ export class WorkQueue {
 
   /** Items in claim order, filtered by status and kind. @default limit 100 */
   async list(input: ListInput & { ready?: boolean } = {}): Promise<WorkItem[]> {
-    const i = checkInput<ListInput & { ready?: boolean }>('list', input, {
-      status: { type: 'json' },
-      kind: { type: 'name' },
-      limit: { type: 'int', min: 1, max: 100_000 },
-      ready: { type: 'bool' },
-    });
+    const i = checkInput<ListInput & { ready?: boolean }>('list', input, WORK_INPUTS.list);
     const statuses = i.status === undefined ? null : Array.isArray(i.status) ? i.status : [i.status];
     for (const s of statuses ?? []) {
       checkInput('list', { status: s }, { status: { type: 'string', enum: WORK_ITEM_STATUSES } });

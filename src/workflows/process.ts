@@ -48,7 +48,7 @@ export async function runWorkflowProcess(
     const text = inv.payloadText ?? env.MF_TRIGGER_PAYLOAD_JSON;
     const payload =
       text === undefined || text.trim() === '' ? {} : parseJsonInput(text, 'MF_TRIGGER_PAYLOAD_JSON');
-    checkPayload(name, payload);
+    await checkPayload(name, payload);
     const inst = await openInstance(resolveInstance(inv, env));
     try {
       const result = await runWorkflow(inst, name, payload);

@@ -1,0 +1,115 @@
+// `agentstate append | events | verify`: the event-log operations (and `events --follow`, the tail).
+import type { Command } from 'commander';
+import type { EventRecord, VerifyResult } from '../core/types.js';
+import { EXIT_CODES } from '../errors.js';
+import { given, int, json, list, outputOf, runCommand, withInstance } from './context.js';
+import { formatEvent, formatVerify } from './format.js';
+
+export function addEventCommands(program: Command): void {
+  program.commandsGroup('Events:');
+
+  program
+    .command('append <type>')
+    .description('append an event to the log')
+    .option('-d, --data <json>', 'JSON data', json('--data'))
+    .option('-s, --stream <stream>', 'stream [default: instance, or the work item stream with --item]')
+    .option('-i, --item <id>', 'work item the event is about')
+    .option('--correlation <id>', 'correlation id')
+    .option('--causation <id>', 'causation id')
+    .action((type: string, o, cmd: Command) =>
+      runCommand<EventRecord>(
+        cmd,
+        'append_event',
+        {
+          type,
+          ...given('data', o.data),
+          ...given('stream', o.stream),
+          ...given('work_item_id', o.item),
+          ...given('correlation_id', o.correlation),
+          ...given('causation_id', o.causation),
+        },
+        formatEvent,
+      ),
+    );
+
+  program
+    .command('events')
+    .description('read the event log (by position, stream, type, item, time); --follow tails it')
+    .option('--after <n>', 'events after this position', int('after'))
+    .option('--until <n>', 'events up to this position', int('until'))
+    .option('-s, --stream <stream>', 'only this stream')
+    .option('-t, --type <type>', 'only these types (repeatable, comma-separated)', list)
+    .option('-i, --item <id>', 'only events of this work item')
+    .option('--since <time>', 'ISO time or duration ago, e.g. 1h')
+    .option('--before <time>', 'ISO time or duration ago')
+    .option('-n, --limit <n>', 'at most n events [default: 100]', int('limit'))
+    .option('-f, --follow', 'keep printing new events until interrupted')
+    .action(async (o, cmd: Command) => {
+      const q = {
+        ...given('after', o.after),
+        ...given('stream', o.stream),
+        ...given('type', o.type),
+        ...given('work_item_id', o.item),
+        ...given('since', o.since),
+        ...given('before', o.before),
+      };
+      if (!o.follow) {
+        await runCommand<EventRecord[]>(
+          cmd,
+          'read_events',
+          { ...q, ...given('until', o.until), limit: o.limit ?? 100 },
+          (events) => (events.length === 0 ? 'no events' : events.map(formatEvent).join('\n')),
+        );
+        return;
+      }
+      // A stream, not one result: the tail runs on the instance until interrupted.
+      const out = outputOf(cmd);
+      await withInstance(cmd, async (inst) => {
+        const ac = new AbortController();
+        process.once('SIGINT', () => ac.abort());
+        process.once('SIGTERM', () => ac.abort());
+        for await (const e of inst.events.tail({ ...q, signal: ac.signal })) {
+          process.stdout.write(out.json ? `${JSON.stringify(e)}\n` : `${formatEvent(e)}\n`);
+        }
+      });
+    });
+
+  program
+    .command('verify')
+    .description(
+      'check the event hash chain, and documents and work items against it; exit 3 and list the problems if tampered',
+    )
+    .option(
+      '--head <position:hash>',
+      'a head printed earlier by verify, instance export or the dashboard: also report any rewrite of the log up to it',
+    )
+    .action(async (o: { head?: string }, cmd: Command) => {
+      const tty = process.stderr.isTTY === true;
+      let shown = false;
+      const clear = () => {
+        if (shown) process.stderr.write('\r\x1b[K');
+        shown = false;
+      };
+      await runCommand<VerifyResult>(
+        cmd,
+        'verify',
+        given('head', o.head),
+        (r) => {
+          clear();
+          return formatVerify(r);
+        },
+        {
+          exitCode: (r) => {
+            clear();
+            return r.ok ? undefined : EXIT_CODES.INTEGRITY_VIOLATION;
+          },
+          ...(tty && {
+            progress: (n: number) => {
+              shown = true;
+              process.stderr.write(`\rverifying: ${n} events…`);
+            },
+          }),
+        },
+      );
+    });
+}

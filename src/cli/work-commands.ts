@@ -1,0 +1,206 @@
+// `agentstate enqueue | claim | heartbeat | resolve | release | cancel | park | unpark | get | list |
+// annotate | replay`: the work-item operations of the service table, with flags and one-line output.
+import { type Command, Option } from 'commander';
+import { parseJsonInput } from '../core/input.js';
+import { ACTOR_KINDS, type WorkItem } from '../core/types.js';
+import { duration, given, int, json, list, runCommand, timeOrOffset } from './context.js';
+import { formatItem } from './format.js';
+
+const items = (list: WorkItem[], empty: string) =>
+  list.length === 0 ? empty : list.map((i) => formatItem(i)).join('\n');
+
+export function addWorkCommands(program: Command): void {
+  program.commandsGroup('Work items:');
+
+  program
+    .command('enqueue <title>')
+    .description('add a work item')
+    .option('-k, --kind <kind>', 'item kind (workers can claim by kind)')
+    .option('-p, --priority <n>', 'higher is claimed first [default: 0]', int('priority'))
+    .option('--payload <json>', 'JSON payload', json('--payload'))
+    .option('--key <key>', 'idempotency key: a retried enqueue returns the existing item')
+    .option('-b, --blocked-by <ids>', 'ids that must be done first (comma-separated or repeated)', list)
+    .option(
+      '--not-before <time>',
+      'not claimable before this ISO-8601 time, or this long from now (e.g. 5m)',
+      timeOrOffset('--not-before'),
+    )
+    .option(
+      '--max-attempts <n>',
+      'attempts before an expiring lease fails the item [default: 3]',
+      int('max-attempts'),
+    )
+    .option('--waiting-human', 'start parked for a human decision')
+    .action((title: string, o, cmd: Command) =>
+      runCommand<WorkItem>(
+        cmd,
+        'enqueue',
+        {
+          title,
+          ...given('kind', o.kind),
+          ...given('priority', o.priority),
+          ...given('payload', o.payload),
+          ...given('idempotency_key', o.key),
+          ...given('blocked_by', o.blockedBy),
+          ...given('not_before', o.notBefore),
+          ...given('max_attempts', o.maxAttempts),
+          ...(o.waitingHuman ? { waiting_human: true } : {}),
+        },
+        (item) => formatItem(item),
+      ),
+    );
+
+  program
+    .command('claim')
+    .description('claim the highest-priority ready item under a lease (prints nothing-ready when none)')
+    .option('-w, --worker <id>', 'lease owner [default: the agent name]')
+    .option('-l, --lease <duration>', 'lease length, e.g. 30s, 5m [default: 60s]', duration('--lease'))
+    .option('-k, --kind <kind>', 'only items of this kind')
+    .option('--id <id>', 'claim this item if it is ready')
+    .option('-n, --limit <n>', 'claim up to n items at once', int('limit'))
+    .action(async (o, cmd: Command) => {
+      const input = {
+        ...given('worker', o.worker),
+        ...given('lease_ms', o.lease),
+        ...given('kind', o.kind),
+        ...given('id', o.id),
+      };
+      if (o.limit !== undefined) {
+        await runCommand<WorkItem[]>(cmd, 'claim_many', { ...input, limit: o.limit }, (r) =>
+          items(r, 'nothing ready'),
+        );
+      } else {
+        await runCommand<WorkItem | null>(cmd, 'claim', input, (item) =>
+          item ? formatItem(item) : 'nothing ready',
+        );
+      }
+    });
+
+  program
+    .command('heartbeat <id>')
+    .description('extend your lease on an item')
+    .option('-w, --worker <id>', 'lease owner [default: the agent name]')
+    .option('-l, --lease <duration>', 'new lease length from now [default: 60s]', duration('--lease'))
+    .option('--attempt <n>', 'fencing token: the attempt number your claim returned', int('attempt'))
+    .action((id: string, o, cmd: Command) =>
+      runCommand<WorkItem>(
+        cmd,
+        'heartbeat',
+        { id, ...given('worker', o.worker), ...given('lease_ms', o.lease), ...given('attempt', o.attempt) },
+        (item) => formatItem(item),
+      ),
+    );
+
+  program
+    .command('resolve <id> <status>')
+    .description('finish an item you hold: status is done or failed')
+    .option('-w, --worker <id>', 'lease owner [default: the agent name]')
+    .option('--result <json>', 'JSON result', json('--result'))
+    .option('-e, --error <message>', 'why it failed')
+    .option('--attempt <n>', 'fencing token: the attempt number your claim returned', int('attempt'))
+    .option('--actor <name>', 'who resolves an item waiting for a human (who answered a decision)')
+    .addOption(
+      new Option('--actor-kind <kind>', 'human answers a decision a document asked for').choices([
+        ...ACTOR_KINDS,
+      ]),
+    )
+    .action((id: string, status: string, o, cmd: Command) =>
+      runCommand<WorkItem>(
+        cmd,
+        'resolve',
+        {
+          id,
+          status,
+          ...given('worker', o.worker),
+          ...given('result', o.result),
+          ...given('error', o.error),
+          ...given('attempt', o.attempt),
+          ...given('actor', o.actor),
+          ...given('actor_kind', o.actorKind),
+        },
+        (item) => formatItem(item),
+      ),
+    );
+
+  program
+    .command('release <id>')
+    .description('hand an item you hold back to the queue without spending the attempt')
+    .option('-w, --worker <id>', 'lease owner [default: the agent name]')
+    .option('--attempt <n>', 'fencing token: the attempt number your claim returned', int('attempt'))
+    .action((id: string, o, cmd: Command) =>
+      runCommand<WorkItem>(
+        cmd,
+        'release',
+        { id, ...given('worker', o.worker), ...given('attempt', o.attempt) },
+        (item) => formatItem(item),
+      ),
+    );
+
+  for (const [name, description] of [
+    ['cancel', 'cancel an unfinished item'],
+    ['park', 'park a pending item for a human (waiting_human)'],
+    ['unpark', 'return an item a human decided on to the queue'],
+  ] as const) {
+    program
+      .command(`${name} <id>`)
+      .description(description)
+      .option('-r, --reason <text>', 'why')
+      .action((id: string, o, cmd: Command) =>
+        runCommand<WorkItem>(cmd, name, { id, ...given('reason', o.reason) }, (item) => formatItem(item)),
+      );
+  }
+
+  program
+    .command('get <id>')
+    .description('show one work item (exit 1 when there is none)')
+    .action((id: string, _o, cmd: Command) =>
+      runCommand<WorkItem>(
+        cmd,
+        'get_item',
+        { id },
+        (item) =>
+          `${formatItem(item)}\n${JSON.stringify({ payload: item.payload, notes: item.notes, result: item.result }, null, 2)}`,
+      ),
+    );
+
+  program
+    .command('list')
+    .description('list work items in claim order')
+    .option('-s, --status <status>', 'only this status (repeatable, comma-separated)', list)
+    .option('-k, --kind <kind>', 'only this kind')
+    .option('--ready', 'only items claimable now')
+    .option('--blocked', 'only pending items still blocked or scheduled later')
+    .option('-n, --limit <n>', 'at most n items [default: 100]', int('limit'))
+    .action((o, cmd: Command) =>
+      runCommand<WorkItem[]>(
+        cmd,
+        'list_items',
+        {
+          ...given('status', o.status),
+          ...given('kind', o.kind),
+          ...(o.ready ? { ready: true } : o.blocked ? { ready: false } : {}),
+          ...given('limit', o.limit),
+        },
+        (r) => items(r, 'no items'),
+      ),
+    );
+
+  program
+    .command('annotate <id> <notes-json>')
+    .description("merge a JSON object into an item's notes (a null value removes a key)")
+    .action((id: string, notes: string, _o, cmd: Command) =>
+      runCommand<WorkItem>(
+        cmd,
+        'annotate',
+        { id, notes: parseJsonInput(notes, 'notes') },
+        (item) => `${formatItem(item)}\nnotes: ${JSON.stringify(item.notes)}`,
+      ),
+    );
+
+  program
+    .command('replay')
+    .description('reclaim expired leases and re-emit every unfinished item (ReplayPending)')
+    .action((_o, cmd: Command) =>
+      runCommand<WorkItem[]>(cmd, 'replay', {}, (r) => items(r, 'nothing unfinished')),
+    );
+}

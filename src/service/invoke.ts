@@ -1,0 +1,65 @@
+// Running an operation: validate the input from its schema, open the instance the operation needs (the one
+// resolver), run it, close. Every edge calls this; only parsing and printing are theirs.
+import { type Instance, openInstance } from '../instance/instance.js';
+import { type InstanceFlags, namesAnInstance, resolveInstance } from './instance-resolver.js';
+import type { RunContext } from './operation.js';
+import { getOperation } from './table.js';
+import { validateInput } from './validate.js';
+
+/**
+ * Runs operation `name` on an instance that is already open (the library's way, and what servers that
+ * keep instances open use).
+ * @example await runOperation(inst, 'enqueue', { title: 'triage inbox' })
+ */
+export async function runOperation(
+  inst: Instance | null,
+  name: string,
+  input: unknown = {},
+  ctx: Omit<RunContext, 'prepared'> = {},
+): Promise<unknown> {
+  const op = getOperation(name);
+  const i = await validateInput(op, input);
+  const prepared = op.prepare ? await op.prepare(i) : undefined;
+  return op.run(inst as Instance, i, { ...ctx, prepared });
+}
+
+export interface InvokeOptions {
+  /** Which instance (flags, options); the environment fills in the rest. */
+  instance?: InstanceFlags;
+  env?: NodeJS.ProcessEnv;
+  /**
+   * Create a missing instance for operations that need one. The CLI says false (only `init` and `instance
+   * import` create), the bundle workflows true (a host may skip ScaffoldFolders). @default false
+   */
+  createMissing?: boolean;
+  /** Progress of long work, for edges that show it. */
+  progress?: (done: number) => void;
+}
+
+/**
+ * Validates `input`, runs the operation's preparation, opens the instance it needs, runs it, closes the
+ * instance. Bad input throws before anything is opened, so it writes nothing.
+ * @example await invoke('claim', { worker: 'w1' }, { instance: { name: 'planner' } })
+ */
+export async function invoke(name: string, input: unknown = {}, opts: InvokeOptions = {}): Promise<unknown> {
+  const op = getOperation(name);
+  const i = await validateInput(op, input);
+  const env = opts.env ?? process.env;
+  const flags = opts.instance ?? {};
+  const mode = op.instance ?? 'required';
+  const location = resolveInstance(flags, env);
+  const prepared = op.prepare ? await op.prepare(i) : undefined;
+  const ctx: RunContext = { prepared, ...(opts.progress ? { progress: opts.progress } : {}) };
+  if (mode === 'none' || (mode === 'optional' && !namesAnInstance(flags, env))) {
+    return op.run(null as unknown as Instance, i, ctx);
+  }
+  const inst = await openInstance({
+    ...location,
+    create: mode === 'create' || (mode === 'required' && opts.createMissing === true),
+  });
+  try {
+    return await op.run(inst, i, ctx);
+  } finally {
+    await inst.close();
+  }
+}

@@ -1,0 +1,167 @@
+// Work-item operations: the queue with leased claims, as the service table offers it to every edge.
+import type {
+  AnnotateInput,
+  CancelInput,
+  ClaimInput,
+  EnqueueInput,
+  HeartbeatInput,
+  ListInput,
+  ReleaseInput,
+  ResolveInput,
+} from '../../core/types.js';
+import { WORK_ITEM_STATUSES } from '../../core/types.js';
+import { WORK_INPUTS } from '../../core/work-queue.js';
+import { inputSchema } from '../json-schema.js';
+import { operation } from '../operation.js';
+import { STATUS_COUNTS, WORK_ITEM, WORK_ITEMS } from '../output-schemas.js';
+
+const { limit: _limit, ...CLAIM_ONE } = WORK_INPUTS.claim;
+const STATUS = { type: 'string', enum: WORK_ITEM_STATUSES } as const;
+
+const listInput = inputSchema(WORK_INPUTS.list, {
+  ready: 'true: only items claimable now; false: only pending items still blocked or not yet due',
+});
+listInput.properties.status = { anyOf: [STATUS, { type: 'array', items: STATUS, maxItems: 6 }] };
+
+export const WORK_OPERATIONS = [
+  operation({
+    name: 'enqueue',
+    group: 'work',
+    description: 'Add a work item (an idempotency_key already used returns the existing item).',
+    input: inputSchema(WORK_INPUTS.enqueue, {
+      blocked_by: 'ids of items that must be done first',
+      not_before: 'ISO-8601 time before which the item is not claimable',
+      waiting_human: 'start parked for a human instead of pending',
+    }),
+    output: WORK_ITEM,
+    writes: true,
+    idempotent: false,
+    run: (inst, i: EnqueueInput) => inst.work.enqueue(i),
+  }),
+  operation({
+    name: 'claim',
+    group: 'work',
+    description: 'Atomically claim the highest-priority ready item under a lease; null when none is ready.',
+    input: inputSchema(CLAIM_ONE, { lease_ms: 'lease length in milliseconds (default 60000)' }),
+    output: { anyOf: [WORK_ITEM, { type: 'null' }] },
+    writes: true,
+    run: (inst, i: ClaimInput) => inst.work.claim(i),
+  }),
+  operation({
+    name: 'claim_many',
+    group: 'work',
+    description: 'Claim up to limit ready items in one statement.',
+    input: inputSchema(WORK_INPUTS.claim),
+    output: WORK_ITEMS,
+    writes: true,
+    run: (inst, i: ClaimInput) => inst.work.claimMany(i),
+  }),
+  operation({
+    name: 'heartbeat',
+    group: 'work',
+    description: 'Extend your lease on a claimed item (LEASE_LOST if it is no longer yours).',
+    input: inputSchema(WORK_INPUTS.heartbeat, { attempt: 'fencing token: the attempts value of your claim' }),
+    output: WORK_ITEM,
+    writes: true,
+    idempotent: true,
+    run: (inst, i: HeartbeatInput) => inst.work.heartbeat(i),
+  }),
+  operation({
+    name: 'resolve',
+    group: 'work',
+    description:
+      'Finish a claimed item as done or failed (LEASE_LOST if the lease is no longer yours); a human answers a decision with actor_kind human.',
+    input: inputSchema(WORK_INPUTS.resolve, {
+      attempt: 'fencing token: the attempts value of your claim',
+      actor: 'who resolves an item waiting for a human',
+    }),
+    output: WORK_ITEM,
+    writes: true,
+    idempotent: true,
+    run: (inst, i: ResolveInput) => inst.work.resolve(i),
+  }),
+  operation({
+    name: 'release',
+    group: 'work',
+    description: 'Hand a claimed item back to the queue without spending the attempt (graceful stop).',
+    input: inputSchema(WORK_INPUTS.release),
+    output: WORK_ITEM,
+    writes: true,
+    run: (inst, i: ReleaseInput) => inst.work.release(i),
+  }),
+  operation({
+    name: 'annotate',
+    group: 'work',
+    description: "Merge a JSON object into an item's notes (RFC 7396: a null value removes a key).",
+    input: inputSchema(WORK_INPUTS.annotate, {
+      worker: 'only while this worker holds the lease',
+    }),
+    output: WORK_ITEM,
+    writes: true,
+    idempotent: true,
+    run: (inst, i: AnnotateInput) => inst.work.annotate(i),
+  }),
+  operation({
+    name: 'cancel',
+    group: 'work',
+    description: 'Cancel an unfinished item.',
+    input: inputSchema(WORK_INPUTS.cancel),
+    output: WORK_ITEM,
+    writes: true,
+    run: (inst, i: CancelInput) => inst.work.cancel(i),
+  }),
+  operation({
+    name: 'park',
+    group: 'work',
+    description: 'Park a pending item for a human (waiting_human).',
+    input: inputSchema(WORK_INPUTS.cancel),
+    output: WORK_ITEM,
+    writes: true,
+    run: (inst, i: CancelInput) => inst.work.park(i),
+  }),
+  operation({
+    name: 'unpark',
+    group: 'work',
+    description: 'Return a parked item to the queue (not a decision a document asked for).',
+    input: inputSchema(WORK_INPUTS.cancel),
+    output: WORK_ITEM,
+    writes: true,
+    run: (inst, i: CancelInput) => inst.work.unpark(i),
+  }),
+  operation({
+    name: 'get_item',
+    group: 'work',
+    description: 'Read one work item by id (NOT_FOUND when there is none).',
+    input: inputSchema(WORK_INPUTS.get),
+    output: WORK_ITEM,
+    writes: false,
+    run: (inst, i: { id: string }) => inst.work.get(i.id),
+  }),
+  operation({
+    name: 'list_items',
+    group: 'work',
+    description: 'Work items in claim order, by status and kind (default 100).',
+    input: listInput,
+    output: WORK_ITEMS,
+    writes: false,
+    run: (inst, i: ListInput & { ready?: boolean }) => inst.work.list(i),
+  }),
+  operation({
+    name: 'count_items',
+    group: 'work',
+    description: 'How many items there are in each status.',
+    input: inputSchema({}),
+    output: STATUS_COUNTS,
+    writes: false,
+    run: (inst) => inst.work.counts(),
+  }),
+  operation({
+    name: 'replay',
+    group: 'work',
+    description: 'Reclaim expired leases, re-emit every unfinished item as work_item_replayed, return them.',
+    input: inputSchema({}),
+    output: WORK_ITEMS,
+    writes: true,
+    run: (inst) => inst.work.replayPending(),
+  }),
+] as const;

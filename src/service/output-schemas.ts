@@ -1,0 +1,158 @@
+// JSON Schemas of what operations return (tool output schemas, OpenAPI responses); a test checks every
+// operation's real results against them.
+import { ACTOR_KINDS, WORK_ITEM_STATUSES } from '../core/types.js';
+import type { JsonSchema } from './json-schema.js';
+
+const str: JsonSchema = { type: 'string' };
+const strOrNull: JsonSchema = { type: ['string', 'null'] };
+const int: JsonSchema = { type: 'integer' };
+const intOrNull: JsonSchema = { type: ['integer', 'null'] };
+const bool: JsonSchema = { type: 'boolean' };
+const any: JsonSchema = {};
+const obj = (properties: Record<string, JsonSchema>, open = false): JsonSchema => ({
+  type: 'object',
+  properties,
+  required: Object.keys(properties),
+  additionalProperties: open,
+});
+const nullable = (s: JsonSchema): JsonSchema => ({ anyOf: [s, { type: 'null' }] });
+const list = (items: JsonSchema): JsonSchema => ({ type: 'array', items });
+
+export const WORK_ITEM: JsonSchema = obj({
+  id: str,
+  title: str,
+  kind: strOrNull,
+  status: { type: 'string', enum: WORK_ITEM_STATUSES },
+  priority: int,
+  payload: any,
+  notes: { type: 'object' },
+  result: any,
+  error: strOrNull,
+  attempts: int,
+  max_attempts: int,
+  lease_owner: strOrNull,
+  lease_expires_at: strOrNull,
+  claimed_at: strOrNull,
+  blocked_by: list(str),
+  not_before: strOrNull,
+  idempotency_key: strOrNull,
+  created_at: str,
+  updated_at: str,
+  resolved_at: strOrNull,
+});
+
+export const WORK_ITEMS: JsonSchema = list(WORK_ITEM);
+
+export const EVENT: JsonSchema = obj({
+  position: int,
+  stream: str,
+  stream_seq: int,
+  type: str,
+  data: any,
+  actor: strOrNull,
+  correlation_id: strOrNull,
+  causation_id: strOrNull,
+  work_item_id: strOrNull,
+  created_at: str,
+  prev_hash: str,
+  hash: str,
+});
+
+export const EVENTS: JsonSchema = list(EVENT);
+
+export const STATUS_COUNTS: JsonSchema = obj(Object.fromEntries(WORK_ITEM_STATUSES.map((s) => [s, int])));
+
+export const COMMIT_RESULT: JsonSchema = obj({
+  kind: str,
+  id: str,
+  version: int,
+  previous_version: int,
+  changed: bool,
+  noop: bool,
+  replayed: bool,
+  content_hash: str,
+  write_id: strOrNull,
+  committed_at: str,
+  body: { type: 'object' },
+});
+
+const FORKED_FROM = nullable(obj({ kind: str, id: str, version: int }));
+
+export const DOCUMENT: JsonSchema = obj({
+  kind: str,
+  id: str,
+  version: int,
+  body: { type: 'object' },
+  content_hash: str,
+  created_at: str,
+  updated_at: str,
+  forked_from: FORKED_FROM,
+});
+
+export const DOCUMENT_SUMMARIES: JsonSchema = list(
+  obj({
+    kind: str,
+    id: str,
+    version: int,
+    content_hash: str,
+    created_at: str,
+    updated_at: str,
+    forked_from: FORKED_FROM,
+  }),
+);
+
+export const PROJECTION: JsonSchema = obj({
+  kind: str,
+  id: str,
+  version: int,
+  values: { type: 'object' },
+  missing: list(str),
+});
+
+export const HISTORY: JsonSchema = obj({
+  entries: list(
+    obj({
+      seq: int,
+      version: int,
+      parent_version: int,
+      noop: bool,
+      content_hash: str,
+      actor: str,
+      actor_kind: { type: 'string', enum: ACTOR_KINDS },
+      provenance: nullable({ type: 'object' }),
+      write_id: strOrNull,
+      reason: strOrNull,
+      override: nullable({ type: 'object' }),
+      created_at: str,
+    }),
+  ),
+  next_after: intOrNull,
+});
+
+export const DIFF: JsonSchema = obj({
+  kind: str,
+  id: str,
+  from: int,
+  to: int,
+  patch: list({ type: 'object' }),
+});
+
+export const PRUNED: JsonSchema = obj({ removed: int });
+
+/** `verify`: the chain and the tables against the log (docs/concepts.md, What verify proves). */
+export const VERIFY_RESULT: JsonSchema = {
+  type: 'object',
+  properties: {
+    ok: bool,
+    events: int,
+    head: strOrNull,
+    anchor: strOrNull,
+    problems: list({ type: 'object' }),
+    problem_count: int,
+  },
+  required: ['ok', 'events', 'head'],
+  additionalProperties: true,
+};
+
+/** Results whose shape belongs to another module (scaffold, dashboard, retro, file views): any object. */
+export const OBJECT: JsonSchema = { type: 'object', additionalProperties: true };
