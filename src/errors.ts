@@ -166,22 +166,55 @@ export function isAgentStateError(err: unknown, code?: ErrorCode): err is AgentS
   return code === undefined || c === code;
 }
 
-/** CLI exit code for each error code (DESIGN.md): 1 not found, 2 input, 3 conflict or tampering, 4 refused, 5 storage. */
-export const EXIT_CODES: Record<ErrorCode, number> = {
-  NOT_FOUND: 1,
-  INVALID_INPUT: 2,
-  VALIDATION_FAILED: 2,
-  STATE_CONFLICT: 3,
-  LEASE_LOST: 3,
-  INVALID_TRANSITION: 3,
-  PERMISSION_DENIED: 4,
-  PROVENANCE_REQUIRED: 4,
-  AMBIGUITY_UNRESOLVED: 4,
-  STORAGE_UNAVAILABLE: 5,
-  LOCK_TIMEOUT: 5,
-  INTEGRITY_VIOLATION: 3,
-  INTERNAL: 10,
+/**
+ * The one error table: what each stable code means at every edge. `exit` is the CLI and workflow exit code
+ * (DESIGN.md), `http` the HTTP API's status, `retry` whether the same call may succeed later unchanged
+ * (a held lock, an unreachable server) — a conflict needs a fresh read first, so it is not a retry. MCP
+ * reports every code the same way: a tool result with `isError: true` carrying the code (`toolError`);
+ * protocol errors stay protocol errors.
+ */
+export const ERROR_TABLE: Record<ErrorCode, { exit: number; http: number; retry: boolean }> = {
+  NOT_FOUND: { exit: 1, http: 404, retry: false },
+  INVALID_INPUT: { exit: 2, http: 400, retry: false },
+  VALIDATION_FAILED: { exit: 2, http: 422, retry: false },
+  STATE_CONFLICT: { exit: 3, http: 409, retry: false },
+  LEASE_LOST: { exit: 3, http: 409, retry: false },
+  INVALID_TRANSITION: { exit: 3, http: 409, retry: false },
+  INTEGRITY_VIOLATION: { exit: 3, http: 409, retry: false },
+  PERMISSION_DENIED: { exit: 4, http: 403, retry: false },
+  PROVENANCE_REQUIRED: { exit: 4, http: 403, retry: false },
+  AMBIGUITY_UNRESOLVED: { exit: 4, http: 409, retry: false },
+  STORAGE_UNAVAILABLE: { exit: 5, http: 503, retry: true },
+  LOCK_TIMEOUT: { exit: 5, http: 503, retry: true },
+  INTERNAL: { exit: 10, http: 500, retry: false },
 };
+
+/** CLI exit code for each error code (DESIGN.md): 1 not found, 2 input, 3 conflict, 4 refused, 5 storage. */
+export const EXIT_CODES: Record<ErrorCode, number> = Object.fromEntries(
+  Object.entries(ERROR_TABLE).map(([code, e]) => [code, e.exit]),
+) as Record<ErrorCode, number>;
+
+/** The JSON error body every edge sends: `{ error: { code, message, …details } }`. */
+export function errorBody(err: unknown): { error: ReturnType<AgentStateError['toJSON']> } {
+  return { error: toAgentStateError(err).toJSON() };
+}
+
+/**
+ * An MCP tool result for a refusal: `isError: true`, a short text the model reads, and the same body as
+ * structured content, so the model can correct itself from the code and its details (field, versions).
+ */
+export function toolError(err: unknown): {
+  isError: true;
+  content: Array<{ type: 'text'; text: string }>;
+  structuredContent: { error: ReturnType<AgentStateError['toJSON']> };
+} {
+  const e = toAgentStateError(err);
+  return {
+    isError: true,
+    content: [{ type: 'text', text: `${e.code}: ${e.message}` }],
+    structuredContent: { error: e.toJSON() },
+  };
+}
 
 /** Wraps anything thrown into an AgentStateError (unknown errors become INTERNAL). */
 export function toAgentStateError(err: unknown): AgentStateError {

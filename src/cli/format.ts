@@ -6,8 +6,9 @@ export function formatItem(i: WorkItem, now: number = Date.now()): string {
   const parts = [`${i.id}  ${i.status.padEnd(13)} p${i.priority}  ${JSON.stringify(i.title)}`];
   if (i.kind) parts.push(`kind=${i.kind}`);
   if (i.status === 'in_flight' && i.lease_expires_at) {
+    const left = Date.parse(i.lease_expires_at) - now;
     parts.push(
-      `owner=${i.lease_owner} attempt=${i.attempts}/${i.max_attempts} lease=${duration(Date.parse(i.lease_expires_at) - now)}`,
+      `owner=${i.lease_owner} attempt=${i.attempts}/${i.max_attempts} ${left > 0 ? `lease=${duration(left)}` : `lease expired ${duration(-left)} ago`}`,
     );
   } else if (i.attempts > 0) {
     parts.push(`attempts=${i.attempts}/${i.max_attempts}`);

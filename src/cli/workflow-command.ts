@@ -20,6 +20,8 @@ export async function runWorkflowCommand(name: string, rest: string[]): Promise<
         json: { type: 'boolean' },
         durability: { type: 'string' },
         url: { type: 'string' },
+        // A global option of the other commands; workflows read no state files.
+        project: { type: 'string' },
       },
       strict: true,
     }));
@@ -30,11 +32,21 @@ export async function runWorkflowCommand(name: string, rest: string[]): Promise<
   if (values.help) {
     const { WORKFLOWS } = await import('../workflows/registry.js');
     process.stdout.write(
-      `Usage: agentstate ${name} [--payload JSON | --payload -] [--dir DIR | --name NAME [--host HOST] [--root ROOT]]\n\n` +
+      `Usage: agentstate ${name} [options]\n\n` +
         `${WORKFLOWS[name as keyof typeof WORKFLOWS].summary}\n\n` +
-        'The payload comes from --payload (- reads stdin) or MF_TRIGGER_PAYLOAD_JSON; the instance from the flags or\n' +
-        'MF_INSTANCE_DIR / MF_AGENT_NAME / MF_HOST. Prints one JSON document; errors go to stderr as\n' +
-        '{"error":{"code","message"}} with exit codes 1 not found, 2 invalid input, 3 conflict, 4 refused, 5 storage.\n' +
+        'Options:\n' +
+        '  -p, --payload <json>  the payload (- reads stdin) [default: MF_TRIGGER_PAYLOAD_JSON]\n' +
+        '  -h, --help            display help for command\n\n' +
+        'Global Options:\n' +
+        '  --dir <path>          the instance folder itself (like MF_INSTANCE_DIR)\n' +
+        '  --name <name>         agent name (like MF_AGENT_NAME)\n' +
+        '  --host <host>         host name (like MF_HOST) [default: this machine]\n' +
+        '  --root <path>         folder holding <host>/agents/<name> [default: AGENTSTATE_ROOT, $XDG_CONFIG_HOME or ~/.config]\n' +
+        '  --durability <mode>   SQLite sync mode, full or normal (or AGENTSTATE_DURABILITY)\n' +
+        '  --url <url>           shared store, e.g. postgres://user@host/db (or AGENTSTATE_URL)\n' +
+        '  --json                accepted; workflows always print JSON\n\n' +
+        'Prints one JSON document; errors go to stderr as {"error":{"code","message"}} with exit codes\n' +
+        '1 not found, 2 invalid input, 3 conflict, 4 refused, 5 storage. ' +
         `See skill/Workflows/${name}.md.\n`,
     );
     return 0;
