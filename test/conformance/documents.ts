@@ -1,7 +1,93 @@
 // Store conformance, versioned documents: compare-and-swap commits, patches, write ids, no-ops,
 // provenance, history, diff, fork, projection and retention.
 import { describe, expect } from 'vitest';
+import type { DocumentWrite, StoreBackend } from '../../src/core/backend.js';
+import { contentHash } from '../../src/core/json.js';
+import type { JsonObject } from '../../src/core/types.js';
 import { type ConformanceTest, eventCount, expectCode } from './setup.js';
+
+/**
+ * A write as the store would send it for `kind/id` at `expected_version` (body, hash and its
+ * state_committed event), for tests that speak to the backend interface directly.
+ */
+function craftedWrite(
+  kind: string,
+  id: string,
+  expected_version: number,
+  expected_hash: string | null,
+  body: JsonObject,
+  now: number,
+  noop = false,
+): DocumentWrite {
+  const content_hash = contentHash(body);
+  return {
+    kind,
+    id,
+    expected_version,
+    expected_hash,
+    body,
+    content_hash,
+    noop,
+    actor: 'agent',
+    actor_kind: 'system',
+    provenance: null,
+    write_id: null,
+    request_hash: '',
+    reason: noop ? 'crafted' : null,
+    override: null,
+    forked_from: null,
+    now,
+    keep_versions: null,
+    events: [
+      {
+        type: 'state_committed',
+        stream: `doc:${kind}/${id}`,
+        data: noop
+          ? {
+              kind,
+              id,
+              version: expected_version,
+              parent_version: expected_version,
+              actor_kind: 'system',
+              noop,
+              reason: 'crafted',
+            }
+          : {
+              kind,
+              id,
+              version: expected_version + 1,
+              parent_version: expected_version,
+              actor_kind: 'system',
+              noop,
+              content_hash,
+              write_id: null,
+              reason: null,
+            },
+        actor: 'agent',
+        correlation_id: null,
+        causation_id: null,
+        work_item_id: null,
+        created_at: now,
+      },
+    ],
+    enqueue: [],
+    resolve: [],
+  };
+}
+
+/**
+ * A backend whose storage can be swapped under the store that uses it, as when an instance's file is
+ * replaced by a backup or another copy while a process keeps it open.
+ */
+function swappable(first: StoreBackend): { backend: StoreBackend; swap(to: StoreBackend): void } {
+  let under = first;
+  return {
+    backend: new Proxy(first, { get: (_target, p) => Reflect.get(under, p) }),
+    swap: (to) => {
+      under = to;
+    },
+  };
+}
 
 export function documentConformance(name: string, t: ConformanceTest): void {
   describe(`${name}: versioned documents`, () => {
@@ -357,5 +443,104 @@ export function documentConformance(name: string, t: ConformanceTest): void {
       );
       expect(await eventCount(c)).toBe(0);
     });
+  });
+
+  describe(`${name}: the conditional write checks version and content hash`, () => {
+    const doc = { kind: 'json', id: 'plan' };
+
+    t(
+      'a write naming the right version but another content hash is STATE_CONFLICT and writes nothing',
+      async (c) => {
+        const v1 = await c.docs.commit({ ...doc, expected_version: 0, body: { a: 1 } });
+        const v2 = await c.docs.commit({ ...doc, expected_version: 1, body: { a: 2 } });
+        const before = { head: await c.backend.events.head(), history: (await c.docs.history(doc)).entries };
+        // Built on a copy of version 2 that is not the one stored (its hash is version 1's).
+        for (const w of [
+          craftedWrite('json', 'plan', 2, v1.content_hash, { a: 3 }, c.now()),
+          craftedWrite('json', 'plan', 2, contentHash({ other: true }), { a: 3 }, c.now()),
+          craftedWrite('json', 'plan', 2, v1.content_hash, { a: 2 }, c.now(), true),
+        ]) {
+          const details = await expectCode(c.backend.docs.commit(w), 'STATE_CONFLICT');
+          expect(details).toMatchObject({ expected: 2, actual: 2 });
+        }
+        expect(await c.docs.get(doc)).toMatchObject({
+          version: 2,
+          body: { a: 2 },
+          content_hash: v2.content_hash,
+        });
+        expect({ head: await c.backend.events.head(), history: (await c.docs.history(doc)).entries }).toEqual(
+          before,
+        );
+        // The same writes naming the stored hash land.
+        await c.backend.docs.commit(
+          craftedWrite('json', 'plan', 2, v2.content_hash, { a: 2 }, c.now(), true),
+        );
+        await c.backend.docs.commit(craftedWrite('json', 'plan', 2, v2.content_hash, { a: 3 }, c.now()));
+        expect(await c.docs.get(doc)).toMatchObject({ version: 3, body: { a: 3 } });
+      },
+    );
+
+    t(
+      'a store that remembers a version never builds on it once the storage holds another body at that version',
+      async (c) => {
+        // Another copy of the instance (a backup, a dump loaded elsewhere) whose documents are at the same
+        // version with other bodies: only the content hash tells the two version 1s apart.
+        const restored = await c.another();
+        const storage = swappable(c.backend);
+        const s = c.over(storage.backend);
+        const ids = ['patched', 'noop'];
+        for (const id of ids) {
+          await restored.docs.commit({
+            kind: 'json',
+            id,
+            expected_version: 0,
+            body: { a: 2, from: 'backup' },
+          });
+          // `s` commits version 1 itself, so it remembers that body and skips reading it next time.
+          await s.docs.commit({ kind: 'json', id, expected_version: 0, body: { a: 1 } });
+        }
+        storage.swap(restored.backend);
+        const backup = (await restored.docs.get({ kind: 'json', id: 'noop' })).content_hash;
+
+        const patched = await s.docs.commit({
+          kind: 'json',
+          id: 'patched',
+          expected_version: 1,
+          merge_patch: { b: 1 },
+        });
+        expect(patched).toMatchObject({ version: 2, body: { a: 2, from: 'backup', b: 1 } });
+        const noop = await s.docs.commit({
+          kind: 'json',
+          id: 'noop',
+          expected_version: 1,
+          noop: true,
+          reason: 'checked',
+        });
+        expect(noop).toMatchObject({
+          version: 1,
+          noop: true,
+          body: { a: 2, from: 'backup' },
+          content_hash: backup,
+        });
+        expect((await restored.docs.get({ kind: 'json', id: 'patched' })).body).toEqual({
+          a: 2,
+          from: 'backup',
+          b: 1,
+        });
+        expect(
+          (await restored.docs.history({ kind: 'json', id: 'noop' })).entries.map((e) => [
+            e.version,
+            e.noop,
+            e.content_hash,
+          ]),
+        ).toEqual([
+          [1, false, backup],
+          [1, true, backup],
+        ]);
+        // The original copy is untouched.
+        for (const id of ids)
+          expect(await c.docs.get({ kind: 'json', id })).toMatchObject({ version: 1, body: { a: 1 } });
+      },
+    );
   });
 }

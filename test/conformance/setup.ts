@@ -22,27 +22,50 @@ export interface Ctx {
   docs: DocumentStore;
   /** A document store over the same backend that keeps only the newest `keep` versions. */
   docsKeeping(keep: number): DocumentStore;
+  /** The same services over another backend (e.g. a wrapper of this one), on this test's clock. */
+  over(backend: StoreBackend): Services;
+  /**
+   * Another fresh backend from the factory, with its services: closed when the test ends, after it too
+   * has verified.
+   */
+  another(): Promise<Services & { backend: StoreBackend }>;
   /** Moves the fake clock forward. */
   advance(ms: number): void;
   now(): number;
 }
 
+/** The store's services over one backend. */
+export type Services = Pick<Ctx, 'work' | 'events' | 'docs'>;
+
 /** Declares one conformance test: `fn` runs on a fresh store that must still verify when it returns. */
 export type ConformanceTest = (title: string, fn: (c: Ctx) => Promise<void>) => void;
 
-async function setup(factory: StoreFactory): Promise<Ctx> {
+async function setup(
+  factory: StoreFactory,
+  others: Array<Services & { backend: StoreBackend }>,
+): Promise<Ctx> {
   const backend = await factory();
   let t = T0;
   const clock = () => t;
   const kinds = async () => ({ get: getKind, validateSchema });
   const docsOver = (b: StoreBackend, keep: number | null) =>
     new DocumentStore(b, { clock, actor: 'agent', keepVersions: keep, kinds });
+  const over = (b: StoreBackend): Services => ({
+    docs: docsOver(b, null),
+    work: new WorkQueue(b, { clock, defaultWorker: 'agent' }),
+    events: new EventLog(b, clock, 'agent'),
+  });
   return {
     backend,
-    docs: docsOver(backend, null),
+    ...over(backend),
     docsKeeping: (keep) => docsOver(backend, keep),
-    work: new WorkQueue(backend, { clock, defaultWorker: 'agent' }),
-    events: new EventLog(backend, clock, 'agent'),
+    over,
+    another: async () => {
+      const b = await factory();
+      const other = { backend: b, ...over(b) };
+      others.push(other);
+      return other;
+    },
     advance: (ms) => {
       t += ms;
     },
@@ -53,14 +76,15 @@ async function setup(factory: StoreFactory): Promise<Ctx> {
 /** Runs `fn` with a fresh store, checks that it still verifies, and closes it. */
 function withStore(factory: StoreFactory, fn: (c: Ctx) => Promise<void>): () => Promise<void> {
   return async () => {
-    const c = await setup(factory);
+    const others: Array<Services & { backend: StoreBackend }> = [];
+    const c = await setup(factory, others);
     try {
       await fn(c);
       // Whatever the test did through the API, the rows still agree with the log (verify's cross-checks
       // must never flag honest activity).
-      await expectVerifies(c.events);
+      for (const s of [c, ...others]) await expectVerifies(s.events);
     } finally {
-      await c.backend.close();
+      await Promise.all([c, ...others].map((s) => s.backend.close()));
     }
   };
 }
