@@ -488,7 +488,7 @@ export function documentConformance(name: string, t: ConformanceTest): void {
         const restored = await c.another();
         const storage = swappable(c.backend);
         const s = c.over(storage.backend);
-        const ids = ['patched', 'noop'];
+        const ids = ['patched', 'noop', 'same'];
         for (const id of ids) {
           await restored.docs.commit({
             kind: 'json',
@@ -522,6 +522,10 @@ export function documentConformance(name: string, t: ConformanceTest): void {
           body: { a: 2, from: 'backup' },
           content_hash: backup,
         });
+        // Nothing to change by the remembered copy, but the stored body differs: the commit lands.
+        const same = await s.docs.commit({ kind: 'json', id: 'same', expected_version: 1, body: { a: 1 } });
+        expect(same).toMatchObject({ version: 2, changed: true, body: { a: 1 } });
+        expect((await restored.docs.get({ kind: 'json', id: 'same' })).body).toEqual({ a: 1 });
         expect((await restored.docs.get({ kind: 'json', id: 'patched' })).body).toEqual({
           a: 2,
           from: 'backup',
