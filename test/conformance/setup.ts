@@ -50,11 +50,19 @@ async function setup(
   const kinds = async () => ({ get: getKind, validateSchema });
   const docsOver = (b: StoreBackend, keep: number | null) =>
     new DocumentStore(b, { clock, actor: 'agent', keepVersions: keep, kinds });
-  const over = (b: StoreBackend): Services => ({
-    docs: docsOver(b, null),
-    work: new WorkQueue(b, { clock, defaultWorker: 'agent' }),
-    events: new EventLog(b, clock, 'agent'),
-  });
+  const over = (b: StoreBackend): Services => {
+    const docs = docsOver(b, null);
+    return {
+      docs,
+      // As an instance wires them: a human's answer to a decision a document asked for goes through it.
+      work: new WorkQueue(b, {
+        clock,
+        defaultWorker: 'agent',
+        answer: (item, a) => docs.answerDecision(item, a),
+      }),
+      events: new EventLog(b, clock, 'agent'),
+    };
+  };
   return {
     backend,
     ...over(backend),

@@ -2,6 +2,7 @@
 // One file per primitive; each test runs on a fresh store and ends with a clean verify (setup.ts).
 import { documentConformance } from './documents.js';
 import { eventConformance } from './events.js';
+import { kindEffectConformance } from './kind-effects.js';
 import { conformanceTest, type StoreFactory } from './setup.js';
 import { workItemConformance } from './work-items.js';
 
@@ -13,4 +14,5 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
   workItemConformance(name, t);
   eventConformance(name, t);
   documentConformance(name, t);
+  kindEffectConformance(name, t);
 }
