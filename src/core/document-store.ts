@@ -461,6 +461,14 @@ export class DocumentStore {
     let text = canonicalJson(next);
     let hash = sha256(text);
     if (current && hash === current.content_hash) {
+      if (cached) {
+        // No conditional write will check the remembered copy: confirm the document still holds it.
+        const stored = await this.#backend.docs.get(i.kind, i.id);
+        if (stored?.version !== cached.version || stored.content_hash !== cached.content_hash) {
+          this.#latest.delete(key);
+          return this.#write(i, forkedFrom, null, key, answer);
+        }
+      }
       // Nothing changed: report it, write nothing, bump nothing.
       return {
         kind: i.kind,

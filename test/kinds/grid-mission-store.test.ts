@@ -1,25 +1,18 @@
-// Kind `grid-mission` through the store: the role comes with the commit, a refused write changes nothing
-// (no version, no event), updated_at is the store's clock, and status changes are events.
+// Kind `grid-mission` through the store, on every backend: the role comes with the commit, a refused write
+// changes nothing (no version, no event), updated_at is the store's clock, and status changes are events.
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { contentHash } from '../../src/core/json.js';
 import type { CommitInput, JsonObject } from '../../src/core/types.js';
-import { type Instance, openInstance } from '../../src/instance/instance.js';
+import type { Instance } from '../../src/instance/instance.js';
 import { gridMissionKind } from '../../src/kinds/grid-mission/kind.js';
-import { tempDir } from '../helpers/tmp.js';
+import { backendsForThisFile } from '../helpers/backends.js';
 
-const root = tempDir();
-let n = 0;
 let inst: Instance;
-let t = Date.parse('2026-01-24T17:00:00.000Z');
+const T_START = Date.parse('2026-01-24T17:00:00.000Z');
+let t = T_START;
 
-beforeEach(async () => {
-  inst = await openInstance({ dir: join(root, `g${++n}`), clock: () => t });
-});
-afterEach(async () => {
-  await inst.close();
-});
+const backends = await backendsForThisFile();
 
 const seed = (): JsonObject =>
   JSON.parse(readFileSync(new URL('./examples/grid/seed.json', import.meta.url), 'utf8')) as JsonObject;
@@ -65,141 +58,164 @@ async function created(): Promise<JsonObject> {
   return (await inst.docs.get({ kind: 'grid-mission', id: 'mission' })).body;
 }
 
-describe('grid-mission through the store', () => {
-  it('MC creates the mission; the stored body has updated_at from the store clock', async () => {
-    const body = await created();
-    expect(body).toEqual({ ...seed(), updated_at: '2026-01-24T17:00:00Z' });
-  });
-
-  it('an executor moving the position is accepted; changing the status is refused and writes nothing', async () => {
-    const v1 = await created();
-    t += 5_000;
-    const moved = clone(v1);
-    (moved.position as JsonObject).thread = 3;
-    const r = await inst.docs.commit(write(1, moved, { role: 'executor' }));
-    expect(r.version).toBe(2);
-    expect(r.body.updated_at).toBe('2026-01-24T17:00:05Z');
-
-    const v2 = (await inst.docs.get({ kind: 'grid-mission', id: 'mission' })).body;
-    const details = await refusedWithoutWrite(
-      write(2, { ...clone(v2), status: 'failed' }, { role: 'executor' }),
-      'PERMISSION_DENIED',
-      'field-permission',
-      '/status',
-    );
-    expect(details?.role).toBe('executor');
-  });
-
-  it('a scout writes nothing; an agent without a role writes nothing; an unknown role writes nothing', async () => {
-    const v1 = await created();
-    const warned = clone(v1);
-    (warned.warnings as JsonObject[]).push({
-      level: 'info',
-      message: 'found a TODO',
-      source: 'scout-001',
-      timestamp: '2026-01-24T16:59:00Z',
+for (const backend of backends) {
+  describe(`on ${backend.name}`, () => {
+    beforeEach(async () => {
+      // Each test on its own instance, from the same moment.
+      t = T_START;
+      inst = await backend.open(undefined, { clock: () => t });
     });
-    await refusedWithoutWrite(
-      write(1, warned, { role: 'scout' }),
-      'PERMISSION_DENIED',
-      'field-permission',
-      '/warnings',
-    );
-    await refusedWithoutWrite(write(1, warned), 'PERMISSION_DENIED', 'role-required', '/');
-    await refusedWithoutWrite(write(1, warned, { role: 'overlord' }), 'PERMISSION_DENIED', 'unknown-role');
-    // The same write as a recognizer is fine.
-    expect((await inst.docs.commit(write(1, warned, { role: 'recognizer' }))).version).toBe(2);
-  });
+    afterEach(async () => {
+      await inst.close();
+    });
 
-  it('a human without a role writes as MC (e.g. importing a hand-edited STATE.md)', async () => {
-    const v1 = await created();
-    const r = await inst.docs.commit(
-      write(1, { ...clone(v1), status: 'failed' }, { actor: 'alice', actor_kind: 'human' }),
-    );
-    expect(r.body.status).toBe('failed');
-  });
+    describe('grid-mission through the store', () => {
+      it('MC creates the mission; the stored body has updated_at from the store clock', async () => {
+        const body = await created();
+        expect(body).toEqual({ ...seed(), updated_at: '2026-01-24T17:00:00Z' });
+      });
 
-  it('transitions, logical and format rules are refused through the store and write nothing', async () => {
-    const v1 = await created();
-    await refusedWithoutWrite(
-      write(1, { ...clone(v1), status: 'planning' }, { role: 'mc' }),
-      'INVALID_TRANSITION',
-      'status-transition',
-      '/status',
-    );
-    const skipped = clone(v1);
-    (skipped.phases as JsonObject).current = 3;
-    (skipped.position as JsonObject).phase = 3;
-    (skipped.phases as JsonObject).completed = ['01-foundation', '02-core'];
-    await refusedWithoutWrite(write(1, skipped, { role: 'mc' }), 'INVALID_TRANSITION', 'phase-transition');
-    const over = clone(v1);
-    (over.position as JsonObject).thread = 5;
-    await refusedWithoutWrite(
-      write(1, over, { role: 'executor' }),
-      'VALIDATION_FAILED',
-      'logic.thread-total',
-    );
-    await refusedWithoutWrite(
-      write(1, { ...clone(v1), session_id: 'session-1' }, { role: 'mc' }),
-      'VALIDATION_FAILED',
-      'format.session-id',
-      '/session_id',
-    );
-  });
+      it('an executor moving the position is accepted; changing the status is refused and writes nothing', async () => {
+        const v1 = await created();
+        t += 5_000;
+        const moved = clone(v1);
+        (moved.position as JsonObject).thread = 3;
+        const r = await inst.docs.commit(write(1, moved, { role: 'executor' }));
+        expect(r.version).toBe(2);
+        expect(r.body.updated_at).toBe('2026-01-24T17:00:05Z');
 
-  it('operations run through the store as commits; a status change is an event', async () => {
-    await created();
-    const op = (name: string) => gridMissionKind.operations!.find((o) => o.name === name)!;
-    const v1 = await inst.docs.get({ kind: 'grid-mission', id: 'mission' });
-    const next = op('set-status').apply(
-      v1.body,
-      { status: 'blocked', checkpoint_file: '.grid/CHECKPOINT.md' },
-      { now: t, actor: 'mc', role: 'mc' },
-    );
-    await inst.docs.commit(write(1, next, { actor: 'mc', role: 'mc' }));
-    const events = await inst.events.read({ type: 'grid_status_changed' });
-    expect(events).toHaveLength(1);
-    expect(events[0]!.data).toMatchObject({ from: 'in_progress', to: 'blocked', role: 'mc' });
-  });
+        const v2 = (await inst.docs.get({ kind: 'grid-mission', id: 'mission' })).body;
+        const details = await refusedWithoutWrite(
+          write(2, { ...clone(v2), status: 'failed' }, { role: 'executor' }),
+          'PERMISSION_DENIED',
+          'field-permission',
+          '/status',
+        );
+        expect(details?.role).toBe('executor');
+      });
 
-  it('the file round trip: export, edit by hand, import against the exported version', async () => {
-    await created();
-    const v1 = await inst.docs.get({ kind: 'grid-mission', id: 'mission' });
-    const file = gridMissionKind.file!;
-    const text = file.render(
-      v1.body,
-      { kind: 'grid-mission', id: 'mission', version: v1.version },
-      {
-        now: t,
-        recentEvents: [],
-      },
-    );
-    const edited = text.replace('energy: 8500', 'energy: 9001');
-    const { body, stamp } = file.parse(edited);
-    expect(stamp).toEqual({ kind: 'grid-mission', id: 'mission', version: 1 });
-    const r = await inst.docs.commit(write(stamp!.version, body, { actor: 'alice', actor_kind: 'human' }));
-    expect(r.body).toMatchObject({ energy: 9001 });
-    expect(r.body.markdown_body).toBeUndefined();
-    // The same edit by an executor is refused: energy is MC's.
-    await refusedWithoutWrite(
-      write(2, { ...clone(r.body), energy: 1 }, { role: 'executor' }),
-      'PERMISSION_DENIED',
-      'field-permission',
-      '/energy',
-    );
-  });
-});
+      it('a scout writes nothing; an agent without a role writes nothing; an unknown role writes nothing', async () => {
+        const v1 = await created();
+        const warned = clone(v1);
+        (warned.warnings as JsonObject[]).push({
+          level: 'info',
+          message: 'found a TODO',
+          source: 'scout-001',
+          timestamp: '2026-01-24T16:59:00Z',
+        });
+        await refusedWithoutWrite(
+          write(1, warned, { role: 'scout' }),
+          'PERMISSION_DENIED',
+          'field-permission',
+          '/warnings',
+        );
+        await refusedWithoutWrite(write(1, warned), 'PERMISSION_DENIED', 'role-required', '/');
+        await refusedWithoutWrite(
+          write(1, warned, { role: 'overlord' }),
+          'PERMISSION_DENIED',
+          'unknown-role',
+        );
+        // The same write as a recognizer is fine.
+        expect((await inst.docs.commit(write(1, warned, { role: 'recognizer' }))).version).toBe(2);
+      });
 
-describe('grid-mission: the content hash covers what the rules filled in', () => {
-  it('stores the hash of the stored body, so committing it again changes nothing', async () => {
-    const body = seed();
-    const first = await inst.docs.commit(write(0, body, { actor_kind: 'human' }));
-    const stored = await inst.docs.get({ kind: 'grid-mission', id: 'mission' });
-    // The rules set updated_at to the store's clock; the hash is of the body as stored, not as sent.
-    expect(stored.body.updated_at).not.toBe(body.updated_at);
-    expect(stored.content_hash).toBe(contentHash(stored.body));
-    expect(first.content_hash).toBe(stored.content_hash);
-    const again = await inst.docs.commit(write(1, clone(stored.body), { actor_kind: 'human' }));
-    expect(again).toMatchObject({ changed: false, version: 1 });
+      it('a human without a role writes as MC (e.g. importing a hand-edited STATE.md)', async () => {
+        const v1 = await created();
+        const r = await inst.docs.commit(
+          write(1, { ...clone(v1), status: 'failed' }, { actor: 'alice', actor_kind: 'human' }),
+        );
+        expect(r.body.status).toBe('failed');
+      });
+
+      it('transitions, logical and format rules are refused through the store and write nothing', async () => {
+        const v1 = await created();
+        await refusedWithoutWrite(
+          write(1, { ...clone(v1), status: 'planning' }, { role: 'mc' }),
+          'INVALID_TRANSITION',
+          'status-transition',
+          '/status',
+        );
+        const skipped = clone(v1);
+        (skipped.phases as JsonObject).current = 3;
+        (skipped.position as JsonObject).phase = 3;
+        (skipped.phases as JsonObject).completed = ['01-foundation', '02-core'];
+        await refusedWithoutWrite(
+          write(1, skipped, { role: 'mc' }),
+          'INVALID_TRANSITION',
+          'phase-transition',
+        );
+        const over = clone(v1);
+        (over.position as JsonObject).thread = 5;
+        await refusedWithoutWrite(
+          write(1, over, { role: 'executor' }),
+          'VALIDATION_FAILED',
+          'logic.thread-total',
+        );
+        await refusedWithoutWrite(
+          write(1, { ...clone(v1), session_id: 'session-1' }, { role: 'mc' }),
+          'VALIDATION_FAILED',
+          'format.session-id',
+          '/session_id',
+        );
+      });
+
+      it('operations run through the store as commits; a status change is an event', async () => {
+        await created();
+        const op = (name: string) => gridMissionKind.operations!.find((o) => o.name === name)!;
+        const v1 = await inst.docs.get({ kind: 'grid-mission', id: 'mission' });
+        const next = op('set-status').apply(
+          v1.body,
+          { status: 'blocked', checkpoint_file: '.grid/CHECKPOINT.md' },
+          { now: t, actor: 'mc', role: 'mc' },
+        );
+        await inst.docs.commit(write(1, next, { actor: 'mc', role: 'mc' }));
+        const events = await inst.events.read({ type: 'grid_status_changed' });
+        expect(events).toHaveLength(1);
+        expect(events[0]!.data).toMatchObject({ from: 'in_progress', to: 'blocked', role: 'mc' });
+      });
+
+      it('the file round trip: export, edit by hand, import against the exported version', async () => {
+        await created();
+        const v1 = await inst.docs.get({ kind: 'grid-mission', id: 'mission' });
+        const file = gridMissionKind.file!;
+        const text = file.render(
+          v1.body,
+          { kind: 'grid-mission', id: 'mission', version: v1.version },
+          {
+            now: t,
+            recentEvents: [],
+          },
+        );
+        const edited = text.replace('energy: 8500', 'energy: 9001');
+        const { body, stamp } = file.parse(edited);
+        expect(stamp).toEqual({ kind: 'grid-mission', id: 'mission', version: 1 });
+        const r = await inst.docs.commit(
+          write(stamp!.version, body, { actor: 'alice', actor_kind: 'human' }),
+        );
+        expect(r.body).toMatchObject({ energy: 9001 });
+        expect(r.body.markdown_body).toBeUndefined();
+        // The same edit by an executor is refused: energy is MC's.
+        await refusedWithoutWrite(
+          write(2, { ...clone(r.body), energy: 1 }, { role: 'executor' }),
+          'PERMISSION_DENIED',
+          'field-permission',
+          '/energy',
+        );
+      });
+    });
+
+    describe('grid-mission: the content hash covers what the rules filled in', () => {
+      it('stores the hash of the stored body, so committing it again changes nothing', async () => {
+        const body = seed();
+        const first = await inst.docs.commit(write(0, body, { actor_kind: 'human' }));
+        const stored = await inst.docs.get({ kind: 'grid-mission', id: 'mission' });
+        // The rules set updated_at to the store's clock; the hash is of the body as stored, not as sent.
+        expect(stored.body.updated_at).not.toBe(body.updated_at);
+        expect(stored.content_hash).toBe(contentHash(stored.body));
+        expect(first.content_hash).toBe(stored.content_hash);
+        const again = await inst.docs.commit(write(1, clone(stored.body), { actor_kind: 'human' }));
+        expect(again).toMatchObject({ changed: false, version: 1 });
+      });
+    });
   });
-});
+}

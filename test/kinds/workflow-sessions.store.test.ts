@@ -1,28 +1,26 @@
-// Kind `workflow-sessions` through the store: sessions are never overwritten or deleted (refused writes
-// change nothing), operations are CAS commits, and the .copilot/state/<workflow>.json file round-trips.
+// Kind `workflow-sessions` through the store, on every backend: sessions are never overwritten or deleted
+// (refused writes change nothing), operations are CAS commits, and the .copilot/state/<workflow>.json file
+// round-trips.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CommitInput, JsonObject } from '../../src/core/types.js';
-import { type Instance, openInstance } from '../../src/instance/instance.js';
+import type { Instance } from '../../src/instance/instance.js';
 import { checkGate, gateFile } from '../../src/kinds/workflow-sessions/gates.js';
 import { targetFor } from '../../src/views/files.js';
 import { exportView, importView } from '../../src/views/sync.js';
+import { backendsForThisFile } from '../helpers/backends.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const root = tempDir();
 let n = 0;
 let inst: Instance;
-let t = Date.parse('2026-02-03T12:00:00.000Z');
+const T_START = Date.parse('2026-02-03T12:00:00.000Z');
+let t = T_START;
 const KIND = 'workflow-sessions';
 const ID = 'deploy';
 
-beforeEach(async () => {
-  inst = await openInstance({ dir: join(root, `i${++n}`), clock: () => t });
-});
-afterEach(async () => {
-  await inst.close();
-});
+const backends = await backendsForThisFile();
 
 const example = (): JsonObject =>
   JSON.parse(readFileSync(new URL('./examples/sessions/deploy.json', import.meta.url), 'utf8')) as JsonObject;
@@ -56,94 +54,124 @@ async function refused(fn: () => Promise<unknown>, code: string, rule: string): 
   }).toEqual(before);
 }
 
-describe('workflow-sessions through the store', () => {
-  it('refuses writes that delete or rewrite sessions, and writes nothing', async () => {
-    await inst.docs.commit(commit(0, example()));
-    const deleted = clone(example());
-    deleted.sessions.splice(1, 1);
-    await refused(() => inst.docs.commit(commit(1, deleted)), 'VALIDATION_FAILED', 'sessions-append-only');
-    const emptied = { ...clone(example()), sessions: [], activeSessionId: null };
-    await refused(() => inst.docs.commit(commit(1, emptied)), 'VALIDATION_FAILED', 'sessions-append-only');
-    const rewritten = clone(example());
-    rewritten.sessions[0]!.summary = 'a nicer story';
-    await refused(() => inst.docs.commit(commit(1, rewritten)), 'VALIDATION_FAILED', 'closed-session-frozen');
-    const reopened = clone(example());
-    reopened.sessions[1]!.status = 'active';
-    await refused(() => inst.docs.commit(commit(1, reopened)), 'VALIDATION_FAILED', 'one-active-session');
-    // The operations refuse the same way: completing with a delegation still in progress.
-    await refused(
-      () => inst.docs.apply({ kind: KIND, id: ID, operation: 'complete-session' }),
-      'VALIDATION_FAILED',
-      'session-complete-delegations',
-    );
-    expect((await inst.docs.history({ kind: KIND, id: ID })).entries).toHaveLength(1);
-  });
-
-  it('start-session creates the file; later sessions append and carry directives', async () => {
-    const apply = (operation: string, args: Record<string, unknown> = {}) => {
-      t += 60_000;
-      return inst.docs.apply({ kind: KIND, id: 'release', operation, args, actor: 'orchestrator' });
-    };
-    await apply('start-session', { label: 'Cut 1.0', workflow: 'release' });
-    await apply('add-directive', { text: 'Tag every release' });
-    await apply('complete-session', { summary: 'tagged' });
-    const r = await apply('start-session', { label: 'Cut 1.1' });
-    expect(r.version).toBe(4);
-    const sessions = r.body.sessions as Array<{
-      id: string;
-      directives: Array<{ id: string; carriedFrom?: string }>;
-    }>;
-    expect(sessions.map((s) => s.id)).toEqual(['session-1', 'session-2']);
-    expect(sessions[1]!.directives).toMatchObject([{ id: 'dir-1', carriedFrom: 'session-1' }]);
-    let err: { code?: string } | undefined;
-    try {
-      await apply('start-session', { label: 'Cut 1.2' });
-    } catch (e) {
-      err = e as typeof err;
-    }
-    expect(err?.code).toBe('INVALID_TRANSITION');
-  });
-
-  it('the file exports with its stamp, passes gate B against the store, and an import that drops a session is refused', async () => {
-    const project = join(root, `p${n}`);
-    await inst.docs.commit(commit(0, example()));
-    const target = targetFor(KIND, ID, project);
-    expect(target.path).toBe(join(project, '.copilot/state/deploy.json'));
-    await exportView(inst, target);
-    const text = readFileSync(target.path, 'utf8');
-    expect(JSON.parse(text).$agentstate).toEqual({ kind: KIND, id: ID, version: 1 });
-    const stored = await inst.docs.get({ kind: KIND, id: ID });
-    const store = { deploy: { version: stored.version, body: stored.body } };
-    expect(checkGate('B', [gateFile('.copilot/state/deploy.json', text)], { store }).ok).toBe(true);
-
-    // A hand edit that deletes session-2 is refused on import; the store and the file stay as they were.
-    const edited = JSON.parse(text) as Body;
-    edited.sessions.splice(1, 1);
-    writeFileSync(target.path, JSON.stringify(edited, null, 2));
-    await refused(
-      () => importView(inst, target, { actor: 'alice' }),
-      'VALIDATION_FAILED',
-      'sessions-append-only',
-    );
-    const gate = checkGate('B', [gateFile('.copilot/state/deploy.json', readFileSync(target.path, 'utf8'))], {
-      store,
+for (const backend of backends) {
+  describe(`on ${backend.name}`, () => {
+    beforeEach(async () => {
+      n++;
+      // Each test on its own instance, from the same moment.
+      t = T_START;
+      inst = await backend.open(undefined, { clock: () => t });
     });
-    expect(gate.failures).toHaveLength(1);
-    expect(gate.failures[0]).toMatch(
-      /^\.copilot\/state\/deploy\.json: differs from version 1 in the store at \/sessions\/2, .*: import it \(or re-export to discard\)$/,
-    );
+    afterEach(async () => {
+      await inst.close();
+    });
 
-    // An edit that records progress imports as version 2 and is re-exported.
-    const progress = JSON.parse(text) as Body;
-    (progress.sessions[2]!.todos as Array<{ status: string }>)[1]!.status = 'completed';
-    mkdirSync(join(project, '.copilot/state'), { recursive: true });
-    writeFileSync(target.path, JSON.stringify(progress, null, 2));
-    t += 60_000;
-    const r = await importView(inst, target, { actor: 'alice' });
-    expect(r.version).toBe(2);
-    const after = JSON.parse(readFileSync(target.path, 'utf8'));
-    expect(after.$agentstate.version).toBe(2);
-    const now = new Date(t).toISOString().replace('.000Z', 'Z');
-    expect([after.updatedAt, after.sessions[2].updatedAt]).toEqual([now, now]);
+    describe('workflow-sessions through the store', () => {
+      it('refuses writes that delete or rewrite sessions, and writes nothing', async () => {
+        await inst.docs.commit(commit(0, example()));
+        const deleted = clone(example());
+        deleted.sessions.splice(1, 1);
+        await refused(
+          () => inst.docs.commit(commit(1, deleted)),
+          'VALIDATION_FAILED',
+          'sessions-append-only',
+        );
+        const emptied = { ...clone(example()), sessions: [], activeSessionId: null };
+        await refused(
+          () => inst.docs.commit(commit(1, emptied)),
+          'VALIDATION_FAILED',
+          'sessions-append-only',
+        );
+        const rewritten = clone(example());
+        rewritten.sessions[0]!.summary = 'a nicer story';
+        await refused(
+          () => inst.docs.commit(commit(1, rewritten)),
+          'VALIDATION_FAILED',
+          'closed-session-frozen',
+        );
+        const reopened = clone(example());
+        reopened.sessions[1]!.status = 'active';
+        await refused(() => inst.docs.commit(commit(1, reopened)), 'VALIDATION_FAILED', 'one-active-session');
+        // The operations refuse the same way: completing with a delegation still in progress.
+        await refused(
+          () => inst.docs.apply({ kind: KIND, id: ID, operation: 'complete-session' }),
+          'VALIDATION_FAILED',
+          'session-complete-delegations',
+        );
+        expect((await inst.docs.history({ kind: KIND, id: ID })).entries).toHaveLength(1);
+      });
+
+      it('start-session creates the file; later sessions append and carry directives', async () => {
+        const apply = (operation: string, args: Record<string, unknown> = {}) => {
+          t += 60_000;
+          return inst.docs.apply({ kind: KIND, id: 'release', operation, args, actor: 'orchestrator' });
+        };
+        await apply('start-session', { label: 'Cut 1.0', workflow: 'release' });
+        await apply('add-directive', { text: 'Tag every release' });
+        await apply('complete-session', { summary: 'tagged' });
+        const r = await apply('start-session', { label: 'Cut 1.1' });
+        expect(r.version).toBe(4);
+        const sessions = r.body.sessions as Array<{
+          id: string;
+          directives: Array<{ id: string; carriedFrom?: string }>;
+        }>;
+        expect(sessions.map((s) => s.id)).toEqual(['session-1', 'session-2']);
+        expect(sessions[1]!.directives).toMatchObject([{ id: 'dir-1', carriedFrom: 'session-1' }]);
+        let err: { code?: string } | undefined;
+        try {
+          await apply('start-session', { label: 'Cut 1.2' });
+        } catch (e) {
+          err = e as typeof err;
+        }
+        expect(err?.code).toBe('INVALID_TRANSITION');
+      });
+
+      it('the file exports with its stamp, passes gate B against the store, and an import that drops a session is refused', async () => {
+        const project = join(root, `p${n}`);
+        await inst.docs.commit(commit(0, example()));
+        const target = targetFor(KIND, ID, project);
+        expect(target.path).toBe(join(project, '.copilot/state/deploy.json'));
+        await exportView(inst, target);
+        const text = readFileSync(target.path, 'utf8');
+        expect(JSON.parse(text).$agentstate).toEqual({ kind: KIND, id: ID, version: 1 });
+        const stored = await inst.docs.get({ kind: KIND, id: ID });
+        const store = { deploy: { version: stored.version, body: stored.body } };
+        expect(checkGate('B', [gateFile('.copilot/state/deploy.json', text)], { store }).ok).toBe(true);
+
+        // A hand edit that deletes session-2 is refused on import; the store and the file stay as they were.
+        const edited = JSON.parse(text) as Body;
+        edited.sessions.splice(1, 1);
+        writeFileSync(target.path, JSON.stringify(edited, null, 2));
+        await refused(
+          () => importView(inst, target, { actor: 'alice' }),
+          'VALIDATION_FAILED',
+          'sessions-append-only',
+        );
+        const gate = checkGate(
+          'B',
+          [gateFile('.copilot/state/deploy.json', readFileSync(target.path, 'utf8'))],
+          {
+            store,
+          },
+        );
+        expect(gate.failures).toHaveLength(1);
+        expect(gate.failures[0]).toMatch(
+          /^\.copilot\/state\/deploy\.json: differs from version 1 in the store at \/sessions\/2, .*: import it \(or re-export to discard\)$/,
+        );
+
+        // An edit that records progress imports as version 2 and is re-exported.
+        const progress = JSON.parse(text) as Body;
+        (progress.sessions[2]!.todos as Array<{ status: string }>)[1]!.status = 'completed';
+        mkdirSync(join(project, '.copilot/state'), { recursive: true });
+        writeFileSync(target.path, JSON.stringify(progress, null, 2));
+        t += 60_000;
+        const r = await importView(inst, target, { actor: 'alice' });
+        expect(r.version).toBe(2);
+        const after = JSON.parse(readFileSync(target.path, 'utf8'));
+        expect(after.$agentstate.version).toBe(2);
+        const now = new Date(t).toISOString().replace('.000Z', 'Z');
+        expect([after.updatedAt, after.sessions[2].updatedAt]).toEqual([now, now]);
+      });
+    });
   });
-});
+}
