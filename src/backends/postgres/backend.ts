@@ -16,7 +16,9 @@ import { migrate } from './migrate.js';
 import { createWorkItemBackend } from './work-items.js';
 
 export { redactUrl } from '../../core/redact.js';
+export type { InstanceSummary } from '../../core/types.js';
 export type { PostgresOptions, PostgresPoolOptions } from './connection.js';
+export { listInstances, type PostgresListOptions } from './instances.js';
 export { migrationNames } from './migrate.js';
 
 /** A StoreBackend on PostgreSQL, plus what only PostgreSQL offers. */
