@@ -1,13 +1,40 @@
-// `agentstate instance export|import`: move an instance between backends through a portable file.
+// `agentstate instance list|export|import`: the instances a store holds, and moving one between backends
+// through a portable file.
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { checkDump, exportInstance, importInstance } from '../core/portable.js';
-import { withInstance } from './context.js';
+import { redactUrl } from '../core/redact.js';
+import { listInstances } from '../instance/list.js';
+import { instanceRoot } from '../instance/paths.js';
+import { resolveInstance } from '../service/instance-resolver.js';
+import { type GlobalOpts, Output, withInstance } from './context.js';
 
 export function addInstanceCommands(program: Command): void {
   const group = program
     .command('instance')
-    .description('move an instance between backends (SQLite ⇄ PostgreSQL)');
+    .description('list the instances of a store; move one between backends (SQLite ⇄ PostgreSQL)');
+
+  group
+    .command('list')
+    .description(
+      'list the instances the store holds: with --url those of its schema, else every <root>/<host>/agents/<name> with a state.sqlite; creates nothing',
+    )
+    .action(async (_o, cmd: Command) => {
+      const g = cmd.optsWithGlobals<GlobalOpts>();
+      const { url, root } = resolveInstance(g);
+      const list = await listInstances({ url, root });
+      const where = url ? redactUrl(url) : instanceRoot(root);
+      new Output(g.json ?? false).emit(list, () =>
+        list.length === 0
+          ? `no instances in ${where}`
+          : list
+              .map(
+                (i) =>
+                  `${i.instance}  ${i.error ? `unreadable: ${i.error}` : `${i.events} event${i.events === 1 ? '' : 's'}${i.last_event_at ? `, last ${i.last_event_at}` : ''}`}`,
+              )
+              .join('\n'),
+      );
+    });
 
   group
     .command('export <file>')
