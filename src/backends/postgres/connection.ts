@@ -313,7 +313,7 @@ function poolConfig(opts: PostgresPoolOptions): PgPoolConfig {
 
 /**
  * One pg pool and what belongs to its connections rather than to any store: which connections died, and
- * the names of prepared statements. Shared by every store handle opened with its key, through `acquire`.
+ * the names of prepared statements. Shared by every store handle opened with its key (acquirePool / releasePool).
  */
 export class SharedPool {
   readonly key: string;
