@@ -51,6 +51,7 @@ export { DEFAULT_LEASE_MS, DEFAULT_MAX_ATTEMPTS, WorkQueue } from './core/work-q
 export { canTransition, isTerminal, TRANSITIONS } from './core/work-rules.js';
 export * from './errors.js';
 export { Instance, type OpenInstanceOptions, openInstance } from './instance/instance.js';
+export { type ListInstancesOptions, listInstances } from './instance/list.js';
 export {
   checkName,
   defaultHost,

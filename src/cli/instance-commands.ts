@@ -1,12 +1,16 @@
-// `agentstate init | dashboard | retro | instance export|import`: the instance as a whole — creating it,
+// `agentstate init | dashboard | retro | instance list|export|import`: the instance as a whole — creating it,
 // its dashboard and retrospectives, and moving it between backends through a portable file.
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { DumpCounts } from '../core/portable.js';
+import { redactUrl } from '../core/redact.js';
+import type { InstanceSummary } from '../core/types.js';
+import { instanceRoot } from '../instance/paths.js';
 import type { ScaffoldResult } from '../instance/scaffold.js';
 import type { DashboardResult } from '../reports/dashboard.js';
 import type { RetroResult } from '../reports/retro.js';
-import { given, runCommand } from './context.js';
+import { resolveInstance } from '../service/instance-resolver.js';
+import { type GlobalOpts, given, runCommand } from './context.js';
 
 type Moved = DumpCounts & { path?: string; anchor: string | null; source_backend?: string };
 
@@ -52,7 +56,31 @@ export function addInstanceCommands(program: Command): void {
 
   const group = program
     .command('instance')
-    .description('move an instance between backends (SQLite ⇄ PostgreSQL)');
+    .description('the instances a store holds, and moving one between backends (SQLite ⇄ PostgreSQL)');
+
+  group
+    .command('list')
+    .description(
+      'list the instances the store holds: with --url those of its schema, else every <root>/<host>/agents/<name> with a state.sqlite; creates nothing',
+    )
+    .action((_o, cmd: Command) => {
+      const { url, root } = resolveInstance(cmd.optsWithGlobals<GlobalOpts>());
+      const where = url ? redactUrl(url) : instanceRoot(root);
+      return runCommand<InstanceSummary[]>(
+        cmd,
+        'list_instances',
+        { ...given('url', url), ...given('root', root) },
+        (list) =>
+          list.length === 0
+            ? `no instances in ${where}`
+            : list
+                .map(
+                  (i) =>
+                    `${i.instance}  ${i.error ? `unreadable: ${i.error}` : `${i.events} event${i.events === 1 ? '' : 's'}${i.last_event_at ? `, last ${i.last_event_at}` : ''}`}`,
+                )
+                .join('\n'),
+      );
+    });
 
   group
     .command('export <file>')

@@ -48,7 +48,14 @@ export function ensureDir(dir: string): void {
   if (existsSync(cur) && !statSync(cur).isDirectory()) {
     throw Object.assign(new Error(`${cur} is not a directory`), { code: 'ENOTDIR' });
   }
-  for (const d of missing.reverse()) mkdirSync(d);
+  for (const d of missing.reverse()) {
+    try {
+      mkdirSync(d);
+    } catch (err) {
+      // Another process opening the same new instance made it first: a folder is all that was asked for.
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || !statSync(d).isDirectory()) throw err;
+    }
+  }
 }
 
 function fileType(st: Stats): string {

@@ -145,6 +145,31 @@ function loadKinds(): Promise<KindResolver> {
   return kindsLoaded;
 }
 
+/**
+ * The PostgreSQL URL and schema a storage URL names: `?schema=` is taken out of the URL (the `schema` option
+ * wins over it). INVALID_INPUT for a URL that does not parse or names another scheme.
+ */
+export function postgresTarget(url: string, schema: string | undefined): { url: string; schema?: string } {
+  if (!/^postgres(ql)?:\/\//i.test(url)) {
+    throw new InvalidInputError(
+      `storage URL ${redactUrl(url)} is not supported: use postgres://… or leave it unset for embedded SQLite`,
+      { field: 'url' },
+    );
+  }
+  let clean: string;
+  let fromUrl: string | undefined;
+  try {
+    const u = new URL(url);
+    fromUrl = u.searchParams.get('schema') ?? undefined;
+    u.searchParams.delete('schema');
+    clean = u.toString();
+  } catch {
+    throw new InvalidInputError(`storage URL ${redactUrl(url)} is not a valid URL`, { field: 'url' });
+  }
+  const chosen = schema ?? fromUrl;
+  return chosen ? { url: clean, schema: chosen } : { url: clean };
+}
+
 /** Opens the backend a URL names; the PostgreSQL driver is loaded only here. */
 async function openUrl(
   url: string,
@@ -153,29 +178,12 @@ async function openUrl(
   extra: OpenInstanceOptions['postgres'],
   create: boolean | undefined,
 ): Promise<StoreBackend> {
-  if (/^postgres(ql)?:\/\//i.test(url)) {
-    let clean = url;
-    let fromUrl: string | undefined;
-    try {
-      const u = new URL(url);
-      fromUrl = u.searchParams.get('schema') ?? undefined;
-      u.searchParams.delete('schema');
-      clean = u.toString();
-    } catch {
-      throw new InvalidInputError(`storage URL ${redactUrl(url)} is not a valid URL`, { field: 'url' });
-    }
-    const { openPostgresBackend } = await import('../backends/postgres/backend.js');
-    const chosen = schema ?? fromUrl;
-    return openPostgresBackend({
-      ...extra,
-      url: clean,
-      instance,
-      ...(chosen ? { schema: chosen } : {}),
-      ...(create === false ? { create } : {}),
-    });
-  }
-  throw new InvalidInputError(
-    `storage URL ${redactUrl(url)} is not supported: use postgres://… or leave it unset for embedded SQLite`,
-    { field: 'url' },
-  );
+  const target = postgresTarget(url, schema);
+  const { openPostgresBackend } = await import('../backends/postgres/backend.js');
+  return openPostgresBackend({
+    ...extra,
+    ...target,
+    instance,
+    ...(create === false ? { create } : {}),
+  });
 }

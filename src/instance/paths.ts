@@ -5,9 +5,14 @@ import { InvalidInputError } from '../errors.js';
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
+/** Whether `value` is an allowed host or instance name (what checkName accepts). */
+export function isInstanceName(value: unknown): value is string {
+  return typeof value === 'string' && NAME.test(value) && !value.includes('..');
+}
+
 /** Refuses names with separators, `..`, control characters or a leading dot. */
 export function checkName(value: unknown, field: 'host' | 'name'): string {
-  if (typeof value !== 'string' || !NAME.test(value) || value.includes('..')) {
+  if (!isInstanceName(value)) {
     throw new InvalidInputError(
       `${field} ${JSON.stringify(value)} is not allowed: use 1-128 letters, digits, '.', '_' or '-', starting with a letter or digit, and no '..'`,
       { field },
@@ -56,6 +61,11 @@ export function defaultHost(): string {
   return NAME.test(h) ? h : 'localhost';
 }
 
+/** The folder holding `<host>/agents/<name>`: `root` resolved, else `~/.config`. */
+export function instanceRoot(root?: string): string {
+  return resolve(root ?? join(homedir(), '.config'));
+}
+
 /** Resolves an instance's identity and folder. */
 export function locateInstance(loc: InstanceLocation): { host: string; name: string; dir: string } {
   const host = checkName(loc.host ?? defaultHost(), 'host');
@@ -74,8 +84,7 @@ export function locateInstance(loc: InstanceLocation): { host: string; name: str
     );
   }
   const name = checkName(loc.name, 'name');
-  const root = resolve(loc.root ?? join(homedir(), '.config'));
-  return { host, name, dir: join(root, host, 'agents', name) };
+  return { host, name, dir: join(instanceRoot(loc.root), host, 'agents', name) };
 }
 
 /** The folder name as an instance name: leading dots dropped, other unsafe characters replaced. */

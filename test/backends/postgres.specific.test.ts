@@ -363,7 +363,14 @@ suite('postgres: migrations', () => {
     try {
       const backends = await Promise.all(
         Array.from({ length: 6 }, (_, i) =>
-          openPostgresBackend({ url: PG_URL, schema: fresh, instance: `m/${i}`, poolSize: 2 }),
+          // A pool each (distinct application_name), as processes starting together would have.
+          openPostgresBackend({
+            url: PG_URL,
+            schema: fresh,
+            instance: `m/${i}`,
+            poolSize: 2,
+            applicationName: `migrator-${i}`,
+          }),
         ),
       );
       const applied = backends.map((b) => b.migrationsApplied);
@@ -486,7 +493,10 @@ suite('postgres: concurrency', () => {
     await services(setup).work.enqueueMany(
       Array.from({ length: 200 }, (_, i) => ({ title: `t${i}`, priority: i % 5 })),
     );
-    const claimers = await Promise.all(Array.from({ length: 8 }, () => open(instance, { poolSize: 2 })));
+    // A distinct application_name per claimer gives each its own pool (equal settings would share one).
+    const claimers = await Promise.all(
+      Array.from({ length: 8 }, (_, w) => open(instance, { poolSize: 2, applicationName: `claimer-${w}` })),
+    );
     try {
       const won = await Promise.all(
         claimers.map(async (b, w) => {
@@ -520,7 +530,10 @@ suite('postgres: concurrency', () => {
     const setup = await open(instance);
     const doc = { kind: 'json', id: 'counter' };
     await services(setup).docs.commit({ ...doc, expected_version: 0, body: { count: 0, log: [] } });
-    const writers = await Promise.all(Array.from({ length: 6 }, () => open(instance, { poolSize: 1 })));
+    // Each writer on a pool of its own (a distinct application_name), as separate processes would be.
+    const writers = await Promise.all(
+      Array.from({ length: 6 }, (_, w) => open(instance, { poolSize: 1, applicationName: `writer-${w}` })),
+    );
     const TARGET = 60;
     try {
       const results = await Promise.all(

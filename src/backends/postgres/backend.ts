@@ -16,7 +16,9 @@ import { migrate } from './migrate.js';
 import { createWorkItemBackend } from './work-items.js';
 
 export { redactUrl } from '../../core/redact.js';
-export type { PostgresOptions } from './connection.js';
+export type { InstanceSummary } from '../../core/types.js';
+export type { PostgresOptions, PostgresPoolOptions } from './connection.js';
+export { listInstances, type PostgresListOptions } from './instances.js';
 export { migrationNames } from './migrate.js';
 
 /** A StoreBackend on PostgreSQL, plus what only PostgreSQL offers. */
@@ -31,7 +33,9 @@ export interface PostgresBackend extends StoreBackend {
 }
 
 /**
- * Opens a PostgreSQL store for one instance and applies pending migrations to its schema.
+ * Opens a PostgreSQL store for one instance and applies pending migrations to its schema. Stores opened in
+ * this process with the same URL and pool settings share one pg pool, which ends when the last of them
+ * closes; each store keeps its own instance, schema, NOTIFY hint, listeners and closed state.
  * Connection failures are STORAGE_UNAVAILABLE, with the password redacted from every message.
  * @example const b = await openPostgresBackend({ url: 'postgres://me@db/agents', instance: 'laptop/planner' })
  */

@@ -1,5 +1,6 @@
-// The PostgreSQL connection pool of one store: schema-qualified table names, pipelined transactions
-// that retry deadlocks and stale connections, and driver errors mapped to typed errors (URL redacted).
+// PostgreSQL connections: one pg pool per database URL and pool settings shared by every store handle in
+// the process, each handle's schema-qualified names, pipelined transactions that retry deadlocks and stale
+// connections, and driver errors mapped to typed errors (URL redacted).
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { redactUrl } from '../../core/redact.js';
@@ -20,35 +21,43 @@ import {
   type PgResult,
 } from './driver.js';
 
-export interface PostgresOptions {
+/**
+ * The settings of a pg pool. Stores opened in one process with the same URL and equal settings share one
+ * pool (the pool key is all of them); different settings get a pool of their own.
+ */
+export interface PostgresPoolOptions {
   /** Connection URL, e.g. `postgres://user:secret@db.example:5432/agents`. Never printed unredacted. */
   url: string;
-  /** The instance key (e.g. `host/name`): every row carries it and every query filters by it. */
-  instance: string;
-  /** Schema holding the tables, created if missing; several stores can share a database. @default 'agentstate' */
-  schema?: string;
-  /** Connections in the pool. @default 10 */
+  /** Connections in the pool, shared by every store using it. @default 10 */
   poolSize?: number;
   /** How long a statement waits for a row lock before LOCK_TIMEOUT. @default 5000 */
   lockTimeoutMs?: number;
   /** How long opening a connection may take before STORAGE_UNAVAILABLE. @default 10000 */
   connectTimeoutMs?: number;
+  /** Pipeline BEGIN with the first statement and the last with COMMIT (two round trips per write). @default true */
+  pipeline?: boolean;
+  /** `application_name` of the connections (shows in pg_stat_activity). @default 'agentstate' */
+  applicationName?: string;
+}
+
+/** One store: an instance in a schema, on a (shared) pool. */
+export interface PostgresOptions extends PostgresPoolOptions {
+  /** The instance key (e.g. `host/name`): every row carries it and every query filters by it. */
+  instance: string;
+  /** Schema holding the tables, created if missing; several stores can share a database. @default 'agentstate' */
+  schema?: string;
   /**
    * Send a `pg_notify` wake-up hint after appends commit (LISTEN is optional; polling stays the truth). It is
    * sent outside the writing transaction, at most one at a time per store, appends in between folded in.
    * @default true
    */
   notify?: boolean;
-  /** Pipeline BEGIN with the first statement and the last with COMMIT (two round trips per write). @default true */
-  pipeline?: boolean;
   /**
    * Use named prepared statements, so each connection plans a statement once instead of on every call (the
    * claim statement plans in about 1 ms). Turn off behind a pooler that cannot keep them (PgBouncer in
    * transaction mode before 1.21). @default true
    */
   preparedStatements?: boolean;
-  /** `application_name` of the connections (shows in pg_stat_activity). @default 'agentstate' */
-  applicationName?: string;
   /**
    * Create the instance (and the schema's tables) when missing. With false, an instance never opened before
    * is NOT_FOUND and nothing is written. @default true
@@ -230,7 +239,8 @@ export function mapPgError(err: unknown, redactedUrl: string): unknown {
   return err;
 }
 
-function validateOptions(opts: PostgresOptions): { schema: string; redacted: string } {
+/** Checks the URL and the pool settings; returns the URL redacted, for messages. */
+function validatePoolOptions(opts: PostgresPoolOptions): string {
   if (typeof opts.url !== 'string' || !/^postgres(ql)?:\/\//i.test(opts.url)) {
     throw new InvalidInputError(
       `url must be a postgres:// or postgresql:// URL, got ${typeof opts.url === 'string' ? redactUrl(opts.url) : typeof opts.url}`,
@@ -244,6 +254,32 @@ function validateOptions(opts: PostgresOptions): { schema: string; redacted: str
     // Never attach the parser's error: it carries the raw URL, password included.
     throw new InvalidInputError(`url is not a valid URL: ${redacted}`, { field: 'url' });
   }
+  for (const [field, v] of [
+    ['poolSize', opts.poolSize],
+    ['lockTimeoutMs', opts.lockTimeoutMs],
+    ['connectTimeoutMs', opts.connectTimeoutMs],
+  ] as const) {
+    if (v !== undefined && (!Number.isSafeInteger(v) || v < 1)) {
+      throw new InvalidInputError(`${field} must be a whole number >= 1`, { field });
+    }
+  }
+  return redacted;
+}
+
+/** Checks a schema name (default `agentstate`): it is put in SQL text, so only a plain identifier. */
+export function checkSchema(schema: string | undefined): string {
+  const name = schema ?? 'agentstate';
+  if (typeof name !== 'string' || !SCHEMA_NAME.test(name)) {
+    throw new InvalidInputError(
+      `schema must be a lowercase identifier (${SCHEMA_NAME}), got ${JSON.stringify(name)}`,
+      { field: 'schema' },
+    );
+  }
+  return name;
+}
+
+function validateOptions(opts: PostgresOptions): { schema: string; redacted: string } {
+  const redacted = validatePoolOptions(opts);
   if (
     typeof opts.instance !== 'string' ||
     opts.instance.length === 0 ||
@@ -257,55 +293,44 @@ function validateOptions(opts: PostgresOptions): { schema: string; redacted: str
       field: 'instance',
     });
   }
-  const schema = opts.schema ?? 'agentstate';
-  if (!SCHEMA_NAME.test(schema)) {
-    throw new InvalidInputError(
-      `schema must be a lowercase identifier (${SCHEMA_NAME}), got ${JSON.stringify(schema)}`,
-      { field: 'schema' },
-    );
-  }
-  for (const [field, v] of [
-    ['poolSize', opts.poolSize],
-    ['lockTimeoutMs', opts.lockTimeoutMs],
-    ['connectTimeoutMs', opts.connectTimeoutMs],
-  ] as const) {
-    if (v !== undefined && (!Number.isSafeInteger(v) || v < 1)) {
-      throw new InvalidInputError(`${field} must be a whole number >= 1`, { field });
-    }
-  }
-  return { schema, redacted };
+  return { schema: checkSchema(opts.schema), redacted };
 }
 
-const MAX_DEADLOCK_RETRIES = 5;
+/** The pg pool configuration for these settings (every field is part of the pool key). */
+function poolConfig(opts: PostgresPoolOptions): PgPoolConfig {
+  return {
+    connectionString: opts.url,
+    max: opts.poolSize ?? 10,
+    connectionTimeoutMillis: opts.connectTimeoutMs ?? 10_000,
+    idleTimeoutMillis: 10_000,
+    application_name: opts.applicationName ?? 'agentstate',
+    lock_timeout: opts.lockTimeoutMs ?? 5000,
+    // A client that stalls mid-transaction must not hold the instance's event head forever.
+    idle_in_transaction_session_timeout: 60_000,
+    pipeline: opts.pipeline ?? true,
+  };
+}
 
-export class PostgresConnection {
+/**
+ * One pg pool and what belongs to its connections rather than to any store: which connections died, and
+ * the names of prepared statements. Shared by every store handle opened with its key (acquirePool / releasePool).
+ */
+export class SharedPool {
+  readonly key: string;
   readonly pool: PgPool;
-  readonly instance: string;
-  readonly schema: string;
-  readonly names: Names;
+  readonly config: PgPoolConfig;
   /** The URL with its secrets replaced (redactUrl), for messages. */
   readonly url: string;
-  readonly config: PgPoolConfig;
-  private readonly prepared: boolean;
-  private readonly statementNames = new Map<string, string>();
   /** Pooled connections that reported an error: dead, never to be sent another statement. */
-  private readonly dead = new WeakMap<PgClient, Error>();
+  readonly dead = new WeakMap<PgClient, Error>();
+  readonly #statementNames = new Map<string, string>();
 
-  private constructor(
-    pool: PgPool,
-    config: PgPoolConfig,
-    instance: string,
-    schema: string,
-    url: string,
-    prepared: boolean,
-  ) {
+  constructor(key: string, pool: PgPool, config: PgPoolConfig, url: string) {
+    this.key = key;
     this.pool = pool;
     this.config = config;
-    this.prepared = prepared;
-    this.instance = instance;
-    this.schema = schema;
-    this.names = names(schema);
     this.url = url;
+    // Registered once per pool, not per store: a listener per store would pile up on a pool serving many.
     // An idle connection the server closed reports here; the pool drops it and opens a new one on demand.
     pool.on('error', () => {});
     // A connection can die at any moment, also while checked out with no statement running, or in the gap
@@ -320,29 +345,166 @@ export class PostgresConnection {
     });
   }
 
-  /** Validates the options and creates the pool (no connection is opened yet). */
+  /** The prepared statement name of a statement text: a hash of it, so equal texts share one name. */
+  statementName(sql: string): string {
+    let name = this.#statementNames.get(sql);
+    if (name === undefined) {
+      name = `agentstate_${createHash('sha1').update(sql).digest('hex').slice(0, 24)}`;
+      this.#statementNames.set(sql, name);
+    }
+    return name;
+  }
+
+  /**
+   * Runs one statement outside a transaction. Idempotent statements are run again on another connection
+   * when the pooled one turns out to be closed by the server.
+   */
+  async query<R = Record<string, unknown>>(q: string | PgQuery, idempotent: boolean): Promise<PgResult<R>> {
+    // Every idle connection may have been closed at once (a server restart): one retry per pooled connection.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.pool.query<R>(q);
+      } catch (err) {
+        if (idempotent && attempt <= this.config.max && isConnectionLost(err)) continue;
+        throw mapPgError(err, this.url);
+      }
+    }
+  }
+}
+
+interface PoolEntry {
+  /** Handles holding this pool; it ends when the last one lets go. */
+  users: number;
+  config: PgPoolConfig;
+  /** The URL redacted. */
+  url: string;
+  ready: Promise<SharedPool>;
+}
+
+/** The process's pools, by pool key. */
+const pools = new Map<string, PoolEntry>();
+
+/**
+ * The pool for these settings, created on first use, with one more user. The entry is registered before
+ * the first await, so opens racing on one URL get one pool. Pair every call with `releasePool`.
+ */
+export async function acquirePool(opts: PostgresPoolOptions): Promise<SharedPool> {
+  const url = validatePoolOptions(opts);
+  const config = poolConfig(opts);
+  // Every setting is in the key: a store never runs with a lock timeout, pool size or application name it
+  // did not ask for. The key holds the raw URL (password included) and never leaves this map.
+  const key = JSON.stringify(Object.entries(config).sort(([a], [b]) => (a < b ? -1 : 1)));
+  let entry = pools.get(key);
+  if (entry === undefined) {
+    const created: PoolEntry = {
+      users: 0,
+      config,
+      url,
+      ready: createPool(config).then((pool) => new SharedPool(key, pool, config, url)),
+    };
+    created.ready.catch(() => {
+      if (pools.get(key) === created) pools.delete(key);
+    });
+    pools.set(key, created);
+    entry = created;
+  }
+  entry.users++;
+  try {
+    return await entry.ready;
+  } catch (err) {
+    entry.users--;
+    throw mapPgError(err, url);
+  }
+}
+
+/** Gives back one use of a pool; the last one ends it (and waits for its connections to close). */
+export async function releasePool(shared: SharedPool): Promise<void> {
+  const entry = pools.get(shared.key);
+  if (entry === undefined) return;
+  entry.users--;
+  if (entry.users > 0) return;
+  // Out of the map before the await: an open meanwhile gets a new pool instead of this ending one.
+  pools.delete(shared.key);
+  await shared.pool.end();
+}
+
+/** Runs `fn` on the pool for these settings (shared with any store open on it), then gives it back. */
+export async function withPool<T>(
+  opts: PostgresPoolOptions,
+  fn: (pool: SharedPool) => Promise<T>,
+): Promise<T> {
+  const shared = await acquirePool(opts);
+  try {
+    return await fn(shared);
+  } finally {
+    await releasePool(shared);
+  }
+}
+
+/** One pool open in this process, as `openPools` reports it. */
+export interface OpenPool {
+  /** The URL, redacted. */
+  url: string;
+  application_name: string;
+  /** Its poolSize. */
+  max: number;
+  /** Store handles (and listings in progress) using it. */
+  users: number;
+}
+
+/** The pools open in this process (tests use it to see that stores share one). */
+export function openPools(): OpenPool[] {
+  return [...pools.values()].map((e) => ({
+    url: e.url,
+    application_name: e.config.application_name,
+    max: e.config.max,
+    users: e.users,
+  }));
+}
+
+const MAX_DEADLOCK_RETRIES = 5;
+
+/**
+ * One store's handle on a shared pool: its instance key, schema names and `closed` flag are its own; the
+ * pool, and the knowledge of which of its connections died, are shared with every store on the same key.
+ */
+export class PostgresConnection {
+  readonly shared: SharedPool;
+  readonly instance: string;
+  readonly schema: string;
+  readonly names: Names;
+  /** The URL with its secrets replaced (redactUrl), for messages. */
+  readonly url: string;
+  private readonly prepared: boolean;
+
+  private constructor(shared: SharedPool, instance: string, schema: string, url: string, prepared: boolean) {
+    this.shared = shared;
+    this.prepared = prepared;
+    this.instance = instance;
+    this.schema = schema;
+    this.names = names(schema);
+    this.url = url;
+  }
+
+  /** Validates the options and takes a use of the pool for their URL and settings (no connection is opened yet). */
   static async open(opts: PostgresOptions): Promise<PostgresConnection> {
     const { schema, redacted } = validateOptions(opts);
-    const config: PgPoolConfig = {
-      connectionString: opts.url,
-      max: opts.poolSize ?? 10,
-      connectionTimeoutMillis: opts.connectTimeoutMs ?? 10_000,
-      idleTimeoutMillis: 10_000,
-      application_name: opts.applicationName ?? 'agentstate',
-      lock_timeout: opts.lockTimeoutMs ?? 5000,
-      // A client that stalls mid-transaction must not hold the instance's event head forever.
-      idle_in_transaction_session_timeout: 60_000,
-      pipeline: opts.pipeline ?? true,
-    };
-    const pool = await createPool(config);
-    return new PostgresConnection(
-      pool,
-      config,
-      opts.instance,
-      schema,
-      redacted,
-      opts.preparedStatements ?? true,
-    );
+    const shared = await acquirePool(opts);
+    return new PostgresConnection(shared, opts.instance, schema, redacted, opts.preparedStatements ?? true);
+  }
+
+  /** The shared pg pool. */
+  get pool(): PgPool {
+    return this.shared.pool;
+  }
+
+  /** The shared pool's configuration (a LISTEN connection is opened with it). */
+  get config(): PgPoolConfig {
+    return this.shared.config;
+  }
+
+  private get dead(): WeakMap<PgClient, Error> {
+    return this.shared.dead;
   }
 
   /**
@@ -353,12 +515,7 @@ export class PostgresConnection {
   statement(sql: string, params?: unknown[]): string | PgQuery {
     if (params === undefined) return sql;
     if (!this.prepared) return { text: sql, values: params };
-    let name = this.statementNames.get(sql);
-    if (name === undefined) {
-      name = `agentstate_${createHash('sha1').update(sql).digest('hex').slice(0, 24)}`;
-      this.statementNames.set(sql, name);
-    }
-    return { name, text: sql, values: params };
+    return { name: this.shared.statementName(sql), text: sql, values: params };
   }
 
   /** A new parameter list whose `$1` is this instance. */
@@ -380,15 +537,7 @@ export class PostgresConnection {
     opts: { idempotent: boolean } = { idempotent: true },
   ): Promise<PgResult<R>> {
     if (this.closed) throw storeClosedError();
-    // Every idle connection may have been closed at once (a server restart): one retry per pooled connection.
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.pool.query<R>(this.statement(sql, params));
-      } catch (err) {
-        if (opts.idempotent && attempt <= this.config.max && isConnectionLost(err)) continue;
-        throw this.mapError(err);
-      }
-    }
+    return this.shared.query<R>(this.statement(sql, params), opts.idempotent);
   }
 
   /**
@@ -506,9 +655,14 @@ export class PostgresConnection {
   /** True once `close()` was called: every later call is STORAGE_UNAVAILABLE (closed), not a driver error. */
   closed = false;
 
+  /**
+   * Closes this handle and gives back its use of the pool; the pool ends with its last user. Calls already
+   * running finish on the pool. Closing twice gives the pool back once.
+   */
   async close(): Promise<void> {
+    if (this.closed) return;
     this.closed = true;
-    await this.pool.end();
+    await releasePool(this.shared);
   }
 }
 

@@ -16,9 +16,9 @@ export interface SqliteDatabase {
   close(): void;
 }
 
-/** One runtime's driver: how to open a database file. */
+/** One runtime's driver: how to open a database file (created when missing unless readonly or mustExist). */
 export interface DriverModule {
-  open(path: string, readonly: boolean, busyTimeoutMs: number): SqliteDatabase;
+  open(path: string, readonly: boolean, busyTimeoutMs: number, mustExist?: boolean): SqliteDatabase;
   name: string;
 }
 
@@ -36,10 +36,10 @@ async function loadDriver(): Promise<DriverModule> {
     };
     driver = {
       name: 'bun:sqlite',
-      open(path, readonly, busyTimeoutMs) {
+      open(path, readonly, busyTimeoutMs, mustExist = false) {
         const db = new mod.Database(
           path,
-          readonly ? { readonly: true } : { create: true, readwrite: true, strict: true },
+          readonly ? { readonly: true } : { create: !mustExist, readwrite: true, strict: true },
         );
         db.exec(`PRAGMA busy_timeout = ${Math.trunc(busyTimeoutMs)}`);
         return wrapBun(db);
@@ -66,11 +66,11 @@ export function betterSqlite3Driver(
   let Database: BetterSqlite3 | undefined;
   return {
     name: 'better-sqlite3',
-    open(path, readonly, busyTimeoutMs) {
+    open(path, readonly, busyTimeoutMs, mustExist = false) {
       try {
         Database ??= load() as BetterSqlite3;
         // The addon itself is loaded by the first constructor call, so this is where it fails.
-        return new Database(path, { readonly, timeout: busyTimeoutMs, fileMustExist: readonly });
+        return new Database(path, { readonly, timeout: busyTimeoutMs, fileMustExist: readonly || mustExist });
       } catch (err) {
         throw missingAddonError(err) ?? err;
       }
@@ -124,11 +124,14 @@ function wrapBun(db: SqliteDatabase): SqliteDatabase {
   };
 }
 
-/** Opens a database file with the runtime's driver. */
+/** Opens a database file with the runtime's driver; a missing file is created unless readonly or mustExist. */
 export async function openSqlite(
   path: string,
-  opts: { readonly?: boolean; busyTimeoutMs: number },
+  opts: { readonly?: boolean; mustExist?: boolean; busyTimeoutMs: number },
 ): Promise<{ db: SqliteDatabase; driver: string }> {
   const d = await loadDriver();
-  return { db: d.open(path, opts.readonly ?? false, opts.busyTimeoutMs), driver: d.name };
+  return {
+    db: d.open(path, opts.readonly ?? false, opts.busyTimeoutMs, opts.mustExist ?? false),
+    driver: d.name,
+  };
 }

@@ -7,6 +7,24 @@ import { OBJECT } from '../output-schemas.js';
 
 export const REPORT_OPERATIONS = [
   operation({
+    name: 'list_instances',
+    group: 'instance',
+    description:
+      'The instances a store holds: with url those of its PostgreSQL schema, else every <root>/<host>/agents/<name>; creates nothing.',
+    input: inputSchema(
+      { url: { type: 'string', max: 10_000 }, root: { type: 'string', max: 10_000 } },
+      { url: 'postgres://… (default AGENTSTATE_URL)', root: 'folder holding <host>/agents/<name>' },
+    ),
+    output: { type: 'array', items: OBJECT },
+    writes: false,
+    local: true,
+    instance: 'none',
+    async run(_inst, i: { url?: string; root?: string }) {
+      const { listInstances } = await import('../../instance/list.js');
+      return listInstances({ ...(i.url ? { url: i.url } : {}), ...(i.root ? { root: i.root } : {}) });
+    },
+  }),
+  operation({
     name: 'scaffold',
     group: 'instance',
     description: 'Create the instance layout and database (idempotent) and write its dashboard.',

@@ -1,0 +1,30 @@
+// What one instance's state.sqlite holds at a glance (its head), read without creating or changing anything.
+import { toIso } from '../../core/time.js';
+import type { InstanceSummary } from '../../core/types.js';
+import { mapSqliteError } from './connection.js';
+import { openSqlite } from './driver.js';
+
+/**
+ * The head of the instance stored in `path`: how many events its log holds and when the newest was written.
+ * The file must exist (nothing is created) and is not migrated. It is opened read-write but never written: a
+ * read-only connection to a WAL database leaves `-wal` and `-shm` files behind, while a read-write one that
+ * is the last to close removes them, so the folder is left as it was found.
+ */
+export async function instanceHead(path: string): Promise<Pick<InstanceSummary, 'events' | 'last_event_at'>> {
+  let db: Awaited<ReturnType<typeof openSqlite>>['db'];
+  try {
+    db = (await openSqlite(path, { mustExist: true, busyTimeoutMs: 1000 })).db;
+  } catch (err) {
+    throw mapSqliteError(err, path);
+  }
+  try {
+    const row = db.prepare('SELECT position, created_at FROM events ORDER BY position DESC LIMIT 1').get() as
+      | { position: number; created_at: number }
+      | undefined;
+    return { events: row?.position ?? 0, last_event_at: toIso(row?.created_at) };
+  } catch (err) {
+    throw mapSqliteError(err, path);
+  } finally {
+    db.close();
+  }
+}
