@@ -11,7 +11,7 @@ import type { RecoverResult } from '../views/recover.js';
 import type { ExportResult, ImportResult } from '../views/sync.js';
 import type { ValidateResult } from '../views/validate.js';
 import { watchView } from '../views/watch.js';
-import { given, int, outputOf, projectOf, runCommand, withInstance } from './context.js';
+import { given, int, projectOf, runCommand, withInstance } from './context.js';
 
 function kebab(field: string): string {
   return field

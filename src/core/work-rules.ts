@@ -1,7 +1,7 @@
 // Work-item rules shared by every backend: the legal transitions, the event each one appends,
 // and why a conditional update matched no row.
 import { InvalidTransitionError, LeaseLostError, NotFoundError, PermissionDeniedError } from '../errors.js';
-import type { NewEvent, ResolveQuery, WorkItemBackend } from './backend.js';
+import type { NewEvent, ResolveQuery, StatusChange, WorkItemBackend } from './backend.js';
 import { canonicalJson, contentHash } from './json.js';
 import type { Json, JsonObject, WorkItem, WorkItemStatus } from './types.js';
 
@@ -57,6 +57,81 @@ export function enqueuedIntegrity(item: WorkItem): JsonObject {
   const data: JsonObject = { payload_hash: contentHash(item.payload), max_attempts: item.max_attempts };
   if (item.not_before !== null) data.not_before = item.not_before;
   return data;
+}
+
+/** work_item_enqueued: what the item was created with (and what verify checks its row against). */
+export function enqueuedEvent(item: WorkItem, actor: string | null, now: number): NewEvent {
+  const data: JsonObject = { title: item.title, priority: item.priority };
+  if (item.kind !== null) data.kind = item.kind;
+  if (item.blocked_by.length > 0) data.blocked_by = item.blocked_by;
+  if (item.idempotency_key !== null) data.idempotency_key = item.idempotency_key;
+  if (item.status !== 'pending') data.status = item.status;
+  Object.assign(data, enqueuedIntegrity(item));
+  return workItemEvent('work_item_enqueued', item, data, actor, now);
+}
+
+/** work_item_claimed: who holds the item, on which attempt, until when. */
+export function claimedEvent(item: WorkItem, worker: string, now: number): NewEvent {
+  return workItemEvent(
+    'work_item_claimed',
+    item,
+    { worker, attempt: item.attempts, lease_expires_at: item.lease_expires_at },
+    worker,
+    now,
+  );
+}
+
+/** work_item_reclaimed: an expired lease taken back (pending again, or failed once attempts are spent). */
+export function reclaimedEvent(
+  item: WorkItem,
+  previousOwner: string | null,
+  actor: string | null,
+  now: number,
+  /** The item as the reclaim left it, when a later step of the same statement moved it on (claimed again). */
+  left: { attempt: number; status: WorkItem['status'] } = { attempt: item.attempts, status: item.status },
+): NewEvent {
+  return workItemEvent(
+    'work_item_reclaimed',
+    item,
+    { previous_owner: previousOwner, attempt: left.attempt, status: left.status, error: item.error },
+    actor,
+    now,
+  );
+}
+
+/** work_item_released: a held item handed back without spending its attempt. */
+export function releasedEvent(item: WorkItem, worker: string, now: number): NewEvent {
+  return workItemEvent('work_item_released', item, { worker }, worker, now);
+}
+
+/** work_item_annotated: the notes merged in (RFC 7396). */
+export function annotatedEvent(
+  item: WorkItem,
+  notes: JsonObject,
+  actor: string | null,
+  now: number,
+): NewEvent {
+  return workItemEvent('work_item_annotated', item, { notes }, actor, now);
+}
+
+/** work_item_replayed: an unfinished item re-emitted after a restart. */
+export function replayedEvent(item: WorkItem, actor: string | null, now: number): NewEvent {
+  return workItemEvent(
+    'work_item_replayed',
+    item,
+    { status: item.status, attempts: item.attempts, lease_owner: item.lease_owner },
+    actor,
+    now,
+  );
+}
+
+/** The event of a status change outside a lease (cancel, park, unpark, a human's resolve). */
+export function statusEvent(item: WorkItem, q: StatusChange): NewEvent {
+  const data: JsonObject = { status: item.status };
+  if (q.error !== null) data.error = q.error;
+  if (q.result !== null && q.result !== undefined) data.result = q.result;
+  if (q.actor_kind) data.actor_kind = q.actor_kind;
+  return workItemEvent(q.event, item, data, q.actor, q.now);
 }
 
 /**

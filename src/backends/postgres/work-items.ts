@@ -11,10 +11,12 @@ import type {
   WorkItemRowDump,
 } from '../../core/backend.js';
 import { claimOrder, workItemFromRow } from '../../core/rows.js';
-import type { JsonObject, StatusCounts, WorkItem, WorkItemStatus } from '../../core/types.js';
+import type { StatusCounts, WorkItem, WorkItemStatus } from '../../core/types.js';
 import { WORK_ITEM_STATUSES } from '../../core/types.js';
 import {
-  enqueuedIntegrity,
+  annotatedEvent,
+  claimedEvent,
+  enqueuedEvent,
   explainLeaseFailure,
   explainStatusFailure,
   humanDecisionRefusal,
@@ -22,8 +24,11 @@ import {
   isRepeatedResolve,
   isTerminal,
   ownerOf,
+  reclaimedEvent,
+  releasedEvent,
+  replayedEvent,
   resolvedEvent,
-  workItemEvent,
+  statusEvent,
 } from '../../core/work-rules.js';
 import { InternalError, InvalidInputError } from '../../errors.js';
 import type { Names, Params, PostgresConnection, Tx } from './connection.js';
@@ -55,17 +60,6 @@ function dueAndUnblocked(t: Names, now: string): string {
 /** A pending item is ready when its not_before has passed and every blocker is done. */
 function ready(t: Names, now: string): string {
   return `w.status = 'pending' AND ${dueAndUnblocked(t, now)}`;
-}
-
-/** The enqueued event of a created item (same data as every backend). */
-function enqueuedEvent(item: WorkItem, actor: string | null, now: number): NewEvent {
-  const data: JsonObject = { title: item.title, priority: item.priority };
-  if (item.kind !== null) data.kind = item.kind;
-  if (item.blocked_by.length > 0) data.blocked_by = item.blocked_by;
-  if (item.idempotency_key !== null) data.idempotency_key = item.idempotency_key;
-  if (item.status !== 'pending') data.status = item.status;
-  Object.assign(data, enqueuedIntegrity(item));
-  return workItemEvent('work_item_enqueued', item, data, actor, now);
 }
 
 /**
@@ -193,11 +187,7 @@ export async function setStatusRow(
     explainStatusFailure(cur.rows[0] ? toWorkItem(cur.rows[0]) : null, q.id, q.to);
   }
   const item = toWorkItem(row);
-  const data: JsonObject = { status: item.status };
-  if (q.error !== null) data.error = q.error;
-  if (q.result !== null && q.result !== undefined) data.result = q.result;
-  if (q.actor_kind) data.actor_kind = q.actor_kind;
-  return { item, event: workItemEvent(q.event, item, data, q.actor, q.now) };
+  return { item, event: statusEvent(item, q) };
 }
 
 export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint | null): WorkItemBackend {
@@ -306,31 +296,18 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
       .map(toWorkItem)
       .sort(claimOrder);
     const events: NewEvent[] = reclaimedRows.map(({ r, item }) =>
-      workItemEvent(
-        'work_item_reclaimed',
+      reclaimedEvent(
         item,
-        {
-          previous_owner: r._previous_owner,
-          // An item reclaimed and claimed again in this statement was, in between, pending on its old attempt.
-          attempt: r._claimed ? item.attempts - 1 : item.attempts,
-          status: r._claimed ? 'pending' : item.status,
-          error: item.error,
-        },
+        r._previous_owner,
         actor,
         now,
+        // An item reclaimed and claimed again in this statement was, in between, pending on its old attempt.
+        r._claimed ? { attempt: item.attempts - 1, status: 'pending' } : undefined,
       ),
     );
     if (claim) {
       for (const item of claimed) {
-        events.push(
-          workItemEvent(
-            'work_item_claimed',
-            item,
-            { worker: claim.worker, attempt: item.attempts, lease_expires_at: item.lease_expires_at },
-            claim.worker,
-            now,
-          ),
-        );
+        events.push(claimedEvent(item, claim.worker, now));
       }
     }
     return {
@@ -463,9 +440,7 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
            WHERE ${leaseWhere(p, q)} RETURNING *`,
         );
         if (!hit) explainLeaseFailure(await getItem(tx, q.id), q, 'release');
-        await commitEvents(tx, [
-          workItemEvent('work_item_released', hit, { worker: q.worker }, q.worker, q.now),
-        ]);
+        await commitEvents(tx, [releasedEvent(hit, q.worker, q.now)]);
         return hit;
       });
     },
@@ -487,9 +462,7 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
           if (q.lease) explainLeaseFailure(await getItem(tx, q.id), q.lease, 'annotate');
           explainStatusFailure(null, q.id, 'pending');
         }
-        await commitEvents(tx, [
-          workItemEvent('work_item_annotated', hit, { notes: q.notes }, q.actor, q.now),
-        ]);
+        await commitEvents(tx, [annotatedEvent(hit, q.notes, q.actor, q.now)]);
         return hit;
       });
     },
@@ -549,15 +522,7 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
         );
         const row = res.rows[0];
         const items = (row?.rows ?? []).map(toWorkItem).sort(claimOrder);
-        const replayed = items.map((item) =>
-          workItemEvent(
-            'work_item_replayed',
-            item,
-            { status: item.status, attempts: item.attempts, lease_owner: item.lease_owner },
-            actor,
-            now,
-          ),
-        );
+        const replayed = items.map((item) => replayedEvent(item, actor, now));
         await commitEvents(tx, [...r.events, ...replayed]);
         return items;
       });

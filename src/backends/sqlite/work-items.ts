@@ -12,7 +12,9 @@ import { claimOrder, workItemFromRow } from '../../core/rows.js';
 import type { Json, JsonObject, StatusCounts, WorkItem, WorkItemStatus } from '../../core/types.js';
 import { WORK_ITEM_STATUSES } from '../../core/types.js';
 import {
-  enqueuedIntegrity,
+  annotatedEvent,
+  claimedEvent,
+  enqueuedEvent,
   explainLeaseFailure,
   explainStatusFailure,
   humanDecisionRefusal,
@@ -20,8 +22,11 @@ import {
   isRepeatedResolve,
   isTerminal,
   ownerOf,
+  reclaimedEvent,
+  releasedEvent,
+  replayedEvent,
   resolvedEvent,
-  workItemEvent,
+  statusEvent,
 } from '../../core/work-rules.js';
 import { InvalidInputError } from '../../errors.js';
 import type { SqliteConnection } from './connection.js';
@@ -121,13 +126,7 @@ export function insertWorkItems(
     if (row) {
       const item = toWorkItem(row);
       out.push({ item, created: true });
-      const data: JsonObject = { title: item.title, priority: item.priority };
-      if (item.kind !== null) data.kind = item.kind;
-      if (item.blocked_by.length > 0) data.blocked_by = item.blocked_by;
-      if (item.idempotency_key !== null) data.idempotency_key = item.idempotency_key;
-      if (item.status !== 'pending') data.status = item.status;
-      Object.assign(data, enqueuedIntegrity(item));
-      events.push(workItemEvent('work_item_enqueued', item, data, n.actor, n.created_at));
+      events.push(enqueuedEvent(item, n.actor, n.created_at));
     } else {
       const existing = conn
         .stmt('SELECT * FROM work_items WHERE idempotency_key = ?')
@@ -167,11 +166,7 @@ export function setStatusRow(
     explainStatusFailure(current ? toWorkItem(current) : null, q.id, q.to);
   }
   const item = toWorkItem(row);
-  const data: JsonObject = { status: item.status };
-  if (q.error !== null) data.error = q.error;
-  if (q.result !== null && q.result !== undefined) data.result = q.result;
-  if (q.actor_kind) data.actor_kind = q.actor_kind;
-  return { item, event: workItemEvent(q.event, item, data, q.actor, q.now) };
+  return { item, event: statusEvent(item, q) };
 }
 
 export function createWorkItemBackend(conn: SqliteConnection): WorkItemBackend {
@@ -208,20 +203,7 @@ export function createWorkItemBackend(conn: SqliteConnection): WorkItemBackend {
     const items = rows.map(toWorkItem).sort(claimOrder);
     insertEvents(
       conn,
-      items.map((item) =>
-        workItemEvent(
-          'work_item_reclaimed',
-          item,
-          {
-            previous_owner: owners.get(item.id) ?? null,
-            attempt: item.attempts,
-            status: item.status,
-            error: item.error,
-          },
-          actor,
-          now,
-        ),
-      ),
+      items.map((item) => reclaimedEvent(item, owners.get(item.id) ?? null, actor, now)),
     );
     return items;
   }
@@ -286,15 +268,7 @@ export function createWorkItemBackend(conn: SqliteConnection): WorkItemBackend {
         const items = rows.map(toWorkItem).sort(claimOrder);
         insertEvents(
           conn,
-          items.map((item) =>
-            workItemEvent(
-              'work_item_claimed',
-              item,
-              { worker: q.worker, attempt: item.attempts, lease_expires_at: item.lease_expires_at },
-              q.worker,
-              q.now,
-            ),
-          ),
+          items.map((item) => claimedEvent(item, q.worker, q.now)),
         );
         return items;
       });
@@ -326,9 +300,7 @@ export function createWorkItemBackend(conn: SqliteConnection): WorkItemBackend {
           .get(q.now, ...w.params) as WorkItemRow | undefined;
         if (!row) explainLeaseFailure(getItem(q.id), q, 'release');
         const item = toWorkItem(row);
-        insertEvents(conn, [
-          workItemEvent('work_item_released', item, { worker: q.worker }, q.worker, q.now),
-        ]);
+        insertEvents(conn, [releasedEvent(item, q.worker, q.now)]);
         return item;
       });
     },
@@ -346,7 +318,7 @@ export function createWorkItemBackend(conn: SqliteConnection): WorkItemBackend {
           explainStatusFailure(null, q.id, 'pending');
         }
         const item = toWorkItem(row);
-        insertEvents(conn, [workItemEvent('work_item_annotated', item, { notes: q.notes }, q.actor, q.now)]);
+        insertEvents(conn, [annotatedEvent(item, q.notes, q.actor, q.now)]);
         return item;
       });
     },
@@ -407,15 +379,7 @@ export function createWorkItemBackend(conn: SqliteConnection): WorkItemBackend {
         const items = rows.map(toWorkItem);
         insertEvents(
           conn,
-          items.map((item) =>
-            workItemEvent(
-              'work_item_replayed',
-              item,
-              { status: item.status, attempts: item.attempts, lease_owner: item.lease_owner },
-              actor,
-              now,
-            ),
-          ),
+          items.map((item) => replayedEvent(item, actor, now)),
         );
         return items;
       });
