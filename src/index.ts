@@ -35,6 +35,17 @@ export {
   type IntegrityOptions,
   parseHeadAnchor,
 } from './core/integrity.js';
+export type {
+  CommitContext,
+  CommitEffects,
+  DocSnapshot,
+  FileStamp,
+  KindDefinition,
+  KindFile,
+  KindOperation,
+  OperationContext,
+  ViewContext,
+} from './core/kind.js';
 export {
   type CheckedDump,
   checkDump,
@@ -61,17 +72,6 @@ export {
   locateInstance,
 } from './instance/paths.js';
 export { type ScaffoldResult, scaffold } from './instance/scaffold.js';
-export type {
-  CommitContext,
-  CommitEffects,
-  DocSnapshot,
-  FileStamp,
-  KindDefinition,
-  KindFile,
-  KindOperation,
-  OperationContext,
-  ViewContext,
-} from './kinds/kind.js';
 export { getKind, kindNames, registerKind, validateSchema } from './kinds/registry.js';
 // Helpers for writing a kind's rules (docs/kinds.md, "Your own kind").
 export {

@@ -9,10 +9,10 @@ import {
   StateConflictError,
   ValidationFailedError,
 } from '../errors.js';
-import type { CommitContext, CommitEffects, KindDefinition } from '../kinds/kind.js';
 import type { DocumentWrite, NewEvent, NewWorkItem, StatusChange, StoreBackend } from './backend.js';
 import { checkInput, type InputSpec, LIMITS, RESERVED_KEYS } from './input.js';
 import { applyMergePatch, canonicalJson, cloneJson, getPath, sha256 } from './json.js';
+import type { CommitContext, CommitEffects, KindDefinition } from './kind.js';
 import type { Clock } from './time.js';
 import {
   ACTOR_KINDS,

@@ -3,6 +3,7 @@
 import { createRequire } from 'node:module';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { checkJsonValue } from '../core/input.js';
+import type { KindDefinition } from '../core/kind.js';
 import type { JsonObject } from '../core/types.js';
 import { InvalidInputError, ValidationFailedError } from '../errors.js';
 import { agentRunKind } from './agent-run/kind.js';
@@ -10,7 +11,6 @@ import { aiosWorkflowKind } from './aios-workflow/kind.js';
 import { checkFileId } from './file-id.js';
 import { gridMissionKind } from './grid-mission/kind.js';
 import { jsonKind } from './json/kind.js';
-import type { KindDefinition } from './kind.js';
 import { schemaRule } from './rules.js';
 import { taskIrKind } from './task-ir/kind.js';
 import { workflowSessionsKind } from './workflow-sessions/kind.js';

@@ -2,6 +2,7 @@
 // write permissions, append-only lists, overrides and locks. Every refusal is a typed error whose details
 // name the JSON pointer of the offending field and the rule that refused it.
 
+import type { CommitContext } from '../core/kind.js';
 import type { Json, JsonObject } from '../core/types.js';
 import {
   InvalidTransitionError,
@@ -9,7 +10,6 @@ import {
   StateConflictError,
   ValidationFailedError,
 } from '../errors.js';
-import type { CommitContext } from './kind.js';
 
 // ---------------------------------------------------------------------------------------------------
 // JSON values and pointers

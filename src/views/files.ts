@@ -3,10 +3,10 @@
 import { lstatSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { LIMITS } from '../core/input.js';
+import type { KindDefinition, KindFile } from '../core/kind.js';
 import { decodeUtf8 } from '../core/text-input.js';
 import { InvalidInputError } from '../errors.js';
 import { readRegularFile, writeFileAtomic } from '../instance/files.js';
-import type { KindDefinition, KindFile } from '../kinds/kind.js';
 import { getKind, kindNames } from '../kinds/registry.js';
 import { confineToProject, projectRelative } from './confine.js';
 

@@ -1,10 +1,10 @@
 // Files as views of the store: export (render + atomic write, stamped with the version it shows) and
 // import (a hand-edited file becomes a CAS commit against the version it was exported from).
 import fastJsonPatch from 'fast-json-patch';
+import type { ViewContext } from '../core/kind.js';
 import type { CommitResult, JsonObject, JsonPatchOp } from '../core/types.js';
 import { AgentStateError, StateConflictError } from '../errors.js';
 import type { Instance } from '../instance/instance.js';
-import type { ViewContext } from '../kinds/kind.js';
 import { confineToProject } from './confine.js';
 import { readViewFile, type ViewTarget, writeViewFile } from './files.js';
 import { withFileLock } from './lock.js';

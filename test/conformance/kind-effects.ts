@@ -2,6 +2,7 @@
 // enqueues work items and appends events in the same transaction as the commit, its decision items are
 // answered only by a human, and retries, refusals and retention behave the same on every backend.
 import { describe, expect } from 'vitest';
+import type { CommitContext, CommitEffects, DocSnapshot, KindDefinition } from '../../src/core/kind.js';
 import type { EnqueueInput, Json, JsonObject, WorkItem } from '../../src/core/types.js';
 import {
   InvalidInputError,
@@ -9,7 +10,6 @@ import {
   PermissionDeniedError,
   ValidationFailedError,
 } from '../../src/errors.js';
-import type { CommitContext, CommitEffects, DocSnapshot, KindDefinition } from '../../src/kinds/kind.js';
 import { registerKind } from '../../src/kinds/registry.js';
 import { type ConformanceTest, type Ctx, eventCount, expectCode } from './setup.js';
 

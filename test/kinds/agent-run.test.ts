@@ -1,10 +1,10 @@
 // Kind `agent-run` (AgentState): schema and every rule of `check`, each with an accepted write and a
 // refused one (code, JSON pointer, rule).
 import { describe, expect, it } from 'vitest';
+import type { CommitContext } from '../../src/core/kind.js';
 import type { JsonObject } from '../../src/core/types.js';
 import { type AgentRun, agentRunKind, RUN_TRANSITIONS } from '../../src/kinds/agent-run/kind.js';
 import { RUN_STATUSES, type RunStatus } from '../../src/kinds/agent-run/schema.js';
-import type { CommitContext } from '../../src/kinds/kind.js';
 import { validateSchema } from '../../src/kinds/registry.js';
 import type { LockRecord } from '../../src/kinds/rules.js';
 import { clone, example, makeCtx, NOW } from './ctx.js';

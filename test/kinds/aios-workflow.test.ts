@@ -3,12 +3,12 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { checkInput } from '../../src/core/input.js';
+import type { FileStamp, KindFile, KindOperation } from '../../src/core/kind.js';
 import type { JsonObject } from '../../src/core/types.js';
 import type { ErrorCode } from '../../src/errors.js';
 import type { AiosWorkflow } from '../../src/kinds/aios-workflow/kind.js';
 import { aiosWorkflowKind } from '../../src/kinds/aios-workflow/kind.js';
 import { newInstanceId } from '../../src/kinds/aios-workflow/operations.js';
-import type { FileStamp, KindFile, KindOperation } from '../../src/kinds/kind.js';
 import { validateSchema } from '../../src/kinds/registry.js';
 import { clone, example, makeCtx, NOW, refusal } from './ctx.js';
 import { expectRefused } from './expect-refusal.js';

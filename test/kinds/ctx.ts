@@ -1,8 +1,8 @@
 // Test helpers for kinds: a hand-made CommitContext, example documents, and error capture.
 import { readFileSync } from 'node:fs';
+import type { CommitContext, DocSnapshot } from '../../src/core/kind.js';
 import type { JsonObject } from '../../src/core/types.js';
 import type { AgentStateError } from '../../src/errors.js';
-import type { CommitContext, DocSnapshot } from '../../src/kinds/kind.js';
 
 export const NOW = Date.parse('2025-01-01T12:00:00Z');
 

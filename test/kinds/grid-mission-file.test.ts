@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import type { FileStamp, ViewContext } from '../../src/core/kind.js';
 import type { JsonObject } from '../../src/core/types.js';
 import { isAgentStateError } from '../../src/errors.js';
 import {
@@ -15,7 +16,6 @@ import {
 } from '../../src/kinds/grid-mission/file.js';
 import { gridMissionKind } from '../../src/kinds/grid-mission/kind.js';
 import { progressBar } from '../../src/kinds/grid-mission/markdown.js';
-import type { FileStamp, ViewContext } from '../../src/kinds/kind.js';
 import { validateSchema } from '../../src/kinds/registry.js';
 import { clone, example, makeCtx, refusal } from './ctx.js';
 

@@ -2,10 +2,10 @@
 // committed through the kind's check with the role that would run it, as the store does.
 import { describe, expect, it } from 'vitest';
 import { checkInput } from '../../src/core/input.js';
+import type { OperationContext } from '../../src/core/kind.js';
 import type { JsonObject } from '../../src/core/types.js';
 import { gridMissionKind } from '../../src/kinds/grid-mission/kind.js';
 import type { GridMission } from '../../src/kinds/grid-mission/schema.js';
-import type { OperationContext } from '../../src/kinds/kind.js';
 import { validateSchema } from '../../src/kinds/registry.js';
 import { clone, example, makeCtx, refusal } from './ctx.js';
 

@@ -1,6 +1,7 @@
 // Kind `grid-mission` (.grid/STATE.md): schema and defaults, the format rules (§3.1), the logical rules
 // (§3.2, §3.3), the status and phase transitions (§7), and every cell of the role permission matrix (§4).
 import { describe, expect, it } from 'vitest';
+import type { CommitContext } from '../../src/core/kind.js';
 import type { JsonObject } from '../../src/core/types.js';
 import { gridMissionKind } from '../../src/kinds/grid-mission/kind.js';
 import {
@@ -11,7 +12,6 @@ import {
 } from '../../src/kinds/grid-mission/permissions.js';
 import { type GridMission, MISSION_STATUSES } from '../../src/kinds/grid-mission/schema.js';
 import { STATUS_TRANSITIONS } from '../../src/kinds/grid-mission/validate.js';
-import type { CommitContext } from '../../src/kinds/kind.js';
 import { getKind, validateSchema } from '../../src/kinds/registry.js';
 import { clone, example, makeCtx } from './ctx.js';
 import { expectRefused } from './expect-refusal.js';

@@ -1,7 +1,7 @@
 // Kind `task-ir` (TaskIR): schema, ambiguity transitions, escalation effects and resolution by work item.
 import { describe, expect, it } from 'vitest';
+import type { DocSnapshot } from '../../src/core/kind.js';
 import type { Json, JsonObject, WorkItem } from '../../src/core/types.js';
-import type { DocSnapshot } from '../../src/kinds/kind.js';
 import { validateSchema } from '../../src/kinds/registry.js';
 import { AMBIGUITY_WORK_KIND, type TaskIr, taskIrKind } from '../../src/kinds/task-ir/kind.js';
 import { clone, example, makeCtx } from './ctx.js';

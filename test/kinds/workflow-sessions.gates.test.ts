@@ -1,8 +1,8 @@
 // Gates A–H of the workflow-state skill as pure checks over state files (each passing and failing), and
 // the resume summary with its compact text.
 import { describe, expect, it } from 'vitest';
+import type { KindFile } from '../../src/core/kind.js';
 import type { JsonObject } from '../../src/core/types.js';
-import type { KindFile } from '../../src/kinds/kind.js';
 import {
   checkGate,
   checkGates,

@@ -2,9 +2,9 @@
 // rule (one valid and one violating body each), the append-only sessions, and the operations.
 import { describe, expect, it } from 'vitest';
 import { checkInput } from '../../src/core/input.js';
+import type { FileStamp, KindFile, KindOperation } from '../../src/core/kind.js';
 import type { JsonObject } from '../../src/core/types.js';
 import type { ErrorCode } from '../../src/errors.js';
-import type { FileStamp, KindFile, KindOperation } from '../../src/kinds/kind.js';
 import { validateSchema } from '../../src/kinds/registry.js';
 import { locateJsonError } from '../../src/kinds/workflow-sessions/file.js';
 import {

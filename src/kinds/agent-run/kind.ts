@@ -9,9 +9,9 @@
 //   lock-held / lock-holder / lock-release / lock-expiry / lock-unique, plan-position, plan-dependency,
 //   unique-ids.
 
+import type { CommitContext, KindDefinition } from '../../core/kind.js';
 import type { JsonObject } from '../../core/types.js';
 import { AmbiguityUnresolvedError } from '../../errors.js';
-import type { CommitContext, KindDefinition } from '../kind.js';
 import {
   checkAppendOnly,
   checkLocks,

@@ -17,9 +17,9 @@ import {
   visit,
   type YAMLMap,
 } from 'yaml';
+import type { FileStamp, KindFile, ViewContext } from '../../core/kind.js';
 import type { Json, JsonObject } from '../../core/types.js';
 import { InvalidInputError } from '../../errors.js';
-import type { FileStamp, KindFile, ViewContext } from '../kind.js';
 import { deepEqual, isPlainObject } from '../rules.js';
 import { AIOS_DEFAULTS } from './schema.js';
 

@@ -9,9 +9,9 @@
 //   artifact-transition, artifacts-not-removed, decision-step-ref, decisions-append-only.
 // `updated_at` is maintained: a change that does not advance it gets the time of the write.
 
+import type { CommitContext, KindDefinition } from '../../core/kind.js';
 import type { JsonObject } from '../../core/types.js';
 import { checkFileId } from '../file-id.js';
-import type { CommitContext, KindDefinition } from '../kind.js';
 import { checkAppendOnly, checkTransition, checkUniqueIds, deepEqual, fail, indexBy, ptr } from '../rules.js';
 import { aiosFile } from './file.js';
 import {

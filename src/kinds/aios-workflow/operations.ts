@@ -1,9 +1,9 @@
 // Operations of kind `aios-workflow` (`agentstate aios <operation> <instance-id> …`): pure functions from
 // the current body to the next, run by the store as one CAS commit. Each sets `updated_at` to now.
 import { createHash } from 'node:crypto';
+import type { KindOperation, OperationContext } from '../../core/kind.js';
 import type { Json, JsonObject } from '../../core/types.js';
 import { InvalidInputError, InvalidTransitionError, NotFoundError } from '../../errors.js';
-import type { KindOperation, OperationContext } from '../kind.js';
 import { checkTransition, fail, isPlainObject, ptr } from '../rules.js';
 import {
   type AiosStep,

@@ -12,9 +12,9 @@
 // It appends `grid_status_changed` and `grid_phase_advanced` events when the status or the phase moves.
 // See README.md in this folder for the full rule table and the decisions behind it.
 
+import type { CommitContext, CommitEffects, KindDefinition } from '../../core/kind.js';
 import type { Json, JsonObject } from '../../core/types.js';
 import { checkFileId } from '../file-id.js';
-import type { CommitContext, CommitEffects, KindDefinition } from '../kind.js';
 import { gridMissionFile } from './file.js';
 import { gridOperations } from './operations.js';
 import { checkGridPermissions, resolveRole } from './permissions.js';

@@ -2,8 +2,8 @@
 // mission, status, mode and a progress bar; the current position; blockers (when any); recent activity
 // (from the document's recent events); active agents; the session summary; "End of Line."
 
+import type { ViewContext } from '../../core/kind.js';
 import type { Json, JsonObject } from '../../core/types.js';
-import type { ViewContext } from '../kind.js';
 import { isPlainObject } from '../rules.js';
 import type { GridMission } from './schema.js';
 

@@ -5,9 +5,9 @@
 
 import { createHash } from 'node:crypto';
 import { checkInput, type InputSpec } from '../../core/input.js';
+import type { KindOperation, OperationContext } from '../../core/kind.js';
 import type { JsonObject } from '../../core/types.js';
 import { InvalidInputError, InvalidTransitionError, NotFoundError } from '../../errors.js';
-import type { KindOperation, OperationContext } from '../kind.js';
 import { checkTransition } from '../rules.js';
 import {
   AGENT_RESULTS,

@@ -13,9 +13,9 @@
 //   - by a model or a tool (an agent) is refused (PERMISSION_DENIED, rule `role-required`): an agent must
 //     say which Grid role it writes as, or the matrix would be bypassed by leaving the role out.
 
+import type { CommitContext } from '../../core/kind.js';
 import type { JsonObject } from '../../core/types.js';
 import { PermissionDeniedError } from '../../errors.js';
-import type { CommitContext } from '../kind.js';
 import { forbiddenChanges, type PermissionMatrix, toPointer } from '../rules.js';
 
 export const GRID_ROLES = ['mc', 'executor', 'planner', 'recognizer', 'scout', 'memory'] as const;

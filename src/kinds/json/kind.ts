@@ -1,6 +1,6 @@
 // Kind `json`: any JSON object, no rules beyond the size limit — free-form state that still gets
 // versions, CAS, history and provenance.
-import type { KindDefinition } from '../kind.js';
+import type { KindDefinition } from '../../core/kind.js';
 
 export const jsonKind: KindDefinition = {
   name: 'json',

@@ -3,9 +3,10 @@
 // escalated → resolved, resolved final), ambiguity-not-removed, ambiguity-resolution-required,
 // ambiguity-resolved-final. Escalating an ambiguity enqueues a waiting_human work item and appends an
 // `ambiguity_escalated` event; resolving that item resolves the ambiguity (onWorkItemResolved).
+
+import type { CommitContext, CommitEffects, DocSnapshot, KindDefinition } from '../../core/kind.js';
 import type { EnqueueInput, Json, JsonObject, WorkItem } from '../../core/types.js';
 import { InvalidInputError, InvalidTransitionError, PermissionDeniedError } from '../../errors.js';
-import type { CommitContext, CommitEffects, DocSnapshot, KindDefinition } from '../kind.js';
 import {
   checkAppendOnly,
   checkTransition,

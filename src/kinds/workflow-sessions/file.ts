@@ -3,9 +3,9 @@
 // `parse` strips before the body is validated (the schema refuses it inside a body). Agents that read the
 // file as the skill describes ignore an unknown key; the stamp round-trips through any JSON tool.
 
+import type { FileStamp, KindFile, ViewContext } from '../../core/kind.js';
 import type { Json, JsonObject } from '../../core/types.js';
 import { InvalidInputError } from '../../errors.js';
-import type { FileStamp, KindFile, ViewContext } from '../kind.js';
 import { isPlainObject } from '../rules.js';
 
 /** Largest file parsed, in bytes. */

@@ -26,8 +26,8 @@
 // F, G and H are for orchestrator agents; callers that are not orchestrators need not run them.
 
 import fastJsonPatch from 'fast-json-patch';
+import type { FileStamp } from '../../core/kind.js';
 import type { Json, JsonObject } from '../../core/types.js';
-import type { FileStamp } from '../kind.js';
 import { deepEqual, isPlainObject } from '../rules.js';
 import { sessionsFile } from './file.js';
 import { latestTime, type WorkflowSessions } from './model.js';

@@ -12,9 +12,9 @@
 //   directive-revoked-at; times: iso-8601, updated-at-latest.
 // `updatedAt` (of the file, and of the active session when it changed) is maintained on every change.
 
+import type { CommitContext, KindDefinition } from '../../core/kind.js';
 import type { JsonObject } from '../../core/types.js';
 import { checkFileId } from '../file-id.js';
-import type { CommitContext, KindDefinition } from '../kind.js';
 import {
   checkAppendOnly,
   checkTransition,

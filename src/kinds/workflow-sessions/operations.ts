@@ -2,9 +2,10 @@
 // from the current body to the next, run by the store as one CAS commit. Each one that changes the
 // active session stamps its `updatedAt` and the file's `updatedAt` with now (Gate B: every change is
 // persisted at once, one commit per change).
+
+import type { KindOperation } from '../../core/kind.js';
 import type { Json, JsonObject } from '../../core/types.js';
 import { InvalidInputError, InvalidTransitionError, NotFoundError } from '../../errors.js';
-import type { KindOperation } from '../kind.js';
 import { isPlainObject, ptr } from '../rules.js';
 import {
   type Directive,

@@ -1,17 +1,9 @@
 // What a kind is: a JSON Schema plus small functions for logical rules, transitions, role permissions
 // and side effects. The store core calls these; it knows nothing about any one kind.
-import type {
-  ActorKind,
-  EnqueueInput,
-  Json,
-  JsonObject,
-  Override,
-  Provenance,
-  WorkItem,
-} from '../core/types.js';
+import type { ActorKind, EnqueueInput, Json, JsonObject, Override, Provenance, WorkItem } from './types.js';
 
-export type { ActorKind, Override, Provenance } from '../core/types.js';
-export { ACTOR_KINDS } from '../core/types.js';
+export type { ActorKind, Override, Provenance } from './types.js';
+export { ACTOR_KINDS } from './types.js';
 
 /** A document as read from the store. */
 export interface DocSnapshot {
@@ -146,7 +138,7 @@ export interface KindOperation {
   name: string;
   summary: string;
   /** The operation's arguments (same checker as every other input). */
-  input: import('../core/input.js').InputSpec;
+  input: import('./input.js').InputSpec;
   /** Which argument, if any, is positional on the CLI (after the document id). */
   positional?: string;
   /**

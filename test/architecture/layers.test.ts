@@ -1,0 +1,45 @@
+// The tree's promises, checked: the core imports nothing from kinds/, edges or backends; SQL lives only in
+// src/backends/<backend>/; both backends have the same file names.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ROOT } from '../helpers/cli.js';
+
+const SRC = join(ROOT, 'src');
+
+function files(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? files(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  );
+}
+
+const imports = (file: string): string[] =>
+  [...readFileSync(file, 'utf8').matchAll(/(?:from|import\()\s*'([^']+)'/g)].map((m) => m[1]!);
+
+describe('layers', () => {
+  it('the core imports nothing from kinds, backends, edges or the service', () => {
+    for (const f of files(join(SRC, 'core'))) {
+      for (const spec of imports(f)) {
+        expect(spec, relative(SRC, f)).not.toMatch(/^\.\.\/(kinds|backends|cli|service|views|workflows|reports|instance)\//);
+      }
+    }
+  });
+
+  it('SQL statements appear only under src/backends/', () => {
+    const sql = /\b(SELECT\s+[\w*(]|INSERT\s+INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM|CREATE\s+(TABLE|INDEX))/;
+    for (const f of files(SRC)) {
+      if (relative(SRC, f).startsWith('backends/')) continue;
+      const text = readFileSync(f, 'utf8');
+      expect(sql.test(text), relative(SRC, f)).toBe(false);
+    }
+  });
+
+  it('both backends have the same file names', () => {
+    const names = (b: string) =>
+      files(join(SRC, 'backends', b))
+        .map((f) => relative(join(SRC, 'backends', b), f))
+        .filter((f) => !f.startsWith('migrations/'))
+        .sort();
+    expect(names('sqlite')).toEqual(names('postgres'));
+  });
+});
