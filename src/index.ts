@@ -101,6 +101,11 @@ export {
 export { type ResumeSummary, renderResume, resumeSummary } from './kinds/workflow-sessions/resume.js';
 export { type DashboardResult, regenerateDashboard, renderDashboard } from './reports/dashboard.js';
 export { type RetroInput, type RetroResult, type RetroSummary, retrospective } from './reports/retro.js';
+export { type InstanceFlags, resolveInstance } from './service/instance-resolver.js';
+export { type InvokeOptions, invoke, runOperation } from './service/invoke.js';
+export type { JsonSchema } from './service/json-schema.js';
+export type { Operation, OperationGroup, RunContext } from './service/operation.js';
+export { getOperation, OPERATION_NAMES, OPERATIONS } from './service/table.js';
 export { targetFor, targetOfPath, type ViewTarget } from './views/files.js';
 export { type RecoverResult, recoverView } from './views/recover.js';
 export {

@@ -15,9 +15,10 @@ import type {
 
 /** What a backend can do natively; the core picks strategies by flag, never by dialect name. */
 export interface BackendCapabilities {
-  /** Claims skip rows locked by other claimers instead of waiting (PostgreSQL). */
-  skipLocked: boolean;
-  /** The backend can push a wake-up hint when events are appended. */
+  /**
+   * The backend pushes a wake-up hint soon after events are appended (`listen`); a tail then polls at once
+   * instead of waiting out its interval. A hint only: polling stays the truth.
+   */
   notify: boolean;
 }
 
@@ -317,6 +318,11 @@ export interface StoreBackend {
   dump?(options?: DumpOptions): AsyncIterable<DumpRecord | CounterRecord>;
   /** Loads dump records verbatim into an empty instance, in one transaction. */
   load?(records: DumpRecord[]): Promise<void>;
+  /**
+   * With `capabilities.notify`: calls `onAppend` soon after events of this instance commit. Hints can be
+   * lost; resolves to a function that stops listening.
+   */
+  listen?(onAppend: (position: number) => void): Promise<() => Promise<void>>;
   /** Applies pending migrations (safe when several processes start at once); returns the names applied. */
   migrate(): Promise<string[]>;
   close(): Promise<void>;

@@ -208,8 +208,81 @@ function ownedItem(kind: string, id: string, e: EnqueueInput, now: number, actor
   return { ...item, idempotency_key: ownedKey(kind, id, local ?? item.id) };
 }
 
+/** How often a read-modify-commit is run again after the document moved on under it. */
+const RETRIES = 10;
+
+/**
+ * A conflict another try on a fresh read can get past: the document was at another version than read.
+ * Not a held lock, a failed JSON Patch test or a reused write id: those would fail the same way again.
+ */
+export function isStaleVersion(err: unknown): boolean {
+  if (!(err instanceof StateConflictError)) return false;
+  const d = err.details as { expected?: unknown; actual?: unknown; rule?: unknown; write_id?: unknown };
+  return (
+    typeof d.expected === 'number' &&
+    typeof d.actual === 'number' &&
+    d.rule === undefined &&
+    d.write_id == null
+  );
+}
+
+/** Runs `fn` (a read, a change computed from it, a commit) again while it loses to a newer version. */
+export async function retryOnStaleVersion<T>(fn: () => Promise<T>, attempts = RETRIES): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (attempt >= attempts || !isStaleVersion(err)) throw err;
+    }
+  }
+}
+
 /** What a kind without rules of its own asks for. */
 const NO_EFFECTS: CommitEffects = Object.freeze({});
+
+/** A body a kind accepted: the effects its rules ask for, and the canonical text (and size) to store. */
+export interface PreparedCommit {
+  effects: CommitEffects;
+  text: string;
+  bytes: number;
+}
+
+/**
+ * The one step every check of a body against its kind goes through — a commit, `validate` of a body, and
+ * `validate` of a state file: the kind's version field set to the version being written, the kind's size
+ * limit, its JSON Schema, then its rules (which may fill in fields of `next`, so the text is taken after
+ * them). Throws the refusal a commit would throw, having written nothing. Synchronous for a kind without
+ * rules, so a plain commit pays no await and builds no context (`context` is called only for rules);
+ * `knownText` is the canonical text of `next` when the caller has it already (without a version field).
+ */
+export function prepareCommit(
+  kinds: KindResolver,
+  kind: KindDefinition,
+  next: JsonObject,
+  prev: JsonObject | null,
+  toVersion: number,
+  context: () => CommitContext,
+  knownText?: string,
+): PreparedCommit | Promise<PreparedCommit> {
+  if (kind.versionField) next[kind.versionField] = toVersion;
+  const text = kind.versionField || knownText === undefined ? canonicalJson(next) : knownText;
+  const bytes = Buffer.byteLength(text);
+  const limit = kind.maxBytes ?? LIMITS.jsonBytes;
+  if (bytes > limit) {
+    throw new ValidationFailedError(`the body is larger than the ${limit} byte limit of kind ${kind.name}`, {
+      pointer: '/',
+      rule: 'max-bytes',
+    });
+  }
+  kinds.validateSchema(kind, next);
+  if (!kind.check) return { effects: NO_EFFECTS, text, bytes };
+  const check = kind.check;
+  return (async () => {
+    const effects = (await check(next, prev, context())) ?? NO_EFFECTS;
+    const after = canonicalJson(next);
+    return { effects, text: after, bytes: after === text ? bytes : Buffer.byteLength(after) };
+  })();
+}
 
 /** How many documents' newest versions a store remembers (see `#latest`). */
 const LATEST_CACHE_SIZE = 256;
@@ -458,7 +531,7 @@ export class DocumentStore {
     // Nothing changed? Compare against the stored hash (with the stored version field, if the kind has one).
     if (vf && current) next[vf] = current.body[vf] as Json;
     // One canonical text (and hash) serves the no-change test, the size limit and the content hash.
-    let text = canonicalJson(next);
+    const text = canonicalJson(next);
     let hash = sha256(text);
     if (current && hash === current.content_hash) {
       if (cached) {
@@ -484,15 +557,14 @@ export class DocumentStore {
         body: cached ? cloneJson(current.body) : current.body,
       };
     }
-    if (vf) {
-      next[vf] = i.expected_version + 1;
-      text = canonicalJson(next);
-    }
-    const bytes = Buffer.byteLength(text);
-    this.#checkBody(kinds, kind, next, bytes, i.kind, i.id);
-    // Only a kind with rules of its own needs the commit context (and an await).
-    const effects: CommitEffects = kind.check
-      ? await this.#checkRules(kind, next, current?.body ?? null, {
+    const pending = prepareCommit(
+      kinds,
+      kind,
+      next,
+      current?.body ?? null,
+      i.expected_version + 1,
+      () =>
+        this.#commitContext({
           kind: i.kind,
           id: i.id,
           fromVersion: i.expected_version,
@@ -505,11 +577,12 @@ export class DocumentStore {
           reason: i.reason ?? null,
           now,
           answering: answer?.item ?? null,
-        })
-      : NO_EFFECTS;
-    // A kind's rules may fill in fields of `next` (derived or normalized ones): hash what is stored.
-    if (kind.check) text = canonicalJson(next);
-    if (vf || kind.check) hash = sha256(text);
+        }),
+      vf ? undefined : text,
+    );
+    // Only a kind with rules of its own needs the commit context (and an await).
+    const { effects, text: stored, bytes } = pending instanceof Promise ? await pending : pending;
+    if (stored !== text) hash = sha256(stored);
     const events = [
       event('state_committed', {
         kind: i.kind,
@@ -553,44 +626,15 @@ export class DocumentStore {
     return this.#result(i.kind, i.id, entry, next, false, true);
   }
 
-  /** Size limit, then JSON Schema; throws VALIDATION_FAILED. */
-  #checkBody(
-    kinds: KindResolver,
-    kind: KindDefinition,
-    next: JsonObject,
-    /** UTF-8 bytes of `next` as JSON. */
-    bytes: number,
-    kindName: string,
-    id: string,
-  ): void {
-    const limit = kind.maxBytes ?? LIMITS.jsonBytes;
-    if (bytes > limit) {
-      throw new ValidationFailedError(
-        `${kindName}/${id}: the body is larger than the ${limit} byte limit of kind ${kind.name}`,
-        {
-          pointer: '/',
-          rule: 'max-bytes',
-        },
-      );
-    }
-    kinds.validateSchema(kind, next);
-  }
-
-  /** The kind's own rules (after the schema); returns the effects the kind asks for. */
-  async #checkRules(
-    kind: KindDefinition,
-    next: JsonObject,
-    prev: JsonObject | null,
-    c: Omit<CommitContext, 'read'>,
-  ): Promise<CommitEffects> {
-    const ctx: CommitContext = {
+  /** What a kind's rules see about a write, with reads of the other documents of this instance. */
+  #commitContext(c: Omit<CommitContext, 'read'>): CommitContext {
+    return {
       ...c,
       read: async (k, id) => {
         const d = await this.#backend.docs.get(k, id);
         return d && { kind: d.kind, id: d.id, version: d.version, body: d.body };
       },
     };
-    return (await kind.check?.(next, prev, ctx)) ?? {};
   }
 
   /**
@@ -618,22 +662,21 @@ export class DocumentStore {
     kind.checkId?.(i.id);
     const current = await this.#backend.docs.get(i.kind, i.id);
     const version = current?.version ?? 0;
-    const next = structuredClone(i.body);
-    if (kind.versionField) next[kind.versionField] = version + 1;
-    this.#checkBody(kinds, kind, next, Buffer.byteLength(JSON.stringify(next)), i.kind, i.id);
-    await this.#checkRules(kind, next, current?.body ?? null, {
-      kind: i.kind,
-      id: i.id,
-      fromVersion: version,
-      toVersion: version + 1,
-      actor: i.actor ?? this.#ctx.actor,
-      actor_kind: i.actor_kind ?? 'system',
-      role: i.role ?? null,
-      provenance: null,
-      override: null,
-      reason: null,
-      now: this.#ctx.clock(),
-    });
+    await prepareCommit(kinds, kind, structuredClone(i.body), current?.body ?? null, version + 1, () =>
+      this.#commitContext({
+        kind: i.kind,
+        id: i.id,
+        fromVersion: version,
+        toVersion: version + 1,
+        actor: i.actor ?? this.#ctx.actor,
+        actor_kind: i.actor_kind ?? 'system',
+        role: i.role ?? null,
+        provenance: null,
+        override: null,
+        reason: null,
+        now: this.#ctx.clock(),
+      }),
+    );
     return { kind: i.kind, id: i.id, ok: true, checked_against: version };
   }
 
@@ -664,29 +707,25 @@ export class DocumentStore {
     }
     const args = checkInput<Record<string, unknown>>(op.name, input.args ?? {}, op.input);
     const actor = input.actor ?? this.#ctx.actor;
-    for (let attempt = 0; ; attempt++) {
+    return retryOnStaleVersion(async () => {
       const current = await this.#backend.docs.get(input.kind, input.id);
       const next = op.apply(current ? structuredClone(current.body) : null, args, {
         now: this.#ctx.clock(),
         actor,
         role: input.role ?? null,
       });
-      try {
-        return await this.commit({
-          kind: input.kind,
-          id: input.id,
-          expected_version: current?.version ?? 0,
-          body: next,
-          actor,
-          ...(input.actor_kind === undefined ? {} : { actor_kind: input.actor_kind }),
-          ...(input.role === undefined ? {} : { role: input.role }),
-          ...(input.provenance === undefined ? {} : { provenance: input.provenance }),
-          reason: input.reason ?? `${op.name}`,
-        });
-      } catch (err) {
-        if ((err as { code?: string }).code !== 'STATE_CONFLICT' || attempt >= 9) throw err;
-      }
-    }
+      return this.commit({
+        kind: input.kind,
+        id: input.id,
+        expected_version: current?.version ?? 0,
+        body: next,
+        actor,
+        ...(input.actor_kind === undefined ? {} : { actor_kind: input.actor_kind }),
+        ...(input.role === undefined ? {} : { role: input.role }),
+        ...(input.provenance === undefined ? {} : { provenance: input.provenance }),
+        reason: input.reason ?? `${op.name}`,
+      });
+    });
   }
 
   #result(
@@ -934,8 +973,8 @@ export class DocumentStore {
         return (await this.#backend.work.get(item.id)) ?? answered;
       } catch (err) {
         // The document moved on, or the item was answered meanwhile: look again.
-        if (attempt >= 9) throw err;
-        if (err instanceof StateConflictError) continue;
+        if (attempt >= RETRIES - 1) throw err;
+        if (isStaleVersion(err)) continue;
         if ((err as { code?: string }).code !== 'INVALID_TRANSITION') throw err;
         if ((await this.#backend.work.get(item.id))?.status === 'waiting_human') throw err;
       }

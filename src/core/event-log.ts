@@ -169,23 +169,42 @@ export class EventLog {
   async *tail(options: TailOptions = {}): AsyncGenerator<EventRecord> {
     const { pollMs = 200, signal, ...filters } = options;
     let cursor = filters.after ?? 0;
-    while (!signal?.aborted) {
-      let batch: EventRecord[];
-      try {
-        batch = await this.#backend.events.read({
-          ...this.#query({ ...filters, after: cursor }),
-          limit: 1000,
-        });
-      } catch (err) {
-        // The store was closed under the tail: that ends it, like an abort.
-        if ((err as { details?: { closed?: unknown } }).details?.closed === true) return;
-        throw err;
+    // A backend that pushes hints wakes the wait below early; polling stays the truth either way.
+    let wake: (() => void) | null = null;
+    let stop: (() => Promise<void>) | null = null;
+    const hinted = () => wake?.();
+    try {
+      if (this.#backend.capabilities.notify && this.#backend.listen)
+        stop = await this.#backend.listen(hinted);
+    } catch {
+      stop = null;
+    }
+    try {
+      while (!signal?.aborted) {
+        let batch: EventRecord[];
+        try {
+          batch = await this.#backend.events.read({
+            ...this.#query({ ...filters, after: cursor }),
+            limit: 1000,
+          });
+        } catch (err) {
+          // The store was closed under the tail: that ends it, like an abort.
+          if ((err as { details?: { closed?: unknown } }).details?.closed === true) return;
+          throw err;
+        }
+        for (const e of batch) {
+          cursor = e.position;
+          yield e;
+        }
+        if (batch.length === 0) {
+          await sleep(pollMs, signal, (done) => {
+            wake = done;
+          });
+          wake = null;
+        }
       }
-      for (const e of batch) {
-        cursor = e.position;
-        yield e;
-      }
-      if (batch.length === 0) await sleep(pollMs, signal);
+    } finally {
+      await stop?.().catch(() => {});
     }
   }
 
@@ -216,7 +235,8 @@ export class EventLog {
   }
 }
 
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+/** Waits `ms`, or less when `signal` aborts or the function handed to `onWake` is called. */
+function sleep(ms: number, signal?: AbortSignal, onWake?: (wake: () => void) => void): Promise<void> {
   return new Promise((resolve) => {
     const t = setTimeout(done, ms);
     function done() {
@@ -225,5 +245,6 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
       resolve();
     }
     signal?.addEventListener('abort', done, { once: true });
+    onWake?.(done);
   });
 }

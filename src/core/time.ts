@@ -11,6 +11,14 @@ export function toIso(ms: number | null | undefined): string | null {
   return ms === null || ms === undefined ? null : new Date(ms).toISOString();
 }
 
+/**
+ * ISO-8601 of epoch ms without a zero millisecond part (`2026-01-31T10:00:00Z`), as the state-file seeds
+ * write times (Grid §5.1's `%Y-%m-%dT%H:%M:%SZ`), keeping the milliseconds when there are any.
+ */
+export function isoTime(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.000Z$/, 'Z');
+}
+
 const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h|d|w)$/;
 const UNIT_MS: Record<string, number> = {
   ms: 1,

@@ -1,7 +1,10 @@
 // `agentstate validate <file>`: parse and check a view file against its kind, touching no store.
-import type { JsonObject } from '../core/types.js';
+import { prepareCommit } from '../core/document-store.js';
 import { AgentStateError } from '../errors.js';
-import { validateSchema } from '../kinds/registry.js';
+import { getKind, validateSchema } from '../kinds/registry.js';
+
+const registry = { get: getKind, validateSchema };
+
 import { readViewFile, type ViewTarget } from './files.js';
 
 export interface ValidateResult {
@@ -24,10 +27,8 @@ export async function validateView(
   try {
     const { body, stamp } = t.kind.file.parse(readViewFile(t.path));
     version = stamp?.version ?? null;
-    const next: JsonObject = structuredClone(body);
-    if (t.kind.versionField) next[t.kind.versionField] = (version ?? 0) + 1;
-    validateSchema(t.kind, next);
-    await t.kind.check?.(next, null, {
+    // The same checks as a commit (size, schema, rules), for a document this store has never seen.
+    await prepareCommit(registry, t.kind, structuredClone(body), null, (version ?? 0) + 1, () => ({
       kind: t.kind.name,
       id: t.id,
       fromVersion: 0,
@@ -40,7 +41,7 @@ export async function validateView(
       reason: null,
       now: opts.now ?? Date.now(),
       read: async () => null,
-    });
+    }));
     return { ...base, ok: true, version };
   } catch (err) {
     if (!(err instanceof AgentStateError)) throw err;

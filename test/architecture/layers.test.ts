@@ -20,7 +20,9 @@ describe('layers', () => {
   it('the core imports nothing from kinds, backends, edges or the service', () => {
     for (const f of files(join(SRC, 'core'))) {
       for (const spec of imports(f)) {
-        expect(spec, relative(SRC, f)).not.toMatch(/^\.\.\/(kinds|backends|cli|service|views|workflows|reports|instance)\//);
+        expect(spec, relative(SRC, f)).not.toMatch(
+          /^\.\.\/(kinds|backends|cli|service|views|workflows|reports|instance)\//,
+        );
       }
     }
   });

@@ -1,6 +1,7 @@
 // The operation table (issue 11): every input and output schema compiles, the precompiled validators agree
 // with the schemas they were built from, results match their output schemas, and the library, the
 // service, the bundle workflows and the CLI give the same result for the same input.
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -27,6 +28,13 @@ describe('the operation table', () => {
       expect(() => compileSchema(op.input), `${op.name} input`).not.toThrow();
       expect(() => compileSchema(op.output), `${op.name} output`).not.toThrow();
     }
+  });
+
+  it('docs/operations.md is generated from the table and up to date', () => {
+    const r = spawnSync(process.execPath, [join(ROOT, 'scripts', 'operations-doc.mjs'), '--check'], {
+      encoding: 'utf8',
+    });
+    expect(r.status, r.stderr).toBe(0);
   });
 
   it('every bundle workflow is an operation of the table', () => {

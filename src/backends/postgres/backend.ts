@@ -50,7 +50,7 @@ export async function openPostgresBackend(opts: PostgresOptions): Promise<Postgr
     instance: conn.instance,
     schema: conn.schema,
     migrationsApplied: [] as string[],
-    capabilities: { skipLocked: true, notify },
+    capabilities: { notify },
     work: createWorkItemBackend(conn, hint),
     events: createEventBackend(conn, hint),
     docs: createDocumentBackend(conn, hint),

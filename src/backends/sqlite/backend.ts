@@ -19,7 +19,7 @@ export async function openSqliteBackend(
     name: 'sqlite',
     migrationsApplied: [] as string[],
     driver: conn.driver,
-    capabilities: { skipLocked: false, notify: false },
+    capabilities: { notify: false },
     work: createWorkItemBackend(conn),
     events: createEventBackend(conn),
     docs: createDocumentBackend(conn),

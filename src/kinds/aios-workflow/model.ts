@@ -71,7 +71,4 @@ export const ARTIFACT_TRANSITIONS: TransitionTable = { pending: ['created'], cre
 export const stepStatus = (s: AiosStep): StepStatus => s.status ?? 'pending';
 export const isDone = (s: AiosStep): boolean => stepStatus(s) === 'completed' || stepStatus(s) === 'skipped';
 
-/** ISO-8601 of epoch ms, without a zero millisecond part (`2026-01-31T10:00:00Z`). */
-export function isoTime(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.000Z$/, 'Z');
-}
+export { isoTime } from '../../core/time.js';

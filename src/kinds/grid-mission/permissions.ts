@@ -16,7 +16,7 @@
 import type { CommitContext } from '../../core/kind.js';
 import type { JsonObject } from '../../core/types.js';
 import { PermissionDeniedError } from '../../errors.js';
-import { forbiddenChanges, type PermissionMatrix, toPointer } from '../rules.js';
+import { forbiddenChanges, type PermissionMatrix } from '../rules.js';
 
 export const GRID_ROLES = ['mc', 'executor', 'planner', 'recognizer', 'scout', 'memory'] as const;
 export type GridRole = (typeof GRID_ROLES)[number];
@@ -76,17 +76,6 @@ export function resolveRole(ctx: Pick<CommitContext, 'role' | 'actor' | 'actor_k
     );
   }
   return role as GridRole;
-}
-
-/** True if `role` may write the field at `path` (a JSON pointer or dotted path) under §4.2. */
-export function mayWrite(role: GridRole, path: string): boolean {
-  const grant: '*' | readonly string[] = GRID_PERMISSIONS[role];
-  if (grant === '*') return true;
-  const p = toPointer(path);
-  return grant.some((g) => {
-    const a = toPointer(g);
-    return p === a || p.startsWith(`${a}/`);
-  });
 }
 
 /**

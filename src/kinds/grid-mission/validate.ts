@@ -45,9 +45,7 @@ export function fillDefaults(
 }
 
 /** An ISO-8601 time as the seed writes it (§5.1: `%Y-%m-%dT%H:%M:%SZ`), keeping milliseconds when any. */
-export function gridTime(ms: number): string {
-  return new Date(ms).toISOString().replace('.000Z', 'Z');
-}
+export { isoTime as gridTime } from '../../core/time.js';
 
 // ---------------------------------------------------------------------------------------------------
 // §3.1 formats

@@ -123,10 +123,7 @@ export function directivesToCarry(sessions: readonly Session[], before = session
   return (from?.directives ?? []).filter((d) => d.status === 'active');
 }
 
-/** ISO-8601 of epoch ms, without a zero millisecond part (`2026-01-31T10:00:00Z`). */
-export function isoTime(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.000Z$/, 'Z');
-}
+export { isoTime } from '../../core/time.js';
 
 /** Calls `fn` for each object item of `v` (with its index), skipping anything else. */
 function each<T>(v: T[] | undefined, fn: (item: T, i: number) => void): void {

@@ -1,0 +1,43 @@
+// A tail on a backend with the notify capability wakes on the append hint instead of waiting out its poll
+// interval (issue 11: the capability is read, not dead); on SQLite it polls as before.
+import { describe, expect, it } from 'vitest';
+import { backendsForThisFile } from '../helpers/backends.js';
+
+const backends = await backendsForThisFile();
+
+for (const b of backends) {
+  describe(`tail on ${b.name}`, () => {
+    it(
+      b.name === 'postgres'
+        ? 'an event appended by another handle arrives long before the 10 s poll interval'
+        : 'an event appended by another handle arrives at the next poll',
+      async () => {
+        const key = `tail-${Math.random().toString(36).slice(2)}`;
+        const reader = await b.open(key);
+        const writer = await b.open(key);
+        try {
+          expect(reader.backend.capabilities.notify).toBe(b.name === 'postgres');
+          const ac = new AbortController();
+          const pollMs = b.name === 'postgres' ? 10_000 : 50;
+          const got = (async () => {
+            for await (const e of reader.events.tail({ pollMs, signal: ac.signal })) {
+              ac.abort();
+              return e;
+            }
+            return null;
+          })();
+          // Let the tail reach its wait (an empty log), then append from elsewhere.
+          await new Promise((r) => setTimeout(r, 300));
+          const t0 = Date.now();
+          await writer.events.append({ type: 'note', data: { n: 1 } });
+          const e = await got;
+          expect(e?.type).toBe('note');
+          expect(Date.now() - t0).toBeLessThan(3_000);
+        } finally {
+          await reader.close();
+          await writer.close();
+        }
+      },
+    );
+  });
+}
