@@ -125,14 +125,20 @@ export function applyMergePatch(target: Json, patch: Json): Json {
   return out;
 }
 
+/** Escapes one JSON-pointer segment (RFC 6901: `~` → `~0`, `/` → `~1`). */
+export function escapeSegment(segment: string | number): string {
+  return String(segment).replaceAll('~', '~0').replaceAll('/', '~1');
+}
+
+/** Undoes `escapeSegment`. */
+export function unescapeSegment(segment: string): string {
+  return segment.replaceAll('~1', '/').replaceAll('~0', '~');
+}
+
 /** Splits a JSON pointer (`/a/b~1c`) or a dot path (`a.b`) into segments. */
 export function pathSegments(path: string): string[] {
   if (path === '' || path === '/') return [];
-  if (path.startsWith('/'))
-    return path
-      .slice(1)
-      .split('/')
-      .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  if (path.startsWith('/')) return path.slice(1).split('/').map(unescapeSegment);
   if (path.split('.').some((s) => s === '')) {
     throw new InvalidInputError(`path ${JSON.stringify(path)} is not a JSON pointer or a dot path`, {
       field: 'paths',
@@ -146,7 +152,8 @@ export function getPath(value: Json, path: string): Json | undefined {
   let cur: Json | undefined = value;
   for (const seg of pathSegments(path)) {
     if (Array.isArray(cur)) {
-      if (!/^\d+$/.test(seg)) return undefined;
+      // RFC 6901 array indexes: no sign, no leading zero.
+      if (!/^(0|[1-9]\d*)$/.test(seg)) return undefined;
       cur = cur[Number(seg)];
     } else if (isObject(cur)) {
       cur = Object.hasOwn(cur, seg) ? cur[seg] : undefined;
@@ -159,6 +166,6 @@ export function getPath(value: Json, path: string): Json | undefined {
 /** A JSON pointer for a list of segments (RFC 6901 escaping); `/` for the whole document. */
 export function toPointer(segments: readonly (string | number)[]): string {
   let s = '';
-  for (const seg of segments) s += `/${String(seg).replace(/~/g, '~0').replace(/\//g, '~1')}`;
+  for (const seg of segments) s += `/${escapeSegment(seg)}`;
   return s === '' ? '/' : s;
 }

@@ -2,6 +2,7 @@
 // write permissions, append-only lists, overrides and locks. Every refusal is a typed error whose details
 // name the JSON pointer of the offending field and the rule that refused it.
 
+import { escapeSegment, getPath, toPointer as toJsonPointer, unescapeSegment } from '../core/json.js';
 import type { CommitContext } from '../core/kind.js';
 import type { Json, JsonObject } from '../core/types.js';
 import {
@@ -34,18 +35,9 @@ export function deepEqual(a: unknown, b: unknown): boolean {
   return ak.every((k) => Object.hasOwn(bo, k) && deepEqual(ao[k], bo[k]));
 }
 
-/** Escapes one JSON-pointer segment (RFC 6901: `~` → `~0`, `/` → `~1`). */
-export function escapeSegment(segment: string | number): string {
-  return String(segment).replaceAll('~', '~0').replaceAll('/', '~1');
-}
-
-function unescapeSegment(segment: string): string {
-  return segment.replaceAll('~1', '/').replaceAll('~0', '~');
-}
-
 /** Builds a JSON pointer from raw segments: `ptr('facts', 2, 'evidence')` → `/facts/2/evidence`. */
 export function ptr(...segments: Array<string | number>): string {
-  return segments.map((s) => `/${escapeSegment(s)}`).join('');
+  return segments.length === 0 ? '' : toJsonPointer(segments);
 }
 
 /** Splits a JSON pointer into unescaped segments (`''` → `[]`). */
@@ -65,13 +57,8 @@ export function toPointer(path: string): string {
 
 /** The value at `pointer`, or undefined. */
 export function getAtPointer(doc: Json | undefined, pointer: string): Json | undefined {
-  let node: Json | undefined = doc;
-  for (const seg of splitPointer(pointer)) {
-    if (Array.isArray(node)) node = /^(0|[1-9]\d*)$/.test(seg) ? node[Number(seg)] : undefined;
-    else if (isPlainObject(node)) node = node[seg];
-    else return undefined;
-  }
-  return node;
+  if (doc === undefined) return undefined;
+  return pointer === '' ? doc : getPath(doc, pointer.startsWith('/') ? pointer : `/${pointer}`);
 }
 
 /** True if `pointer` is `prefix` or lies inside it (segment-wise: `/ab` is not inside `/a`). */
