@@ -40,18 +40,44 @@ export async function runCommand<T>(
   input: Record<string, unknown>,
   human: (result: T) => string,
   opts: {
-    progress?: (done: number) => void;
+    /** Progress of long work (see `progressLine`), cleared before the result is printed. */
+    progress?: ReturnType<typeof progressLine>;
     /** The exit code a result calls for (e.g. a failed verify), when not 0. */
     exitCode?: (result: T) => number | undefined;
   } = {},
 ): Promise<void> {
-  const result = (await invoke(name, input, {
-    instance: cmd.optsWithGlobals<GlobalOpts>(),
-    ...(opts.progress ? { progress: opts.progress } : {}),
-  })) as T;
+  const report = opts.progress?.report;
+  let result: T;
+  try {
+    result = (await invoke(name, input, {
+      instance: cmd.optsWithGlobals<GlobalOpts>(),
+      ...(report ? { progress: report } : {}),
+    })) as T;
+  } finally {
+    opts.progress?.clear();
+  }
   outputOf(cmd).emit(result, () => human(result));
   const code = opts.exitCode?.(result);
   if (code !== undefined) process.exitCode = code;
+}
+
+/**
+ * Progress of long work on stderr, only when stderr is a terminal (silent in pipes, CI and for agents):
+ * `report(n)` rewrites one line, `clear()` removes it before the result is printed.
+ */
+export function progressLine(what: string): { report?: (n: number) => void; clear: () => void } {
+  if (process.stderr.isTTY !== true) return { clear: () => {} };
+  let shown = false;
+  return {
+    report: (n) => {
+      shown = true;
+      process.stderr.write(`\r${what}: ${n} …`);
+    },
+    clear: () => {
+      if (shown) process.stderr.write('\r\x1b[K');
+      shown = false;
+    },
+  };
 }
 
 /** `{ [key]: value }` when value is defined, else `{}`: builds inputs from optional flags. */

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import type { EventRecord, VerifyResult } from '../core/types.js';
 import { EXIT_CODES } from '../errors.js';
-import { given, int, json, list, outputOf, runCommand, withInstance } from './context.js';
+import { given, int, json, list, outputOf, progressLine, runCommand, withInstance } from './context.js';
 import { formatEvent, formatVerify } from './format.js';
 
 export function addEventCommands(program: Command): void {
@@ -83,33 +83,10 @@ export function addEventCommands(program: Command): void {
       '--head <position:hash>',
       'a head printed earlier by verify, instance export or the dashboard: also report any rewrite of the log up to it',
     )
-    .action(async (o: { head?: string }, cmd: Command) => {
-      const tty = process.stderr.isTTY === true;
-      let shown = false;
-      const clear = () => {
-        if (shown) process.stderr.write('\r\x1b[K');
-        shown = false;
-      };
-      await runCommand<VerifyResult>(
-        cmd,
-        'verify',
-        given('head', o.head),
-        (r) => {
-          clear();
-          return formatVerify(r);
-        },
-        {
-          exitCode: (r) => {
-            clear();
-            return r.ok ? undefined : EXIT_CODES.INTEGRITY_VIOLATION;
-          },
-          ...(tty && {
-            progress: (n: number) => {
-              shown = true;
-              process.stderr.write(`\rverifying: ${n} events…`);
-            },
-          }),
-        },
-      );
-    });
+    .action((o: { head?: string }, cmd: Command) =>
+      runCommand<VerifyResult>(cmd, 'verify', given('head', o.head), formatVerify, {
+        progress: progressLine('verifying: events'),
+        exitCode: (r) => (r.ok ? undefined : EXIT_CODES.INTEGRITY_VIOLATION),
+      }),
+    );
 }

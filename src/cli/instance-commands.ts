@@ -10,7 +10,7 @@ import type { ScaffoldResult } from '../instance/scaffold.js';
 import type { DashboardResult } from '../reports/dashboard.js';
 import type { RetroResult } from '../reports/retro.js';
 import { resolveInstance } from '../service/instance-resolver.js';
-import { type GlobalOpts, given, runCommand } from './context.js';
+import { type GlobalOpts, given, progressLine, runCommand } from './context.js';
 
 type Moved = DumpCounts & { path?: string; anchor: string | null; source_backend?: string };
 
@@ -92,6 +92,7 @@ export function addInstanceCommands(program: Command): void {
         { path: resolve(file) },
         (r) =>
           `${r.path}: ${r.work_items} work items, ${r.events} events, ${r.documents} documents (${r.history} versions)${r.anchor ? `\nhead ${r.anchor}` : ''}`,
+        { progress: progressLine('exporting: records') },
       ),
     );
 

@@ -47,6 +47,8 @@ export async function exportInstance(
   backend: StoreBackend,
   instance: { host: string; name: string },
   path: string,
+  /** Called every 10,000 records written, with the count so far. */
+  onProgress?: (records: number) => void,
 ): Promise<DumpCounts & { path: string; anchor: string | null }> {
   if (!backend.dump) throw new InvalidInputError(`the ${backend.name} backend cannot export instances yet`);
   if (existsSync(path)) {
@@ -75,9 +77,11 @@ export async function exportInstance(
   };
   await write(header);
   let anchor: string | null = null;
+  let written = 0;
   for await (const r of backend.dump()) {
     if (r.t === 'event_head' || r.t === 'event_stream') continue;
     counts[countKey[r.t]] += 1;
+    if (onProgress && ++written % 10_000 === 0) onProgress(written);
     if (r.t === 'event') anchor = `${r.row.position}:${r.row.hash}`;
     await write(r);
   }

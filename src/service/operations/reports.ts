@@ -79,9 +79,9 @@ export const REPORT_OPERATIONS = [
     output: OBJECT,
     writes: false,
     local: true,
-    async run(inst, i: { path: string }) {
+    async run(inst, i: { path: string }, { progress }) {
       const { exportInstance } = await import('../../core/portable.js');
-      return exportInstance(inst.backend, { host: inst.host, name: inst.name }, i.path);
+      return exportInstance(inst.backend, { host: inst.host, name: inst.name }, i.path, progress);
     },
   }),
   operation({
