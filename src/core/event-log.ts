@@ -3,7 +3,7 @@
 import { InvalidInputError, NotFoundError } from '../errors.js';
 import type { EventQuery, NewEvent, StoreBackend, StoredEvent } from './backend.js';
 import { checkInput } from './input.js';
-import { checkRecords, type HeadAnchor, parseHeadAnchor } from './integrity.js';
+import type { HeadAnchor } from './integrity.js';
 import { type Clock, parseTime } from './time.js';
 import type { AppendEventInput, EventRecord, ReadEventsInput, VerifyInput, VerifyResult } from './types.js';
 
@@ -216,6 +216,8 @@ export class EventLog {
    * @example const r = await inst.events.verify({ head: '24:03cd…' }); if (!r.ok) console.log(r.problems);
    */
   async verify(input: VerifyInput = {}): Promise<VerifyResult> {
+    // The checker loads on first verify: a process that only appends never pays for it.
+    const { checkRecords, parseHeadAnchor } = await import('./integrity.js');
     const head: HeadAnchor | null = input.head === undefined ? null : parseHeadAnchor(input.head);
     const progress = input.onProgress ? { onProgress: input.onProgress } : {};
     if (this.#backend.dump)

@@ -2,7 +2,8 @@
 // resolver), run it, close. Every edge calls this; only parsing and printing are theirs.
 import { type Instance, openInstance } from '../instance/instance.js';
 import { type InstanceFlags, namesAnInstance, resolveInstance } from './instance-resolver.js';
-import type { RunContext } from './operation.js';
+import type { Operation, RunContext } from './operation.js';
+import { execute } from './run.js';
 import { getOperation } from './table.js';
 import { validateInput } from './validate.js';
 
@@ -17,10 +18,7 @@ export async function runOperation(
   input: unknown = {},
   ctx: Omit<RunContext, 'prepared'> = {},
 ): Promise<unknown> {
-  const op = getOperation(name);
-  const i = await validateInput(op, input);
-  const prepared = op.prepare ? await op.prepare(i) : undefined;
-  return op.run(inst as Instance, i, { ...ctx, prepared });
+  return execute(getOperation(name) as Operation<never, unknown>, inst, input, ctx);
 }
 
 export interface InvokeOptions {

@@ -10,7 +10,7 @@ import { openInstance } from '../../src/instance/instance.js';
 import { runOperation } from '../../src/service/invoke.js';
 import { getOperation, OPERATION_NAMES, OPERATIONS } from '../../src/service/table.js';
 import { compileSchema, validateInput } from '../../src/service/validate.js';
-import { WORKFLOW_NAMES, WORKFLOWS } from '../../src/workflows/registry.js';
+import { WORKFLOW_NAMES, WORKFLOWS, workflowOperation } from '../../src/workflows/registry.js';
 import { ROOT, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -37,8 +37,11 @@ describe('the operation table', () => {
     expect(r.status, r.stderr).toBe(0);
   });
 
-  it('every bundle workflow is an operation of the table', () => {
-    for (const w of WORKFLOW_NAMES) expect(OPERATION_NAMES).toContain(WORKFLOWS[w].operation);
+  it('every bundle workflow is an operation of the table, found in the group it names', async () => {
+    for (const w of WORKFLOW_NAMES) {
+      expect(OPERATION_NAMES).toContain(WORKFLOWS[w].operation);
+      expect(await workflowOperation(w)).toBe(getOperation(WORKFLOWS[w].operation));
+    }
   });
 
   it('the build ships one precompiled validator per operation, agreeing with its schema', async () => {

@@ -1,0 +1,18 @@
+// Running one operation that is already in hand: validate its input from its schema, prepare, run. The
+// table (every operation) is not loaded here, so a process that runs one operation loads only its group.
+import type { Instance } from '../instance/instance.js';
+import type { Operation, RunContext } from './operation.js';
+import { validateInput } from './validate.js';
+
+/** Validates `input` against `op`'s input schema (nothing runs on a refusal), prepares, runs. */
+export async function execute(
+  op: Operation<never, unknown>,
+  inst: Instance | null,
+  input: unknown,
+  ctx: Omit<RunContext, 'prepared'> = {},
+): Promise<unknown> {
+  const o = op as unknown as Operation<unknown, unknown>;
+  const i = await validateInput(o, input);
+  const prepared = o.prepare ? await o.prepare(i) : undefined;
+  return o.run(inst as Instance, i, { ...ctx, prepared });
+}
