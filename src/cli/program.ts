@@ -1,5 +1,6 @@
 // The agentstate command set (commander): every command a thin view of one operation of the service table,
 // grouped in help as the store is (work items, events, documents, state files, instances, workflows).
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { EXIT_CODES, InvalidInputError, toAgentStateError } from '../errors.js';
 import { WORKFLOW_NAMES, WORKFLOWS } from '../workflows/registry.js';
@@ -12,6 +13,13 @@ import { addViewCommands } from './view-commands.js';
 import { addWorkCommands } from './work-commands.js';
 import { runWorkflowCommand } from './workflow-command.js';
 
+/** The package's own version: package.json sits two folders up from src/cli and from dist/cli alike. */
+function packageVersion(): string {
+  const pkg: unknown = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+  const v = (pkg as { version?: unknown }).version;
+  return typeof v === 'string' ? v : 'unknown';
+}
+
 export function buildProgram(): Command {
   const program = new Command('agentstate')
     .description(
@@ -19,7 +27,7 @@ export function buildProgram(): Command {
         'versioned documents. The instance comes from --dir, or --name/--host/--root, or MF_INSTANCE_DIR / ' +
         'MF_AGENT_NAME / MF_HOST (root: AGENTSTATE_ROOT, else $XDG_CONFIG_HOME, else ~/.config).',
     )
-    .version('0.1.0')
+    .version(packageVersion())
     .optionsGroup('Global options (before or after the command):')
     .option('--dir <path>', 'the instance folder itself (like MF_INSTANCE_DIR)')
     .option('--name <name>', 'agent name (like MF_AGENT_NAME)')

@@ -1,10 +1,11 @@
 // CLI consistency (issue 11, point 7): commander owns dispatch (global options before a workflow name),
 // grouped help with the global options under every subcommand, one duration grammar, an expired lease shown
 // as such, and no progress noise when stderr is not a terminal.
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { WorkItem } from '../../src/core/types.js';
-import { runCli } from '../helpers/cli.js';
+import { ROOT, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const root = tempDir();
@@ -33,6 +34,15 @@ describe('dispatch', () => {
     const bad = runCli(['--dir', dir, 'EnqueueWorkItem', '--payload', '{"title":5}']);
     expect(bad.code).toBe(2);
     expect(bad.errorJson).toMatchObject({ error: { code: 'INVALID_INPUT', field: 'title' } });
+  });
+});
+
+describe('version', () => {
+  it('--version prints the version in package.json', () => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    const r = runCli(['--version']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.trim()).toBe(pkg.version);
   });
 });
 
