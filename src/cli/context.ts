@@ -8,6 +8,7 @@ import type { Json } from '../core/types.js';
 import { type Instance, openInstance } from '../instance/instance.js';
 import { resolveInstance } from '../service/instance-resolver.js';
 import { invoke } from '../service/invoke.js';
+import type { Progress } from '../service/operation.js';
 
 export interface GlobalOpts {
   dir?: string;
@@ -65,13 +66,14 @@ export async function runCommand<T>(
  * Progress of long work on stderr, only when stderr is a terminal (silent in pipes, CI and for agents):
  * `report(n)` rewrites one line, `clear()` removes it before the result is printed.
  */
-export function progressLine(what: string): { report?: (n: number) => void; clear: () => void } {
+export function progressLine(what: string): { report?: Progress; clear: () => void } {
   if (process.stderr.isTTY !== true) return { clear: () => {} };
   let shown = false;
   return {
-    report: (n) => {
+    report: (n, phase) => {
       shown = true;
-      process.stderr.write(`\r${what}: ${n} …`);
+      // \x1b[K: a shorter phase label must not leave the end of a longer one behind.
+      process.stderr.write(`\r${phase ?? what}: ${n} …\x1b[K`);
     },
     clear: () => {
       if (shown) process.stderr.write('\r\x1b[K');

@@ -108,6 +108,7 @@ export function addInstanceCommands(program: Command): void {
         { path: resolve(file) },
         (r) =>
           `imported and verified: ${r.work_items} work items, ${r.events} events (chain intact), ${r.documents} documents (${r.history} versions) from ${r.source_backend}${r.anchor ? `\nhead ${r.anchor}` : ''}`,
+        { progress: progressLine('importing: events') },
       ),
     );
 }

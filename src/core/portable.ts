@@ -192,9 +192,13 @@ export interface CheckedDump {
  * store: a dump that fails is INTEGRITY_VIOLATION naming the first problems; bad framing or JSON the store
  * refuses is INVALID_INPUT naming the line.
  */
-export async function checkDump(path: string): Promise<CheckedDump> {
+export async function checkDump(
+  path: string,
+  /** Called every 10,000 events checked, with the count so far. */
+  onProgress?: (events: number) => void,
+): Promise<CheckedDump> {
   const { header, records, counts } = await readDump(path);
-  const before = await checkRecords(records);
+  const before = await checkRecords(records, onProgress ? { onProgress } : {});
   if (!before.ok) {
     throw new IntegrityError(
       `${path} fails verification, nothing was imported: ${summarize(before.problems, before.problem_count)}`,
@@ -213,13 +217,15 @@ export async function importInstance(
   backend: StoreBackend,
   events: EventLog,
   source: string | CheckedDump,
+  /** Called every 10,000 events verified after loading, with the count so far. */
+  onProgress?: (events: number) => void,
 ): Promise<
   DumpCounts & { verified: true; head: string | null; anchor: string | null; source_backend: string }
 > {
   if (!backend.load) throw new InvalidInputError(`the ${backend.name} backend cannot import instances yet`);
   const { path, header, records, counts } = typeof source === 'string' ? await checkDump(source) : source;
   await backend.load(records);
-  const v = await events.verify();
+  const v = await events.verify(onProgress ? { onProgress } : {});
   if (!v.ok || v.events !== counts.events) {
     throw new IntegrityError(
       `imported, but the target fails verification: ${v.ok ? `${v.events} events, expected ${counts.events}` : summarize(v.problems, v.problem_count)}`,

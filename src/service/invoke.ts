@@ -2,7 +2,7 @@
 // resolver), run it, close. Every edge calls this; only parsing and printing are theirs.
 import { type Instance, openInstance } from '../instance/instance.js';
 import { type InstanceFlags, namesAnInstance, resolveInstance } from './instance-resolver.js';
-import type { Operation, RunContext } from './operation.js';
+import type { Operation, Progress, RunContext } from './operation.js';
 import { execute } from './run.js';
 import { getOperation } from './table.js';
 import { validateInput } from './validate.js';
@@ -31,7 +31,7 @@ export interface InvokeOptions {
    */
   createMissing?: boolean;
   /** Progress of long work, for edges that show it. */
-  progress?: (done: number) => void;
+  progress?: Progress;
 }
 
 /**
@@ -46,8 +46,9 @@ export async function invoke(name: string, input: unknown = {}, opts: InvokeOpti
   const flags = opts.instance ?? {};
   const mode = op.instance ?? 'required';
   const location = resolveInstance(flags, env);
-  const prepared = op.prepare ? await op.prepare(i) : undefined;
-  const ctx: RunContext = { prepared, ...(opts.progress ? { progress: opts.progress } : {}) };
+  const progress = opts.progress ? { progress: opts.progress } : {};
+  const prepared = op.prepare ? await op.prepare(i, progress) : undefined;
+  const ctx: RunContext = { prepared, ...progress };
   if (mode === 'none' || (mode === 'optional' && !namesAnInstance(flags, env))) {
     return op.run(null as unknown as Instance, i, ctx);
   }

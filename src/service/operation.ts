@@ -32,17 +32,23 @@ export interface Operation<I = Record<string, unknown>, O = unknown> {
    */
   local?: boolean;
   /** Work done before the instance is opened (e.g. checking a dump), so a refusal creates nothing. */
-  prepare?(input: I): Promise<unknown>;
+  prepare?(input: I, ctx: Pick<RunContext, 'progress'>): Promise<unknown>;
   /** Runs on an open instance (null only for `optional` / `none`) with an input that passed `input`. */
   run(inst: Instance, input: I, ctx: RunContext): Promise<O>;
 }
+
+/** A running count of long work, and the step it is in (e.g. `checking the dump: events`). */
+export type Progress = (done: number, phase?: string) => void;
 
 /** What an edge hands an operation besides its input. */
 export interface RunContext {
   /** What `prepare` returned. */
   prepared?: unknown;
-  /** Called with a running count during long work (verify, export), for edges that show progress. */
-  progress?: (done: number) => void;
+  /**
+   * Called with a running count during long work (verify, export, import), for edges that show progress;
+   * `phase` names what is being counted when the work has more than one step.
+   */
+  progress?: Progress;
 }
 
 /** Identity helper that keeps an operation's input type for `run`. */

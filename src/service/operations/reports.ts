@@ -94,16 +94,17 @@ export const REPORT_OPERATIONS = [
     writes: true,
     instance: 'create',
     local: true,
-    async prepare(i: { path: string }) {
+    async prepare(i: { path: string }, { progress }) {
       const { checkDump } = await import('../../core/portable.js');
-      return checkDump(i.path);
+      return checkDump(i.path, progress && ((n) => progress(n, 'checking the dump: events')));
     },
-    async run(inst, _i: { path: string }, { prepared }) {
+    async run(inst, _i: { path: string }, { prepared, progress }) {
       const { importInstance } = await import('../../core/portable.js');
       return importInstance(
         inst.backend,
         inst.events,
         prepared as Awaited<ReturnType<typeof import('../../core/portable.js').checkDump>>,
+        progress && ((n) => progress(n, 'verifying the import: events')),
       );
     },
   }),
