@@ -1,6 +1,7 @@
 // Kind `agent-run` (AgentState): the canonical truth of one agent run. The schema checks structure;
 // `check` enforces the kernel's rules, each refusal naming the JSON pointer and the rule:
-//   identity-immutable, status-transition, task-ir-ref + AMBIGUITY_UNRESOLVED on start,
+//   identity-immutable, status-transition, task-ir-ref + AMBIGUITY_UNRESOLVED on every transition that
+//   proceeds (start, resume, success),
 //   model-changes-are-events, fact-needs-evidence, facts-append-only, hypothesis-promotion,
 //   hypothesis-transition, hypothesis-not-removed, receipts-append-only, verifications-append-only,
 //   failure-transition, failures-append-only, completion-recorded, completion-by-writer,
@@ -189,10 +190,26 @@ function checkIdentity(next: AgentRun, prev: AgentRun | null): void {
   }
 }
 
-/** Starting a run (into `running` from new or `created`) needs its TaskIR with every ambiguity resolved. */
-async function checkStart(next: AgentRun, prev: AgentRun | null, ctx: CommitContext): Promise<void> {
-  const starting = next.status === 'running' && (prev === null || prev.status === 'created');
-  if (!starting || !next.task_ir) return;
+/**
+ * Statuses a run proceeds into: starting or resuming (`running`) and finishing as `succeeded`. Moving into
+ * one of them rests on the task as asked, so its TaskIR must have no open or escalated ambiguity; stopping
+ * (`blocked`, `waiting`, `failed`, `cancelled`) never does.
+ */
+const PROCEEDING: readonly RunStatus[] = ['running', 'succeeded'];
+
+/** A document id as one shell word, for the commands an error message suggests. */
+function shellWord(s: string): string {
+  return /^[A-Za-z0-9._:@/+=,-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * Every transition that proceeds (see PROCEEDING) — a start, a resume from `blocked` or `waiting`, a
+ * success — needs the run's TaskIR with every ambiguity resolved. The refusal names the ambiguities and
+ * says how to escalate them: the guess is never made for the human.
+ */
+async function checkAmbiguities(next: AgentRun, prev: AgentRun | null, ctx: CommitContext): Promise<void> {
+  const moving = prev === null || prev.status !== next.status;
+  if (!moving || !PROCEEDING.includes(next.status) || !next.task_ir) return;
   const { id } = next.task_ir;
   const doc = await ctx.read('task-ir', id);
   if (!doc) fail('/task_ir/id', 'task-ir-ref', `/task_ir/id: no task-ir document ${JSON.stringify(id)}`);
@@ -200,19 +217,32 @@ async function checkStart(next: AgentRun, prev: AgentRun | null, ctx: CommitCont
   const pending = ambiguities.filter(
     (a): a is JsonObject => isPlainObject(a) && (a.status === 'open' || a.status === 'escalated'),
   );
-  if (pending.length > 0) {
-    const list = pending.map((a) => `${String(a.id)} (${String(a.status)})`).join(', ');
-    throw new AmbiguityUnresolvedError(
-      `run cannot start: task-ir ${id} has unresolved ambiguities: ${list}. Resolve them (escalated ones are waiting for a human) first.`,
-      {
-        pointer: '/task_ir',
-        rule: 'ambiguity-unresolved',
-        task_ir: id,
-        task_ir_version: doc.version,
-        ambiguities: pending.map((a) => ({ id: a.id ?? null, status: a.status ?? null })),
-      },
-    );
-  }
+  if (pending.length === 0) return;
+  const verb =
+    next.status === 'succeeded'
+      ? 'succeed'
+      : prev === null || prev.status === 'created'
+        ? 'start'
+        : `resume from ${prev.status}`;
+  const list = pending.map((a) => `${String(a.id)} (${String(a.status)})`).join(', ');
+  const open = pending.filter((a) => a.status === 'open');
+  const what =
+    open.length > 0
+      ? `Do not guess: escalate ${open.length === pending.length ? 'them' : 'the open ones'} to a human with \`agentstate escalate ${shellWord(id)}\` (library: inst.docs.escalate({ kind: 'task-ir', id: ${JSON.stringify(id)} })), then wait for the answers`
+      : 'They are escalated: wait for a human to answer their decision items (`agentstate list --status waiting_human`)';
+  throw new AmbiguityUnresolvedError(
+    `run cannot ${verb}: task-ir ${id} has unresolved ambiguities: ${list}. ${what}.`,
+    {
+      pointer: '/task_ir',
+      rule: 'ambiguity-unresolved',
+      task_ir: id,
+      task_ir_version: doc.version,
+      from: prev?.status ?? null,
+      to: next.status,
+      ambiguities: pending.map((a) => ({ id: a.id ?? null, status: a.status ?? null })),
+      escalate: open.map((a) => a.id ?? null),
+    },
+  );
 }
 
 function checkPlan(next: AgentRun): void {
@@ -543,7 +573,7 @@ async function check(
   checkCompletion(next, prev, ctx);
   checkBudgets(next, prev, ctx);
   checkLocks(prev?.locks, next.locks, ctx);
-  await checkStart(next, prev, ctx);
+  await checkAmbiguities(next, prev, ctx);
   return undefined;
 }
 
