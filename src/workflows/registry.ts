@@ -66,6 +66,11 @@ export const WORKFLOWS = {
     summary: 'Read a versioned document: the latest version, or {version}, or only {paths} (a projection).',
     operation: 'get_document',
   },
+  EscalateAmbiguities: {
+    summary:
+      "Put a task-ir's open ambiguities to a human (escalated, each with a decision item, in one commit); idempotent.",
+    operation: 'escalate',
+  },
 } satisfies Record<string, WorkflowDef>;
 
 export type WorkflowName = keyof typeof WORKFLOWS;
