@@ -637,12 +637,18 @@ export class DocumentStore {
   }
 
   /** What a kind's rules see about a write, with reads of the other documents of this instance. */
-  #commitContext(c: Omit<CommitContext, 'read'>): CommitContext {
+  #commitContext(c: Omit<CommitContext, 'read' | 'missingEvents'>): CommitContext {
     return {
       ...c,
       read: async (k, id) => {
         const d = await this.#backend.docs.get(k, id);
         return d && { kind: d.kind, id: d.id, version: d.version, body: d.body };
+      },
+      missingEvents: async (positions) => {
+        if (positions.length === 0) return [];
+        // Positions are gapless (1 … head, never skipped), so the head alone says which exist.
+        const head = (await this.#backend.events.head())?.position ?? 0;
+        return positions.filter((p) => !(Number.isSafeInteger(p) && p >= 1 && p <= head));
       },
     };
   }

@@ -15,7 +15,7 @@ const j = (b: AgentRun) => b as unknown as JsonObject;
 const minimal = () => example('agent-run.minimal') as unknown as AgentRun;
 const full = () => example('agent-run.full') as unknown as AgentRun;
 const docs = { 'task-ir/task-example': example('task-ir.resolved') };
-const ctxWith = (over: Partial<CommitContext> & { docs?: Record<string, JsonObject> } = {}) =>
+const ctxWith = (over: Partial<CommitContext> & { docs?: Record<string, JsonObject>; head?: number } = {}) =>
   makeCtx({ docs, ...over });
 
 /** Runs schema validation then `check`, as the core does. */
@@ -315,6 +315,48 @@ describe('agent-run: facts need evidence (fact-needs-evidence)', () => {
       );
     },
   );
+
+  it('refuses an event a new fact, event reference, receipt or verification cites that is not in the log (issue 12, point 6)', async () => {
+    // The log of this context ends at 20: the full example's event 17 is there, its receipt's event 21 is not.
+    const short = ctxWith({ head: 20 });
+    const b = full();
+    b.facts!.push({ id: 'f3', statement: 'it failed again', evidence: [{ event: 17 }] });
+    await expect(commit(b, full(), short)).resolves.toBeUndefined();
+    const d = await expectRefused(
+      () => commit(full(), null, short),
+      'VALIDATION_FAILED',
+      '/receipts/0/event_position',
+      'event-in-log',
+    );
+    expect(d.position).toBe(21);
+    // Already stored, it was checked when it was added: an unchanged record is not checked again.
+    await expect(commit(full(), full(), short)).resolves.toBeUndefined();
+    const c = full();
+    c.event_refs!.push({ position: 30 });
+    c.facts!.push({ id: 'f3', statement: 'deployed', evidence: [{ event: 30 }] });
+    await expectRefused(
+      () => commit(c, full(), short),
+      'VALIDATION_FAILED',
+      '/facts/2/evidence/0',
+      'fact-needs-evidence',
+    );
+    const e = full();
+    e.event_refs!.push({ position: 30 });
+    await expectRefused(
+      () => commit(e, full(), short),
+      'VALIDATION_FAILED',
+      '/event_refs/1/position',
+      'event-in-log',
+    );
+    const v = full();
+    v.verifications!.push({ id: 'v2', check: 'lint', status: 'passed', at: AT, event_position: 30 });
+    await expectRefused(
+      () => commit(v, full(), short),
+      'VALIDATION_FAILED',
+      '/verifications/1/event_position',
+      'event-in-log',
+    );
+  });
 
   it('refuses dropping the event reference a fact rests on', async () => {
     const b = full();

@@ -2,7 +2,8 @@
 // `check` enforces the kernel's rules, each refusal naming the JSON pointer and the rule:
 //   identity-immutable, status-transition, task-ir-ref + AMBIGUITY_UNRESOLVED on every transition that
 //   proceeds (start, resume, success),
-//   model-changes-are-events, fact-needs-evidence, facts-append-only, hypothesis-promotion,
+//   model-changes-are-events, fact-needs-evidence (present in the state; a cited event in the log),
+//   event-in-log, facts-append-only, hypothesis-promotion,
 //   hypothesis-transition, hypothesis-not-removed, receipts-append-only, verifications-append-only,
 //   failure-transition, failures-append-only, completion-recorded, completion-by-writer,
 //   completion-final, completion-needs-verification, no-failed-verification, no-unresolved-failures,
@@ -410,6 +411,72 @@ function checkKnowledge(next: AgentRun, prev: AgentRun | null): void {
   });
 }
 
+/** An event position the state records as evidence, where, and under which rule a missing one is refused. */
+interface CitedEvent {
+  position: number;
+  pointer: string;
+  rule: string;
+  what: string;
+}
+
+/**
+ * Evidence must exist: an event position a new fact cites (rule fact-needs-evidence), and one that a new
+ * event reference, receipt or verification records (rule event-in-log), must name an event in this
+ * instance's log. Records already stored were checked when they were added (and the log only grows).
+ */
+async function checkEventsInLog(next: AgentRun, prev: AgentRun | null, ctx: CommitContext): Promise<void> {
+  const cited: CitedEvent[] = [];
+  const oldFacts = new Set((prev?.facts ?? []).map((f) => f.id));
+  (next.facts ?? []).forEach((f, i) => {
+    if (oldFacts.has(f.id)) return;
+    f.evidence.forEach((e, j) => {
+      if (e.event === undefined) return;
+      cited.push({
+        position: e.event,
+        pointer: ptr('facts', i, 'evidence', j),
+        rule: 'fact-needs-evidence',
+        what: `fact ${f.id} cites event ${e.event}`,
+      });
+    });
+  });
+  const oldRefs = new Set((prev?.event_refs ?? []).map((e) => e.position));
+  (next.event_refs ?? []).forEach((e, i) => {
+    if (oldRefs.has(e.position)) return;
+    cited.push({
+      position: e.position,
+      pointer: ptr('event_refs', i, 'position'),
+      rule: 'event-in-log',
+      what: `event reference ${i} names position ${e.position}`,
+    });
+  });
+  for (const [list, old, field, label] of [
+    [next.receipts, prev?.receipts, 'receipts', 'receipt'],
+    [next.verifications, prev?.verifications, 'verifications', 'verification'],
+  ] as const) {
+    const before = new Set((old ?? []).map((r) => r.id));
+    (list ?? []).forEach((r, i) => {
+      if (before.has(r.id) || r.event_position === undefined) return;
+      cited.push({
+        position: r.event_position,
+        pointer: ptr(field, i, 'event_position'),
+        rule: 'event-in-log',
+        what: `${label} ${r.id} records event ${r.event_position}`,
+      });
+    });
+  }
+  if (cited.length === 0) return;
+  const missing = new Set(await ctx.missingEvents([...new Set(cited.map((c) => c.position))]));
+  const first = cited.find((c) => missing.has(c.position));
+  if (first) {
+    fail(
+      first.pointer,
+      first.rule,
+      `${first.what}, which is not in the event log: evidence must be an event that was recorded (append it first, then cite its position)`,
+      { position: first.position },
+    );
+  }
+}
+
 /** The latest verification result of each check (later entries supersede earlier ones; `skipped` never does). */
 function latestByCheck(
   verifications: readonly Verification[],
@@ -573,6 +640,7 @@ async function check(
   checkCompletion(next, prev, ctx);
   checkBudgets(next, prev, ctx);
   checkLocks(prev?.locks, next.locks, ctx);
+  await checkEventsInLog(next, prev, ctx);
   await checkAmbiguities(next, prev, ctx);
   return undefined;
 }
