@@ -8,6 +8,7 @@ import type {
   HistoryEntry,
   Json,
   JsonPatchOp,
+  WorkItem,
 } from '../core/types.js';
 import { ACTOR_KINDS } from '../core/types.js';
 import { given, int, json, list, runCommand } from './context.js';
@@ -233,4 +234,53 @@ export function addStateCommands(program: Command): void {
           : docs.map((d) => `${d.kind}/${d.id}  v${d.version}  ${d.updated_at}`).join('\n'),
       ),
     );
+
+  program
+    .command('escalate <task-ir> [ambiguities...]')
+    .description(
+      "put a task-ir's open ambiguities (all, or those named) to a human: escalated, each with a decision item, in one commit",
+    )
+    .option('-r, --reason <text>', 'why')
+    .option('--actor <name>', 'who escalates [default: the agent name]')
+    .addOption(
+      new Option('--actor-kind <kind>', 'what kind of writer').choices([...ACTOR_KINDS]).default('human'),
+    )
+    .option(
+      '--provenance <json>',
+      'provenance record (model_id, input_hash|prompt_ref, run_id, step_id)',
+      json('--provenance'),
+    )
+    .action((id: string, ambiguities: string[], o, cmd: Command) =>
+      runCommand<EscalateResult>(
+        cmd,
+        'escalate',
+        {
+          id,
+          actor_kind: o.actorKind,
+          ...given('ambiguities', ambiguities.length > 0 ? ambiguities : undefined),
+          ...given('actor', o.actor),
+          ...given('provenance', o.provenance),
+          ...given('reason', o.reason),
+        },
+        (r) => formatEscalation(id, r),
+      ),
+    );
+}
+
+type EscalateResult = CommitResult & { decisions: WorkItem[] };
+
+function formatEscalation(id: string, r: EscalateResult): string {
+  const head = r.changed
+    ? `task-ir/${id} v${r.previous_version} → v${r.version}: escalated`
+    : `task-ir/${id} v${r.version}: nothing new to escalate, nothing written`;
+  if (r.decisions.length === 0) return `${head}\nnothing is waiting for a human`;
+  const rows = r.decisions.map((d) => {
+    const p = (d.payload ?? {}) as { ambiguity_id?: string; question?: string };
+    return `  ${d.id}  ${p.ambiguity_id ?? '?'}  ${p.question ?? d.title}`;
+  });
+  return [
+    `${head}\nwaiting for a human:`,
+    ...rows,
+    `a human answers with: agentstate resolve <item> done --result '{"answer":…}' --actor <name> --actor-kind human`,
+  ].join('\n');
 }

@@ -97,6 +97,16 @@ export const DOC_INPUTS = {
   project: { kind: NAME, id: NAME, paths: { type: 'names', required: true } },
   list: { kind: { type: 'name' }, limit: { type: 'int', min: 1, max: 100_000 } },
   prune: { kind: NAME, id: NAME, keep: { type: 'int', required: true, min: 1 } },
+  escalate: {
+    kind: NAME,
+    id: NAME,
+    args: { type: 'object' },
+    actor: { type: 'name' },
+    actor_kind: { type: 'string', enum: ACTOR_KINDS },
+    role: { type: 'name' },
+    provenance: { type: 'object' },
+    reason: { type: 'text' },
+  },
 } satisfies Record<string, InputSpec>;
 
 /** The stream a document's events go to. */
@@ -627,12 +637,18 @@ export class DocumentStore {
   }
 
   /** What a kind's rules see about a write, with reads of the other documents of this instance. */
-  #commitContext(c: Omit<CommitContext, 'read'>): CommitContext {
+  #commitContext(c: Omit<CommitContext, 'read' | 'missingEvents'>): CommitContext {
     return {
       ...c,
       read: async (k, id) => {
         const d = await this.#backend.docs.get(k, id);
         return d && { kind: d.kind, id: d.id, version: d.version, body: d.body };
+      },
+      missingEvents: async (positions) => {
+        if (positions.length === 0) return [];
+        // Positions are gapless (1 … head, never skipped), so the head alone says which exist.
+        const head = (await this.#backend.events.head())?.position ?? 0;
+        return positions.filter((p) => !(Number.isSafeInteger(p) && p >= 1 && p <= head));
       },
     };
   }
@@ -725,6 +741,51 @@ export class DocumentStore {
         ...(input.provenance === undefined ? {} : { provenance: input.provenance }),
         reason: input.reason ?? `${op.name}`,
       });
+    });
+  }
+
+  /**
+   * Puts a document's open questions to humans (e.g. a task-ir's ambiguities): runs its kind's `escalate`
+   * operation as one CAS commit (re-run on conflict), whose effects enqueue a decision item per question
+   * in the same transaction, and returns the commit with every decision item of the document still
+   * waiting for a human. Escalating again writes nothing and asks nothing twice.
+   * @example await inst.docs.escalate({ kind: 'task-ir', id: 'login' })
+   */
+  async escalate(input: {
+    kind: string;
+    id: string;
+    /** The `escalate` operation's arguments, e.g. `{ ambiguities: ['a1'] }` (default: every open question). */
+    args?: Record<string, unknown>;
+    actor?: string;
+    actor_kind?: CommitInput['actor_kind'];
+    role?: string;
+    provenance?: Provenance;
+    reason?: string;
+  }): Promise<CommitResult & { decisions: WorkItem[] }> {
+    const i = checkInput<typeof input>('escalate', input, DOC_INPUTS.escalate);
+    const kind = (await this.#loadKinds()).get(i.kind);
+    if (!kind.operations?.some((o) => o.name === 'escalate')) {
+      throw new InvalidInputError(
+        `kind ${i.kind} puts no questions to humans: it has no escalate operation`,
+        { field: 'kind', operation: 'escalate' },
+      );
+    }
+    const { args, ...rest } = i;
+    const commit = await this.apply({ ...rest, operation: 'escalate', args: args ?? {} });
+    return { ...commit, decisions: await this.#waitingDecisions(i.kind, i.id) };
+  }
+
+  /** The decision items document `kind`/`id` enqueued that are still waiting for a human, in claim order. */
+  async #waitingDecisions(kind: string, id: string): Promise<WorkItem[]> {
+    const waiting = await this.#backend.work.list({
+      statuses: ['waiting_human'],
+      kind: null,
+      now: this.#ctx.clock(),
+      limit: 100_000,
+    });
+    return waiting.filter((item) => {
+      const owner = ownerOf(item);
+      return owner?.kind === kind && owner.id === id;
     });
   }
 

@@ -36,6 +36,12 @@ export interface CommitContext {
   answering?: WorkItem | null;
   /** Reads the latest version of another document of this instance (e.g. the task-ir a run starts from). */
   read(kind: string, id: string): Promise<DocSnapshot | null>;
+  /**
+   * The positions of `positions` that name no event in this instance's log (none: all of them are there),
+   * for evidence that cites an event: it must cite one that was recorded. The log is append-only, so an
+   * event found now is there for good.
+   */
+  missingEvents(positions: readonly number[]): Promise<number[]>;
 }
 
 /** Work and events a kind asks for, written in the same transaction as the commit. */

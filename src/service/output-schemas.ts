@@ -62,7 +62,7 @@ export const EVENTS: JsonSchema = list(EVENT);
 
 export const STATUS_COUNTS: JsonSchema = obj(Object.fromEntries(WORK_ITEM_STATUSES.map((s) => [s, int])));
 
-export const COMMIT_RESULT: JsonSchema = obj({
+const COMMIT_FIELDS = {
   kind: str,
   id: str,
   version: int,
@@ -74,7 +74,12 @@ export const COMMIT_RESULT: JsonSchema = obj({
   write_id: strOrNull,
   committed_at: str,
   body: { type: 'object' },
-});
+} satisfies Record<string, JsonSchema>;
+
+export const COMMIT_RESULT: JsonSchema = obj(COMMIT_FIELDS);
+
+/** `escalate`: the commit, and every decision item of the document still waiting for a human. */
+export const ESCALATE_RESULT: JsonSchema = obj({ ...COMMIT_FIELDS, decisions: WORK_ITEMS });
 
 const FORKED_FROM = nullable(obj({ kind: str, id: str, version: int }));
 

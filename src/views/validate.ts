@@ -41,6 +41,8 @@ export async function validateView(
       reason: null,
       now: opts.now ?? Date.now(),
       read: async () => null,
+      // A file checked on its own has no store behind it: no document and no event exists.
+      missingEvents: async (positions) => [...positions],
     }));
     return { ...base, ok: true, version };
   } catch (err) {

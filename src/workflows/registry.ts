@@ -92,6 +92,11 @@ export const WORKFLOWS = {
     operation: 'get_document',
     group: 'documents',
   },
+  EscalateAmbiguities: {
+    summary:
+      "Put a task-ir's open ambiguities to a human (escalated, each with a decision item, in one commit); idempotent.",
+    operation: 'escalate',
+  },
 } satisfies Record<string, WorkflowDef>;
 
 export type WorkflowName = keyof typeof WORKFLOWS;

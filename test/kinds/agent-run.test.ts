@@ -7,7 +7,7 @@ import { type AgentRun, agentRunKind, RUN_TRANSITIONS } from '../../src/kinds/ag
 import { RUN_STATUSES, type RunStatus } from '../../src/kinds/agent-run/schema.js';
 import { validateSchema } from '../../src/kinds/registry.js';
 import type { LockRecord } from '../../src/kinds/rules.js';
-import { clone, example, makeCtx, NOW } from './ctx.js';
+import { clone, example, makeCtx, NOW, refusal } from './ctx.js';
 import { expectRefused } from './expect-refusal.js';
 
 const AT = '2025-01-01T11:00:00Z';
@@ -15,7 +15,7 @@ const j = (b: AgentRun) => b as unknown as JsonObject;
 const minimal = () => example('agent-run.minimal') as unknown as AgentRun;
 const full = () => example('agent-run.full') as unknown as AgentRun;
 const docs = { 'task-ir/task-example': example('task-ir.resolved') };
-const ctxWith = (over: Partial<CommitContext> & { docs?: Record<string, JsonObject> } = {}) =>
+const ctxWith = (over: Partial<CommitContext> & { docs?: Record<string, JsonObject>; head?: number } = {}) =>
   makeCtx({ docs, ...over });
 
 /** Runs schema validation then `check`, as the core does. */
@@ -219,12 +219,63 @@ describe('agent-run: starting needs a TaskIR without unresolved ambiguity', () =
     );
   });
 
-  it('only the start is gated: cancelling, or resuming a blocked run, does not read the TaskIR', async () => {
+  it('stopping does not need the TaskIR resolved: cancelling, failing, blocking or waiting', async () => {
     const ctx = ctxWith({ docs: { 'task-ir/task-example': example('task-ir.open') } });
     await expect(commit(withStatus('cancelled'), created(), ctx)).resolves.toBeUndefined();
-    await expect(commit(running(), withStatus('blocked'), ctx)).resolves.toBeUndefined();
+    await expect(commit(withStatus('failed'), running(), ctx)).resolves.toBeUndefined();
+    await expect(commit(withStatus('blocked'), running(), ctx)).resolves.toBeUndefined();
+    await expect(commit(withStatus('waiting'), running(), ctx)).resolves.toBeUndefined();
+    // Staying put is no transition, and a run without a TaskIR has nothing to check.
+    await expect(commit(running(), running(), ctx)).resolves.toBeUndefined();
     const noTask = minimal();
     await expect(commit({ ...noTask, status: 'running' }, noTask, ctx)).resolves.toBeUndefined();
+  });
+
+  it('every transition that proceeds is gated (issue 12, point 1): resuming and succeeding too', async () => {
+    const ctx = ctxWith({ docs: { 'task-ir/task-example': example('task-ir.open') } });
+    for (const [from, verb] of [
+      ['blocked', 'resume from blocked'],
+      ['waiting', 'resume from waiting'],
+    ] as const) {
+      const d = await expectRefused(
+        () => commit(running(), withStatus(from), ctx),
+        'AMBIGUITY_UNRESOLVED',
+        '/task_ir',
+        'ambiguity-unresolved',
+      );
+      expect(d).toMatchObject({ from, to: 'running', escalate: ['q1'] });
+      const err = await refusal(() => commit(running(), withStatus(from), ctx));
+      expect(err.message).toContain(
+        `run cannot ${verb}: task-ir task-example has unresolved ambiguities: q1 (open)`,
+      );
+      expect(err.message).toContain('agentstate escalate task-example');
+    }
+    const d = await expectRefused(
+      () => commit(withStatus('succeeded'), running(), ctx),
+      'AMBIGUITY_UNRESOLVED',
+      '/task_ir',
+      'ambiguity-unresolved',
+    );
+    expect(d).toMatchObject({
+      from: 'running',
+      to: 'succeeded',
+      ambiguities: [{ id: 'q1', status: 'open' }],
+    });
+  });
+
+  it('the refusal says what to do: escalate the open ones, wait for the escalated ones', async () => {
+    const t = example('task-ir.open') as { ambiguities: Array<{ status: string }> };
+    t.ambiguities[0]!.status = 'escalated';
+    const ctx = ctxWith({ docs: { 'task-ir/task-example': t as unknown as JsonObject } });
+    const err = await refusal(() => commit(withStatus('succeeded'), running(), ctx));
+    expect(err.code).toBe('AMBIGUITY_UNRESOLVED');
+    expect(err.message).toMatch(/q1 \(escalated\)\. They are escalated: wait for a human/);
+    expect(err.details.escalate).toEqual([]);
+    // An id that is not one shell word is quoted in the suggested command.
+    const odd = { ...running(), task_ir: { id: "it's a task" } };
+    const oddCtx = ctxWith({ docs: { "task-ir/it's a task": example('task-ir.open') } });
+    const e2 = await refusal(() => commit(odd, { ...odd, status: 'created' }, oddCtx));
+    expect(e2.message).toContain(`agentstate escalate 'it'\\''s a task'`);
   });
 });
 
@@ -264,6 +315,48 @@ describe('agent-run: facts need evidence (fact-needs-evidence)', () => {
       );
     },
   );
+
+  it('refuses an event a new fact, event reference, receipt or verification cites that is not in the log (issue 12, point 6)', async () => {
+    // The log of this context ends at 20: the full example's event 17 is there, its receipt's event 21 is not.
+    const short = ctxWith({ head: 20 });
+    const b = full();
+    b.facts!.push({ id: 'f3', statement: 'it failed again', evidence: [{ event: 17 }] });
+    await expect(commit(b, full(), short)).resolves.toBeUndefined();
+    const d = await expectRefused(
+      () => commit(full(), null, short),
+      'VALIDATION_FAILED',
+      '/receipts/0/event_position',
+      'event-in-log',
+    );
+    expect(d.position).toBe(21);
+    // Already stored, it was checked when it was added: an unchanged record is not checked again.
+    await expect(commit(full(), full(), short)).resolves.toBeUndefined();
+    const c = full();
+    c.event_refs!.push({ position: 30 });
+    c.facts!.push({ id: 'f3', statement: 'deployed', evidence: [{ event: 30 }] });
+    await expectRefused(
+      () => commit(c, full(), short),
+      'VALIDATION_FAILED',
+      '/facts/2/evidence/0',
+      'fact-needs-evidence',
+    );
+    const e = full();
+    e.event_refs!.push({ position: 30 });
+    await expectRefused(
+      () => commit(e, full(), short),
+      'VALIDATION_FAILED',
+      '/event_refs/1/position',
+      'event-in-log',
+    );
+    const v = full();
+    v.verifications!.push({ id: 'v2', check: 'lint', status: 'passed', at: AT, event_position: 30 });
+    await expectRefused(
+      () => commit(v, full(), short),
+      'VALIDATION_FAILED',
+      '/verifications/1/event_position',
+      'event-in-log',
+    );
+  });
 
   it('refuses dropping the event reference a fact rests on', async () => {
     const b = full();

@@ -15,11 +15,17 @@ export function clone<T>(v: T): T {
   return structuredClone(v);
 }
 
-/** A CommitContext for `kind`/`id`; `docs` answers ctx.read by `kind/id`. */
+/** The head of the event log `makeCtx` pretends there is: positions 1 … LOG_HEAD exist. */
+export const LOG_HEAD = 100;
+
+/**
+ * A CommitContext for `kind`/`id`; `docs` answers ctx.read by `kind/id`, and `head` is the last position of
+ * the event log ctx.missingEvents sees (default LOG_HEAD).
+ */
 export function makeCtx(
-  over: Partial<CommitContext> & { docs?: Record<string, JsonObject> } = {},
+  over: Partial<CommitContext> & { docs?: Record<string, JsonObject>; head?: number } = {},
 ): CommitContext {
-  const { docs = {}, ...rest } = over;
+  const { docs = {}, head = LOG_HEAD, ...rest } = over;
   return {
     kind: 'agent-run',
     id: 'doc-1',
@@ -35,6 +41,9 @@ export function makeCtx(
     async read(kind: string, id: string): Promise<DocSnapshot | null> {
       const body = docs[`${kind}/${id}`];
       return body ? { kind, id, version: 3, body: clone(body) } : null;
+    },
+    async missingEvents(positions: readonly number[]): Promise<number[]> {
+      return positions.filter((p) => p < 1 || p > head);
     },
     ...rest,
   };

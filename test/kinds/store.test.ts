@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CommitInput, JsonObject } from '../../src/core/types.js';
 import type { Instance } from '../../src/instance/instance.js';
 import { backendsForThisFile } from '../helpers/backends.js';
+import { appendUntil, FULL_EXAMPLE_EVENTS } from '../helpers/events.js';
 
 let inst: Instance;
 const T_START = Date.parse('2026-11-30T10:00:00.000Z');
@@ -45,6 +46,7 @@ async function seedRun(): Promise<JsonObject> {
     expected_version: 0,
     body: example('task-ir.resolved'),
   });
+  await appendUntil(inst, FULL_EXAMPLE_EVENTS);
   const body = example('agent-run.full');
   await inst.docs.commit({ kind: 'agent-run', id: 'run', expected_version: 0, body, actor: 'coder' });
   return (await inst.docs.get({ kind: 'agent-run', id: 'run' })).body;

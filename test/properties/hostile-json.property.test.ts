@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../src/core/json.js';
 import type { CommitInput, JsonObject } from '../../src/core/types.js';
 import { type Instance, openInstance } from '../../src/instance/instance.js';
+import { appendUntil, FULL_EXAMPLE_EVENTS } from '../helpers/events.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const seed = process.env.FC_SEED === undefined ? undefined : Number(process.env.FC_SEED);
@@ -27,6 +28,7 @@ beforeAll(async () => {
     expected_version: 0,
     body: example('task-ir.resolved'),
   });
+  await appendUntil(inst, FULL_EXAMPLE_EVENTS);
 });
 afterAll(async () => {
   await inst.close();

@@ -8,6 +8,7 @@ import type { CommitInput, JsonObject } from '../../src/core/types.js';
 import type { Instance } from '../../src/instance/instance.js';
 import { backendsForThisFile } from '../helpers/backends.js';
 import { runCli } from '../helpers/cli.js';
+import { appendUntil, FULL_EXAMPLE_EVENTS } from '../helpers/events.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const backends = await backendsForThisFile();
@@ -56,6 +57,7 @@ for (const b of backends) {
           expected_version: 0,
           body: example('task-ir.resolved'),
         });
+        await appendUntil(inst, FULL_EXAMPLE_EVENTS);
         const body = example('agent-run.full');
         await inst.docs.commit({ kind: 'agent-run', id: 'run', expected_version: 0, body, actor: 'coder' });
         const stored = await inst.docs.get({ kind: 'agent-run', id: 'run' });

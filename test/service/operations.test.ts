@@ -157,6 +157,28 @@ describe('one result whichever edge runs it', () => {
     { op: 'history', input: { kind: 'json', id: 'plan' }, cli: ['state', 'history', 'json', 'plan'] },
     { op: 'list_documents', input: {}, cli: ['state', 'list'] },
     { op: 'replay', input: {}, cli: ['replay'], workflow: 'ReplayPending' },
+    {
+      op: 'commit',
+      input: {
+        kind: 'task-ir',
+        id: 'login',
+        expected_version: 0,
+        body: {
+          goal: 'Add login',
+          acceptance_criteria: [],
+          ambiguities: [{ id: 'a1', question: 'OAuth?', status: 'open' }],
+        },
+        actor_kind: 'human',
+      },
+      cli: ['state', 'commit', 'task-ir', 'login', '--expect', '0', '--body', '-'],
+      workflow: 'CommitState',
+    },
+    {
+      op: 'escalate',
+      input: { id: 'login', actor_kind: 'human' },
+      cli: ['escalate', 'login'],
+      workflow: 'EscalateAmbiguities',
+    },
   ];
 
   it('the service (runOperation), the workflows and the CLI agree, and results fit the output schemas', async () => {

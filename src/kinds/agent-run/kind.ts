@@ -1,7 +1,9 @@
 // Kind `agent-run` (AgentState): the canonical truth of one agent run. The schema checks structure;
 // `check` enforces the kernel's rules, each refusal naming the JSON pointer and the rule:
-//   identity-immutable, status-transition, task-ir-ref + AMBIGUITY_UNRESOLVED on start,
-//   model-changes-are-events, fact-needs-evidence, facts-append-only, hypothesis-promotion,
+//   identity-immutable, status-transition, task-ir-ref + AMBIGUITY_UNRESOLVED on every transition that
+//   proceeds (start, resume, success),
+//   model-changes-are-events, fact-needs-evidence (present in the state; a cited event in the log),
+//   event-in-log, facts-append-only, hypothesis-promotion,
 //   hypothesis-transition, hypothesis-not-removed, receipts-append-only, verifications-append-only,
 //   failure-transition, failures-append-only, completion-recorded, completion-by-writer,
 //   completion-final, completion-needs-verification, no-failed-verification, no-unresolved-failures,
@@ -189,10 +191,26 @@ function checkIdentity(next: AgentRun, prev: AgentRun | null): void {
   }
 }
 
-/** Starting a run (into `running` from new or `created`) needs its TaskIR with every ambiguity resolved. */
-async function checkStart(next: AgentRun, prev: AgentRun | null, ctx: CommitContext): Promise<void> {
-  const starting = next.status === 'running' && (prev === null || prev.status === 'created');
-  if (!starting || !next.task_ir) return;
+/**
+ * Statuses a run proceeds into: starting or resuming (`running`) and finishing as `succeeded`. Moving into
+ * one of them rests on the task as asked, so its TaskIR must have no open or escalated ambiguity; stopping
+ * (`blocked`, `waiting`, `failed`, `cancelled`) never does.
+ */
+const PROCEEDING: readonly RunStatus[] = ['running', 'succeeded'];
+
+/** A document id as one shell word, for the commands an error message suggests. */
+function shellWord(s: string): string {
+  return /^[A-Za-z0-9._:@/+=,-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * Every transition that proceeds (see PROCEEDING) — a start, a resume from `blocked` or `waiting`, a
+ * success — needs the run's TaskIR with every ambiguity resolved. The refusal names the ambiguities and
+ * says how to escalate them: the guess is never made for the human.
+ */
+async function checkAmbiguities(next: AgentRun, prev: AgentRun | null, ctx: CommitContext): Promise<void> {
+  const moving = prev === null || prev.status !== next.status;
+  if (!moving || !PROCEEDING.includes(next.status) || !next.task_ir) return;
   const { id } = next.task_ir;
   const doc = await ctx.read('task-ir', id);
   if (!doc) fail('/task_ir/id', 'task-ir-ref', `/task_ir/id: no task-ir document ${JSON.stringify(id)}`);
@@ -200,19 +218,32 @@ async function checkStart(next: AgentRun, prev: AgentRun | null, ctx: CommitCont
   const pending = ambiguities.filter(
     (a): a is JsonObject => isPlainObject(a) && (a.status === 'open' || a.status === 'escalated'),
   );
-  if (pending.length > 0) {
-    const list = pending.map((a) => `${String(a.id)} (${String(a.status)})`).join(', ');
-    throw new AmbiguityUnresolvedError(
-      `run cannot start: task-ir ${id} has unresolved ambiguities: ${list}. Resolve them (escalated ones are waiting for a human) first.`,
-      {
-        pointer: '/task_ir',
-        rule: 'ambiguity-unresolved',
-        task_ir: id,
-        task_ir_version: doc.version,
-        ambiguities: pending.map((a) => ({ id: a.id ?? null, status: a.status ?? null })),
-      },
-    );
-  }
+  if (pending.length === 0) return;
+  const verb =
+    next.status === 'succeeded'
+      ? 'succeed'
+      : prev === null || prev.status === 'created'
+        ? 'start'
+        : `resume from ${prev.status}`;
+  const list = pending.map((a) => `${String(a.id)} (${String(a.status)})`).join(', ');
+  const open = pending.filter((a) => a.status === 'open');
+  const what =
+    open.length > 0
+      ? `Do not guess: escalate ${open.length === pending.length ? 'them' : 'the open ones'} to a human with \`agentstate escalate ${shellWord(id)}\` (library: inst.docs.escalate({ kind: 'task-ir', id: ${JSON.stringify(id)} })), then wait for the answers`
+      : 'They are escalated: wait for a human to answer their decision items (`agentstate list --status waiting_human`)';
+  throw new AmbiguityUnresolvedError(
+    `run cannot ${verb}: task-ir ${id} has unresolved ambiguities: ${list}. ${what}.`,
+    {
+      pointer: '/task_ir',
+      rule: 'ambiguity-unresolved',
+      task_ir: id,
+      task_ir_version: doc.version,
+      from: prev?.status ?? null,
+      to: next.status,
+      ambiguities: pending.map((a) => ({ id: a.id ?? null, status: a.status ?? null })),
+      escalate: open.map((a) => a.id ?? null),
+    },
+  );
 }
 
 function checkPlan(next: AgentRun): void {
@@ -380,6 +411,72 @@ function checkKnowledge(next: AgentRun, prev: AgentRun | null): void {
   });
 }
 
+/** An event position the state records as evidence, where, and under which rule a missing one is refused. */
+interface CitedEvent {
+  position: number;
+  pointer: string;
+  rule: string;
+  what: string;
+}
+
+/**
+ * Evidence must exist: an event position a new fact cites (rule fact-needs-evidence), and one that a new
+ * event reference, receipt or verification records (rule event-in-log), must name an event in this
+ * instance's log. Records already stored were checked when they were added (and the log only grows).
+ */
+async function checkEventsInLog(next: AgentRun, prev: AgentRun | null, ctx: CommitContext): Promise<void> {
+  const cited: CitedEvent[] = [];
+  const oldFacts = new Set((prev?.facts ?? []).map((f) => f.id));
+  (next.facts ?? []).forEach((f, i) => {
+    if (oldFacts.has(f.id)) return;
+    f.evidence.forEach((e, j) => {
+      if (e.event === undefined) return;
+      cited.push({
+        position: e.event,
+        pointer: ptr('facts', i, 'evidence', j),
+        rule: 'fact-needs-evidence',
+        what: `fact ${f.id} cites event ${e.event}`,
+      });
+    });
+  });
+  const oldRefs = new Set((prev?.event_refs ?? []).map((e) => e.position));
+  (next.event_refs ?? []).forEach((e, i) => {
+    if (oldRefs.has(e.position)) return;
+    cited.push({
+      position: e.position,
+      pointer: ptr('event_refs', i, 'position'),
+      rule: 'event-in-log',
+      what: `event reference ${i} names position ${e.position}`,
+    });
+  });
+  for (const [list, old, field, label] of [
+    [next.receipts, prev?.receipts, 'receipts', 'receipt'],
+    [next.verifications, prev?.verifications, 'verifications', 'verification'],
+  ] as const) {
+    const before = new Set((old ?? []).map((r) => r.id));
+    (list ?? []).forEach((r, i) => {
+      if (before.has(r.id) || r.event_position === undefined) return;
+      cited.push({
+        position: r.event_position,
+        pointer: ptr(field, i, 'event_position'),
+        rule: 'event-in-log',
+        what: `${label} ${r.id} records event ${r.event_position}`,
+      });
+    });
+  }
+  if (cited.length === 0) return;
+  const missing = new Set(await ctx.missingEvents([...new Set(cited.map((c) => c.position))]));
+  const first = cited.find((c) => missing.has(c.position));
+  if (first) {
+    fail(
+      first.pointer,
+      first.rule,
+      `${first.what}, which is not in the event log: evidence must be an event that was recorded (append it first, then cite its position)`,
+      { position: first.position },
+    );
+  }
+}
+
 /** The latest verification result of each check (later entries supersede earlier ones; `skipped` never does). */
 function latestByCheck(
   verifications: readonly Verification[],
@@ -543,7 +640,8 @@ async function check(
   checkCompletion(next, prev, ctx);
   checkBudgets(next, prev, ctx);
   checkLocks(prev?.locks, next.locks, ctx);
-  await checkStart(next, prev, ctx);
+  await checkEventsInLog(next, prev, ctx);
+  await checkAmbiguities(next, prev, ctx);
   return undefined;
 }
 

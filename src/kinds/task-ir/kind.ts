@@ -2,7 +2,8 @@
 // JSON pointer and the rule): unique-ids, ambiguity-transition (open → resolved | escalated,
 // escalated → resolved, resolved final), ambiguity-not-removed, ambiguity-resolution-required,
 // ambiguity-resolved-final. Escalating an ambiguity enqueues a waiting_human work item and appends an
-// `ambiguity_escalated` event; resolving that item resolves the ambiguity (onWorkItemResolved).
+// `ambiguity_escalated` event; resolving that item resolves the ambiguity (onWorkItemResolved). The
+// `escalate` operation (./operations.ts) makes that move for every open ambiguity, or those named.
 
 import type { CommitContext, CommitEffects, DocSnapshot, KindDefinition } from '../../core/kind.js';
 import type { EnqueueInput, Json, JsonObject, WorkItem } from '../../core/types.js';
@@ -18,6 +19,7 @@ import {
   ptr,
   type TransitionTable,
 } from '../rules.js';
+import { taskIrOperations } from './operations.js';
 import { type AmbiguityStatus, taskIrSchema } from './schema.js';
 
 /** Work-item kind of the question put to a human when an ambiguity is escalated. */
@@ -197,4 +199,5 @@ export const taskIrKind: KindDefinition = {
   schema: taskIrSchema,
   check,
   onWorkItemResolved,
+  operations: taskIrOperations,
 };

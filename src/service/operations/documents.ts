@@ -11,6 +11,7 @@ import {
   DIFF,
   DOCUMENT,
   DOCUMENT_SUMMARIES,
+  ESCALATE_RESULT,
   HISTORY,
   OBJECT,
   PROJECTION,
@@ -41,6 +42,16 @@ export const VALIDATE_DOCUMENT_INPUT = {
   actor: { type: 'name' },
   actor_kind: { type: 'string', enum: ACTOR_KINDS },
   role: { type: 'name' },
+} as const;
+
+/** `escalate`: a task-ir's open ambiguities to a human (the kind's `escalate` operation). */
+export const ESCALATE_INPUT = {
+  id: NAME,
+  ambiguities: { type: 'names' },
+  actor: { type: 'name' },
+  actor_kind: { type: 'string', enum: ACTOR_KINDS },
+  provenance: { type: 'object' },
+  reason: { type: 'text' },
 } as const;
 
 export const DOCUMENT_OPERATIONS = [
@@ -149,6 +160,37 @@ export const DOCUMENT_OPERATIONS = [
         reason?: string;
       },
     ) => inst.docs.apply(i),
+  }),
+  operation({
+    name: 'escalate',
+    group: 'documents',
+    description:
+      "Put a task-ir's open ambiguities (all, or those named) to a human: escalated with their decision items in one commit; again, nothing changes.",
+    input: inputSchema(ESCALATE_INPUT, {
+      id: 'the task-ir document',
+      ambiguities: 'only these ambiguity ids (default: every open one)',
+    }),
+    output: ESCALATE_RESULT,
+    writes: true,
+    idempotent: true,
+    run: (
+      inst,
+      i: {
+        id: string;
+        ambiguities?: string[];
+        actor?: string;
+        actor_kind?: CommitInput['actor_kind'];
+        provenance?: Provenance;
+        reason?: string;
+      },
+    ) => {
+      const { ambiguities, ...rest } = i;
+      return inst.docs.escalate({
+        ...rest,
+        kind: 'task-ir',
+        args: ambiguities === undefined ? {} : { ambiguities },
+      });
+    },
   }),
   operation({
     name: 'validate_document',

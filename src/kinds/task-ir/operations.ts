@@ -1,0 +1,59 @@
+// Operations on a `task-ir`: `escalate` puts open ambiguities to a human. It only moves them to
+// `escalated`; the kind's `check` turns that move into the decision items and `ambiguity_escalated` events,
+// written in the same transaction as the commit (the store runs an operation as one CAS commit).
+
+import { checkInput } from '../../core/input.js';
+import type { KindOperation } from '../../core/kind.js';
+import type { JsonObject } from '../../core/types.js';
+import { InvalidInputError, InvalidTransitionError, NotFoundError } from '../../errors.js';
+import type { Ambiguity, TaskIr } from './kind.js';
+
+const ESCALATE_INPUT = { ambiguities: { type: 'names' } } as const;
+
+/**
+ * Moves the named ambiguities (default: every open one) from `open` to `escalated`. One already escalated
+ * stays as it is, so escalating again changes nothing and asks nothing twice. Naming an ambiguity the task
+ * does not have is INVALID_INPUT; naming a resolved one is INVALID_TRANSITION (it has its answer).
+ */
+export const escalateOperation: KindOperation = {
+  name: 'escalate',
+  summary:
+    'Put open ambiguities (all, or those named) to a human: each becomes escalated and gets a decision item, in one commit.',
+  input: ESCALATE_INPUT,
+  apply(body: JsonObject | null, raw: Record<string, unknown>): JsonObject {
+    const args = checkInput<{ ambiguities?: string[] }>('escalate', raw, ESCALATE_INPUT);
+    if (body === null) {
+      throw new NotFoundError('escalate: there is no such task-ir document', { operation: 'escalate' });
+    }
+    const next = structuredClone(body) as unknown as TaskIr;
+    const all: Ambiguity[] = Array.isArray(next.ambiguities) ? next.ambiguities : [];
+    const byId = new Map(all.map((a) => [a.id, a]));
+    let chosen: Ambiguity[];
+    if (args.ambiguities === undefined) {
+      chosen = all.filter((a) => a.status === 'open');
+    } else {
+      chosen = [];
+      for (const [i, id] of args.ambiguities.entries()) {
+        const a = byId.get(id);
+        if (!a) {
+          const known = all.map((x) => x.id).join(', ') || 'none';
+          throw new InvalidInputError(
+            `escalate: the task has no ambiguity ${JSON.stringify(id)} (it has: ${known})`,
+            { field: `ambiguities[${i}]`, operation: 'escalate' },
+          );
+        }
+        if (a.status === 'resolved') {
+          throw new InvalidTransitionError(
+            `escalate: ambiguity ${id} is resolved already; there is nothing to ask`,
+            { field: `ambiguities[${i}]`, from: 'resolved', to: 'escalated', rule: 'ambiguity-transition' },
+          );
+        }
+        chosen.push(a);
+      }
+    }
+    for (const a of chosen) if (a.status === 'open') a.status = 'escalated';
+    return next as unknown as JsonObject;
+  },
+};
+
+export const taskIrOperations: KindOperation[] = [escalateOperation];
