@@ -96,6 +96,7 @@ export const WORKFLOWS = {
     summary:
       "Put a task-ir's open ambiguities to a human (escalated, each with a decision item, in one commit); idempotent.",
     operation: 'escalate',
+    group: 'documents',
   },
 } satisfies Record<string, WorkflowDef>;
 
