@@ -200,8 +200,9 @@ export function errorBody(err: unknown): { error: ReturnType<AgentStateError['to
 }
 
 /**
- * An MCP tool result for a refusal: `isError: true`, a short text the model reads, and the same body as
- * structured content, so the model can correct itself from the code and its details (field, versions).
+ * An MCP tool result for a refusal: `isError: true`, a short text the model reads (the code, the message and
+ * the details as JSON), and the same body as structured content, so the model can correct itself from the
+ * code and its details (field, expected and actual versions).
  */
 export function toolError(err: unknown): {
   isError: true;
@@ -211,7 +212,12 @@ export function toolError(err: unknown): {
   const e = toAgentStateError(err);
   return {
     isError: true,
-    content: [{ type: 'text', text: `${e.code}: ${e.message}` }],
+    content: [
+      {
+        type: 'text',
+        text: `${e.code}: ${e.message}${Object.keys(e.details).length > 0 ? `\n${JSON.stringify(e.details)}` : ''}`,
+      },
+    ],
     structuredContent: { error: e.toJSON() },
   };
 }

@@ -7,6 +7,7 @@ import { WORKFLOW_NAMES, WORKFLOWS } from '../workflows/registry.js';
 import { type GlobalOpts, Output } from './context.js';
 import { addEventCommands } from './event-commands.js';
 import { addInstanceCommands } from './instance-commands.js';
+import { addMcpCommand } from './mcp-command.js';
 import { addSessionCommands } from './session-commands.js';
 import { addStateCommands } from './state-commands.js';
 import { addViewCommands } from './view-commands.js';
@@ -64,6 +65,7 @@ export function buildProgram(): Command {
   addViewCommands(program);
   addSessionCommands(program);
   addInstanceCommands(program);
+  addMcpCommand(program);
   addWorkflowCommands(program);
   return program;
 }

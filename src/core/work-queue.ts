@@ -365,6 +365,11 @@ export class WorkQueue {
     });
   }
 
+  /** The lease owner and actor of calls that name none (the instance's worker). */
+  get defaultWorker(): string {
+    return this.#ctx.defaultWorker;
+  }
+
   async counts(): Promise<StatusCounts> {
     return this.#backend.work.counts();
   }

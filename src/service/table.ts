@@ -6,11 +6,13 @@ import { DOCUMENT_OPERATIONS } from './operations/documents.js';
 import { EVENT_OPERATIONS } from './operations/events.js';
 import { FILE_OPERATIONS } from './operations/files.js';
 import { REPORT_OPERATIONS } from './operations/reports.js';
+import { RESUME_OPERATIONS } from './operations/resume.js';
 import { WORK_OPERATIONS } from './operations/work.js';
 
 /** Every operation, grouped by area (work items, events, documents, state files, reports and instance). */
 export const OPERATIONS: readonly Operation<never, unknown>[] = [
   ...WORK_OPERATIONS,
+  ...RESUME_OPERATIONS,
   ...EVENT_OPERATIONS,
   ...DOCUMENT_OPERATIONS,
   ...FILE_OPERATIONS,

@@ -36,6 +36,18 @@ describe('layers', () => {
     }
   });
 
+  it('the MCP SDK is loaded only by src/mcp/, and reached only through lazy imports', () => {
+    for (const f of files(SRC)) {
+      const rel = relative(SRC, f);
+      const text = readFileSync(f, 'utf8');
+      if (!rel.startsWith('mcp/')) {
+        expect(/from\s+'@modelcontextprotocol\//.test(text), rel).toBe(false);
+        // Outside src/mcp/ the server module is only ever imported with import(), when `agentstate mcp` runs.
+        expect(/from\s+'(\.\.?\/)+mcp\//.test(text), rel).toBe(false);
+      }
+    }
+  });
+
   it('both backends have the same file names', () => {
     const names = (b: string) =>
       files(join(SRC, 'backends', b))

@@ -210,6 +210,45 @@ describe('the packed package, installed into a fresh project', () => {
     expect(r.stdout).toContain('Durable, versioned, conflict-safe state for AI agents');
   });
 
+  it('/mcp imports, and `agentstate mcp` from the installed bin answers initialize and tools/list on stdio', async () => {
+    writeFileSync(
+      join(app, 'mcp.mjs'),
+      `import { createAgentStateMcp, DEFAULT_TOOLS } from '@agentstate/store/mcp';\n` +
+        `console.log(JSON.stringify({ factory: typeof createAgentStateMcp, tools: DEFAULT_TOOLS.length }));\n`,
+    );
+    const imported = await run(process.execPath, ['mcp.mjs'], { cwd: app, env: childEnv() });
+    expect(JSON.parse(imported.stdout)).toEqual({ factory: 'function', tools: 10 });
+    const bin = join(app, 'node_modules', '.bin', 'agentstate');
+    const inst = join(dir, 'inst-mcp');
+    const lines = [
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: {
+          protocolVersion: '2025-06-18',
+          capabilities: {},
+          clientInfo: { name: 'consumer', version: '1' },
+        },
+      },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+    ];
+    const out = execFileSync(bin, ['--dir', inst, 'mcp', '--init'], {
+      cwd: app,
+      env: childEnv(),
+      input: `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`,
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    const replies = out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { id: number; result: Record<string, unknown> });
+    expect(replies.find((r) => r.id === 1)?.result.serverInfo).toMatchObject({ name: 'agentstate' });
+    expect(replies.find((r) => r.id === 2)?.result.tools).toHaveLength(10);
+  });
+
   it("README's library example runs as written", async () => {
     const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
     const example = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)]

@@ -1,0 +1,100 @@
+// `agentstate mcp`: the MCP server of one instance, over stdio (the session a host spawns) or Streamable HTTP.
+// The MCP SDK is imported only when this command runs, so no other command or workflow pays for loading it.
+import { type Command, Option } from 'commander';
+import { openInstance } from '../instance/instance.js';
+import { resolveInstance } from '../service/instance-resolver.js';
+import { invoke } from '../service/invoke.js';
+import { type GlobalOpts, int } from './context.js';
+
+interface McpOpts {
+  http?: boolean;
+  port?: number;
+  bind?: string;
+  token?: string;
+  tools?: string;
+  model?: string;
+  worker?: string;
+  init?: boolean;
+}
+
+export function addMcpCommand(program: Command): void {
+  program.commandsGroup('Agents:');
+  program
+    .command('mcp')
+    .description(
+      'serve the instance to agents over MCP (stdio; --http for Streamable HTTP on 127.0.0.1); see docs/mcp.md',
+    )
+    .option('--http', 'serve Streamable HTTP instead of stdio')
+    .option('--port <n>', 'HTTP port [default: 8765]', int('--port'))
+    .option('--bind <address>', 'HTTP address; anything but loopback needs --token [default: 127.0.0.1]')
+    .option('--token <token>', 'bearer token HTTP requests must carry (or AGENTSTATE_MCP_TOKEN)')
+    .option(
+      '--tools <list>',
+      'tools or toolsets to serve, comma-separated: core, work, documents, events, all [default: all]',
+    )
+    .option('--model <id>', 'the model the host runs, recorded with every write (or AGENTSTATE_MODEL)')
+    .option(
+      '--worker <name>',
+      'lease owner and actor of this server (or AGENTSTATE_WORKER) [default: per session]',
+    )
+    .addOption(new Option('--init', 'create the instance first when it does not exist (as init does)'))
+    .action(async (o: McpOpts, cmd: Command) => {
+      const g = cmd.optsWithGlobals<GlobalOpts>();
+      const env = process.env;
+      const set = (v: string | undefined) => (v === undefined || v === '' ? undefined : v);
+      if (o.init) await invoke('scaffold', {}, { instance: g });
+      const mcpModule = await import('../mcp/index.js');
+      // Check the options before opening anything.
+      mcpModule.selectTools(o.tools);
+      const instance = await openInstance({ ...resolveInstance(g), create: false });
+      let mcp: ReturnType<typeof mcpModule.createAgentStateMcp>;
+      try {
+        const model = set(o.model) ?? set(env.AGENTSTATE_MODEL);
+        const worker = set(o.worker) ?? set(env.AGENTSTATE_WORKER);
+        mcp = mcpModule.createAgentStateMcp({
+          instance,
+          ...(o.tools === undefined ? {} : { tools: o.tools }),
+          ...(model === undefined ? {} : { model }),
+          ...(worker === undefined ? {} : { worker }),
+        });
+      } catch (err) {
+        await instance.close();
+        throw err;
+      }
+      let stop: () => Promise<void>;
+      if (o.http) {
+        const token = set(o.token) ?? set(env.AGENTSTATE_MCP_TOKEN);
+        let served: Awaited<ReturnType<typeof mcpModule.serveMcpHttp>>;
+        try {
+          served = await mcpModule.serveMcpHttp(mcp, {
+            port: o.port ?? 8765,
+            ...(o.bind === undefined ? {} : { host: o.bind }),
+            ...(token === undefined ? {} : { token }),
+          });
+        } catch (err) {
+          await instance.close();
+          throw err;
+        }
+        process.stderr.write(`agentstate mcp: ${mcp.tools.length} tools at ${served.url}\n`);
+        stop = served.close;
+      } else {
+        const served = mcpModule.serveMcpStdio(mcp);
+        stop = served.close;
+        // The host closing our stdin ends the session.
+        process.stdin.once('end', () => void shutdown());
+      }
+      let stopping = false;
+      async function shutdown() {
+        if (stopping) return;
+        stopping = true;
+        try {
+          await stop();
+        } finally {
+          await instance.close();
+          process.exit(process.exitCode ?? 0);
+        }
+      }
+      process.once('SIGINT', () => void shutdown());
+      process.once('SIGTERM', () => void shutdown());
+    });
+}

@@ -1,0 +1,73 @@
+// Who a write through MCP is recorded as: the session's actor with actor_kind `model` and a provenance record
+// built from what the server knows (client, session, request, the host's model id) plus what the call passed.
+import type { Json } from '../core/types.js';
+import { InvalidInputError } from '../errors.js';
+import type { ToolDefinition } from './tools.js';
+
+/** What the server knows about one tool call. */
+export interface CallOrigin {
+  /** Lease owner and actor of the session's writes. */
+  actor: string;
+  /** The model the host runs (`--model`, AGENTSTATE_MODEL), when it says. */
+  model?: string | undefined;
+  /** The MCP client, from initialize or the request envelope. */
+  client?: { name: string; version: string } | undefined;
+  /** The MCP session id (Streamable HTTP), else the server's own id for this connection. */
+  session: string;
+  /** The JSON-RPC id of the tools/call request. */
+  request: string | number;
+}
+
+/**
+ * The operation input of a tool call: the caller's arguments, with the fields the MCP edge owns filled in
+ * (actor, actor_kind `model`, provenance) and the session's worker as the default lease owner. A call that
+ * sets an owned field is refused (INVALID_INPUT naming it): a model cannot write as a human or as someone else.
+ */
+export function attributed(
+  def: ToolDefinition,
+  properties: Record<string, unknown>,
+  args: Record<string, unknown>,
+  origin: CallOrigin,
+): Record<string, unknown> {
+  for (const f of def.owned) {
+    if (Object.hasOwn(args, f)) {
+      throw new InvalidInputError(
+        `${def.name}: ${f} is set by the MCP server: writes through MCP are recorded as the model's (actor ${JSON.stringify(origin.actor)}, actor_kind model)`,
+        { field: f },
+      );
+    }
+  }
+  const input: Record<string, unknown> = { ...args };
+  if ('worker' in properties && input.worker === undefined) input.worker = origin.actor;
+  if ('actor' in properties) input.actor = origin.actor;
+  if ('actor_kind' in properties) input.actor_kind = 'model';
+  // A provenance that is no object is left for the operation's schema to refuse.
+  const given = args.provenance;
+  if ('provenance' in properties && (given === undefined || isObject(given))) {
+    input.provenance = provenance(given, origin);
+  }
+  return input;
+}
+
+const isObject = (v: unknown): v is Record<string, Json> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/**
+ * The provenance record of a model write: the call's own fields (prompt_ref or input_hash, which only the
+ * caller knows), the host's model id over any the call claims, the session as the run and the request as
+ * the step unless the call names its own, and where the write came from.
+ */
+export function provenance(
+  given: Record<string, Json> | undefined,
+  origin: CallOrigin,
+): Record<string, Json> {
+  const p: Record<string, Json> = { ...given };
+  if (origin.model) p.model_id = origin.model;
+  if (typeof p.run_id !== 'string' || p.run_id === '') p.run_id = origin.session;
+  if (typeof p.step_id !== 'string' || p.step_id === '') p.step_id = `mcp-request-${String(origin.request)}`;
+  p.via = 'mcp';
+  p.mcp_session = origin.session;
+  p.mcp_request = String(origin.request);
+  if (origin.client) p.mcp_client = `${origin.client.name}/${origin.client.version}`;
+  return p;
+}

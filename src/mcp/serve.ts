@@ -1,0 +1,120 @@
+// The transports of `agentstate mcp`: stdio for the session a host spawns, and Streamable HTTP on localhost
+// (or elsewhere behind a bearer token) for several sessions on one endpoint.
+import { timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  hostHeaderValidation,
+  localhostHostValidation,
+  localhostOriginValidation,
+  toNodeHandler,
+} from '@modelcontextprotocol/node';
+import { createMcpHandler } from '@modelcontextprotocol/server';
+import { serveStdio } from '@modelcontextprotocol/server/stdio';
+import { InvalidInputError } from '../errors.js';
+import type { AgentStateMcp } from './server.js';
+
+/** Serves `mcp` over this process's stdin/stdout until the host closes it; resolves with its handle. */
+export function serveMcpStdio(mcp: AgentStateMcp): { close(): Promise<void> } {
+  const handle = serveStdio(mcp.factory);
+  return {
+    async close() {
+      await handle.close();
+      await mcp.close();
+    },
+  };
+}
+
+export interface HttpOptions {
+  /** TCP port; 0 picks a free one. @default 0 */
+  port?: number;
+  /** Address to bind. Anything but loopback needs `token`. @default '127.0.0.1' */
+  host?: string;
+  /** Bearer token every request must carry (`Authorization: Bearer <token>`). @default none (loopback only) */
+  token?: string;
+  /** The endpoint path. @default '/mcp' */
+  path?: string;
+}
+
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
+
+/** Whether `host` is a loopback address (127.0.0.0/8, ::1, localhost). */
+export function isLoopback(host: string): boolean {
+  return LOOPBACK.has(host) || /^127(\.\d{1,3}){3}$/.test(host);
+}
+
+function sameSecret(given: string, expected: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+function refuse(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}) {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
+}
+
+/**
+ * Serves `mcp` over Streamable HTTP at `http://<host>:<port>/mcp`. Bound to 127.0.0.1 by default, with the
+ * SDK's Host and Origin checks against DNS rebinding; any other address is refused without a token.
+ * @example const s = await serveMcpHttp(mcp, { port: 8765 }); console.error(s.url); await s.close();
+ */
+export async function serveMcpHttp(
+  mcp: AgentStateMcp,
+  opts: HttpOptions = {},
+): Promise<{ url: string; close(): Promise<void> }> {
+  const host = opts.host ?? '127.0.0.1';
+  const path = opts.path ?? '/mcp';
+  const token = opts.token === '' ? undefined : opts.token;
+  const loopback = isLoopback(host);
+  if (!loopback && token === undefined) {
+    throw new InvalidInputError(
+      `mcp --http: binding ${host} exposes the instance beyond this machine: give --token (or AGENTSTATE_MCP_TOKEN)`,
+      { field: 'token' },
+    );
+  }
+  const handler = createMcpHandler(mcp.factory);
+  const serve = toNodeHandler(handler);
+  // Changes of documents reach subscribed 2026-era clients through the handler's bus.
+  const stopWatching = mcp.watchDocuments((uri) => handler.notify.resourceUpdated(uri));
+  // On loopback only the names of this machine: a page that rebinds its own name to 127.0.0.1 is refused.
+  const checkHost = loopback
+    ? localhostHostValidation()
+    : host === '0.0.0.0' || host === '::'
+      ? null
+      : hostHeaderValidation([host]);
+  const checkOrigin = loopback ? localhostOriginValidation() : null;
+
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    if (checkHost && !checkHost(req, res)) return;
+    if (checkOrigin && !checkOrigin(req, res)) return;
+    const url = req.url ?? '/';
+    if (url.split('?')[0] !== path) return refuse(res, 404, `not found: the MCP endpoint is ${path}`);
+    if (token !== undefined) {
+      const auth = req.headers.authorization ?? '';
+      const m = /^Bearer\s+(.+)$/i.exec(auth);
+      if (!m || !sameSecret(m[1]!.trim(), token)) {
+        return refuse(res, 401, 'a bearer token is required', {
+          'www-authenticate': 'Bearer realm="agentstate"',
+        });
+      }
+    }
+    void serve(req, res);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, host, () => resolve());
+  });
+  const addr = server.address() as AddressInfo;
+  const shown = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  return {
+    url: `http://${shown}:${addr.port}${path}`,
+    async close() {
+      stopWatching();
+      await handler.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await mcp.close();
+    },
+  };
+}

@@ -1,0 +1,323 @@
+// The MCP server of one instance, built on the official SDK: every tool a thin view of one operation of the
+// service table (its schemas, its run, its errors through the one error table), documents as resources with
+// change notifications. Transports (stdio, Streamable HTTP) are in serve.ts.
+import { randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
+import {
+  fromJsonSchema,
+  type jsonSchemaValidator,
+  McpServer,
+  type McpServerFactory,
+  ProtocolError,
+  ProtocolErrorCode,
+  ResourceNotFoundError,
+  ResourceTemplate,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
+import { InvalidInputError, isAgentStateError, toAgentStateError, toolError } from '../errors.js';
+import type { Instance } from '../instance/instance.js';
+import { runOperation } from '../service/invoke.js';
+import { getOperation } from '../service/table.js';
+import { attributed, type CallOrigin } from './attribution.js';
+import { textOf } from './text.js';
+import { selectTools, type ToolDefinition, toolDefinition } from './tools.js';
+
+const VERSION = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
+
+/**
+ * The SDK would check arguments against the advertised (lean) schema and answer in its own words; the
+ * operation's validator checks them against the full schema instead and refuses with a typed INVALID_INPUT
+ * the model can act on, so the SDK's check is a pass-through.
+ */
+const OPERATION_VALIDATES: jsonSchemaValidator = {
+  getValidator: () => (input: unknown) => ({ valid: true, data: input, errorMessage: undefined }) as never,
+};
+
+export interface AgentStateMcpOptions {
+  /** The open instance every session of this server works on. */
+  instance: Instance;
+  /**
+   * Tools to serve: toolset names (`core`, `work`, `documents`, `events`, `all`) and tool names.
+   * @default 'all' (the ten of DEFAULT_TOOLS)
+   */
+  tools?: string | readonly string[];
+  /** The model the host runs, recorded as provenance.model_id of every write. @default none */
+  model?: string;
+  /**
+   * Lease owner and actor of every session's writes. @default `<client name>-<6 hex>` per connection
+   * (stdio), the client name over Streamable HTTP
+   */
+  worker?: string;
+  /** How often the document watcher polls the log for changes of subscribed documents, ms. @default 250 */
+  pollMs?: number;
+}
+
+/** One MCP server definition for an instance: builds the SDK server of each connection (or HTTP request). */
+export interface AgentStateMcp {
+  /** The tools served, in tools/list order. */
+  readonly tools: readonly string[];
+  /** The factory `serveStdio` and `createMcpHandler` take. */
+  readonly factory: McpServerFactory;
+  /** Calls `fn(uri)` for every committed document change (any process), until the returned stop is called. */
+  watchDocuments(fn: (uri: string) => void): () => void;
+  /** Stops the watcher. The instance stays open (it is the caller's). */
+  close(): Promise<void>;
+}
+
+/** `agentstate://<kind>/<id>` (each part percent-encoded), with `@<version>` for one version. */
+export function documentUri(kind: string, id: string, version?: number): string {
+  return `agentstate://${encodeURIComponent(kind)}/${encodeURIComponent(id)}${version === undefined ? '' : `@${version}`}`;
+}
+
+/** The document a resource URI names, or null when it is no agentstate document URI. */
+export function parseDocumentUri(uri: string): { kind: string; id: string; version?: number } | null {
+  const m = /^agentstate:\/\/([^/@]+)\/([^/@]+)(?:@(\d{1,15}))?$/.exec(uri);
+  if (!m) return null;
+  try {
+    const kind = decodeURIComponent(m[1]!);
+    const id = decodeURIComponent(m[2]!);
+    return m[3] === undefined ? { kind, id } : { kind, id, version: Number(m[3]) };
+  } catch {
+    return null;
+  }
+}
+
+/** A name fit to be part of a worker name (client names are free text). */
+const slug = (s: string) => s.replace(/[^A-Za-z0-9._-]+/g, '-').slice(0, 40) || 'mcp';
+
+/**
+ * Builds the MCP server definition of an instance: `factory` for the SDK's `serveStdio` or
+ * `createMcpHandler`, the selected tools, and the document watcher behind resource notifications.
+ * @example serveStdio(createAgentStateMcp({ instance: await openInstance({ name: 'planner' }) }).factory)
+ */
+export function createAgentStateMcp(options: AgentStateMcpOptions): AgentStateMcp {
+  const inst = options.instance;
+  const tools = selectTools(options.tools);
+  const defs = tools.map(toolDefinition);
+  /** Resume's "since your last call": the position each worker's last resume returned. */
+  const cursors = new Map<string, number>();
+  const listeners = new Set<(uri: string) => void>();
+  let watcher: AbortController | null = null;
+
+  function startWatcher(): void {
+    if (watcher) return;
+    const ac = new AbortController();
+    watcher = ac;
+    void (async () => {
+      try {
+        const after = (await inst.events.head())?.position ?? 0;
+        for await (const e of inst.events.tail({
+          after,
+          type: 'state_committed',
+          pollMs: options.pollMs ?? 250,
+          signal: ac.signal,
+        })) {
+          const d = e.data as { kind?: unknown; id?: unknown; noop?: unknown };
+          if (typeof d.kind !== 'string' || typeof d.id !== 'string' || d.noop === true) continue;
+          const uri = documentUri(d.kind, d.id);
+          for (const fn of listeners) fn(uri);
+        }
+      } catch {
+        // A closed store ends the watcher; notifications are a hint, resources/read is the truth.
+      } finally {
+        if (watcher === ac) watcher = null;
+      }
+    })();
+  }
+
+  function watchDocuments(fn: (uri: string) => void): () => void {
+    listeners.add(fn);
+    startWatcher();
+    return () => {
+      listeners.delete(fn);
+      if (listeners.size === 0) {
+        watcher?.abort();
+        watcher = null;
+      }
+    };
+  }
+
+  const factory: McpServerFactory = (reqCtx) => {
+    const server = new McpServer(
+      { name: 'agentstate', version: VERSION },
+      {
+        capabilities: { tools: {}, resources: { subscribe: true } },
+        instructions:
+          'agentstate: durable, versioned state shared safely by several agent sessions. Call resume first and after a pause; commit with the version you read (STATE_CONFLICT means read again).',
+      },
+    );
+    const connection = randomBytes(3).toString('hex');
+    const http = reqCtx?.requestInfo !== undefined;
+
+    const origin = (ctx: ServerContext): CallOrigin => {
+      const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+      const fromEnvelope = envelope?.['io.modelcontextprotocol/clientInfo'] as
+        | { name?: unknown; version?: unknown }
+        | undefined;
+      const info = server.server.getClientVersion() ?? fromEnvelope;
+      const client =
+        info && typeof info.name === 'string'
+          ? { name: info.name, version: typeof info.version === 'string' ? info.version : '' }
+          : undefined;
+      const session = ctx.sessionId ?? `mcp-${connection}`;
+      const actor =
+        options.worker ??
+        (http ? slug(client?.name ?? 'mcp') : `${slug(client?.name ?? 'mcp')}-${connection}`);
+      return { actor, model: options.model, client, session, request: ctx.mcpReq.id };
+    };
+
+    for (const def of defs) registerTool(server, def, origin);
+    registerDocuments(server);
+
+    // Per-document subscriptions (2025-era connections): notify only what was subscribed. On a 2026-era
+    // connection the transport entry filters by the client's listen filter, so every change is offered.
+    const subscribed = new Set<string>();
+    let stop: (() => void) | null = null;
+    const notify = (uri: string) => {
+      if (reqCtx?.era === 'modern' || subscribed.has(uri)) {
+        server.server.sendResourceUpdated({ uri }).catch(() => {});
+      }
+    };
+    const ensureWatching = () => {
+      stop ??= watchDocuments(notify);
+    };
+    server.server.setRequestHandler('resources/subscribe', (req) => {
+      subscribed.add(req.params.uri);
+      ensureWatching();
+      return {};
+    });
+    server.server.setRequestHandler('resources/unsubscribe', (req) => {
+      subscribed.delete(req.params.uri);
+      if (subscribed.size === 0 && reqCtx?.era !== 'modern') {
+        stop?.();
+        stop = null;
+      }
+      return {};
+    });
+    // A stdio connection of the 2026 era keeps its instance for its lifetime: it watches from the start.
+    if (reqCtx?.era === 'modern' && !http) ensureWatching();
+    const previous = server.server.onclose;
+    server.server.onclose = () => {
+      stop?.();
+      stop = null;
+      previous?.();
+    };
+    return server;
+  };
+
+  function registerTool(server: McpServer, def: ToolDefinition, origin: (ctx: ServerContext) => CallOrigin) {
+    const properties = getOperation(def.name).input.properties;
+    server.registerTool(
+      def.name,
+      {
+        description: def.description,
+        inputSchema: fromJsonSchema(def.inputSchema as never, OPERATION_VALIDATES),
+        outputSchema: fromJsonSchema(def.outputSchema as never, OPERATION_VALIDATES),
+        annotations: def.annotations,
+      },
+      async (args: unknown, ctx: ServerContext) => {
+        try {
+          const o = origin(ctx);
+          const raw = args === undefined || args === null ? {} : args;
+          if (typeof raw === 'object' && !Array.isArray(raw)) {
+            const proto = Object.getPrototypeOf(raw);
+            // The SDK copies the arguments object; an own "__proto__" key became its prototype on the way.
+            if (proto !== Object.prototype && proto !== null) {
+              throw new InvalidInputError(
+                `${def.name}: the arguments have the key "__proto__", which is refused (__proto__, constructor, prototype are never accepted as keys)`,
+                { field: '__proto__', operation: def.name },
+              );
+            }
+          }
+          // Arguments are a plain JSON object; anything else is the schema's to refuse, below.
+          const input =
+            typeof raw === 'object' && !Array.isArray(raw)
+              ? attributed(def, properties, raw as Record<string, unknown>, o)
+              : raw;
+          if (def.name === 'resume' && typeof input === 'object' && input !== null) {
+            const r = input as { worker?: string; after?: number };
+            const last = cursors.get(r.worker ?? o.actor);
+            if (r.after === undefined && last !== undefined) r.after = last;
+          }
+          const result = await runOperation(inst, def.name, input);
+          if (def.name === 'resume') {
+            const r = result as { worker: string; position: number };
+            cursors.set(r.worker, r.position);
+          }
+          return {
+            content: [{ type: 'text' as const, text: textOf(def.name, result) }],
+            structuredContent: (def.wrap === undefined ? result : { [def.wrap]: result }) as Record<
+              string,
+              unknown
+            >,
+          };
+        } catch (err) {
+          return toolError(err);
+        }
+      },
+    );
+  }
+
+  function registerDocuments(server: McpServer) {
+    server.registerResource(
+      'document',
+      new ResourceTemplate('agentstate://{kind}/{id}', {
+        list: async () => {
+          const docs = await inst.docs.list({ limit: 1000 });
+          return {
+            resources: docs.map((d) => ({
+              uri: documentUri(d.kind, d.id),
+              name: `${d.kind}/${d.id}`,
+              mimeType: 'application/json',
+              description: `version ${d.version}, updated ${d.updated_at}`,
+            })),
+          };
+        },
+      }),
+      {
+        description: 'A versioned document (JSON); append @<version> for one version. Subscribe for changes.',
+        mimeType: 'application/json',
+      },
+      async (uri: URL) => {
+        const ref = parseDocumentUri(uri.href);
+        if (!ref) {
+          throw new ProtocolError(
+            ProtocolErrorCode.InvalidParams,
+            `not an agentstate document URI: ${uri.href} (agentstate://<kind>/<id>[@<version>])`,
+          );
+        }
+        try {
+          const d = await inst.docs.get(ref);
+          return {
+            contents: [
+              {
+                uri: uri.href,
+                mimeType: 'application/json',
+                text: JSON.stringify({ kind: d.kind, id: d.id, version: d.version, body: d.body }),
+              },
+            ],
+          };
+        } catch (err) {
+          if (isAgentStateError(err, 'NOT_FOUND')) throw new ResourceNotFoundError(uri.href);
+          const e = toAgentStateError(err);
+          throw new ProtocolError(
+            e.code === 'INVALID_INPUT' ? ProtocolErrorCode.InvalidParams : ProtocolErrorCode.InternalError,
+            `${e.code}: ${e.message}`,
+            e.toJSON(),
+          );
+        }
+      },
+    );
+  }
+
+  return {
+    tools,
+    factory,
+    watchDocuments,
+    async close() {
+      listeners.clear();
+      watcher?.abort();
+      watcher = null;
+    },
+  };
+}

@@ -1,0 +1,118 @@
+// The short text form of each tool's result, next to its structuredContent: what a host that shows only text
+// gives the model. Data a model reads (a body, events) is included as compact JSON; the rest is one line.
+import type {
+  CommitResult,
+  DocumentRecord,
+  EventRecord,
+  HistoryEntry,
+  StatusCounts,
+  WorkItem,
+} from '../core/types.js';
+import type { ResumeResult } from '../service/operations/resume.js';
+
+const json = (v: unknown) => JSON.stringify(v);
+
+function item(w: WorkItem): string {
+  const lease =
+    w.status === 'in_flight'
+      ? ` attempt ${w.attempts}, lease ${w.lease_owner} until ${w.lease_expires_at}`
+      : '';
+  return `${w.id} ${json(w.title)} ${w.status}${lease}`;
+}
+
+function counts(c: StatusCounts): string {
+  return Object.entries(c)
+    .filter(([, n]) => n > 0)
+    .map(([s, n]) => `${n} ${s}`)
+    .join(', ');
+}
+
+function resume(r: ResumeResult): string {
+  const lines = [`position ${r.position}; worker ${r.worker}; ${counts(r.counts) || 'no items'}`];
+  const rows = (label: string, xs: unknown[], f: (x: Record<string, unknown>) => string) => {
+    if (xs.length > 0) lines.push(`${label}: ${xs.map((x) => f(x as Record<string, unknown>)).join('; ')}`);
+  };
+  rows('held', r.held, (w) => `${w.id} ${json(w.title)} attempt ${w.attempts} until ${w.lease_expires_at}`);
+  rows('ready', r.ready, (w) => `${w.id} ${json(w.title)} p${w.priority}`);
+  rows('decisions', r.decisions, (w) => `${w.id} ${json(w.title)}`);
+  rows('documents', r.documents, (d) =>
+    d.missing ? `${d.missing} missing` : `${d.kind}/${d.id} v${d.version}`,
+  );
+  rows(
+    'events',
+    r.events,
+    (e) =>
+      `#${e.position} ${e.type}${e.work_item_id ? ` ${e.work_item_id}` : ''}${e.actor ? ` by ${e.actor}` : ''}`,
+  );
+  if (r.more > 0) lines.push(`(${r.more} earlier events not shown: read_events)`);
+  return lines.join('\n');
+}
+
+/** The text form of `tool`'s result. */
+export function textOf(tool: string, result: unknown): string {
+  switch (tool) {
+    case 'resume':
+      return resume(result as ResumeResult);
+    case 'claim':
+    case 'claim_many': {
+      const items = (Array.isArray(result) ? result : result ? [result] : []) as WorkItem[];
+      if (items.length === 0) return 'no item is ready';
+      return items
+        .map((w) => `claimed ${item(w)}${w.payload === null ? '' : `\npayload ${json(w.payload)}`}`)
+        .join('\n');
+    }
+    case 'enqueue':
+      return `enqueued ${item(result as WorkItem)}`;
+    case 'heartbeat':
+    case 'resolve':
+    case 'release':
+    case 'annotate':
+    case 'cancel':
+    case 'park':
+    case 'unpark':
+    case 'get_item':
+      return item(result as WorkItem);
+    case 'commit':
+    case 'fork':
+    case 'apply': {
+      const c = result as CommitResult;
+      const what = c.replayed
+        ? 'replayed'
+        : c.noop
+          ? 'no-op recorded'
+          : c.changed
+            ? 'committed'
+            : 'unchanged';
+      return `${what} ${c.kind}/${c.id} v${c.version} (from v${c.previous_version})`;
+    }
+    case 'get_document': {
+      const d = result as DocumentRecord & { values?: unknown; missing?: string[] };
+      if (d.values !== undefined) {
+        return `${d.kind}/${d.id} v${d.version} ${json(d.values)}${d.missing?.length ? ` missing ${d.missing.join(', ')}` : ''}`;
+      }
+      return `${d.kind}/${d.id} v${d.version} ${json(d.body)}`;
+    }
+    case 'history': {
+      const h = result as { entries: HistoryEntry[]; next_after: number | null };
+      const lines = h.entries.map(
+        (e) =>
+          `v${e.version}${e.noop ? ' no-op' : ''} by ${e.actor} (${e.actor_kind}) ${e.created_at}${e.reason ? ` ${json(e.reason)}` : ''}`,
+      );
+      if (h.next_after !== null) lines.push(`more: after ${h.next_after}`);
+      return lines.join('\n') || 'no history';
+    }
+    case 'append_event': {
+      const e = result as EventRecord;
+      return `appended #${e.position} ${e.type} to ${e.stream}`;
+    }
+    case 'read_events': {
+      const es = result as EventRecord[];
+      if (es.length === 0) return 'no events';
+      return es
+        .map((e) => `#${e.position} ${e.type} ${e.stream}${e.actor ? ` by ${e.actor}` : ''} ${json(e.data)}`)
+        .join('\n');
+    }
+    default:
+      return json(result);
+  }
+}

@@ -1,0 +1,203 @@
+// resume: what an agent needs to continue, in one read — the items it holds with their leases, the top ready
+// items, the documents it works on with their versions, the open human decisions, and what happened since its
+// last call. Composed from the work, document and event services, so every edge (MCP, HTTP, CLI) offers it.
+import type { EventRecord, Json, StatusCounts, WorkItem } from '../../core/types.js';
+import { InvalidInputError } from '../../errors.js';
+import type { Instance } from '../../instance/instance.js';
+import type { JsonSchema } from '../json-schema.js';
+import { inputSchema } from '../json-schema.js';
+import { operation } from '../operation.js';
+import { EVENT, STATUS_COUNTS, WORK_ITEM } from '../output-schemas.js';
+
+export const RESUME_INPUT = {
+  worker: { type: 'name' },
+  after: { type: 'int', min: 0 },
+  documents: { type: 'names' },
+  ready: { type: 'int', min: 0, max: 100 },
+  events: { type: 'int', min: 0, max: 1000 },
+  full: { type: 'bool' },
+} as const;
+
+export interface ResumeInput {
+  /** Whose held items. @default the instance's worker (an MCP session's own worker) */
+  worker?: string;
+  /** The `position` an earlier resume returned: only events after it. @default the newest `events` events */
+  after?: number;
+  /** Documents to report as `kind/id`, besides the most recently changed ones. */
+  documents?: string[];
+  /** How many ready items. @default 5 */
+  ready?: number;
+  /** At most this many events. @default 10 (compact), 100 (full) */
+  events?: number;
+  /** Whole records (payloads, notes, event data) instead of the compact form. @default false */
+  full?: boolean;
+}
+
+/** A held item as resume reports it compactly: enough to heartbeat and resolve it. */
+type HeldItem = Pick<WorkItem, 'id' | 'title' | 'attempts' | 'lease_expires_at'> & { kind?: string };
+type Brief = Pick<WorkItem, 'id' | 'title' | 'priority'>;
+
+export interface ResumeResult {
+  /** The log's head now: pass it back as `after` next time. */
+  position: number;
+  worker: string;
+  counts: StatusCounts;
+  /** Items this worker holds under a lease (in_flight). */
+  held: Array<HeldItem | WorkItem>;
+  /** The next items a claim would take, in claim order. */
+  ready: Array<Brief | WorkItem>;
+  /** Items waiting for a human decision. */
+  decisions: Array<Brief | WorkItem>;
+  documents: Array<{ kind: string; id: string; version: number; updated_at: string } | { missing: string }>;
+  /** Events after `after` (oldest first), at most `events`; `more` counts those left out. */
+  events: Array<Partial<EventRecord>>;
+  more: number;
+}
+
+const DOCUMENTS_SHOWN = 10;
+
+const str = { type: 'string' } as const;
+const int = { type: 'integer' } as const;
+const list = (items: JsonSchema): JsonSchema => ({ type: 'array', items });
+const brief: JsonSchema = { type: 'object', properties: { id: str, title: str, priority: int } };
+const anyItem = (compact: JsonSchema): JsonSchema => ({ anyOf: [compact, WORK_ITEM] });
+
+export const RESUME_RESULT: JsonSchema = {
+  type: 'object',
+  properties: {
+    position: int,
+    worker: str,
+    counts: STATUS_COUNTS,
+    held: list(
+      anyItem({
+        type: 'object',
+        properties: {
+          id: str,
+          title: str,
+          kind: str,
+          attempts: int,
+          lease_expires_at: { type: ['string', 'null'] },
+        },
+      }),
+    ),
+    ready: list(anyItem(brief)),
+    decisions: list(anyItem(brief)),
+    documents: list({
+      anyOf: [
+        { type: 'object', properties: { kind: str, id: str, version: int, updated_at: str } },
+        { type: 'object', properties: { missing: str }, required: ['missing'] },
+      ],
+    }),
+    events: list({ anyOf: [{ type: 'object', properties: { position: int, type: str } }, EVENT] }),
+    more: int,
+  },
+  required: ['position', 'worker', 'counts', 'held', 'ready', 'decisions', 'documents', 'events', 'more'],
+};
+
+/** `kind/id` split at its last slash (a kind may not contain one, an id may: `a/b/c` is kind a/b, id c). */
+function splitDocRef(ref: string): { kind: string; id: string } {
+  const at = ref.indexOf('/');
+  if (at <= 0 || at === ref.length - 1) {
+    throw new InvalidInputError(`resume: documents names kind/id, got ${JSON.stringify(ref)}`, {
+      field: 'documents',
+    });
+  }
+  return { kind: ref.slice(0, at), id: ref.slice(at + 1) };
+}
+
+/** An event without its chain fields (hashes, per-stream sequence): what an agent reads. */
+function compactEvent(e: EventRecord): Record<string, Json> {
+  const out: Record<string, Json> = { position: e.position, type: e.type, stream: e.stream };
+  if (e.work_item_id) out.work_item_id = e.work_item_id;
+  if (e.actor) out.actor = e.actor;
+  return out;
+}
+
+/** The resume summary of one instance (read-only; several reads, each consistent on its own). */
+export async function resumeAgent(inst: Instance, i: ResumeInput): Promise<ResumeResult> {
+  const full = i.full === true;
+  const worker = i.worker ?? inst.work.defaultWorker;
+  const refs = (i.documents ?? []).map(splitDocRef);
+  // The head first: events after it show in the next call, so none falls between two resumes.
+  const position = (await inst.events.head())?.position ?? 0;
+  const maxEvents = i.events ?? (full ? 100 : 10);
+  const [counts, inFlight, ready, decisions, docs] = await Promise.all([
+    inst.work.counts(),
+    inst.work.list({ status: 'in_flight', limit: 100_000 }),
+    inst.work.list({ ready: true, limit: i.ready ?? 5 }),
+    inst.work.list({ status: 'waiting_human', limit: full ? 100 : 10 }),
+    inst.docs.list({ limit: 100_000 }),
+  ]);
+  const held = inFlight.filter((w) => w.lease_owner === worker);
+  const named = new Set(refs.map((r) => `${r.kind}\u0000${r.id}`));
+  const key = (d: { kind: string; id: string }) => `${d.kind}\u0000${d.id}`;
+  const found = new Map(docs.map((d) => [key(d), d]));
+  const recent = docs
+    .filter((d) => !named.has(key(d)))
+    .sort((a, b) => (a.updated_at < b.updated_at ? 1 : a.updated_at > b.updated_at ? -1 : 0))
+    .slice(0, Math.max(0, DOCUMENTS_SHOWN - refs.length));
+  const documents: ResumeResult['documents'] = [
+    ...refs.map((r) => {
+      const d = found.get(key(r));
+      return d
+        ? { kind: d.kind, id: d.id, version: d.version, updated_at: d.updated_at }
+        : { missing: `${r.kind}/${r.id}` };
+    }),
+    ...recent.map((d) => ({ kind: d.kind, id: d.id, version: d.version, updated_at: d.updated_at })),
+  ];
+  let events: EventRecord[] = [];
+  let more = 0;
+  if (maxEvents > 0 && position > 0) {
+    if (i.after === undefined) {
+      events = (await inst.events.read({ until: position, limit: maxEvents, reverse: true })).reverse();
+      more = Math.max(0, (events[0]?.position ?? 1) - 1);
+    } else if (i.after < position) {
+      events = await inst.events.read({ after: i.after, until: position, limit: maxEvents });
+      // Positions are gapless, so what was left out is a difference, not a count query.
+      more = position - (events.at(-1)?.position ?? i.after);
+    }
+  }
+  const heldView = (w: WorkItem): HeldItem | WorkItem =>
+    full
+      ? w
+      : {
+          id: w.id,
+          title: w.title,
+          ...(w.kind ? { kind: w.kind } : {}),
+          attempts: w.attempts,
+          lease_expires_at: w.lease_expires_at,
+        };
+  const briefView = (w: WorkItem): Brief | WorkItem =>
+    full ? w : { id: w.id, title: w.title, priority: w.priority };
+  return {
+    position,
+    worker,
+    counts,
+    held: held.map(heldView),
+    ready: ready.map(briefView),
+    decisions: decisions.map(briefView),
+    documents,
+    events: full ? events : events.map(compactEvent),
+    more,
+  };
+}
+
+export const RESUME_OPERATIONS = [
+  operation({
+    name: 'resume',
+    group: 'work',
+    description:
+      'What to continue with: your held items and leases, top ready items, documents and versions, open human decisions, events since your last call.',
+    input: inputSchema(RESUME_INPUT, {
+      worker: 'whose held items (default: yours)',
+      after: 'events after this position (default: since your last resume)',
+      documents: 'kind/id of documents you work on',
+      ready: 'ready items to show (default 5)',
+      events: 'events to show (default 10)',
+      full: 'whole records, not the compact form',
+    }),
+    output: RESUME_RESULT,
+    writes: false,
+    run: (inst, i: ResumeInput) => resumeAgent(inst, i),
+  }),
+] as const;
