@@ -24,7 +24,8 @@ export function checkpointPath(path: string): string {
 }
 
 async function viewContext(inst: Instance, kind: string, id: string): Promise<ViewContext> {
-  const recent = await inst.events.read({ stream: `doc:${kind}/${id}`, reverse: true, limit: 10 });
+  // 40: ten writes' worth, for kinds that append up to four events per write (Grid's activity table).
+  const recent = await inst.events.read({ stream: `doc:${kind}/${id}`, reverse: true, limit: 40 });
   return {
     now: inst.clock(),
     recentEvents: recent.map((e) => ({
