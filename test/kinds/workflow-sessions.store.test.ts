@@ -9,6 +9,7 @@ import type { Instance } from '../../src/instance/instance.js';
 import { checkGate, gateFile } from '../../src/kinds/workflow-sessions/gates.js';
 import { targetFor } from '../../src/views/files.js';
 import { exportView, importView } from '../../src/views/sync.js';
+import { validateView } from '../../src/views/validate.js';
 import { backendsForThisFile } from '../helpers/backends.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -171,6 +172,37 @@ for (const backend of backends) {
         expect(after.$agentstate.version).toBe(2);
         const now = new Date(t).toISOString().replace('.000Z', 'Z');
         expect([after.updatedAt, after.sessions[2].updatedAt]).toEqual([now, now]);
+      });
+    });
+
+    describe('workflow-sessions: a UTF-8 BOM is accepted, as in YAML files (issue 12, point 12)', () => {
+      it('a file starting with a BOM validates, passes the gates and imports like the same file without one', async () => {
+        const project = join(root, `p${n}`);
+        mkdirSync(join(project, '.copilot/state'), { recursive: true });
+        const target = targetFor(KIND, ID, project);
+        const text = JSON.stringify(example(), null, 2);
+        writeFileSync(target.path, `\uFEFF${text}`);
+        expect(readFileSync(target.path).subarray(0, 3)).toEqual(Buffer.from([0xef, 0xbb, 0xbf]));
+        expect(await validateView(target)).toMatchObject({ ok: true, version: null });
+        const g = checkGate(
+          'A',
+          [gateFile('.copilot/state/deploy.json', readFileSync(target.path, 'utf8'))],
+          {
+            workflow: ID,
+          },
+        );
+        expect(g).toMatchObject({ ok: true, failures: [] });
+        const r = await importView(inst, target, { actor: 'alice' });
+        expect(r.version).toBe(1);
+        expect(r.body).toEqual((await inst.docs.get({ kind: KIND, id: ID })).body);
+        expect(r.body.sessions).toEqual(example().sessions);
+        // A syntax error after a BOM is reported at the file's own line and column, with no invisible character.
+        writeFileSync(target.path, '\uFEFF{"workflow": }');
+        const bad = await validateView(target);
+        expect(bad.error?.message).toBe(
+          'workflow-sessions file: line 1, column 14: expected a value, found "}"',
+        );
+        expect(bad.error?.message).not.toContain('\uFEFF');
       });
     });
   });
