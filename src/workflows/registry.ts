@@ -76,9 +76,13 @@ export function isWorkflowName(name: string): name is WorkflowName {
   return Object.hasOwn(WORKFLOWS, name);
 }
 
-/** Checks a workflow payload against its operation's input schema (INVALID_INPUT naming the field). */
+/**
+ * Checks a workflow payload against its operation's input schema (INVALID_INPUT naming the field). The
+ * payload is a JSON object; only an absent one (`undefined`) means `{}`, so `null` is refused like any
+ * other non-object, as the process contract refuses it.
+ */
 export async function checkPayload(name: WorkflowName, payload: unknown): Promise<unknown> {
-  return validateInput(getOperation(WORKFLOWS[name].operation), payload ?? {});
+  return validateInput(getOperation(WORKFLOWS[name].operation), payload);
 }
 
 /**
@@ -91,5 +95,5 @@ export async function runWorkflow(
   name: WorkflowName,
   payload: unknown = {},
 ): Promise<unknown> {
-  return runOperation(inst, WORKFLOWS[name].operation, payload ?? {});
+  return runOperation(inst, WORKFLOWS[name].operation, payload);
 }
