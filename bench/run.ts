@@ -1,10 +1,11 @@
 // `npm run bench`: agentstate against a raw better-sqlite3 baseline measured in the same run.
-// Options: --rounds N (default 5), --only 1,2,3,4,5,docs,pg (sections; docs = d1,d2,d3,d4; pg = p1,p2,p3,p4,
+// Options: --rounds N (default 5), --only 1,2,3,4,5,6,docs,pg (sections; docs = d1,d2,d3,d4; pg = p1,p2,p3,p4,
 // run only when PostgreSQL answers at AGENTSTATE_BENCH_PG_URL), --json PATH (write the results).
 import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
+import { resumeOutput } from './agent-output.js';
 import {
   buildReadFixture,
   commitPair,
@@ -29,11 +30,12 @@ import { cleanTmp, type Durability, fmt, log, max, median, min, removeDir, textT
 import type { PgMeta, PgRule } from './pg-child.js';
 import { pgReachable, redactedPgUrl, runPgChild } from './pg-launch.js';
 import { claimRace, workflowProcess } from './processes.js';
+import { RESUME_FIXTURE } from './resume-fixture.js';
 
 const { values: args } = parseArgs({
   options: {
     rounds: { type: 'string', default: '5' },
-    only: { type: 'string', default: '1,2,3,4,5,docs,pg' },
+    only: { type: 'string', default: '1,2,3,4,5,6,docs,pg' },
     json: { type: 'string' },
   },
 });
@@ -310,6 +312,26 @@ async function section5(): Promise<void> {
   } finally {
     removeDir(big.dir);
   }
+}
+
+/** 6: what agent-facing output costs in tokens (chars / 4); the output is deterministic, so one run. */
+async function section6(): Promise<void> {
+  const r = resumeOutput();
+  const f = RESUME_FIXTURE;
+  ratioRow(
+    {
+      section: '6',
+      name: `resume text, ${f.sessions} sessions / ${f.todos} todos / ${f.decisions} decisions / ${f.lessons} lessons`,
+      unit: 'tokens',
+      baselineName: null,
+      target: '< 1,500 tokens',
+      rounds: [r.textTokens],
+      baselineRounds: [],
+      note: `\`agentstate resume\` from the file, ${r.textChars} chars; \`--json\` (the full lists, for rebuilding manage_todo_list) ${r.jsonChars} chars ≈ ${r.jsonTokens} tokens`,
+    },
+    (_r, value) => value < 1500,
+  );
+  log(`[6] resume: text ${r.textTokens} tokens (${r.textChars} chars), --json ${r.jsonTokens} tokens`);
 }
 
 /** D1: one CAS commit per transaction, agentstate vs raw better-sqlite3, at both durabilities. */
@@ -643,6 +665,7 @@ async function main(): Promise<void> {
       ['3', section3],
       ['4', section4],
       ['5', section5],
+      ['6', section6],
       ['d1', sectionD1],
       ['d2', sectionD2],
       ['d3', sectionD3],

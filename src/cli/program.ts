@@ -85,7 +85,10 @@ function addWorkflowCommands(program: Command): void {
     program
       .command(name)
       .description(WORKFLOWS[name].summary)
-      .option('-p, --payload <json>', 'the payload (- reads stdin) [default: MF_TRIGGER_PAYLOAD_JSON]')
+      .option(
+        '-p, --payload <json>',
+        'the payload, a JSON object (- reads stdin) [default: MF_TRIGGER_PAYLOAD_JSON or the file MF_TRIGGER_PAYLOAD_FILE names]',
+      )
       .action(async (o: { payload?: string }, cmd: Command) => {
         const g = cmd.optsWithGlobals<GlobalOpts & { payload?: string }>();
         const flags: string[] = [];

@@ -215,9 +215,21 @@ export function addStateCommands(program: Command): void {
             ? 'no events'
             : events
                 .map((e) => {
-                  const d = (e.data ?? {}) as { version?: number; noop?: boolean };
+                  const d = (e.data ?? {}) as {
+                    version?: number;
+                    noop?: boolean;
+                    agent_type?: unknown;
+                    fields?: unknown;
+                  };
                   const v = d.version === undefined ? '' : ` v${d.version}${d.noop ? ' (no-op)' : ''}`;
-                  return `#${e.position}  ${e.created_at}  ${e.type}${v}${e.actor ? `  by ${e.actor}` : ''}`;
+                  // Grid's grid_state_updated: the role written as and the fields changed.
+                  const role = typeof d.agent_type === 'string' ? ` as ${d.agent_type}` : '';
+                  const f = Array.isArray(d.fields) ? d.fields : null;
+                  const fields =
+                    f === null
+                      ? ''
+                      : `: ${f.slice(0, 6).join(', ') || '(none)'}${f.length > 6 ? ` +${f.length - 6} more` : ''}`;
+                  return `#${e.position}  ${e.created_at}  ${e.type}${v}${e.actor ? `  by ${e.actor}` : ''}${role}${fields}`;
                 })
                 .join('\n'),
       ),

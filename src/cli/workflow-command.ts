@@ -35,7 +35,8 @@ export async function runWorkflowCommand(name: string, rest: string[]): Promise<
       `Usage: agentstate ${name} [options]\n\n` +
         `${WORKFLOWS[name as keyof typeof WORKFLOWS].summary}\n\n` +
         'Options:\n' +
-        '  -p, --payload <json>  the payload (- reads stdin) [default: MF_TRIGGER_PAYLOAD_JSON]\n' +
+        '  -p, --payload <json>  the payload, a JSON object (- reads stdin) [default: MF_TRIGGER_PAYLOAD_JSON,\n' +
+        '                        or the file MF_TRIGGER_PAYLOAD_FILE names (- for stdin); empty means {}]\n' +
         '  -h, --help            display help for command\n\n' +
         'Global Options:\n' +
         '  --dir <path>          the instance folder itself (like MF_INSTANCE_DIR)\n' +
@@ -62,6 +63,7 @@ export async function runWorkflowCommand(name: string, rest: string[]): Promise<
   }
   return runWorkflowProcess(name, {
     payloadText,
+    payloadSource: values.payload === '-' ? 'payload (stdin)' : 'payload',
     dir: values.dir as string | undefined,
     name: values.name as string | undefined,
     host: values.host as string | undefined,

@@ -116,6 +116,12 @@ export interface KindFile {
   /** The document id a path belongs to, or null when the path is not this kind's file. */
   idFromPath(path: string): string | null;
   /**
+   * Where the body names its own document id, for a kind whose file is named after a body field (aios:
+   * `instance_id`). `validate`, `import` and `recover` refuse a file whose name gives another id
+   * (VALIDATION_FAILED, rule `file-name-matches-id`), so `.aios/a-state.yaml` cannot hold instance `b`.
+   */
+  bodyId?(body: JsonObject): { pointer: string; id: Json | undefined };
+  /**
    * Parses file text into the body and the stamp it carries (null for a file never exported by
    * agentstate). Throws InvalidInputError / ValidationFailedError naming the line or field on malformed
    * text: bad YAML/JSON, missing or broken frontmatter fences, binary content, oversize input.

@@ -3,9 +3,10 @@
 import { lstatSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { LIMITS } from '../core/input.js';
-import type { KindDefinition, KindFile } from '../core/kind.js';
+import type { FileStamp, KindDefinition, KindFile } from '../core/kind.js';
 import { decodeUtf8 } from '../core/text-input.js';
-import { InvalidInputError } from '../errors.js';
+import type { JsonObject } from '../core/types.js';
+import { InvalidInputError, ValidationFailedError } from '../errors.js';
 import { readRegularFile, writeFileAtomic } from '../instance/files.js';
 import { getKind, kindNames } from '../kinds/registry.js';
 import { confineToProject, projectRelative } from './confine.js';
@@ -83,6 +84,30 @@ export function readViewFile(path: string, root?: string): string {
   if (buf.includes(0))
     throw new InvalidInputError(`${path} is binary (contains NUL bytes), not a text state file`, { path });
   return decodeUtf8(buf, path);
+}
+
+/**
+ * Refuses (VALIDATION_FAILED, rule `file-name-matches-id`) a body that names another document than its
+ * file's name does: for aios, `.aios/<X>-state.yaml` must hold instance_id `<X>` (the document id is the
+ * instance_id). A missing field is left to the schema, which names it.
+ */
+export function checkViewName(t: ViewTarget, body: JsonObject): void {
+  const named = t.kind.file.bodyId?.(body);
+  if (!named || named.id === undefined || named.id === t.id) return;
+  const field = named.pointer.slice(1);
+  const where =
+    typeof named.id === 'string' ? `; the file of ${named.id} is ${t.kind.file.defaultPath(named.id)}` : '';
+  throw new ValidationFailedError(
+    `${t.kind.file.defaultPath(t.id)} holds ${field} ${JSON.stringify(named.id)}, not ${JSON.stringify(t.id)} as its name says${where}: rename the file or fix ${field}`,
+    { pointer: named.pointer, rule: 'file-name-matches-id', path: t.path, expected: t.id, actual: named.id },
+  );
+}
+
+/** Parses a view file's text with its kind's codec, then checks its name and body agree (checkViewName). */
+export function parseView(t: ViewTarget, text: string): { body: JsonObject; stamp: FileStamp | null } {
+  const parsed = t.kind.file.parse(text);
+  checkViewName(t, parsed.body);
+  return parsed;
 }
 
 /**

@@ -7,7 +7,7 @@ import { dirname, relative } from 'node:path';
 import { decodeUtf8 } from '../core/text-input.js';
 import { NotFoundError } from '../errors.js';
 import type { Instance } from '../instance/instance.js';
-import { MAX_VIEW_BYTES, readViewFile, type ViewTarget, writeViewFile } from './files.js';
+import { MAX_VIEW_BYTES, parseView, readViewFile, type ViewTarget, writeViewFile } from './files.js';
 import { checkpointPath, exportView } from './sync.js';
 
 export interface RecoverResult {
@@ -23,7 +23,7 @@ export interface RecoverResult {
 /** Parses and validates the file; returns the problem, or null when it is fine. */
 async function problemWith(inst: Instance, t: ViewTarget, text?: string): Promise<string | null> {
   try {
-    const { body } = t.kind.file.parse(text ?? readViewFile(t.path, t.root));
+    const { body } = parseView(t, text ?? readViewFile(t.path, t.root));
     await inst.docs.validate({ kind: t.kind.name, id: t.id, body });
     return null;
   } catch (err) {

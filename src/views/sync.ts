@@ -6,7 +6,7 @@ import type { CommitResult, JsonObject, JsonPatchOp } from '../core/types.js';
 import { AgentStateError, StateConflictError } from '../errors.js';
 import type { Instance } from '../instance/instance.js';
 import { confineToProject } from './confine.js';
-import { readViewFile, type ViewTarget, writeViewFile } from './files.js';
+import { parseView, readViewFile, type ViewTarget, writeViewFile } from './files.js';
 import { withFileLock } from './lock.js';
 
 export interface ExportResult {
@@ -24,7 +24,8 @@ export function checkpointPath(path: string): string {
 }
 
 async function viewContext(inst: Instance, kind: string, id: string): Promise<ViewContext> {
-  const recent = await inst.events.read({ stream: `doc:${kind}/${id}`, reverse: true, limit: 10 });
+  // 40: ten writes' worth, for kinds that append up to four events per write (Grid's activity table).
+  const recent = await inst.events.read({ stream: `doc:${kind}/${id}`, reverse: true, limit: 40 });
   return {
     now: inst.clock(),
     recentEvents: recent.map((e) => ({
@@ -105,7 +106,7 @@ export async function importView(
   opts: ImportOptions = {},
 ): Promise<ImportResult> {
   const text = readViewFile(t.path, t.root);
-  const { body, stamp } = t.kind.file.parse(text);
+  const { body, stamp } = parseView(t, text);
   if (stamp && (stamp.kind !== t.kind.name || stamp.id !== t.id)) {
     throw new StateConflictError(
       `${t.path} is stamped as ${stamp.kind}/${stamp.id}, not ${t.kind.name}/${t.id}: it belongs to another document`,

@@ -5,7 +5,7 @@ import { getKind, validateSchema } from '../kinds/registry.js';
 
 const registry = { get: getKind, validateSchema };
 
-import { readViewFile, type ViewTarget } from './files.js';
+import { checkViewName, readViewFile, type ViewTarget } from './files.js';
 
 export interface ValidateResult {
   path: string;
@@ -27,6 +27,7 @@ export async function validateView(
   try {
     const { body, stamp } = t.kind.file.parse(readViewFile(t.path));
     version = stamp?.version ?? null;
+    checkViewName(t, body);
     // The same checks as a commit (size, schema, rules), for a document this store has never seen.
     await prepareCommit(registry, t.kind, structuredClone(body), null, (version ?? 0) + 1, () => ({
       kind: t.kind.name,

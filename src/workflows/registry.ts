@@ -116,9 +116,13 @@ export async function workflowOperation(name: WorkflowName): Promise<Operation<n
   return op as unknown as Operation<never, unknown>;
 }
 
-/** Checks a workflow payload against its operation's input schema (INVALID_INPUT naming the field). */
+/**
+ * Checks a workflow payload against its operation's input schema (INVALID_INPUT naming the field). The
+ * payload is a JSON object; only an absent one (`undefined`) means `{}`, so `null` is refused like any
+ * other non-object, as the process contract refuses it.
+ */
 export async function checkPayload(name: WorkflowName, payload: unknown): Promise<unknown> {
-  return validateInput(await workflowOperation(name), payload ?? {});
+  return validateInput(await workflowOperation(name), payload);
 }
 
 /**
@@ -131,5 +135,5 @@ export async function runWorkflow(
   name: WorkflowName,
   payload: unknown = {},
 ): Promise<unknown> {
-  return execute(await workflowOperation(name), inst, payload ?? {});
+  return execute(await workflowOperation(name), inst, payload);
 }

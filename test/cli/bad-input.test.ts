@@ -206,7 +206,8 @@ const CASES: Case[] = [
   ]),
   ...group('AppendEvent', [['two JSON documents', () => '{"type":"x"} {"type":"y"}']]),
   ...group('ReplayPending', [['a number payload', () => '42']]),
-  ...group('ResolveWorkItem', [['a null payload', () => 'null', 'id']]),
+  // A payload is a JSON object; null is refused like any other non-object (issue 12, point 14).
+  ...group('ResolveWorkItem', [['a null payload', () => 'null', 'payload']]),
 
   // Wrong types and values.
   ...group('EnqueueWorkItem', [

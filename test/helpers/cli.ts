@@ -53,11 +53,16 @@ export function runCli(
   return result(r.status, r.stdout, r.stderr);
 }
 
-/** Runs `bun skill/scripts/<workflow>.ts` synchronously. */
-export function runBun(workflow: string, env: Record<string, string | undefined> = {}): RunResult {
+/** Runs `bun skill/scripts/<workflow>.ts` synchronously (`input` on its stdin). */
+export function runBun(
+  workflow: string,
+  env: Record<string, string | undefined> = {},
+  input?: string,
+): RunResult {
   const r = spawnSync(BUN, [`${ROOT}skill/scripts/${workflow}.ts`], {
     env: cleanEnv(env),
     encoding: 'utf8',
+    input,
     timeout: 60_000,
   });
   return result(r.status, r.stdout, r.stderr);

@@ -1,7 +1,7 @@
 // Kind `aios-workflow` through the store, on every backend: refused writes change nothing, operations are CAS
 // commits, and the .aios/<instance>-state.yaml file round-trips through export and import keeping its
 // comments.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CommitInput, JsonObject } from '../../src/core/types.js';
@@ -9,6 +9,7 @@ import type { Instance } from '../../src/instance/instance.js';
 import { aiosWorkflowKind } from '../../src/kinds/aios-workflow/kind.js';
 import { targetFor } from '../../src/views/files.js';
 import { exportView, importView } from '../../src/views/sync.js';
+import { validateView } from '../../src/views/validate.js';
 import { backendsForThisFile } from '../helpers/backends.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -120,7 +121,6 @@ for (const backend of backends) {
         const target = targetFor(KIND, ID, project);
         expect(target.path).toBe(join(project, `.aios/${ID}-state.yaml`));
         // The file exists with the seed's comments: the export keeps them and adds the stamp.
-        const { mkdirSync } = await import('node:fs');
         mkdirSync(join(project, '.aios'), { recursive: true });
         writeFileSync(
           target.path,
@@ -146,6 +146,95 @@ for (const backend of backends) {
         expect(after).toContain('status: active # set by the PM');
         expect(after).toContain('# Example state file of the AIOS workflow state schema 1.0.0');
         expect(after).toContain(`updated_at: "${new Date(t).toISOString().replace('.000Z', 'Z')}"`);
+      });
+    });
+
+    /** The store's state: the document's version (0: none) and the log's head. */
+    async function state() {
+      return {
+        version: (await inst.docs.find(KIND, ID))?.version ?? 0,
+        head: (await inst.events.head())?.position ?? 0,
+      };
+    }
+
+    describe('aios-workflow: the file name and the body agree (issue 12, point 9)', () => {
+      it('validate and import refuse .aios/<X>-state.yaml holding instance_id <Y>, and write nothing', async () => {
+        const project = join(root, `p${n}`);
+        mkdirSync(join(project, '.aios'), { recursive: true });
+        const other = 'greenfield-service-20260131-ffffff';
+        const target = targetFor(KIND, other, project);
+        // The seed's example (instance_id …-a1b2c3) under another instance's name.
+        writeFileSync(target.path, exampleText());
+        const v = await validateView(target);
+        expect(v).toMatchObject({
+          ok: false,
+          error: { code: 'VALIDATION_FAILED', pointer: '/instance_id', rule: 'file-name-matches-id' },
+        });
+        expect(v.error?.message).toContain(`${ID}-state.yaml`);
+        const before = await state();
+        const err = (await importView(inst, target).catch((e: unknown) => e)) as {
+          code?: string;
+          details?: Record<string, unknown>;
+        };
+        expect(err.code).toBe('VALIDATION_FAILED');
+        expect(err.details).toMatchObject({ rule: 'file-name-matches-id', expected: other, actual: ID });
+        expect(await inst.docs.find(KIND, other)).toBeNull();
+        expect(await state()).toEqual(before);
+        // Under its own name the same text validates and imports.
+        const own = targetFor(KIND, ID, project);
+        writeFileSync(own.path, exampleText());
+        expect((await validateView(own)).ok).toBe(true);
+        expect((await importView(inst, own)).version).toBe(1);
+      });
+    });
+
+    describe('aios-workflow: YAML tags are refused as in STATE.md (issue 12, point 10)', () => {
+      const tagged = (text: string) =>
+        text.replace(
+          'workflow_name: Greenfield Service/API Development',
+          'workflow_name: !!python/object:os.system "Greenfield Service/API Development"',
+        );
+
+      it('validate and import refuse a tagged value naming its line, and nothing is written', async () => {
+        const project = join(root, `p${n}`);
+        mkdirSync(join(project, '.aios'), { recursive: true });
+        const target = targetFor(KIND, ID, project);
+        const text = tagged(exampleText());
+        expect(text).not.toBe(exampleText());
+        for (const tag of ['!!python/object:os.system', '!local', '!!binary']) {
+          writeFileSync(target.path, text.replace('!!python/object:os.system', tag));
+          const v = await validateView(target);
+          expect(v.error, tag).toMatchObject({ code: 'INVALID_INPUT' });
+          expect(v.error?.message).toMatch(/line \d+, column \d+: Unresolved tag/);
+          const before = await state();
+          const err = (await importView(inst, target).catch((e: unknown) => e)) as { code?: string };
+          expect(err.code, tag).toBe('INVALID_INPUT');
+          expect(await state()).toEqual(before);
+        }
+      });
+
+      it('an export over a tagged file writes no tag: the file a YAML safe_load reader gets is plain data', async () => {
+        const project = join(root, `p${n}`);
+        mkdirSync(join(project, '.aios'), { recursive: true });
+        const target = targetFor(KIND, ID, project);
+        await inst.docs.commit(commit(0, seed()));
+        await exportView(inst, target);
+        // Someone tags a value in the exported file; the store moves on; the next export replaces the file.
+        writeFileSync(target.path, tagged(readFileSync(target.path, 'utf8')));
+        t += 60_000;
+        await inst.docs.apply({
+          kind: KIND,
+          id: ID,
+          operation: 'log-decision',
+          args: { decision: 'ship it' },
+        });
+        await exportView(inst, target);
+        const out = readFileSync(target.path, 'utf8');
+        expect(out).not.toContain('!!');
+        expect(out).toContain('version=2');
+        expect(aiosWorkflowKind.file!.parse(out).body.workflow_name).toBe(
+          'Greenfield Service/API Development',
+        );
       });
     });
   });

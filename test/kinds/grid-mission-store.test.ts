@@ -1,18 +1,25 @@
 // Kind `grid-mission` through the store, on every backend: the role comes with the commit, a refused write
 // changes nothing (no version, no event), updated_at is the store's clock, and status changes are events.
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { contentHash } from '../../src/core/json.js';
 import type { CommitInput, JsonObject } from '../../src/core/types.js';
 import type { Instance } from '../../src/instance/instance.js';
 import { gridMissionKind } from '../../src/kinds/grid-mission/kind.js';
+import { targetFor } from '../../src/views/files.js';
+import { importView } from '../../src/views/sync.js';
+import { validateView } from '../../src/views/validate.js';
 import { backendsForThisFile } from '../helpers/backends.js';
+import { tempDir } from '../helpers/tmp.js';
 
 let inst: Instance;
 const T_START = Date.parse('2026-01-24T17:00:00.000Z');
 let t = T_START;
 
 const backends = await backendsForThisFile();
+const projects = tempDir();
+let projectSeq = 0;
 
 const seed = (): JsonObject =>
   JSON.parse(readFileSync(new URL('./examples/grid/seed.json', import.meta.url), 'utf8')) as JsonObject;
@@ -201,6 +208,114 @@ for (const backend of backends) {
           'field-permission',
           '/energy',
         );
+      });
+    });
+
+    describe('grid-mission: updated_at as written (seed §3.3, issue 12 point 7)', () => {
+      it('validate and import refuse an updated_at that is no real time or is before created_at, before the write time is stamped', async () => {
+        const project = join(projects, `p${++projectSeq}`);
+        mkdirSync(join(project, '.grid'), { recursive: true });
+        const target = targetFor('grid-mission', 'mission', project);
+        const fileWith = (updated_at: string) => {
+          const text = gridMissionKind.file!.render(
+            { ...seed(), updated_at },
+            { kind: 'grid-mission', id: 'mission', version: 1 },
+            { now: t, recentEvents: [] },
+          );
+          // An unstamped file: import creates the document.
+          writeFileSync(target.path, text.replace(/^# agentstate:.*\n/m, ''));
+        };
+        for (const [updated, rule] of [
+          ['2026-01-24T13:59:59Z', 'logic.chronological-order'],
+          ['2026-02-30T25:61:00Z', 'logic.timestamp-valid'],
+        ] as const) {
+          fileWith(updated);
+          const v = await validateView(target);
+          expect(v, updated).toMatchObject({
+            ok: false,
+            error: { code: 'VALIDATION_FAILED', pointer: '/updated_at', rule },
+          });
+          const before = await snapshot();
+          const err = await importView(inst, target).catch((e: unknown) => e);
+          expect((err as { details?: { rule?: string } }).details?.rule, updated).toBe(rule);
+          expect(await snapshot()).toEqual(before);
+        }
+        // The same file with a time after created_at is fine, and the store stamps its own time over it.
+        fileWith('2026-01-24T16:45:32Z');
+        expect((await validateView(target)).ok).toBe(true);
+        const r = await importView(inst, target);
+        expect(r.body.updated_at).toBe('2026-01-24T17:00:00Z');
+      });
+    });
+
+    describe('grid-mission: the event of every write (seed §5.1 step 7, issue 12 point 8)', () => {
+      it('records the agent, its role and the fields it changed, for every role and on creation', async () => {
+        await created();
+        const v1 = await inst.docs.get({ kind: 'grid-mission', id: 'mission' });
+        t += 1000;
+        const moved = clone(v1.body) as JsonObject & {
+          position: { thread: number };
+          resume: { last_commit: string };
+          agents: { active: Array<{ last_heartbeat: string }> };
+        };
+        moved.position.thread = 3;
+        moved.resume.last_commit = 'a1b2c3d';
+        moved.agents.active[0]!.last_heartbeat = '2026-01-24T16:59:00Z';
+        await inst.docs.commit(write(1, moved, { role: 'executor' }));
+        t += 1000;
+        const warned = clone((await inst.docs.get({ kind: 'grid-mission', id: 'mission' })).body);
+        (warned.warnings as JsonObject[]).push({
+          level: 'warning',
+          message: 'flaky test',
+          source: 'recognizer-001',
+          timestamp: '2026-01-24T17:00:01Z',
+        });
+        await inst.docs.commit(write(2, warned, { actor: 'recognizer-001', role: 'Recognizer' }));
+
+        const events = await inst.events.read({
+          stream: 'doc:grid-mission/mission',
+          type: 'grid_state_updated',
+        });
+        expect(events.map((e) => e.data)).toEqual([
+          expect.objectContaining({
+            mission_id: 'mission-20260124T140000Z-saas-dashboard',
+            version: 1,
+            agent: 'mc',
+            agent_type: 'mc',
+            timestamp: '2026-01-24T17:00:00Z',
+          }),
+          {
+            mission_id: 'mission-20260124T140000Z-saas-dashboard',
+            version: 2,
+            agent: 'executor-003',
+            agent_type: 'executor',
+            fields: ['position.thread', 'agents.active', 'resume.last_commit'],
+            timestamp: '2026-01-24T17:00:01Z',
+          },
+          {
+            mission_id: 'mission-20260124T140000Z-saas-dashboard',
+            version: 3,
+            agent: 'recognizer-001',
+            agent_type: 'recognizer',
+            fields: ['warnings'],
+            timestamp: '2026-01-24T17:00:02Z',
+          },
+        ]);
+        // The creation names every field it wrote (updated_at is the timestamp, not a field).
+        const created1 = events[0]!.data as { fields: string[] };
+        expect(created1.fields).toEqual(
+          expect.arrayContaining(['status', 'position.phase', 'agents.active']),
+        );
+        expect(created1.fields).not.toContain('updated_at');
+        expect(events.every((e) => e.actor === (e.data as { agent: string }).agent)).toBe(true);
+        // A refused write appends no event.
+        const head = (await inst.events.head())?.position;
+        await refusedWithoutWrite(
+          write(3, { ...clone(warned), status: 'failed' }, { role: 'executor' }),
+          'PERMISSION_DENIED',
+          'field-permission',
+        );
+        expect((await inst.events.head())?.position).toBe(head);
       });
     });
 

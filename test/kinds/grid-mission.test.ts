@@ -69,7 +69,8 @@ describe('grid-mission: registration and schema', () => {
 
   it("the seed's example validates clean and is stored unchanged but for updated_at", async () => {
     const { body, effects } = await commit(seed(), null);
-    expect(effects).toBeUndefined();
+    // Only the event every write appends (§5.1 step 7).
+    expect(effects?.events?.map((e) => e.type)).toEqual(['grid_state_updated']);
     expect(body).toEqual({ ...seed(), updated_at: '2026-01-24T17:00:00Z' });
     // At the example's own updated_at, nothing changes at all.
     const same = await commit(seed(), null, { now: Date.parse('2026-01-24T16:45:32Z') });
@@ -530,9 +531,12 @@ const logicCases: Array<[rule: string, pointer: string, valid: Mutate, invalid: 
     '/updated_at',
     (b) => {
       b.created_at = '2026-01-24T17:00:00Z';
+      b.updated_at = '2026-01-24T17:00:00Z';
     },
+    // Written after created_at, but the write time (17:00:00) that replaces it is before.
     (b) => {
       b.created_at = '2026-01-24T17:00:01Z';
+      b.updated_at = '2026-01-24T17:00:01Z';
     },
   ],
   [
@@ -638,7 +642,7 @@ describe('grid-mission: §7.1 status transitions', () => {
     if (allowed) {
       const { effects } = await commit(next, prev);
       if (from !== to) {
-        expect(effects?.events).toEqual([
+        expect(effects?.events?.filter((e) => e.type !== 'grid_state_updated')).toEqual([
           {
             type: 'grid_status_changed',
             data: { mission_id: prev.mission_id, from, to, role: 'mc' },
@@ -697,7 +701,7 @@ describe('grid-mission: §7.2 phase transitions', () => {
   it('advancing one phase, completing the previous one, is accepted and recorded as an event', async () => {
     const prev = await stored();
     const { effects } = await commit(advanced(prev), prev);
-    expect(effects?.events).toEqual([
+    expect(effects?.events?.filter((e) => e.type !== 'grid_state_updated')).toEqual([
       {
         type: 'grid_phase_advanced',
         data: {

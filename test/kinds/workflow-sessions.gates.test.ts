@@ -272,10 +272,12 @@ describe('resume summary', () => {
       activeSession: { id: 'session-3', label: 'Add authentication', startedAt: '2026-02-03T09:00:00Z' },
       lastSession: null,
       phase: 'build',
+      todos: s3(deploy()).todos,
       openTodos: [
         { id: 2, title: 'Wire the login endpoint', status: 'in-progress' },
         { id: 3, title: 'Write tests', description: 'unit and e2e', status: 'not-started' },
       ],
+      decisions: s3(deploy()).decisions,
       unresolvedBlockers: [
         {
           id: 'blk-1',
@@ -291,8 +293,9 @@ describe('resume summary', () => {
     expect(renderResume(r)).toBe(
       [
         'deploy: session-3 "Add authentication" phase=build',
-        'todos: [~] 2 Wire the login endpoint | [ ] 3 Write tests',
+        'todos: [~] 2 Wire the login endpoint | [ ] 3 Write tests; 1 of 3 done',
         'blockers: blk-1 Staging identity provider is down',
+        'decisions: [architecture] Use short-lived JWTs with refresh tokens',
         'delegations in progress: session-3/del-2 coder: Implement the refresh endpoint',
         'directives: dir-1 Never push directly to main',
         "lesson! session-1 platform-quirk: Dataverse date-only columns shift by one day when the user's UTC offset is negative",

@@ -4,11 +4,15 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { RESUME_FIXTURE, resumeFixture } from '../../bench/resume-fixture.js';
 import type { CommitInput, JsonObject } from '../../src/core/types.js';
 import type { Instance } from '../../src/instance/instance.js';
 import { checkGate, gateFile } from '../../src/kinds/workflow-sessions/gates.js';
+import { type ResumeSummary, renderResume } from '../../src/kinds/workflow-sessions/resume.js';
+import { runOperation } from '../../src/service/invoke.js';
 import { targetFor } from '../../src/views/files.js';
 import { exportView, importView } from '../../src/views/sync.js';
+import { validateView } from '../../src/views/validate.js';
 import { backendsForThisFile } from '../helpers/backends.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -171,6 +175,88 @@ for (const backend of backends) {
         expect(after.$agentstate.version).toBe(2);
         const now = new Date(t).toISOString().replace('.000Z', 'Z');
         expect([after.updatedAt, after.sessions[2].updatedAt]).toEqual([now, now]);
+      });
+    });
+
+    describe('workflow-sessions: a UTF-8 BOM is accepted, as in YAML files (issue 12, point 12)', () => {
+      it('a file starting with a BOM validates, passes the gates and imports like the same file without one', async () => {
+        const project = join(root, `p${n}`);
+        mkdirSync(join(project, '.copilot/state'), { recursive: true });
+        const target = targetFor(KIND, ID, project);
+        const text = JSON.stringify(example(), null, 2);
+        writeFileSync(target.path, `\uFEFF${text}`);
+        expect(readFileSync(target.path).subarray(0, 3)).toEqual(Buffer.from([0xef, 0xbb, 0xbf]));
+        expect(await validateView(target)).toMatchObject({ ok: true, version: null });
+        const g = checkGate(
+          'A',
+          [gateFile('.copilot/state/deploy.json', readFileSync(target.path, 'utf8'))],
+          {
+            workflow: ID,
+          },
+        );
+        expect(g).toMatchObject({ ok: true, failures: [] });
+        const r = await importView(inst, target, { actor: 'alice' });
+        expect(r.version).toBe(1);
+        expect(r.body).toEqual((await inst.docs.get({ kind: KIND, id: ID })).body);
+        expect(r.body.sessions).toEqual(example().sessions);
+        // A syntax error after a BOM is reported at the file's own line and column, with no invisible character.
+        writeFileSync(target.path, '\uFEFF{"workflow": }');
+        const bad = await validateView(target);
+        expect(bad.error?.message).toBe(
+          'workflow-sessions file: line 1, column 14: expected a value, found "}"',
+        );
+        expect(bad.error?.message).not.toContain('\uFEFF');
+      });
+    });
+
+    describe('workflow-sessions: resume carries decisions and the full todo list (issue 12, point 11)', () => {
+      it('--json has every todo with its status and full title, and the decisions, workarounds first; the text stays lean', async () => {
+        const body = resumeFixture('release') as JsonObject;
+        await inst.docs.commit({ ...commit(0, body), id: 'release' });
+        // No file on disk: resume reads the store.
+        const r = (await runOperation(inst, 'resume_workflow', {
+          workflow: 'release',
+          project: join(root, `p${n}-none`),
+        })) as ResumeSummary;
+        const active = (
+          body.sessions as Array<{ todos: unknown[]; decisions: Array<Record<string, unknown>> }>
+        )[2]!;
+        // The todo list manage_todo_list is rebuilt from: all of it, in order, statuses and titles as stored.
+        expect(r.todos).toEqual(active.todos);
+        expect(r.todos).toHaveLength(RESUME_FIXTURE.todos);
+        expect(r.openTodos.map((t) => t.status).slice(0, 6)).toEqual([
+          'in-progress',
+          'in-progress',
+          'in-progress',
+          'in-progress',
+          'in-progress',
+          'not-started',
+        ]);
+        // Decisions: the standing workarounds first, each with what the correct solution is and when to revisit.
+        const workarounds = active.decisions.filter((d) => d.workaround === true);
+        expect(workarounds).toHaveLength(5);
+        expect(r.decisions).toEqual([
+          ...workarounds,
+          ...active.decisions.filter((d) => d.workaround !== true),
+        ]);
+        expect(r.decisions[0]).toMatchObject({
+          correct_solution: expect.any(String),
+          revisit_when: expect.any(String),
+          why_not_implemented: expect.any(String),
+        });
+
+        const text = renderResume(r);
+        const lines = text.split('\n');
+        expect(lines[1]).toMatch(/^todos: \[~\] 36 .* \| \[ \] 41 .*\+50 more open; 35 of 100 done$/);
+        const wa = lines.filter((l) => l.startsWith('workaround: '));
+        expect(wa).toHaveLength(5);
+        expect(wa[0]).toBe(
+          'workaround: Keep notifications behind a feature flag until the migration of step 4 is verif… → correct: Subscribe to the notifications change feed instead of polling it every 30 seconds; revisit: The broker is upgraded to 4.x (ticket OPS-1182)',
+        );
+        expect(lines.filter((l) => l.startsWith('decisions: '))).toHaveLength(1);
+        expect(text).toContain('| +10 earlier');
+        // Lean: under 1,500 tokens (chars / 4) for 3 sessions, 100 todos, 20 decisions and 30 lessons.
+        expect(text.length / 4).toBeLessThan(1500);
       });
     });
   });

@@ -3,7 +3,8 @@
 // or one JSON error line on stderr and the exit code of its error code. The library (`runWorkflow`) must
 // give the same shape for the same payload. Each runner runs once on embedded SQLite and once more with
 // AGENTSTATE_URL naming a PostgreSQL schema of its own (when a server answers; see helpers/postgres.ts).
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openPostgresBackend } from '../../src/backends/postgres/backend.js';
@@ -13,7 +14,7 @@ import { adminQuery, PG_URL, postgresForThisFile } from '../helpers/postgres.js'
 import { tempDir } from '../helpers/tmp.js';
 
 type Env = Record<string, string | undefined>;
-type Runner = (workflow: string, env: Env) => RunResult;
+type Runner = (workflow: string, env: Env, input?: string) => RunResult;
 // biome-ignore lint/suspicious/noExplicitAny: JSON documents from a subprocess are checked field by field.
 type Doc = any;
 
@@ -61,17 +62,21 @@ if (pgBase !== null && pgStorage !== null) {
 
 /** Runs `run` with the storage's AGENTSTATE_URL added to the environment. */
 function withStorage(storage: Storage, run: Runner): Runner {
-  return (workflow, env) => run(workflow, { AGENTSTATE_URL: storage.url, ...env });
+  return (workflow, env, input) => run(workflow, { AGENTSTATE_URL: storage.url, ...env }, input);
 }
 
 const RUNNERS: Array<[string, Runner, Storage]> = [
-  ['cli', (workflow, env) => runCli([workflow], env), {}],
-  ['bun', (workflow, env) => runBun(workflow, env), {}],
+  ['cli', (workflow, env, input) => runCli([workflow], env, input), {}],
+  ['bun', (workflow, env, input) => runBun(workflow, env, input), {}],
   ...(pgStorage === null
     ? []
     : ([
-        ['cli+postgres', withStorage(pgStorage.cli, (w, env) => runCli([w], env)), pgStorage.cli],
-        ['bun+postgres', withStorage(pgStorage.bun, (w, env) => runBun(w, env)), pgStorage.bun],
+        [
+          'cli+postgres',
+          withStorage(pgStorage.cli, (w, env, input) => runCli([w], env, input)),
+          pgStorage.cli,
+        ],
+        ['bun+postgres', withStorage(pgStorage.bun, (w, env, input) => runBun(w, env, input)), pgStorage.bun],
       ] as Array<[string, Runner, Storage]>)),
 ];
 
@@ -561,6 +566,110 @@ describe.each(RUNNERS)('workflow contract via %s', (label, run, storage) => {
     expect(
       ok(run('GetWorkItem', { ...env, MF_TRIGGER_PAYLOAD_JSON: JSON.stringify({ id: item.id }) })).id,
     ).toBe(item.id);
+  });
+
+  it('MF_TRIGGER_PAYLOAD_FILE (a file, or - for stdin) carries a payload larger than an environment variable can (issue 12, point 13)', () => {
+    const dir = freshDir(label);
+    const files = join(root, `${label.replace(/[^A-Za-z0-9_-]/g, '-')}-payloads-${++seq}`);
+    mkdirSync(files, { recursive: true });
+    // Just under the 1 MiB limit of one JSON value: eight times what Linux lets one variable carry.
+    const blob = 'x'.repeat(1_000_000);
+    const text = JSON.stringify({ title: 'big', payload: { blob } });
+    if (process.platform === 'linux') {
+      const viaEnv = spawnSync(process.execPath, ['-e', ''], { env: { MF_TRIGGER_PAYLOAD_JSON: text } });
+      expect((viaEnv.error as NodeJS.ErrnoException | undefined)?.code).toBe('E2BIG');
+    }
+    const file = join(files, 'payload.json');
+    writeFileSync(file, text);
+    const env = { HOME: home, MF_INSTANCE_DIR: dir };
+    const fromFile = ok(run('EnqueueWorkItem', { ...env, MF_TRIGGER_PAYLOAD_FILE: file }));
+    expect([fromFile.title, fromFile.payload.blob.length]).toEqual(['big', blob.length]);
+    const fromStdin = ok(run('EnqueueWorkItem', { ...env, MF_TRIGGER_PAYLOAD_FILE: '-' }, text));
+    expect(fromStdin.payload.blob).toBe(blob);
+    expect(
+      ok(run('GetWorkItem', { ...env, MF_TRIGGER_PAYLOAD_JSON: JSON.stringify({ id: fromFile.id }) })).payload
+        .blob,
+    ).toBe(blob);
+  });
+
+  it('a hostile payload file is refused unread, INVALID_INPUT (exit 2), and nothing is written (issue 12, point 13)', () => {
+    const files = join(root, `${label.replace(/[^A-Za-z0-9_-]/g, '-')}-hostile-${++seq}`);
+    mkdirSync(files, { recursive: true });
+    const fifo = join(files, 'fifo');
+    expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
+    const huge = join(files, 'huge.json');
+    // One byte over the 4 MiB input cap.
+    writeFileSync(huge, `{"title":"${'x'.repeat(4 * 1024 * 1024 - 11)}"}`);
+    const bad = join(files, 'bad.json');
+    writeFileSync(bad, Buffer.from([0x7b, 0xff, 0x7d]));
+    const cases: Array<[string, Env, RegExp]> = [
+      ['a FIFO', { MF_TRIGGER_PAYLOAD_FILE: fifo }, /FIFO.*refused unread/],
+      ['a device', { MF_TRIGGER_PAYLOAD_FILE: '/dev/zero' }, /device.*refused unread/],
+      ['a directory', { MF_TRIGGER_PAYLOAD_FILE: files }, /directory.*refused unread/],
+      ['over the cap', { MF_TRIGGER_PAYLOAD_FILE: huge }, /larger than the 4194304 byte limit/],
+      ['invalid UTF-8', { MF_TRIGGER_PAYLOAD_FILE: bad }, /not valid UTF-8/],
+      ['missing', { MF_TRIGGER_PAYLOAD_FILE: join(files, 'nope.json') }, /does not exist/],
+      [
+        'both variables',
+        { MF_TRIGGER_PAYLOAD_FILE: huge, MF_TRIGGER_PAYLOAD_JSON: '{"title":"t"}' },
+        /both MF_TRIGGER_PAYLOAD_JSON and MF_TRIGGER_PAYLOAD_FILE/,
+      ],
+    ];
+    for (const [what, extra, message] of cases) {
+      const dir = freshDir(label);
+      const started = Date.now();
+      const err = fails(
+        run('EnqueueWorkItem', { HOME: home, MF_INSTANCE_DIR: dir, ...extra }),
+        'INVALID_INPUT',
+        2,
+      );
+      expect(err.message, what).toMatch(message);
+      expect(err.message, what).toMatch(/MF_TRIGGER_PAYLOAD_FILE/);
+      expect(err.field, what).toBe('payload');
+      expect(Date.now() - started, what).toBeLessThan(30_000);
+      // Refused before the instance was opened: no folder, no database, no schema written.
+      expect(existsSync(dir), what).toBe(false);
+    }
+  });
+
+  it('a payload is a JSON object: null is refused like a list or a number, empty means {} (issue 12, point 14)', async () => {
+    const dir = freshDir(label);
+    const env = { HOME: home, MF_INSTANCE_DIR: dir };
+    for (const text of ['null', '[]', '5', '"x"', ' null ']) {
+      const err = fails(run('ClaimWorkItem', { ...env, MF_TRIGGER_PAYLOAD_JSON: text }), 'INVALID_INPUT', 2);
+      expect(err.message, text).toMatch(
+        /^MF_TRIGGER_PAYLOAD_JSON must be a JSON object of the workflow's fields, not /,
+      );
+      expect(err.field, text).toBe('payload');
+    }
+    expect(existsSync(dir)).toBe(false);
+    const file = join(root, `${label.replace(/[^A-Za-z0-9_-]/g, '-')}-null-${++seq}.json`);
+    writeFileSync(file, 'null');
+    const fromFile = fails(
+      run('ClaimWorkItem', { ...env, MF_TRIGGER_PAYLOAD_FILE: file }),
+      'INVALID_INPUT',
+      2,
+    );
+    expect(fromFile.message).toMatch(/^MF_TRIGGER_PAYLOAD_FILE must be a JSON object/);
+    // Unset, empty or blank (variable or file) is {}.
+    writeFileSync(file, '\n');
+    for (const extra of [
+      {},
+      { MF_TRIGGER_PAYLOAD_JSON: '' },
+      { MF_TRIGGER_PAYLOAD_JSON: '  ' },
+      { MF_TRIGGER_PAYLOAD_FILE: file },
+    ]) {
+      expect(ok(run('ClaimWorkItem', { ...env, ...extra }))).toBeNull();
+    }
+    // The library holds the same rule: no payload is {}, null is refused.
+    const inst = await openInstance({ dir: freshDir(`${label}-lib`), url: storage.libraryUrl });
+    try {
+      expect(await runWorkflow(inst, 'ClaimWorkItem')).toBeNull();
+      const e = await runWorkflow(inst, 'ClaimWorkItem', null).catch((x: unknown) => x);
+      expect(isAgentStateError(e, 'INVALID_INPUT')).toBe(true);
+    } finally {
+      await inst.close();
+    }
   });
 
   it('the library (runWorkflow) gives the same documents and errors as this runner', async () => {

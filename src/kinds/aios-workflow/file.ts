@@ -27,6 +27,13 @@ import { AIOS_DEFAULTS } from './schema.js';
 export const MAX_AIOS_FILE_BYTES = 4 * 1024 * 1024;
 /** Most YAML aliases expanded while parsing (guards against alias bombs). */
 const MAX_ALIASES = 100;
+/**
+ * As Grid's STATE.md is read: the YAML 1.2 core schema with no other tags resolved, so a tag
+ * (`!!python/object:os.system`, `!!binary`, `!local`) is a warning, and a warning refuses the file. Left
+ * in, the value would be stored as a plain string while the tag stayed in the file, which a reader such
+ * as Python's `yaml.safe_load` then refuses.
+ */
+const YAML_OPTIONS = { schema: 'core', resolveKnownTags: false, uniqueKeys: true } as const;
 
 const KIND = 'aios-workflow';
 const STAMP_LINE = /^#\s*agentstate:(.*)$/;
@@ -139,8 +146,8 @@ function checkJson(v: unknown, pointer: string): void {
 function parse(text: string): { body: JsonObject; stamp: FileStamp | null } {
   checkText(text);
   const stamp = readYamlStamp(text);
-  const doc = parseDocument(text, { uniqueKeys: true });
-  const err = doc.errors[0];
+  const doc = parseDocument(text, YAML_OPTIONS);
+  const err = doc.errors[0] ?? doc.warnings[0];
   if (err) {
     const pos = err.linePos?.[0];
     const what = (err.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '');
@@ -277,8 +284,9 @@ function update(doc: Document, node: unknown, value: Json, path: string[]): Node
 function previousDocument(previous: string | undefined): Document | null {
   if (previous === undefined || Buffer.byteLength(previous) > MAX_AIOS_FILE_BYTES) return null;
   try {
-    const doc = parseDocument(previous, { uniqueKeys: true });
-    if (doc.errors.length > 0 || !isMap(doc.contents)) return null;
+    // A tagged previous file is rendered afresh, so no tag survives an export.
+    const doc = parseDocument(previous, YAML_OPTIONS);
+    if (doc.errors.length > 0 || doc.warnings.length > 0 || !isMap(doc.contents)) return null;
     let aliased = false;
     visit(doc, {
       Alias() {
@@ -341,6 +349,8 @@ function idFromPath(path: string): string | null {
 export const aiosFile: KindFile = {
   defaultPath: (id) => `.aios/${id}-state.yaml`,
   idFromPath,
+  // The file is named after the instance it holds (`.aios/{instance-id}-state.yaml`).
+  bodyId: (body) => ({ pointer: '/instance_id', id: body.instance_id }),
   parse,
   render,
 };

@@ -81,7 +81,10 @@ export function renderMarkdown(b: GridMission, ctx: ViewContext): string {
     out.push('');
   }
   out.push('## Recent Activity', '');
-  const events = ctx.recentEvents.slice(0, RECENT_ACTIVITY_ROWS);
+  // One row per write: its grid_state_updated event repeats what the state_committed row shows.
+  const events = ctx.recentEvents
+    .filter((e) => e.type !== 'grid_state_updated')
+    .slice(0, RECENT_ACTIVITY_ROWS);
   if (events.length === 0) out.push('No recent activity recorded.');
   else {
     out.push('| Time | Agent | Action | Result |', '|------|-------|--------|--------|');

@@ -225,6 +225,38 @@ export function checkTimestamps(b: GridMission): void {
   });
 }
 
+/**
+ * §3.3 on `updated_at` as the writer sent it (a file as written, a body, a patch), before the kind stamps
+ * the write time over it: a time that does not exist, or one before `created_at`, is refused rather than
+ * silently replaced. A body without `updated_at` is left to the schema (required) and the stamp.
+ */
+export function checkWrittenUpdatedAt(b: { updated_at: Json; created_at: Json }): void {
+  const u = b.updated_at;
+  if (typeof u !== 'string') return;
+  const f = FORMATS.timestamp;
+  if (!regex('timestamp').test(u)) {
+    fail('/updated_at', f.rule, `/updated_at must match ${f.pattern}, not ${JSON.stringify(u)}`, {
+      pattern: f.pattern,
+    });
+  }
+  const updated = timestampMs(u);
+  if (updated === null) {
+    fail(
+      '/updated_at',
+      'logic.timestamp-valid',
+      `/updated_at ${JSON.stringify(u)} is not a valid ISO 8601 date-time (YYYY-MM-DDTHH:MM:SS, .ffffffZ or Z)`,
+    );
+  }
+  const created = typeof b.created_at === 'string' ? timestampMs(b.created_at) : null;
+  if (created !== null && created > updated) {
+    fail(
+      '/updated_at',
+      'logic.chronological-order',
+      `updated_at (${u}) cannot be before created_at (${b.created_at as string})`,
+    );
+  }
+}
+
 // ---------------------------------------------------------------------------------------------------
 // §3.2 logical consistency
 

@@ -205,8 +205,11 @@ function readStamp(v: Json | undefined): FileStamp | null {
   return { kind, id, version };
 }
 
-function parse(text: string): { body: JsonObject; stamp: FileStamp | null } {
-  checkText(text);
+function parse(input: string): { body: JsonObject; stamp: FileStamp | null } {
+  checkText(input);
+  // A byte-order mark is accepted, as in the YAML files (RFC 8259 §8.1 lets a parser ignore it); JSON.parse
+  // would refuse it with the invisible character in its message. Lines and columns count without it.
+  const text = input.charCodeAt(0) === 0xfeff ? input.slice(1) : input;
   if (text.trim() === '') invalid('the file is empty');
   let data: Json;
   try {
