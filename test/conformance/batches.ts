@@ -4,7 +4,7 @@
 import { describe, expect } from 'vitest';
 import type { EventRecord, Json, WorkItem } from '../../src/core/types.js';
 import { WorkQueue } from '../../src/core/work-queue.js';
-import { type ConformanceTest, eventCount, type Services } from './setup.js';
+import { type ConformanceTest, eventCount, expectCode, type Services, typesOf } from './setup.js';
 
 /** An item's history as its readers see it: what each event says about it, in order. */
 async function history(s: Pick<Services, 'events'>, id: string) {
@@ -200,6 +200,120 @@ export function batchConformance(name: string, t: ConformanceTest): void {
         'work_item_claimed',
       ]);
       expect(await c.events.read({ work_item_id: 'wi_none' })).toEqual([]);
+    });
+  });
+
+  describe(`${name}: coalesced single calls`, () => {
+    t(
+      '32 overlapping claim() calls on one handle over 20 items: 20 distinct items and 12 nulls',
+      async (c) => {
+        await c.work.enqueueMany(Array.from({ length: 20 }, (_, k) => ({ title: `i${k}`, priority: -k })));
+        const before = await eventCount(c);
+        const got = await Promise.all(
+          Array.from({ length: 32 }, (_, k) => c.work.claim({ worker: `w${k % 4}`, lease_ms: 5000 })),
+        );
+        const items = got.filter((x): x is WorkItem => x !== null);
+        expect(items).toHaveLength(20);
+        expect(got.filter((x) => x === null)).toHaveLength(12);
+        expect(new Set(items.map((i) => i.id)).size).toBe(20);
+        // Each caller holds its item under its own name, and the earlier callers got the first items.
+        for (const [k, item] of got.entries()) if (item) expect(item.lease_owner).toBe(`w${k % 4}`);
+        expect(got.slice(0, 20).map((i) => i?.title)).toEqual(Array.from({ length: 20 }, (_, k) => `i${k}`));
+        // The first call went alone (nothing was running), the other 31 as one batch: 2 events, not 20.
+        expect(await eventCount(c)).toBe(before + 2);
+        for (const [k, item] of got.entries()) {
+          if (!item) continue;
+          const h = (await c.events.read({ work_item_id: item.id })).map((e) => [e.type, e.actor, e.data]);
+          expect(h.at(-1)).toEqual([
+            'work_item_claimed',
+            `w${k % 4}`,
+            { worker: `w${k % 4}`, attempt: 1, lease_expires_at: item.lease_expires_at },
+          ]);
+        }
+      },
+    );
+
+    t(
+      'overlapping resolve() calls where one lease was lost: that caller gets LEASE_LOST, the others commit',
+      async (c) => {
+        const five = await c.work.enqueueMany(Array.from({ length: 5 }, (_, k) => ({ title: `r${k}` })));
+        // w holds r2 under a short lease, the other four under a long one.
+        const r2 = (await c.work.claim({ worker: 'w', id: five[2]!.id, lease_ms: 1000 }))!;
+        const all = await c.work.claimMany({ worker: 'w', limit: 4, lease_ms: 60_000 });
+        // r2's lease expires and another worker takes it over.
+        c.advance(1500);
+        const thief = await c.work.claim({ worker: 'other', id: r2.id });
+        expect(thief?.lease_owner).toBe('other');
+        const before = await eventCount(c);
+        const calls = [...all, r2].map((i) =>
+          c.work.resolve({
+            id: i.id,
+            worker: 'w',
+            status: 'done',
+            result: { t: i.title },
+            attempt: i.attempts,
+          }),
+        );
+        const settled = await Promise.allSettled(calls);
+        const outcome = settled.map((s) =>
+          s.status === 'fulfilled' ? s.value.status : (s.reason as { code: string }).code,
+        );
+        expect(outcome).toEqual(['done', 'done', 'done', 'done', 'LEASE_LOST']);
+        expect((await c.work.get(r2.id)).lease_owner).toBe('other');
+        // One resolve went alone, the other four (three done, one refused) in one transaction.
+        expect(await eventCount(c)).toBe(before + 2);
+        const [last] = await c.events.read({ after: before + 1 });
+        expect(last!.type).toBe('work_items_resolved');
+        expect((last!.data as { items: Array<{ id: string }> }).items.map((x) => x.id)).toEqual(
+          all.slice(1).map((i) => i.id),
+        );
+        // The refused resolve wrote nothing for r2: it is the thief's, in flight.
+        expect((await c.events.read({ work_item_id: r2.id })).at(-1)).toMatchObject({
+          type: 'work_item_claimed',
+          actor: 'other',
+        });
+      },
+    );
+
+    t('overlapping heartbeat() calls share one statement; a lost lease fails only its caller', async (c) => {
+      await c.work.enqueueMany([{ title: 'h0' }, { title: 'h1' }, { title: 'h2' }]);
+      const held = await c.work.claimMany({ worker: 'w', limit: 3, lease_ms: 1000 });
+      c.advance(500);
+      const beats = await Promise.allSettled([
+        c.work.heartbeat({ id: held[0]!.id, worker: 'w', lease_ms: 10_000 }),
+        c.work.heartbeat({ id: held[1]!.id, worker: 'w', lease_ms: 10_000 }),
+        c.work.heartbeat({ id: held[2]!.id, worker: 'someone-else', lease_ms: 10_000 }),
+        c.work.heartbeat({ id: 'wi_missing', worker: 'w' }),
+        c.work.heartbeat({ id: held[0]!.id, worker: 'w', lease_ms: 20_000 }),
+      ]);
+      const codes = beats.map((b) => (b.status === 'fulfilled' ? 'ok' : (b.reason as { code: string }).code));
+      expect(codes).toEqual(['ok', 'ok', 'LEASE_LOST', 'NOT_FOUND', 'ok']);
+      expect((await c.work.get(held[1]!.id)).lease_expires_at).toBe(new Date(c.now() + 10_000).toISOString());
+      // The second beat of h0 went in the batch after the one holding the first: the later one wins.
+      expect((await c.work.get(held[0]!.id)).lease_expires_at).toBe(new Date(c.now() + 20_000).toISOString());
+      expect((await c.work.get(held[2]!.id)).lease_expires_at).toBe(new Date(c.now() + 500).toISOString());
+    });
+
+    t('a call with nothing else in flight goes alone and writes the single event', async (c) => {
+      const item = await c.work.enqueue({ title: 'solo' });
+      const held = await c.work.claim({ worker: 'w' });
+      await c.work.resolve({ id: held!.id, worker: 'w', status: 'done' });
+      expect(await typesOf(c, item.id)).toEqual([
+        'work_item_enqueued',
+        'work_item_claimed',
+        'work_item_resolved',
+      ]);
+      expect((await c.events.read({})).every((e) => e.stream === `work_item:${item.id}`)).toBe(true);
+      await expectCode(c.work.resolve({ id: item.id, worker: 'x', status: 'failed' }), 'LEASE_LOST');
+    });
+
+    t('with coalescing off, overlapping calls are each their own transaction', async (c) => {
+      const plain = new WorkQueue(c.backend, { clock: c.now, defaultWorker: 'agent', coalesce: false });
+      await plain.enqueueMany(Array.from({ length: 6 }, (_, k) => ({ title: `p${k}` })));
+      const before = await eventCount(c);
+      const got = await Promise.all(Array.from({ length: 8 }, () => plain.claim({ worker: 'w' })));
+      expect(got.filter((x) => x !== null)).toHaveLength(6);
+      expect(await eventCount(c)).toBe(before + 6);
     });
   });
 }
