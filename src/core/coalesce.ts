@@ -83,9 +83,11 @@ export class Coalescer<Q, R> {
           else if (o.ok) w.resolve(o.value);
           else w.reject(o.error);
         }
-        if (this.#queue.length > 0 && this.#windowMs > 0) {
-          await new Promise((r) => setTimeout(r, this.#windowMs));
-        }
+        // The callers just answered usually call again at once (a worker's next claim or resolve): let
+        // them run before the next batch is formed, so they join it instead of each starting a batch alone.
+        // Only after a batch, never before a call that found nothing running.
+        if (this.#windowMs > 0) await new Promise((r) => setTimeout(r, this.#windowMs));
+        else await new Promise((r) => setImmediate(r));
       }
     } finally {
       this.#running = false;
