@@ -171,25 +171,30 @@ async function p2(env: PgEnv, rounds: number, items: number): Promise<void> {
       for (const [k, v] of Object.entries(x.waits ?? {})) acc[k] = (acc[k] ?? 0) + v / xs.length;
     return acc;
   };
-  const rows: Array<{ who: Contender; base: Contender; target: string; value: number }> = [
-    { who: 'agentstate', base: 'raw', target: 'ratio ≥ 1', value: 1 },
-    { who: 'agentstate', base: 'graphile-worker', target: 'ahead: ratio ≥ 1', value: 1 },
-    { who: 'agentstate', base: 'pg-boss', target: 'ahead: ratio ≥ 1', value: 1 },
-    { who: 'agentstate-many', base: 'raw', target: 'ratio ≥ 1', value: 1 },
-    { who: 'agentstate-many', base: 'raw-many', target: 'info (same batching)', value: 0 },
-    { who: 'agentstate-many', base: 'graphile-worker', target: 'ahead: ratio ≥ 1', value: 1 },
-    { who: 'agentstate-many', base: 'pg-boss', target: 'ahead: ratio ≥ 1', value: 1 },
+  const rows: Array<{ who: Contender; base: Contender; target: string; value: number | null }> = [
+    { who: 'agentstate', base: 'graphile-worker', target: 'ratio ≥ 1', value: 1 },
+    { who: 'agentstate', base: 'raw', target: 'info', value: null },
+    { who: 'agentstate', base: 'pg-boss', target: 'info', value: null },
+    { who: 'agentstate-many', base: 'graphile-worker', target: 'ratio ≥ 1.5', value: 1.5 },
+    { who: 'agentstate-many', base: 'raw-many', target: 'ratio ≥ 0.9 (same batching)', value: 0.9 },
+    { who: 'agentstate-many', base: 'pg-boss', target: 'info', value: null },
+    { who: 'agentstate-procs', base: 'raw-instance', target: 'ratio ≥ 0.8 (P4 raw bound)', value: 0.8 },
   ];
   const label: Record<Contender, string> = {
-    agentstate: 'agentstate claim + resolve',
+    agentstate: 'agentstate claim + resolve one at a time (coalesced)',
     'agentstate-many': `agentstate claimMany(${CLAIM_MANY_LIMIT}) + resolveMany`,
+    'agentstate-procs': `agentstate claim + resolve one at a time, ${WORKERS} processes`,
     raw: 'raw pg: claim 1 (SKIP LOCKED), then done',
     'raw-many': `raw pg: claim ${CLAIM_MANY_LIMIT} (SKIP LOCKED), then done`,
+    'raw-instance': 'raw pg, 1 at a time, an event per transition chained per instance (P4)',
     'graphile-worker': 'graphile-worker',
     'pg-boss': 'pg-boss fetch + complete',
   };
+  const noted = new Set<Contender>();
   for (const r of rows) {
-    const first = r.base === 'raw';
+    const first = !noted.has(r.who);
+    noted.add(r.who);
+    const waits = avgWaits(r.who);
     await send({
       type: 'row',
       row: {
@@ -201,9 +206,9 @@ async function p2(env: PgEnv, rounds: number, items: number): Promise<void> {
         rounds: rate(r.who),
         baselineRounds: rate(r.base),
         note: first
-          ? `${r.who}: audit ${problems.filter((p) => p.startsWith(`${r.who}:`)).join('; ') || 'ok in every round'}; server side (share of samples of its ${WORKERS} connections): ${waitsText(avgWaits(r.who))}${r.who === 'agentstate' ? `; raw's: ${waitsText(avgWaits('raw'))}` : ''}`
+          ? `${r.who}: audit (every item done, named once as claimed and once as resolved on attempt 1, verify clean) ${problems.filter((p) => p.startsWith(`${r.who}:`)).join('; ') || 'ok in every round'}${Object.keys(waits).length > 0 ? `; server side (share of samples of its ${WORKERS} connections): ${waitsText(waits)}` : ''}`
           : undefined,
-        rule: { op: 'min', value: r.value },
+        rule: r.value === null ? { op: 'info' } : { op: 'min', value: r.value },
       },
     });
   }
@@ -308,6 +313,8 @@ async function p4(env: PgEnv, rounds: number, items: number): Promise<void> {
     { design: 'none', batch: CLAIM_MANY_LIMIT },
     { design: 'stream', batch: CLAIM_MANY_LIMIT },
     { design: 'batch', batch: CLAIM_MANY_LIMIT },
+    { design: 'batch-gin', batch: CLAIM_MANY_LIMIT },
+    { design: 'batch-link', batch: CLAIM_MANY_LIMIT },
   ];
   const key = (c: { design: EventDesign; batch: number }) => `${c.design}/${c.batch}`;
   const rates = new Map<string, number[]>(cases.map((c) => [key(c), []]));
@@ -328,6 +335,8 @@ async function p4(env: PgEnv, rounds: number, items: number): Promise<void> {
     instance: 'event chained per instance (head lock)',
     stream: 'event chained per stream (xid8 positions)',
     batch: 'one event per batch, chained per instance',
+    'batch-gin': 'one event per batch, GIN index on its item ids (0004)',
+    'batch-link': 'one event per batch, link table row per item',
   };
   // Each design against no event at the same batch size.
   const rows = cases.filter((c) => c.design !== 'none');

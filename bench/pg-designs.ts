@@ -11,13 +11,16 @@
 //              tailing reader reads below pg_snapshot_xmin (LESSONS.md's other option), and is chained
 //              to the previous event of its *stream* under the stream's counter row: no instance-wide lock;
 //   batch    — as `instance`, but one event per statement for all the items it claimed or finished (their
-//              ids in the event's data, on the instance's `work` stream) instead of one per item.
+//              ids in the event's data, on the instance's `work` stream) instead of one per item;
+//   batch-gin  — batch, with a GIN index on the ids the event names (what migration 0004 does);
+//   batch-link — batch, with a link table (instance, work_item_id, position) written in the same statement,
+//              one row per item (the other way to find an item's batch events).
 // Each event row is what agentstate stores (same table, same five indexes). Schema of its own, dropped after.
 import pg from 'pg';
 import { nowMs, settle } from './lib.js';
 import { PG_URL, type PgEnv, WORKERS } from './postgres.js';
 
-export type EventDesign = 'none' | 'instance' | 'stream' | 'batch';
+export type EventDesign = 'none' | 'instance' | 'stream' | 'batch' | 'batch-gin' | 'batch-link';
 
 function schemaSql(s: string): string {
   return `CREATE SCHEMA ${s};
@@ -38,14 +41,29 @@ function schemaSql(s: string): string {
     CREATE TABLE ${s}.event_streams (
       instance text NOT NULL, stream text NOT NULL, seq bigint NOT NULL, hash text NOT NULL,
       PRIMARY KEY (instance, stream));
-    CREATE SEQUENCE ${s}.positions;`;
+    CREATE SEQUENCE ${s}.positions;
+    CREATE FUNCTION ${s}.ids(data json) RETURNS text[] LANGUAGE sql IMMUTABLE PARALLEL SAFE COST 10000
+      AS $$ SELECT coalesce(array_agg(x), '{}') FROM json_array_elements_text(data -> 'ids') AS x $$;
+    CREATE TABLE ${s}.event_items (instance text NOT NULL, work_item_id text NOT NULL, position bigint NOT NULL,
+      PRIMARY KEY (instance, work_item_id, position));`;
+}
+
+/** The index a batch design adds to find an item's batch events. */
+function designIndexSql(s: string, design: EventDesign): string {
+  return design === 'batch-gin' ? `CREATE INDEX ON ${s}.events USING gin (${s}.ids(data));` : '';
 }
 
 /** The event CTEs after `cl` (the claimed or finished rows: id), for `type`; $1 is the worker, $2 the time. */
 function eventCtes(s: string, design: EventDesign, type: string): string {
   const data = `json_build_object('worker', $1::text, 'type', '${type}')`;
   if (design === 'none') return '';
-  if (design === 'batch') {
+  if (design === 'batch' || design === 'batch-gin' || design === 'batch-link') {
+    const link =
+      design === 'batch-link'
+        ? `,
+      li AS (INSERT INTO ${s}.event_items (instance, work_item_id, position)
+        SELECT 'i', cl.id, hd.position FROM cl, hd)`
+        : '';
     return `,
       sq AS (UPDATE ${s}.event_streams AS q SET seq = q.seq + 1
         WHERE q.instance = 'i' AND q.stream = 'work' AND EXISTS (SELECT 1 FROM cl) RETURNING q.seq, q.stream),
@@ -58,7 +76,7 @@ function eventCtes(s: string, design: EventDesign, type: string): string {
         RETURNING h.position, v.hash AS prev, h.hash, sq.seq, sq.stream, bd.data),
       ev AS (INSERT INTO ${s}.events (instance, position, stream, stream_seq, type, data, actor, created_at,
           prev_hash, hash)
-        SELECT 'i', hd.position, hd.stream, hd.seq, '${type}', hd.data, $1, $2, hd.prev, hd.hash FROM hd)`;
+        SELECT 'i', hd.position, hd.stream, hd.seq, '${type}', hd.data, $1, $2, hd.prev, hd.hash FROM hd)${link}`;
   }
   if (design === 'instance') {
     // One row per statement (single-item runs only): the head moves by one.
@@ -105,6 +123,7 @@ export async function designQueue(
   const s = `"${env.schema}_designs"`;
   await env.admin.query(`DROP SCHEMA IF EXISTS ${s} CASCADE`);
   await env.admin.query(schemaSql(s));
+  if (designIndexSql(s, design)) await env.admin.query(designIndexSql(s, design));
   const pool = new pg.Pool({ connectionString: PG_URL, max: WORKERS });
   pool.on('error', () => {});
   try {
@@ -163,12 +182,12 @@ export async function designQueue(
       )
     ).rows;
     // Batch events: one per statement, however the items fell into batches; what they name is checked here.
-    const events = design === 'batch' ? (audit?.events ?? 0) : design === 'none' ? 0 : 2 * items;
+    const events = design.startsWith('batch') ? (audit?.events ?? 0) : design === 'none' ? 0 : 2 * items;
     if (audit?.done !== items) problems.push(`${audit?.done} of ${items} done once`);
-    if (design !== 'batch' && audit?.events !== events) {
+    if (!design.startsWith('batch') && audit?.events !== events) {
       problems.push(`${audit?.events} events, expected ${events}`);
     }
-    if (design === 'batch') {
+    if (design.startsWith('batch')) {
       // Every item is named exactly once in a claimed event and once in a resolved event.
       const named = (
         await env.admin.query<{ type: string; n: number; distinct: number }>(

@@ -1,11 +1,14 @@
 // PostgreSQL benchmarks (`--only pg`): agentstate on PostgreSQL against raw `pg` baselines that run the
 // same kind of SQL by hand, and against graphile-worker and pg-boss, all on the same server in the same run.
 //   P1: CAS commit of a document, 1 committer and 8 concurrent committers (8 documents).
-//   P2: claim + resolve of 10,000 items by 8 in-process workers over a pool.
+//   P2: claim + resolve of 10,000 items by 8 workers: in-process over a pool (one at a time, coalesced; or
+//       in batches), and in 8 separate processes one at a time.
 //   P3: reading the latest state of a 5,000-version document against a 1-version one.
 // Every run works in fresh schemas (agentstate's, graphile-worker's, pg-boss's) dropped at the end.
 // pg-child.ts drives these in a plain-node child process that pg-launch.ts starts (see there for why).
+import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
+import { join } from 'node:path';
 import {
   Logger as GraphileLogger,
   runMigrations as graphileMigrations,
@@ -16,7 +19,7 @@ import pg from 'pg';
 import PgBoss from 'pg-boss';
 import { redactUrl } from '../src/core/redact.js';
 import { agentstateCommitter, DOC_KIND, docBody, docPatch, mergePatch } from './doc-fixture.js';
-import { freshDir, type Instance, loadLib, median, nowMs, removeDir, settle } from './lib.js';
+import { freshDir, type Instance, loadLib, median, nowMs, REPO_ROOT, removeDir, settle } from './lib.js';
 
 export { DOC_KIND, docBody, docPatch } from './doc-fixture.js';
 
@@ -423,17 +426,7 @@ async function agentstateQueue(env: PgEnv, items: number, batch: number): Promis
     );
     const ms = nowMs() - t0;
     const waits = await sampler.stop();
-    const key = instanceKey(inst);
-    const [audit] = await env.query<{ done: number; once: number; claimed: number }>(
-      `SELECT (SELECT count(*)::int FROM ${env.q}.work_items WHERE instance = $1 AND status = 'done') AS done,
-              (SELECT count(*)::int FROM ${env.q}.work_items WHERE instance = $1 AND attempts = 1) AS once,
-              (SELECT count(*)::int FROM ${env.q}.events WHERE instance = $1 AND type = 'work_item_claimed') AS claimed`,
-      [key],
-    );
-    const problems: string[] = [];
-    if (audit?.done !== items) problems.push(`${audit?.done} of ${items} done`);
-    if (audit?.once !== items) problems.push(`${items - (audit?.once ?? 0)} items with attempts ≠ 1`);
-    if (audit?.claimed !== items) problems.push(`${audit?.claimed} claimed events for ${items} items`);
+    const problems = await auditItems(inst, items);
     return {
       itemsPerSec: (items / ms) * 1000,
       ms,
@@ -442,6 +435,83 @@ async function agentstateQueue(env: PgEnv, items: number, batch: number): Promis
       waits,
       detail: `${pids.length} server connections sampled`,
     };
+  } finally {
+    await closeInst(inst);
+  }
+}
+
+/**
+ * The per-item audit of an agentstate run, through the library's readers: every item done on attempt 1,
+ * named exactly once as claimed and once as resolved (batch events read per item), and the chain and every
+ * row verified against the log.
+ */
+export async function auditItems(inst: Instance, items: number): Promise<string[]> {
+  const problems: string[] = [];
+  const counts = await inst.work.counts();
+  if (counts.done !== items) problems.push(`${counts.done} of ${items} done`);
+  const seen = new Map<string, { claimed: number; resolved: number }>();
+  let after = 0;
+  for (;;) {
+    const page = await inst.events.read({
+      type: ['work_item_claimed', 'work_item_resolved'],
+      after,
+      limit: 1000,
+    });
+    if (page.length === 0) break;
+    for (const e of page) {
+      const s = seen.get(e.work_item_id ?? '') ?? { claimed: 0, resolved: 0 };
+      if (e.type === 'work_item_claimed') s.claimed += 1;
+      else s.resolved += 1;
+      if ((e.data as { attempt?: number }).attempt !== 1)
+        problems.push(`${e.work_item_id} ${e.type} on attempt ≠ 1`);
+      seen.set(e.work_item_id ?? '', s);
+    }
+    after = page.at(-1)!.position;
+  }
+  const once = [...seen.values()].filter((x) => x.claimed === 1 && x.resolved === 1).length;
+  if (seen.size !== items || once !== items) {
+    problems.push(
+      `${once} of ${items} items named once as claimed and once as resolved (${seen.size} named)`,
+    );
+  }
+  const v = await inst.events.verify();
+  if (!v.ok) problems.push(`verify: ${v.problem_count} problems, first ${v.problems[0]?.message}`);
+  return problems.slice(0, 5);
+}
+
+/**
+ * agentstate in 8 separate processes (bench/pg-worker.mjs), each claiming and resolving one item at a time
+ * on its own handle: nothing coalesces across processes. The clock runs from the common start to the last
+ * process's last resolve.
+ */
+async function agentstateProcesses(env: PgEnv, items: number): Promise<QueueRun> {
+  const inst = await env.open('procs');
+  try {
+    for (let off = 0; off < items; off += 2000) {
+      const k = Math.min(2000, items - off);
+      await inst.work.enqueueMany(Array.from({ length: k }, (_, i) => ({ title: `item ${off + i}` })));
+    }
+    const script = join(REPO_ROOT, 'bench', 'pg-worker.mjs');
+    const startAt = Date.now() + 1500;
+    const outs = await Promise.all(
+      Array.from(
+        { length: WORKERS },
+        (_, w) =>
+          new Promise<{ n: number; end: number }>((resolve, reject) => {
+            const child = spawn(process.execPath, [script, inst.dir, env.url, `w${w}`, String(startAt)], {
+              stdio: ['ignore', 'pipe', 'inherit'],
+            });
+            let out = '';
+            child.stdout.on('data', (d) => (out += d));
+            child.on('close', (code) =>
+              code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`pg-worker exited ${code}`)),
+            );
+          }),
+      ),
+    );
+    const ms = Math.max(...outs.map((o) => o.end)) - startAt;
+    const problems = await auditItems(inst, items);
+    return { itemsPerSec: (items / ms) * 1000, ms, problems, perWorker: outs.map((o) => o.n) };
   } finally {
     await closeInst(inst);
   }
@@ -665,12 +735,22 @@ async function bossQueue(boss: PgBoss, env: PgEnv, items: number, round: number)
   return { itemsPerSec: (items / ms) * 1000, ms, problems, perWorker };
 }
 
-export type Contender = 'agentstate' | 'agentstate-many' | 'raw' | 'raw-many' | 'graphile-worker' | 'pg-boss';
+export type Contender =
+  | 'agentstate'
+  | 'agentstate-many'
+  | 'agentstate-procs'
+  | 'raw'
+  | 'raw-many'
+  | 'raw-instance'
+  | 'graphile-worker'
+  | 'pg-boss';
 export const CONTENDERS: Contender[] = [
   'agentstate',
   'agentstate-many',
+  'agentstate-procs',
   'raw',
   'raw-many',
+  'raw-instance',
   'graphile-worker',
   'pg-boss',
 ];
@@ -696,6 +776,19 @@ export class QueueBench {
         return rawQueue(this.env, items);
       case 'raw-many':
         return rawQueue(this.env, items, CLAIM_MANY_LIMIT);
+      case 'agentstate-procs':
+        return agentstateProcesses(this.env, items);
+      case 'raw-instance': {
+        // P4's raw form of the single-item design: an event per transition chained under the head lock.
+        const { designQueue } = await import('./pg-designs.js');
+        const r = await designQueue(this.env, 'instance', items, 1);
+        return {
+          itemsPerSec: r.itemsPerSec,
+          ms: (items / r.itemsPerSec) * 1000,
+          problems: r.problems,
+          perWorker: [],
+        };
+      }
       case 'graphile-worker':
         return graphileQueue(this.env, items);
       case 'pg-boss': {

@@ -1,4 +1,5 @@
 // The storage interface every backend implements; the core and the edges know only this.
+import type { AgentStateError } from '../errors.js';
 import type {
   ActorKind,
   DocumentRecord,
@@ -50,14 +51,26 @@ export interface NewWorkItem {
   actor: string | null;
 }
 
-export interface ClaimQuery {
+/** One caller of a claim: who takes the items, for how long, and how many at most. */
+export interface Claimer {
   worker: string;
   lease_ms: number;
+  limit: number;
+}
+
+export interface ClaimQuery {
+  /**
+   * Who claims, in turn: the ready items, in claim order, go to the first claimer up to its limit, then to
+   * the next (one claimMany is one claimer; coalesced claim() calls are one claimer each).
+   */
+  claimers: Claimer[];
   kind: string | null;
   id: string | null;
-  limit: number;
   now: number;
 }
+
+/** The outcome of one call in a batch that answers each call on its own. */
+export type Outcome<T> = { ok: true; value: T } | { ok: false; error: AgentStateError };
 
 export interface LeaseQuery {
   id: string;
@@ -77,6 +90,7 @@ export interface EventQuery {
   until: number | null;
   stream: string | null;
   types: string[] | null;
+  /** The item's own events and the batch events (`work_items_<x>`) whose `data.items` name it. */
   work_item_id: string | null;
   since: number | null;
   before: number | null;
@@ -117,14 +131,24 @@ export interface StatusChange {
 export interface WorkItemBackend {
   /** Inserts items (an existing idempotency key returns the existing item, created=false) + their events. */
   enqueue(items: NewWorkItem[]): Promise<Array<{ item: WorkItem; created: boolean }>>;
-  /** Reclaims expired leases, then atomically claims up to `limit` ready items. */
+  /**
+   * Reclaims expired leases, then atomically claims up to the claimers' limits of ready items; returns them
+   * in claim order (the first claimer's first), so the i-th claimer's items follow the earlier claimers'.
+   */
   claim(q: ClaimQuery): Promise<WorkItem[]>;
-  heartbeat(q: LeaseQuery & { lease_ms: number }): Promise<WorkItem>;
+  /** Extends each lease in one statement; each caller gets its item or its own refusal (LEASE_LOST, …). */
+  heartbeat(qs: Array<LeaseQuery & { lease_ms: number }>): Promise<Array<Outcome<WorkItem>>>;
   /**
    * Finishes held items (or items waiting for a human) in one transaction: every one of them, or none (the
    * first refusal is thrown). A repeated resolve by the same worker returns the item unchanged.
    */
   resolve(qs: ResolveQuery[]): Promise<WorkItem[]>;
+  /**
+   * Like `resolve`, in one transaction, but each item on its own: a refused one (LEASE_LOST,
+   * INVALID_TRANSITION, NOT_FOUND, PERMISSION_DENIED) gets its error and the others are still finished.
+   * Ids are distinct.
+   */
+  resolveEach(qs: ResolveQuery[]): Promise<Array<Outcome<WorkItem>>>;
   /** Hands an in-flight item back to the queue (graceful stop) without spending the attempt. */
   release(q: LeaseQuery): Promise<WorkItem>;
   /** Merges `notes` into the item's notes in one statement. */

@@ -6,6 +6,7 @@ import { checkInput } from './input.js';
 import type { HeadAnchor } from './integrity.js';
 import { type Clock, parseTime } from './time.js';
 import type { AppendEventInput, EventRecord, ReadEventsInput, VerifyInput, VerifyResult } from './types.js';
+import { BATCH_TYPE_OF, BATCH_TYPES, expandBatchEvent, ITEM_TYPE_OF_BATCH } from './work-rules.js';
 
 /** Event types agentstate itself emits; AppendEvent refuses them so the log cannot be forged. */
 export const SYSTEM_EVENT_TYPES = new Set([
@@ -19,6 +20,7 @@ export const SYSTEM_EVENT_TYPES = new Set([
   'work_item_parked',
   'work_item_unparked',
   'work_item_replayed',
+  ...BATCH_TYPES,
   'state_committed',
   'ambiguity_escalated',
   'ambiguity_resolved',
@@ -129,7 +131,8 @@ export class EventLog {
 
   /** Reads events by position range, stream, type, work item and time window, oldest first. */
   async read(input: ReadEventsInput = {}): Promise<EventRecord[]> {
-    return this.#backend.events.read(this.#query(input));
+    const q = this.#query(input);
+    return perItemViews(await this.#backend.events.read(storedQuery(q)), q);
   }
 
   #query(input: ReadEventsInput): EventQuery {
@@ -183,10 +186,8 @@ export class EventLog {
       while (!signal?.aborted) {
         let batch: EventRecord[];
         try {
-          batch = await this.#backend.events.read({
-            ...this.#query({ ...filters, after: cursor }),
-            limit: 1000,
-          });
+          const q = { ...this.#query({ ...filters, after: cursor }), limit: 1000 };
+          batch = perItemViews(await this.#backend.events.read(storedQuery(q)), q);
         } catch (err) {
           // The store was closed under the tail: that ends it, like an abort.
           if ((err as { details?: { closed?: unknown } }).details?.closed === true) return;
@@ -235,6 +236,42 @@ export class EventLog {
       after = batch[batch.length - 1]!.position;
     }
   }
+}
+
+/** The query a backend runs: a per-item work-item type asked for finds the batch events of that type too. */
+function storedQuery(q: EventQuery): EventQuery {
+  if (q.types === null) return q;
+  const extra = q.types.map((t) => BATCH_TYPE_OF[t]).filter((t): t is string => t !== undefined);
+  return extra.length === 0 ? q : { ...q, types: [...new Set([...q.types, ...extra])] };
+}
+
+/**
+ * A read of item history sees batch events as the items' own events: with `work_item_id`, or with the
+ * per-item type of a batch event among the types asked for, each stored batch event becomes one record per
+ * item it names (that item's type, data, actor and id; the batch event's position, stream, sequence, time
+ * and hashes). Any other read returns the stored events as they are. `limit` counts stored events.
+ */
+function perItemViews(records: EventRecord[], q: EventQuery): EventRecord[] {
+  let out: EventRecord[] | null = null;
+  for (const [k, r] of records.entries()) {
+    const itemType = ITEM_TYPE_OF_BATCH[r.type];
+    const expand =
+      itemType !== undefined &&
+      r.work_item_id === null &&
+      (q.work_item_id !== null || (q.types?.includes(itemType) ?? false));
+    const views = expand ? expandBatchEvent(r) : null;
+    if (!Array.isArray(views)) {
+      out?.push(r);
+      continue;
+    }
+    out ??= records.slice(0, k);
+    const mine = q.work_item_id === null ? views : views.filter((v) => v.work_item_id === q.work_item_id);
+    if (q.reverse) mine.reverse();
+    for (const v of mine) {
+      out.push({ ...r, type: v.type, data: v.data, actor: v.actor, work_item_id: v.work_item_id });
+    }
+  }
+  return out ?? records;
 }
 
 /** Waits `ms`, or less when `signal` aborts or the function handed to `onWake` is called. */

@@ -23,7 +23,7 @@ import type {
   WorkItemStatus,
 } from './types.js';
 import { WORK_ITEM_STATUSES } from './types.js';
-import { isTerminal } from './work-rules.js';
+import { expandBatchEvent, ITEM_TYPE_OF_BATCH, isTerminal } from './work-rules.js';
 
 /** An event position and its hash, as `verify`, `instance export` and the dashboard stamp print it. */
 export interface HeadAnchor {
@@ -321,7 +321,8 @@ export class IntegrityChecker {
 
     if (!this.#rows) return;
     const isItem = e.work_item_id !== null && ITEM_EVENTS.has(e.type);
-    if (e.type !== 'state_committed' && !isItem) return;
+    const isBatch = e.work_item_id === null && ITEM_TYPE_OF_BATCH[e.type] !== undefined;
+    if (e.type !== 'state_committed' && !isItem && !isBatch) return;
     let data: unknown;
     try {
       data = JSON.parse(e.data);
@@ -333,7 +334,20 @@ export class IntegrityChecker {
       return;
     }
     if (e.type === 'state_committed') this.#stateCommitted(e, data);
-    else this.#itemEvent(e, e.work_item_id as string, data);
+    else if (isBatch) {
+      // A batch event is, for each item it names, that item's own event at this position.
+      const views = expandBatchEvent({ ...e, data });
+      if (!Array.isArray(views)) {
+        this.#report(
+          'event_malformed',
+          'events',
+          key,
+          `event #${e.position} (${e.type}) names no list of distinct work items`,
+        );
+        return;
+      }
+      for (const v of views) this.#itemEvent({ ...e, type: v.type, actor: v.actor }, v.work_item_id, v.data);
+    } else this.#itemEvent(e, e.work_item_id as string, data);
   }
 
   #stateCommitted(e: StoredEvent, d: JsonObject): void {

@@ -1,6 +1,7 @@
 // The work-item service: checks inputs, fills defaults, and calls the backend's atomic operations.
 import { InvalidInputError, NotFoundError } from '../errors.js';
-import type { NewWorkItem, StoreBackend } from './backend.js';
+import type { LeaseQuery, NewWorkItem, ResolveQuery, StoreBackend } from './backend.js';
+import { type CoalesceOptions, Coalescer, DEFAULT_COALESCE } from './coalesce.js';
 import { newId } from './ids.js';
 import { checkInput, type InputSpec, LIMITS } from './input.js';
 import type { Clock } from './time.js';
@@ -131,16 +132,70 @@ export interface WorkQueueContext {
     item: WorkItem,
     a: { status: 'done' | 'failed'; result: Json; error: string | null; actor: string },
   ) => Promise<WorkItem>;
+  /**
+   * Overlapping claim(), resolve() and heartbeat() calls on this handle are served by one batched
+   * statement each (see CoalesceOptions); false: every call is its own transaction. @default {}
+   */
+  coalesce?: CoalesceOptions | false;
 }
+
+type ClaimCall = { worker: string; lease_ms: number };
+type HeartbeatQuery = LeaseQuery & { lease_ms: number };
 
 /** Work items of one instance: enqueue, claim under a lease, heartbeat, resolve, annotate. */
 export class WorkQueue {
   readonly #backend: StoreBackend;
   readonly #ctx: WorkQueueContext;
+  readonly #coalesce: Required<CoalesceOptions> | null;
+  /** Coalesced claim() calls, by the kind they ask for. */
+  readonly #claims = new Map<string | null, Coalescer<ClaimCall, WorkItem | null>>();
+  readonly #resolves: Coalescer<ResolveQuery, WorkItem> | null;
+  readonly #heartbeats: Coalescer<HeartbeatQuery, WorkItem> | null;
 
   constructor(backend: StoreBackend, ctx: WorkQueueContext) {
     this.#backend = backend;
     this.#ctx = ctx;
+    this.#coalesce = ctx.coalesce === false ? null : { ...DEFAULT_COALESCE, ...ctx.coalesce };
+    const distinct = (batch: Array<{ id: string }>, q: { id: string }) => !batch.some((b) => b.id === q.id);
+    // A batch runs at its own moment: the time of each call in it is the time it ran.
+    this.#resolves = this.#coalesce
+      ? new Coalescer<ResolveQuery, WorkItem>(
+          (qs) => {
+            const now = this.#ctx.clock();
+            return this.#backend.work.resolveEach(qs.map((q) => ({ ...q, now })));
+          },
+          this.#coalesce,
+          distinct,
+        )
+      : null;
+    this.#heartbeats = this.#coalesce
+      ? new Coalescer<HeartbeatQuery, WorkItem>(
+          (qs) => {
+            const now = this.#ctx.clock();
+            return this.#backend.work.heartbeat(qs.map((q) => ({ ...q, now })));
+          },
+          this.#coalesce,
+          distinct,
+        )
+      : null;
+  }
+
+  #claimer(kind: string | null): Coalescer<ClaimCall, WorkItem | null> {
+    let c = this.#claims.get(kind);
+    if (!c) {
+      c = new Coalescer(async (calls) => {
+        const items = await this.#backend.work.claim({
+          claimers: calls.map((x) => ({ ...x, limit: 1 })),
+          kind,
+          id: null,
+          now: this.#ctx.clock(),
+        });
+        // One item per claimer, in turn: the first calls get items, the rest null.
+        return calls.map((_, k) => ({ ok: true as const, value: items[k] ?? null }));
+      }, this.#coalesce!);
+      this.#claims.set(kind, c);
+    }
+    return c;
   }
 
   /**
@@ -164,19 +219,33 @@ export class WorkQueue {
    * Expired leases are reclaimed first.
    */
   async claim(input: ClaimInput = {}): Promise<WorkItem | null> {
+    if (this.#coalesce && (input as ClaimInput | null)?.id === undefined) {
+      const i = checkInput<ClaimInput>('claim', input, WORK_INPUTS.claim);
+      if ((i.limit ?? 1) === 1) {
+        // Overlapping claims on this handle are served by one claimMany, one item to each.
+        return this.#claimer(i.kind ?? null).submit({
+          worker: i.worker ?? this.#ctx.defaultWorker,
+          lease_ms: i.lease_ms ?? DEFAULT_LEASE_MS,
+        });
+      }
+    }
     const [item] = await this.claimMany({ ...input, limit: 1 });
     return item ?? null;
   }
 
-  /** Claims up to `limit` ready items in one statement. */
+  /** Claims up to `limit` ready items in one statement (one work_items_claimed event for two or more). */
   async claimMany(input: ClaimInput = {}): Promise<WorkItem[]> {
     const i = checkInput<ClaimInput>('claim', input, WORK_INPUTS.claim);
     return this.#backend.work.claim({
-      worker: i.worker ?? this.#ctx.defaultWorker,
-      lease_ms: i.lease_ms ?? DEFAULT_LEASE_MS,
+      claimers: [
+        {
+          worker: i.worker ?? this.#ctx.defaultWorker,
+          lease_ms: i.lease_ms ?? DEFAULT_LEASE_MS,
+          limit: i.limit ?? 1,
+        },
+      ],
       kind: i.kind ?? null,
       id: i.id ?? null,
-      limit: i.limit ?? 1,
       now: this.#ctx.clock(),
     });
   }
@@ -184,13 +253,17 @@ export class WorkQueue {
   /** Extends the caller's lease; LEASE_LOST if it is no longer theirs. */
   async heartbeat(input: HeartbeatInput): Promise<WorkItem> {
     const i = checkInput<HeartbeatInput>('heartbeat', input, WORK_INPUTS.heartbeat);
-    return this.#backend.work.heartbeat({
+    const q: HeartbeatQuery = {
       id: i.id,
       worker: i.worker ?? this.#ctx.defaultWorker,
       attempt: i.attempt ?? null,
       lease_ms: i.lease_ms ?? DEFAULT_LEASE_MS,
       now: this.#ctx.clock(),
-    });
+    };
+    if (this.#heartbeats) return this.#heartbeats.submit(q);
+    const [o] = await this.#backend.work.heartbeat([q]);
+    if (!o?.ok) throw o?.error;
+    return o.value;
   }
 
   /**
@@ -216,6 +289,11 @@ export class WorkQueue {
         });
       }
     }
+    if (this.#resolves) {
+      // Overlapping resolves on this handle go in one transaction, each answered on its own.
+      const [q] = this.#resolveQueries([input]);
+      return this.#resolves.submit(q!);
+    }
     const [item] = await this.resolveMany([input]);
     return item as WorkItem;
   }
@@ -234,9 +312,15 @@ export class WorkQueue {
         },
       );
     }
+    const qs = this.#resolveQueries(inputs);
+    if (qs.length === 0) return [];
+    return this.#backend.work.resolve(qs);
+  }
+
+  #resolveQueries(inputs: ResolveInput[]): ResolveQuery[] {
     const now = this.#ctx.clock();
     const seen = new Set<string>();
-    const qs = inputs.map((input) => {
+    return inputs.map((input) => {
       const i = checkInput<ResolveInput>('resolve', input, WORK_INPUTS.resolve);
       if (seen.has(i.id)) {
         throw new InvalidInputError(`resolveMany names ${i.id} twice`, { field: 'id', id: i.id });
@@ -252,8 +336,6 @@ export class WorkQueue {
         now,
       };
     });
-    if (qs.length === 0) return [];
-    return this.#backend.work.resolve(qs);
   }
 
   /** Gives a held item back to the queue without spending the attempt (graceful shutdown). */

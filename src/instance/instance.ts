@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import type { PostgresOptions } from '../backends/postgres/connection.js';
 import { type Durability, openSqliteBackend } from '../backends/sqlite/backend.js';
 import type { StoreBackend } from '../core/backend.js';
+import type { CoalesceOptions } from '../core/coalesce.js';
 import { DocumentStore, type KindResolver } from '../core/document-store.js';
 import { EventLog } from '../core/event-log.js';
 import { redactUrl } from '../core/redact.js';
@@ -39,6 +40,13 @@ export interface OpenInstanceOptions extends InstanceLocation {
    * `init` uses, so a mistyped --name or --dir never makes a new empty instance. @default true
    */
   create?: boolean;
+  /**
+   * Overlapping `work.claim()`, `work.resolve()` and `work.heartbeat()` calls on this handle are served by
+   * one batched statement each (one event per batch), each caller keeping its own result or error; a call
+   * with nothing else in flight goes at once. `false` turns it off (every call its own transaction);
+   * `{ windowMs }` lets a batch wait that long for more calls (see docs/concepts.md). @default {}
+   */
+  coalesce?: CoalesceOptions | false;
 }
 
 export class Instance {
@@ -60,6 +68,7 @@ export class Instance {
     worker: string,
     retention: number | 'all' = 'all',
     storage?: string,
+    coalesce?: CoalesceOptions | false,
   ) {
     this.storage = storage ?? instancePaths(id.dir).db;
     this.host = id.host;
@@ -77,6 +86,7 @@ export class Instance {
       clock,
       defaultWorker: worker,
       answer: (item, a) => this.docs.answerDecision(item, a),
+      ...(coalesce === undefined ? {} : { coalesce }),
     });
     this.events = new EventLog(backend, clock, worker);
   }
@@ -131,6 +141,7 @@ export async function openInstance(options: OpenInstanceOptions): Promise<Instan
     options.url
       ? `${redactUrl(options.url)}${options.schema ? ` (schema ${options.schema})` : ''}`
       : undefined,
+    options.coalesce,
   );
 }
 

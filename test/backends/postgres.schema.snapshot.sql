@@ -132,6 +132,8 @@ CREATE UNIQUE INDEX event_heads_pkey ON agentstate.event_heads USING btree (inst
 
 CREATE UNIQUE INDEX event_streams_pkey ON agentstate.event_streams USING btree (instance, stream);
 
+CREATE INDEX events_batch_items ON agentstate.events USING gin (agentstate.event_item_ids(data)) WHERE (type = ANY (ARRAY['work_items_enqueued'::text, 'work_items_claimed'::text, 'work_items_resolved'::text, 'work_items_reclaimed'::text]));
+
 CREATE UNIQUE INDEX events_instance_stream_stream_seq_key ON agentstate.events USING btree (instance, stream, stream_seq);
 
 CREATE UNIQUE INDEX events_pkey ON agentstate.events USING btree (instance, "position");
@@ -223,6 +225,16 @@ BEGIN
 
   RETURN QUERY SELECT v_pos + g, v_seqs[g], v_prev[g], v_hashes[g] FROM generate_series(1, n) AS g;
 END
+$function$
+;
+
+CREATE OR REPLACE FUNCTION agentstate.event_item_ids(data json)
+ RETURNS text[]
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE COST 10000
+AS $function$
+  SELECT coalesce(array_agg(e ->> 'id'), '{}')
+  FROM json_array_elements(CASE WHEN json_typeof(data -> 'items') = 'array' THEN data -> 'items' ELSE '[]' END) AS e
 $function$
 ;
 

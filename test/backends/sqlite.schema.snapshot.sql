@@ -46,6 +46,12 @@ CREATE TABLE documents (
   PRIMARY KEY (kind, id)
 ) WITHOUT ROWID;
 
+CREATE TABLE event_items (
+  work_item_id TEXT NOT NULL,
+  position     INTEGER NOT NULL,
+  PRIMARY KEY (work_item_id, position)
+) WITHOUT ROWID;
+
 CREATE TABLE events (
   position       INTEGER PRIMARY KEY,
   stream         TEXT NOT NULL,
@@ -102,6 +108,25 @@ END;
 CREATE TRIGGER document_history_no_update BEFORE UPDATE ON document_history
 BEGIN
   SELECT RAISE(ABORT, 'document history is immutable: UPDATE is not allowed');
+END;
+
+CREATE TRIGGER event_items_no_delete BEFORE DELETE ON event_items
+BEGIN
+  SELECT RAISE(ABORT, 'event_items are append-only: DELETE is not allowed');
+END;
+
+CREATE TRIGGER event_items_no_update BEFORE UPDATE ON event_items
+BEGIN
+  SELECT RAISE(ABORT, 'event_items are append-only: UPDATE is not allowed');
+END;
+
+CREATE TRIGGER events_batch_items AFTER INSERT ON events
+WHEN NEW.type IN ('work_items_enqueued', 'work_items_claimed', 'work_items_resolved', 'work_items_reclaimed')
+  AND NEW.work_item_id IS NULL
+BEGIN
+  INSERT OR IGNORE INTO event_items (work_item_id, position)
+  SELECT json_extract(i.value, '$.id'), NEW.position FROM json_each(NEW.data, '$.items') AS i
+  WHERE json_type(i.value, '$.id') = 'text';
 END;
 
 CREATE TRIGGER events_no_delete BEFORE DELETE ON events

@@ -1,5 +1,6 @@
 // The store conformance suite: every backend must pass it unchanged (runStoreConformance(name, factory)).
 // One file per primitive; each test runs on a fresh store and ends with a clean verify (setup.ts).
+import { batchConformance } from './batches.js';
 import { documentConformance } from './documents.js';
 import { eventConformance } from './events.js';
 import { kindEffectConformance } from './kind-effects.js';
@@ -12,6 +13,7 @@ export type { StoreFactory } from './setup.js';
 export function runStoreConformance(name: string, factory: StoreFactory): void {
   const t = conformanceTest(factory);
   workItemConformance(name, t);
+  batchConformance(name, t);
   eventConformance(name, t);
   documentConformance(name, t);
   kindEffectConformance(name, t);

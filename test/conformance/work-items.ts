@@ -351,35 +351,50 @@ export function workItemConformance(name: string, t: ConformanceTest): void {
       expect((await c.work.get(item.id)).status).toBe('pending');
     });
 
-    t('resolveMany finishes a claimed batch in one transaction, one event per item, in order', async (c) => {
-      await c.work.enqueueMany([{ title: 'a' }, { title: 'b' }, { title: 'c' }]);
-      const held = await c.work.claimMany({ worker: 'w', limit: 3 });
-      const parked = await c.work.enqueue({ title: 'needs a human', waiting_human: true });
-      const before = await eventCount(c);
-      const out = await c.work.resolveMany([
-        { id: held[2]!.id, worker: 'w', status: 'done', result: { n: 3 }, attempt: held[2]!.attempts },
-        { id: held[0]!.id, worker: 'w', status: 'failed', error: 'boom' },
-        { id: parked.id, worker: 'human', status: 'done' },
-        { id: held[1]!.id, worker: 'w', status: 'done' },
-      ]);
-      expect(out.map((i) => [i.id, i.status])).toEqual([
-        [held[2]!.id, 'done'],
-        [held[0]!.id, 'failed'],
-        [parked.id, 'done'],
-        [held[1]!.id, 'done'],
-      ]);
-      expect(out[0]!.result).toEqual({ n: 3 });
-      const events = await c.events.read({ after: before, limit: 100 });
-      expect(events.map((e) => [e.type, e.work_item_id])).toEqual(
-        out.map((i) => ['work_item_resolved', i.id]),
-      );
-      expect((await c.events.verify()).ok).toBe(true);
-      // Repeated by the same worker: the same items back, nothing written.
-      const again = await c.work.resolveMany([{ id: held[1]!.id, worker: 'w', status: 'done' }]);
-      expect(again[0]!.status).toBe('done');
-      expect(await eventCount(c)).toBe(before + 4);
-      expect(await c.work.resolveMany([])).toEqual([]);
-    });
+    t(
+      'resolveMany finishes a claimed batch in one transaction, one event naming each item, in order',
+      async (c) => {
+        await c.work.enqueueMany([{ title: 'a' }, { title: 'b' }, { title: 'c' }]);
+        const held = await c.work.claimMany({ worker: 'w', limit: 3 });
+        const parked = await c.work.enqueue({ title: 'needs a human', waiting_human: true });
+        const before = await eventCount(c);
+        const out = await c.work.resolveMany([
+          { id: held[2]!.id, worker: 'w', status: 'done', result: { n: 3 }, attempt: held[2]!.attempts },
+          { id: held[0]!.id, worker: 'w', status: 'failed', error: 'boom' },
+          { id: parked.id, worker: 'human', status: 'done' },
+          { id: held[1]!.id, worker: 'w', status: 'done' },
+        ]);
+        expect(out.map((i) => [i.id, i.status])).toEqual([
+          [held[2]!.id, 'done'],
+          [held[0]!.id, 'failed'],
+          [parked.id, 'done'],
+          [held[1]!.id, 'done'],
+        ]);
+        expect(out[0]!.result).toEqual({ n: 3 });
+        const events = await c.events.read({ after: before, limit: 100 });
+        expect(events.map((e) => [e.type, e.stream, e.work_item_id])).toEqual([
+          ['work_items_resolved', 'work_items', null],
+        ]);
+        expect((events[0]!.data as { items: Array<{ id: string }> }).items.map((x) => x.id)).toEqual(
+          out.map((i) => i.id),
+        );
+        // Read per item (by type or by item), the batch event is each item's own work_item_resolved.
+        const perItem = await c.events.read({ after: before, type: 'work_item_resolved' });
+        expect(perItem.map((e) => [e.type, e.work_item_id])).toEqual(
+          out.map((i) => ['work_item_resolved', i.id]),
+        );
+        for (const i of out) {
+          const [own] = await c.events.read({ after: before, work_item_id: i.id });
+          expect(own).toMatchObject({ type: 'work_item_resolved', work_item_id: i.id, position: before + 1 });
+        }
+        expect((await c.events.verify()).ok).toBe(true);
+        // Repeated by the same worker: the same items back, nothing written.
+        const again = await c.work.resolveMany([{ id: held[1]!.id, worker: 'w', status: 'done' }]);
+        expect(again[0]!.status).toBe('done');
+        expect(await eventCount(c)).toBe(before + 1);
+        expect(await c.work.resolveMany([])).toEqual([]);
+      },
+    );
 
     t('resolveMany writes nothing when any one resolve is refused', async (c) => {
       await c.work.enqueueMany([{ title: 'a' }, { title: 'b' }, { title: 'c' }]);

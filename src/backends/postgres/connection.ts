@@ -77,6 +77,7 @@ export interface Names {
   schema_migrations: string;
   merge_patch: string;
   append_events: string;
+  event_item_ids: string;
 }
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -94,6 +95,7 @@ export function names(schema: string): Names {
     schema_migrations: `${q}.schema_migrations`,
     merge_patch: `${q}.json_merge_patch`,
     append_events: `${q}.append_events`,
+    event_item_ids: `${q}.event_item_ids`,
   };
 }
 

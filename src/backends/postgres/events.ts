@@ -5,6 +5,7 @@ import type { EventBackend, EventQuery, NewEvent, StoredEvent } from '../../core
 import { eventHashTail, GENESIS_HASH } from '../../core/hash.js';
 import { toIso } from '../../core/time.js';
 import type { EventRecord, Json } from '../../core/types.js';
+import { BATCH_TYPES } from '../../core/work-rules.js';
 import { InternalError } from '../../errors.js';
 import type { Names, Params, PostgresConnection, Tx } from './connection.js';
 import { createListener, type PgListener } from './driver.js';
@@ -203,6 +204,9 @@ export function appendedEvents(pending: PendingEvent[], rows: AppendedRow[]): St
   });
 }
 
+/** The batch event types as SQL literals, as the partial index events_batch_items lists them. */
+const BATCH_TYPE_LIST = BATCH_TYPES.map((x) => `'${x}'`).join(', ');
+
 const APPENDED_COLS = 'e_position, e_stream_seq, e_prev_hash, e_hash';
 
 const EVENT_COLS =
@@ -250,7 +254,13 @@ export function createEventBackend(conn: PostgresConnection, hint: AppendHint | 
       if (q.until !== null) where.push(`position <= ${p.add(q.until)}`);
       if (q.stream !== null) where.push(`stream = ${p.add(q.stream)}`);
       if (q.types !== null && q.types.length > 0) where.push(`type = ANY(${p.add(q.types)}::text[])`);
-      if (q.work_item_id !== null) where.push(`work_item_id = ${p.add(q.work_item_id)}`);
+      if (q.work_item_id !== null) {
+        // The item's own events, and the batch events naming it (through their GIN index, migration 0004).
+        const id = p.add(q.work_item_id);
+        where.push(
+          `(work_item_id = ${id} OR (type IN (${BATCH_TYPE_LIST}) AND ${t.event_item_ids}(data) @> ARRAY[${id}::text]))`,
+        );
+      }
       if (q.since !== null) where.push(`created_at >= ${p.add(q.since)}`);
       if (q.before !== null) where.push(`created_at < ${p.add(q.before)}`);
       const sql = `SELECT ${EVENT_COLS} FROM ${t.events} WHERE ${where.join(' AND ')}

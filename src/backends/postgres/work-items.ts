@@ -6,6 +6,7 @@ import type {
   LeaseQuery,
   NewEvent,
   NewWorkItem,
+  Outcome,
   ResolveQuery,
   WorkItemBackend,
   WorkItemRowDump,
@@ -15,12 +16,14 @@ import type { StatusCounts, WorkItem, WorkItemStatus } from '../../core/types.js
 import { WORK_ITEM_STATUSES } from '../../core/types.js';
 import {
   annotatedEvent,
+  batchEvents,
   claimedEvent,
   enqueuedEvent,
   explainLeaseFailure,
   explainStatusFailure,
   humanDecisionRefusal,
   humanResolution,
+  isRefusal,
   isRepeatedResolve,
   isTerminal,
   ownerOf,
@@ -155,6 +158,7 @@ interface ReclaimClaimRow extends WorkItemRow {
   _reclaimed: boolean;
   _claimed: boolean;
   _previous_owner: string | null;
+  _rn: number | null;
 }
 
 /**
@@ -239,26 +243,34 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
     const p = conn.params();
     const nowP = p.add(now);
     let readySql = 'SELECT NULL::text AS id, 0 AS priority, 0::bigint AS created_at WHERE false';
-    let picked = 'SELECT NULL::text AS id WHERE false';
-    let owner = 'NULL::text';
-    let expires = 'NULL::bigint';
+    let picked =
+      'SELECT NULL::text AS id, NULL::text AS worker, NULL::bigint AS expires, 0::bigint AS rn WHERE false';
     if (claim) {
-      owner = `${p.add(claim.worker)}::text`;
-      expires = `${p.add(now + claim.lease_ms)}::bigint`;
+      // Each claimer takes the picked items numbered (lo, hi] in claim order.
+      let hi = 0;
+      const claimers = claim.claimers.map((c) => {
+        const lo = hi;
+        hi += c.limit;
+        return { worker: c.worker, expires: now + c.lease_ms, lo, hi };
+      });
+      const claimersP = p.add(JSON.stringify(claimers));
       let filter = '';
       if (claim.kind !== null) filter += ` AND w.kind = ${p.add(claim.kind)}`;
       if (claim.id !== null) filter += ` AND w.id = ${p.add(claim.id)}`;
-      const limit = p.add(claim.limit);
+      const limit = p.add(hi);
       // Ready pending items come off the partial index in claim order; reclaimed ones join them.
       readySql = `SELECT w.id, w.priority, w.created_at FROM ${t.work_items} AS w
         WHERE w.instance = $1 AND ${ready(t, nowP)}${filter}
         ${ORDER} LIMIT ${limit} FOR UPDATE SKIP LOCKED`;
-      picked = `SELECT c.id FROM (
-          SELECT id, priority, created_at FROM _ready
-          UNION ALL
-          SELECT w.id, w.priority, w.created_at FROM ${t.work_items} AS w JOIN _expired AS e ON e.id = w.id
-           WHERE w.instance = $1 AND NOT e.spent AND ${dueAndUnblocked(t, nowP)}${filter}
-        ) AS c ORDER BY c.priority DESC, c.created_at, c.id LIMIT ${limit}`;
+      picked = `SELECT k.id, cl.worker, cl.expires, k.rn FROM (
+          SELECT c.id, row_number() OVER (ORDER BY c.priority DESC, c.created_at, c.id) AS rn FROM (
+            SELECT id, priority, created_at FROM _ready
+            UNION ALL
+            SELECT w.id, w.priority, w.created_at FROM ${t.work_items} AS w JOIN _expired AS e ON e.id = w.id
+             WHERE w.instance = $1 AND NOT e.spent AND ${dueAndUnblocked(t, nowP)}${filter}
+          ) AS c ORDER BY rn LIMIT ${limit}) AS k
+        JOIN json_to_recordset(${claimersP}::json) AS cl(worker text, expires bigint, lo bigint, hi bigint)
+          ON k.rn > cl.lo AND k.rn <= cl.hi`;
     }
     const sql = `WITH _expired AS MATERIALIZED (
         SELECT id, lease_owner AS previous_owner, attempts >= max_attempts AS spent FROM ${t.work_items}
@@ -272,17 +284,18 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
           error = CASE WHEN x.spent
             THEN 'lease expired on attempt ' || w.attempts || ' of ' || w.max_attempts ELSE w.error END,
           resolved_at = CASE WHEN x.spent THEN ${nowP} WHEN x.reclaimed THEN NULL ELSE w.resolved_at END,
-          lease_owner = CASE WHEN x.claimed THEN ${owner} ELSE NULL END,
-          lease_expires_at = CASE WHEN x.claimed THEN ${expires} ELSE NULL END,
+          lease_owner = CASE WHEN x.claimed THEN x.worker ELSE NULL END,
+          lease_expires_at = CASE WHEN x.claimed THEN x.expires ELSE NULL END,
           claimed_at = CASE WHEN x.claimed THEN ${nowP} ELSE w.claimed_at END,
           attempts = w.attempts + CASE WHEN x.claimed THEN 1 ELSE 0 END,
           updated_at = ${nowP}
         FROM (
           SELECT COALESCE(e.id, k.id) AS id, e.id IS NOT NULL AS reclaimed, COALESCE(e.spent, false) AS spent,
-            e.previous_owner, k.id IS NOT NULL AS claimed
+            e.previous_owner, k.id IS NOT NULL AS claimed, k.worker, k.expires, k.rn
           FROM _expired AS e FULL JOIN _picked AS k ON k.id = e.id) AS x
         WHERE w.instance = $1 AND w.id = x.id
-        RETURNING w.*, x.reclaimed AS _reclaimed, x.claimed AS _claimed, x.previous_owner AS _previous_owner)
+        RETURNING w.*, x.reclaimed AS _reclaimed, x.claimed AS _claimed, x.previous_owner AS _previous_owner,
+          x.rn AS _rn)
       SELECT (SELECT json_agg(u) FROM _upd AS u) AS rows`;
     const res = await tx.query<{ rows: ReclaimClaimRow[] | null }>(sql, p.values);
     const row = res.rows[0];
@@ -291,10 +304,11 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
       .filter((r) => r._reclaimed)
       .map((r) => ({ r, item: toWorkItem(r) }))
       .sort((a, b) => claimOrder(a.item, b.item));
+    // In the order they were handed out, so each claimer's items follow the earlier claimers'.
     const claimed = rows
       .filter((r) => r._claimed)
-      .map(toWorkItem)
-      .sort(claimOrder);
+      .sort((a, b) => (a._rn ?? 0) - (b._rn ?? 0))
+      .map(toWorkItem);
     const events: NewEvent[] = reclaimedRows.map(({ r, item }) =>
       reclaimedEvent(
         item,
@@ -305,15 +319,11 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
         r._claimed ? { attempt: item.attempts - 1, status: 'pending' } : undefined,
       ),
     );
-    if (claim) {
-      for (const item of claimed) {
-        events.push(claimedEvent(item, claim.worker, now));
-      }
-    }
+    for (const item of claimed) events.push(claimedEvent(item, item.lease_owner as string, now));
     return {
       reclaimed: reclaimedRows.map((x) => x.item),
       claimed,
-      events,
+      events: batchEvents(events),
     };
   }
 
@@ -326,9 +336,10 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
   /**
    * Resolves `qs` in one transaction: one fenced UPDATE for all of them, then, for any it did not match, the
    * reason (a repeated resolve returns the item; an item waiting for a human is resolved outside a lease;
-   * anything else throws and rolls the whole batch back).
+   * anything else is refused). `each`: a refusal is that item's outcome and the others still commit;
+   * otherwise the first refusal throws and rolls the whole batch back.
    */
-  async function resolveTx(tx: Tx, qs: ResolveQuery[]): Promise<WorkItem[]> {
+  async function resolveTx(tx: Tx, qs: ResolveQuery[], each: boolean): Promise<Array<Outcome<WorkItem>>> {
     const p = conn.params();
     const batch = p.add(
       JSON.stringify(
@@ -359,29 +370,34 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
       p.values,
     );
     const done = new Map((res.rows[0]?.rows ?? []).map((r) => [r._ord, toWorkItem(r)]));
-    const items: WorkItem[] = [];
+    const out: Array<Outcome<WorkItem>> = [];
     const events: NewEvent[] = [];
     for (const [ord, q] of qs.entries()) {
       const hit = done.get(ord);
       if (hit) {
-        items.push(hit);
+        out.push({ ok: true, value: hit });
         events.push(resolvedEvent(hit, q));
         continue;
       }
-      const current = await getItem(tx, q.id);
-      if (current && isRepeatedResolve(current, q)) {
-        items.push(current);
-      } else if (current?.status === 'waiting_human') {
-        if (ownerOf(current)) throw humanDecisionRefusal(current, 'resolve');
-        const r = await setStatusRow(tx, conn, humanResolution(q));
-        items.push(r.item);
-        events.push(r.event);
-      } else {
-        explainLeaseFailure(current, q, 'resolve');
+      try {
+        const current = await getItem(tx, q.id);
+        if (current && isRepeatedResolve(current, q)) {
+          out.push({ ok: true, value: current });
+        } else if (current?.status === 'waiting_human') {
+          if (ownerOf(current)) throw humanDecisionRefusal(current, 'resolve');
+          const r = await setStatusRow(tx, conn, humanResolution(q));
+          out.push({ ok: true, value: r.item });
+          events.push(r.event);
+        } else {
+          explainLeaseFailure(current, q, 'resolve');
+        }
+      } catch (err) {
+        if (!each || !isRefusal(err)) throw err;
+        out.push({ ok: false, error: err });
       }
     }
-    await commitEvents(tx, events);
-    return items;
+    await commitEvents(tx, batchEvents(events));
+    return out;
   }
 
   return {
@@ -397,35 +413,73 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
         const row = res.rows[0];
         if (row?.missing) throw missingBlocker(row.missing);
         const { out, events } = await settleEnqueue(tx, conn, items, row?.created ?? []);
-        await commitEvents(tx, events);
+        await commitEvents(tx, batchEvents(events));
         return out;
       });
     },
 
     async claim(q: ClaimQuery) {
       return conn.transaction(async (tx) => {
-        const r = await reclaimAndClaim(tx, q.now, q.worker, q);
+        const r = await reclaimAndClaim(tx, q.now, q.claimers[0]?.worker ?? null, q);
         await commitEvents(tx, r.events);
         return r.claimed;
       });
     },
 
-    async heartbeat(q) {
+    async heartbeat(qs) {
+      if (qs.length === 0) return [];
       const p = conn.params();
-      const expires = p.add(q.now + q.lease_ms);
-      const now = p.add(q.now);
-      const res = await conn.query<WorkItemRow>(
-        `UPDATE ${t.work_items} SET lease_expires_at = ${expires}, updated_at = ${now}
-         WHERE ${leaseWhere(p, q)} RETURNING ${COLS}`,
+      const batch = p.add(
+        JSON.stringify(
+          qs.map((q, ord) => ({
+            ord,
+            id: q.id,
+            worker: q.worker,
+            attempt: q.attempt,
+            expires: q.now + q.lease_ms,
+            now: q.now,
+          })),
+        ),
+      );
+      // One statement for every lease; a lease that no longer matches is explained on its own.
+      const res = await conn.query<{ rows: Array<WorkItemRow & { _ord: number }> | null }>(
+        `WITH _in AS (
+           SELECT * FROM json_to_recordset(${batch}::json)
+             AS x(ord int, id text, worker text, attempt int, expires bigint, now bigint)),
+         _u AS (
+           UPDATE ${t.work_items} AS w SET lease_expires_at = x.expires, updated_at = x.now
+           FROM _in AS x
+           WHERE w.instance = $1 AND w.id = x.id AND w.status = 'in_flight' AND w.lease_owner = x.worker
+             AND w.lease_expires_at > x.now AND (x.attempt IS NULL OR w.attempts = x.attempt)
+           RETURNING ${W_COLS}, x.ord AS _ord)
+         SELECT (SELECT json_agg(u) FROM _u AS u) AS rows`,
         p.values,
       );
-      const row = res.rows[0];
-      if (!row) explainLeaseFailure(await getItem(conn, q.id), q, 'heartbeat');
-      return toWorkItem(row);
+      const done = new Map((res.rows[0]?.rows ?? []).map((r) => [r._ord, toWorkItem(r)]));
+      const out: Array<Outcome<WorkItem>> = [];
+      for (const [ord, q] of qs.entries()) {
+        const hit = done.get(ord);
+        if (hit) {
+          out.push({ ok: true, value: hit });
+          continue;
+        }
+        try {
+          explainLeaseFailure(await getItem(conn, q.id), q, 'heartbeat');
+        } catch (err) {
+          if (!isRefusal(err)) throw err;
+          out.push({ ok: false, error: err });
+        }
+      }
+      return out;
     },
 
     async resolve(qs) {
-      return conn.transaction((tx) => resolveTx(tx, qs));
+      const out = await conn.transaction((tx) => resolveTx(tx, qs, false));
+      return out.map((o) => (o as { value: WorkItem }).value);
+    },
+
+    async resolveEach(qs) {
+      return conn.transaction((tx) => resolveTx(tx, qs, true));
     },
 
     async release(q) {

@@ -96,8 +96,11 @@ export function createEventBackend(conn: SqliteConnection): EventBackend {
         params.push(...q.types);
       }
       if (q.work_item_id !== null) {
-        where.push('work_item_id = ?');
-        params.push(q.work_item_id);
+        // The item's own events, and the batch events naming it (event_items, migration 0004).
+        where.push(
+          '(work_item_id = ? OR position IN (SELECT position FROM event_items WHERE work_item_id = ?))',
+        );
+        params.push(q.work_item_id, q.work_item_id);
       }
       if (q.since !== null) {
         where.push('created_at >= ?');

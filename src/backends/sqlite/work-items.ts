@@ -5,6 +5,7 @@ import type {
   LeaseQuery,
   NewEvent,
   NewWorkItem,
+  Outcome,
   ResolveQuery,
   WorkItemBackend,
 } from '../../core/backend.js';
@@ -13,12 +14,14 @@ import type { Json, JsonObject, StatusCounts, WorkItem, WorkItemStatus } from '.
 import { WORK_ITEM_STATUSES } from '../../core/types.js';
 import {
   annotatedEvent,
+  batchEvents,
   claimedEvent,
   enqueuedEvent,
   explainLeaseFailure,
   explainStatusFailure,
   humanDecisionRefusal,
   humanResolution,
+  isRefusal,
   isRepeatedResolve,
   isTerminal,
   ownerOf,
@@ -91,6 +94,8 @@ const LEASE_MATCH = "id = ? AND status = 'in_flight' AND lease_owner = ? AND lea
 export function insertWorkItems(
   conn: SqliteConnection,
   items: NewWorkItem[],
+  /** Record the batch as one event per type (enqueueMany), not one per item (a document's effects). */
+  batched = false,
 ): Array<{ item: WorkItem; created: boolean }> {
   const out: Array<{ item: WorkItem; created: boolean }> = [];
   const events: NewEvent[] = [];
@@ -134,7 +139,7 @@ export function insertWorkItems(
       out.push({ item: toWorkItem(existing), created: false });
     }
   }
-  insertEvents(conn, events);
+  insertEvents(conn, batched ? batchEvents(events) : events);
   return out;
 }
 
@@ -169,6 +174,16 @@ export function setStatusRow(
   return { item, event: statusEvent(item, q) };
 }
 
+/** The refusal `explain` throws, as an outcome (a failure of the storage is thrown on). */
+function refusalOf(explain: () => never): Outcome<WorkItem> {
+  try {
+    explain();
+  } catch (err) {
+    if (isRefusal(err)) return { ok: false, error: err };
+    throw err;
+  }
+}
+
 export function createWorkItemBackend(conn: SqliteConnection): WorkItemBackend {
   const getRow = (id: string) =>
     conn.stmt('SELECT * FROM work_items WHERE id = ?').get(id) as WorkItemRow | undefined;
@@ -187,7 +202,8 @@ export function createWorkItemBackend(conn: SqliteConnection): WorkItemBackend {
     return { sql, params };
   }
 
-  function reclaim(now: number, actor: string | null): WorkItem[] {
+  /** Expired leases back to pending (or failed), with their events (not yet written). */
+  function reclaim(now: number, actor: string | null): { items: WorkItem[]; events: NewEvent[] } {
     // RETURNING shows the new row, so read the owners being cleared first (same transaction).
     const owners = new Map(
       (
@@ -198,14 +214,13 @@ export function createWorkItemBackend(conn: SqliteConnection): WorkItemBackend {
           .all(now) as Array<{ id: string; lease_owner: string | null }>
       ).map((r) => [r.id, r.lease_owner]),
     );
-    if (owners.size === 0) return [];
+    if (owners.size === 0) return { items: [], events: [] };
     const rows = conn.stmt(RECLAIM).all(now, now, now) as WorkItemRow[];
     const items = rows.map(toWorkItem).sort(claimOrder);
-    insertEvents(
-      conn,
-      items.map((item) => reclaimedEvent(item, owners.get(item.id) ?? null, actor, now)),
-    );
-    return items;
+    return {
+      items,
+      events: items.map((item) => reclaimedEvent(item, owners.get(item.id) ?? null, actor, now)),
+    };
   }
 
   function setStatusTx(q: Parameters<WorkItemBackend['setStatus']>[0]): WorkItem {
@@ -214,7 +229,8 @@ export function createWorkItemBackend(conn: SqliteConnection): WorkItemBackend {
     return item;
   }
 
-  function resolveTx(q: ResolveQuery): WorkItem {
+  /** One resolve (nothing written yet but the row): the item and the event recording it, if any. */
+  function resolveOne(q: ResolveQuery): { item: WorkItem; event: NewEvent | null } {
     const w = leaseWhere(q);
     const row = conn
       .stmt(
@@ -226,67 +242,103 @@ export function createWorkItemBackend(conn: SqliteConnection): WorkItemBackend {
       | undefined;
     if (!row) {
       const current = getItem(q.id);
-      if (current && isRepeatedResolve(current, q)) return current;
+      if (current && isRepeatedResolve(current, q)) return { item: current, event: null };
       if (current?.status === 'waiting_human') {
         if (ownerOf(current)) throw humanDecisionRefusal(current, 'resolve');
-        return setStatusTx(humanResolution(q));
+        return setStatusRow(conn, humanResolution(q));
       }
       explainLeaseFailure(current, q, 'resolve');
     }
     const item = toWorkItem(row);
-    insertEvents(conn, [resolvedEvent(item, q)]);
-    return item;
+    return { item, event: resolvedEvent(item, q) };
+  }
+
+  /** Resolves `qs` in one transaction; `each`: a refusal is that item's outcome, else it rolls back all. */
+  function resolveTx(qs: ResolveQuery[], each: boolean): Array<Outcome<WorkItem>> {
+    const out: Array<Outcome<WorkItem>> = [];
+    const events: NewEvent[] = [];
+    for (const q of qs) {
+      try {
+        const r = resolveOne(q);
+        out.push({ ok: true, value: r.item });
+        if (r.event) events.push(r.event);
+      } catch (err) {
+        if (!each || !isRefusal(err)) throw err;
+        out.push({ ok: false, error: err });
+      }
+    }
+    insertEvents(conn, batchEvents(events));
+    return out;
   }
 
   return {
     async enqueue(items) {
-      return conn.write(() => insertWorkItems(conn, items));
+      return conn.write(() => insertWorkItems(conn, items, true));
     },
 
     async claim(q: ClaimQuery) {
       return conn.write(() => {
-        reclaim(q.now, q.worker);
-        const params: unknown[] = [q.worker, q.now + q.lease_ms, q.now, q.now, q.now];
+        const now = q.now;
+        const swept = reclaim(now, q.claimers[0]?.worker ?? null);
         let filter = '';
+        const filters: unknown[] = [];
         if (q.kind !== null) {
           filter += ' AND w.kind = ?';
-          params.push(q.kind);
+          filters.push(q.kind);
         }
         if (q.id !== null) {
           filter += ' AND w.id = ?';
-          params.push(q.id);
+          filters.push(q.id);
         }
-        params.push(q.limit);
-        const rows = conn
-          .stmt(
-            `UPDATE work_items SET status = 'in_flight', lease_owner = ?, lease_expires_at = ?, claimed_at = ?,
-               attempts = attempts + 1, updated_at = ?
-             WHERE id IN (SELECT w.id FROM work_items w INDEXED BY work_items_ready WHERE ${READY}${filter} ${ORDER} LIMIT ?)
-             RETURNING *`,
-          )
-          .all(...params) as WorkItemRow[];
-        const items = rows.map(toWorkItem).sort(claimOrder);
-        insertEvents(
-          conn,
-          items.map((item) => claimedEvent(item, q.worker, q.now)),
+        const claim = conn.stmt(
+          `UPDATE work_items SET status = 'in_flight', lease_owner = ?, lease_expires_at = ?, claimed_at = ?,
+             attempts = attempts + 1, updated_at = ?
+           WHERE id IN (SELECT w.id FROM work_items w INDEXED BY work_items_ready WHERE ${READY}${filter} ${ORDER} LIMIT ?)
+           RETURNING *`,
         );
+        // Each claimer in turn takes the next ready items (those before it are in flight by then).
+        const items: WorkItem[] = [];
+        for (const c of q.claimers) {
+          const rows = claim.all(
+            c.worker,
+            now + c.lease_ms,
+            now,
+            now,
+            now,
+            ...filters,
+            c.limit,
+          ) as WorkItemRow[];
+          items.push(...rows.map(toWorkItem).sort(claimOrder));
+          if (rows.length < c.limit) break;
+        }
+        const events = [
+          ...swept.events,
+          ...items.map((item) => claimedEvent(item, item.lease_owner as string, now)),
+        ];
+        insertEvents(conn, batchEvents(events));
         return items;
       });
     },
 
-    async heartbeat(q) {
-      return conn.write(() => {
-        const w = leaseWhere(q);
-        const row = conn
-          .stmt(`UPDATE work_items SET lease_expires_at = ?, updated_at = ? WHERE ${w.sql} RETURNING *`)
-          .get(q.now + q.lease_ms, q.now, ...w.params) as WorkItemRow | undefined;
-        if (!row) explainLeaseFailure(getItem(q.id), q, 'heartbeat');
-        return toWorkItem(row);
-      });
+    async heartbeat(qs) {
+      return conn.write(() =>
+        qs.map((q): Outcome<WorkItem> => {
+          const w = leaseWhere(q);
+          const row = conn
+            .stmt(`UPDATE work_items SET lease_expires_at = ?, updated_at = ? WHERE ${w.sql} RETURNING *`)
+            .get(q.now + q.lease_ms, q.now, ...w.params) as WorkItemRow | undefined;
+          if (row) return { ok: true, value: toWorkItem(row) };
+          return refusalOf(() => explainLeaseFailure(getItem(q.id), q, 'heartbeat'));
+        }),
+      );
     },
 
     async resolve(qs) {
-      return conn.write(() => qs.map(resolveTx));
+      return conn.write(() => resolveTx(qs, false).map((o) => (o as { value: WorkItem }).value));
+    },
+
+    async resolveEach(qs) {
+      return conn.write(() => resolveTx(qs, true));
     },
 
     async release(q) {
@@ -365,22 +417,26 @@ export function createWorkItemBackend(conn: SqliteConnection): WorkItemBackend {
     },
 
     async reclaimExpired(now, actor) {
-      return conn.write(() => reclaim(now, actor));
+      return conn.write(() => {
+        const swept = reclaim(now, actor);
+        insertEvents(conn, batchEvents(swept.events));
+        return swept.items;
+      });
     },
 
     async replayUnfinished(now, actor) {
       return conn.write(() => {
-        reclaim(now, actor);
+        const swept = reclaim(now, actor);
         const rows = conn
           .stmt(
             `SELECT * FROM work_items w WHERE w.status IN ('pending', 'in_flight', 'waiting_human') ${ORDER}`,
           )
           .all() as WorkItemRow[];
         const items = rows.map(toWorkItem);
-        insertEvents(
-          conn,
-          items.map((item) => replayedEvent(item, actor, now)),
-        );
+        insertEvents(conn, [
+          ...batchEvents(swept.events),
+          ...items.map((item) => replayedEvent(item, actor, now)),
+        ]);
         return items;
       });
     },
