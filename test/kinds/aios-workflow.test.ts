@@ -143,7 +143,7 @@ describe('aios-workflow: parse errors are INVALID_INPUT naming the line', () => 
     [
       'NUL bytes',
       'workflow_id: x\n\u0000\u0000\u0000',
-      /line 2: control character U\+0000: this is binary data/,
+      /line 2, column 1: control character U\+0000: this is binary data/,
       2,
     ],
   ];

@@ -20,6 +20,7 @@ import {
 import type { FileStamp, KindFile, ViewContext } from '../../core/kind.js';
 import type { Json, JsonObject } from '../../core/types.js';
 import { InvalidInputError } from '../../errors.js';
+import { fileTextProblem } from '../file-text.js';
 import { deepEqual, isPlainObject } from '../rules.js';
 import { AIOS_DEFAULTS } from './schema.js';
 
@@ -79,23 +80,8 @@ function invalid(message: string, details: Record<string, unknown> = {}): never 
 
 /** Refuses oversize, binary and non-text input before any parsing. */
 function checkText(text: string): void {
-  if (typeof text !== 'string') invalid('expected text');
-  const bytes = Buffer.byteLength(text);
-  if (bytes > MAX_AIOS_FILE_BYTES) {
-    invalid(`${bytes} bytes is larger than the ${MAX_AIOS_FILE_BYTES} byte limit`, { bytes });
-  }
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    const control = (c < 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0d) || c === 0x7f;
-    // U+FFFD is a legal character: invalid UTF-8 is refused where bytes become text (readViewFile).
-    if (control) {
-      const line = text.slice(0, i).split('\n').length;
-      invalid(
-        `line ${line}: control character U+${c.toString(16).padStart(4, '0')}: this is binary data, not a YAML state file`,
-        { line },
-      );
-    }
-  }
+  const problem = fileTextProblem(text, MAX_AIOS_FILE_BYTES, 'a YAML state file');
+  if (problem) invalid(problem.message, problem.details);
 }
 
 /** The stamp in the comment lines that open the file, or null. */

@@ -19,6 +19,7 @@ import type { Document, Scalar, ToStringOptions, YAMLMap, YAMLSeq, Node as YamlN
 import type { FileStamp, KindFile, ViewContext } from '../../core/kind.js';
 import type { Json, JsonObject } from '../../core/types.js';
 import { InvalidInputError } from '../../errors.js';
+import { binaryAt } from '../file-text.js';
 import { isPlainObject, ptr } from '../rules.js';
 import { renderMarkdown } from './markdown.js';
 import { type GridMission, gridMissionSchema } from './schema.js';
@@ -115,14 +116,10 @@ function split(raw: string): Split {
     );
   }
   const text = raw.replace(/^\uFEFF/, '').replace(/\r\n?/g, '\n');
-  // U+FFFD is a legal character: invalid UTF-8 is refused where bytes become text (readViewFile).
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: binary detection is the point
-  const binary = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/.exec(text);
+  const binary = binaryAt(text);
   if (binary) {
-    const before = text.slice(0, binary.index);
-    const line = (before.match(/\n/g)?.length ?? 0) + 1;
-    const column = binary.index - before.lastIndexOf('\n');
-    const code = binary[0].charCodeAt(0).toString(16).toUpperCase().padStart(2, '0');
+    const { line, column } = binary;
+    const code = binary.code.toString(16).toUpperCase().padStart(2, '0');
     bad(`binary content (U+${code}) at line ${line}, column ${column}: STATE.md must be UTF-8 text`, line, {
       column,
     });

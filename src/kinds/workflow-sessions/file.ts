@@ -6,6 +6,7 @@
 import type { FileStamp, KindFile, ViewContext } from '../../core/kind.js';
 import type { Json, JsonObject } from '../../core/types.js';
 import { InvalidInputError } from '../../errors.js';
+import { fileTextProblem, lineColumn } from '../file-text.js';
 import { isPlainObject } from '../rules.js';
 
 /** Largest file parsed, in bytes. */
@@ -66,30 +67,10 @@ function invalid(message: string, details: Record<string, unknown> = {}): never 
   throw new InvalidInputError(`${KIND} file: ${message}`, details);
 }
 
-function lineCol(text: string, pos: number): { line: number; column: number } {
-  const before = text.slice(0, pos).split('\n');
-  return { line: before.length, column: (before[before.length - 1]?.length ?? 0) + 1 };
-}
-
 /** Refuses oversize, binary and non-text input before any parsing. */
 function checkText(text: string): void {
-  if (typeof text !== 'string') invalid('expected text');
-  const bytes = Buffer.byteLength(text);
-  if (bytes > MAX_SESSIONS_FILE_BYTES) {
-    invalid(`${bytes} bytes is larger than the ${MAX_SESSIONS_FILE_BYTES} byte limit`, { bytes });
-  }
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    const control = (c < 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0d) || c === 0x7f;
-    // U+FFFD is a legal character: invalid UTF-8 is refused where bytes become text (readViewFile).
-    if (control) {
-      const { line, column } = lineCol(text, i);
-      invalid(
-        `line ${line}, column ${column}: control character U+${c.toString(16).padStart(4, '0')}: this is binary data, not a JSON state file`,
-        { line, column },
-      );
-    }
-  }
+  const problem = fileTextProblem(text, MAX_SESSIONS_FILE_BYTES, 'a JSON state file');
+  if (problem) invalid(problem.message, problem.details);
 }
 
 /** Where the first JSON syntax error is, and what it is (null if none is found). Iterative: any depth. */
@@ -217,7 +198,7 @@ function parse(input: string): { body: JsonObject; stamp: FileStamp | null } {
   } catch (err) {
     // JSON.parse messages do not always carry a position (Node 20 often quotes the text instead).
     const found = locateJsonError(text);
-    const at = lineCol(text, found?.pos ?? text.length);
+    const at = lineColumn(text, found?.pos ?? text.length);
     invalid(`line ${at.line}, column ${at.column}: ${found?.what ?? (err as Error).message}`, at);
   }
   if (!isPlainObject(data)) invalid('the top level must be a JSON object of the state fields');
