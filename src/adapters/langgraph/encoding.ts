@@ -1,0 +1,68 @@
+// How LangGraph's ids become document ids, and serialized values become JSON the store can hold.
+import { createHash } from 'node:crypto';
+import type { SerializerProtocol } from '@langchain/langgraph-checkpoint';
+import { InvalidInputError } from '../../index.js';
+
+/** A part of a document id that is used as is: no control characters, no separator, short. */
+function plain(part: string): boolean {
+  if (part.length > 90) return false;
+  for (let i = 0; i < part.length; i++) {
+    const c = part.charCodeAt(i);
+    if (c < 0x20 || c === 0x7f || c === 0x23 /* # */ || c === 0x25 /* % */) return false;
+  }
+  return true;
+}
+
+const digest = (s: string): string => createHash('sha256').update(s).digest('hex').slice(0, 40);
+
+/**
+ * A document id made of parts joined by `#`: readable when every part is plain (what LangGraph's uuids and
+ * usual thread names are), otherwise `%` and a hash of all parts (the real values are in the body).
+ */
+export function joinId(parts: string[]): string {
+  const joined = parts.join('#');
+  if (joined.length > 0 && joined.length <= 200 && parts.every(plain)) return joined;
+  return `%${digest(JSON.stringify(parts))}`;
+}
+
+/** The thread id of a LangGraph config, checked: a non-empty string. */
+export function threadIdOf(value: unknown, where: string): string {
+  if (typeof value !== 'string' || value.length === 0) {
+    throw new InvalidInputError(`${where}: config.configurable.thread_id must be a non-empty string`, {
+      field: 'thread_id',
+    });
+  }
+  if (value.length > 10_000) {
+    throw new InvalidInputError(`${where}: thread_id is longer than 10000 characters`, {
+      field: 'thread_id',
+    });
+  }
+  return value;
+}
+
+/** A namespace or checkpoint id, checked: a string ('' allowed for the root namespace). */
+export function textOf(value: unknown, field: string, where: string): string {
+  if (typeof value !== 'string' || value.length > 10_000) {
+    throw new InvalidInputError(`${where}: ${field} must be a string of at most 10000 characters`, { field });
+  }
+  return value;
+}
+
+/** A serialized value as the store keeps it: JSON text as text, anything else as base64. */
+export type Stored = { t: string; s: string } | { t: string; b: string };
+
+export async function dump(serde: SerializerProtocol, value: unknown): Promise<Stored> {
+  const [t, bytes] = await serde.dumpsTyped(value);
+  if (t === 'json') return { t, s: typeof bytes === 'string' ? bytes : Buffer.from(bytes).toString('utf8') };
+  return { t, b: Buffer.from(bytes).toString('base64') };
+}
+
+export async function load(serde: SerializerProtocol, stored: Stored): Promise<unknown> {
+  if ('s' in stored) return serde.loadsTyped(stored.t, stored.s);
+  return serde.loadsTyped(stored.t, new Uint8Array(Buffer.from(stored.b, 'base64')));
+}
+
+/** Bytes a stored value takes in a body (for the inline limit). */
+export function storedSize(stored: Stored): number {
+  return 's' in stored ? stored.s.length : stored.b.length;
+}
