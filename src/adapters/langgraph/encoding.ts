@@ -66,3 +66,28 @@ export async function load(serde: SerializerProtocol, stored: Stored): Promise<u
 export function storedSize(stored: Stored): number {
   return 's' in stored ? stored.s.length : stored.b.length;
 }
+
+/** Keys the store's JSON policy never accepts (they would reach an object's prototype). */
+const RESERVED = new Set(['__proto__', 'constructor', 'prototype']);
+
+/** A channel name used as a key of the stored body: refused when it is a reserved key. */
+export function checkChannels(names: Iterable<string>, where: string): void {
+  for (const n of names) {
+    if (RESERVED.has(n)) {
+      throw new InvalidInputError(`${where}: channel name ${JSON.stringify(n)} is refused (a reserved key)`, {
+        field: 'channel',
+      });
+    }
+  }
+}
+
+/** JSON text with object keys sorted, to compare values that went through the store (which sorts keys). */
+export function canonical(value: unknown): string {
+  return JSON.stringify(value, (_k, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(
+          Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+        )
+      : v,
+  );
+}

@@ -7,6 +7,7 @@ import {
   type KindDefinition,
   registerKind,
 } from '../../index.js';
+import { canonical as canon } from './encoding.js';
 
 /** One version per checkpoint of one (thread, namespace); the latest version is the head. */
 export const THREAD_KIND = 'langgraph-thread';
@@ -101,8 +102,6 @@ const writesKind: KindDefinition = {
     };
   },
 };
-
-const canon = (v: Json): string => JSON.stringify(v);
 
 const namespacesKind: KindDefinition = {
   name: NAMESPACES_KIND,

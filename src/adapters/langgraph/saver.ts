@@ -30,7 +30,7 @@ import {
   NotFoundError,
   StateConflictError,
 } from '../../index.js';
-import { dump, joinId, load, type Stored, textOf, threadIdOf } from './encoding.js';
+import { canonical, checkChannels, dump, joinId, load, type Stored, textOf, threadIdOf } from './encoding.js';
 import { NAMESPACES_KIND, registerLangGraphKinds, THREAD_KIND, WRITES_KIND } from './kinds.js';
 
 /** Where a channel's value lives: its channel version and the document version that stored it. */
@@ -530,6 +530,8 @@ export class AgentStateSaver extends BaseCheckpointSaver {
       throw new InvalidInputError('put: checkpoint.id must not be empty', { field: 'checkpoint.id' });
     const docId = threadDocId(thread, ns);
     const { channel_values: values = {}, ...bare } = checkpoint;
+    checkChannels(Object.keys(newVersions ?? {}), 'put');
+    checkChannels(Object.keys(checkpoint.channel_versions ?? {}), 'put');
     const [cp, md] = await Promise.all([dump(this.serde, bare), dump(this.serde, metadata)]);
     const blobs: Record<string, Stored | null> = {};
     for (const ch of Object.keys(newVersions ?? {})) {
@@ -591,8 +593,8 @@ export class AgentStateSaver extends BaseCheckpointSaver {
           const prior = await this.#findCheckpoint(docId, id);
           if (
             prior &&
-            JSON.stringify([prior.body.checkpoint, prior.body.metadata, prior.body.blobs]) ===
-              JSON.stringify([cp, md, blobs])
+            canonical([prior.body.checkpoint, prior.body.metadata, prior.body.blobs]) ===
+              canonical([cp, md, blobs])
           ) {
             return configOf(thread, ns, id);
           }
@@ -669,7 +671,7 @@ export class AgentStateSaver extends BaseCheckpointSaver {
         if (at === -1) {
           merged.push(row);
           changed = true;
-        } else if (replace && JSON.stringify(merged[at]) !== JSON.stringify(row)) {
+        } else if (replace && canonical(merged[at]) !== canonical(row)) {
           merged[at] = row;
           changed = true;
         }
