@@ -78,6 +78,12 @@ export interface AgentStateSaverOptions {
    * treated as a branch, as the official savers treat every run. @default 10000
    */
   rememberHeads?: number;
+  /**
+   * A channel value stored this many checkpoints back is stored again with the next checkpoint, so a
+   * checkpoint never depends on versions further back than this and `prune` can always remove what is
+   * older. Costs one copy of each unchanged value per this many checkpoints. @default 100
+   */
+  restoreAfter?: number;
 }
 
 /**
@@ -152,6 +158,7 @@ export class AgentStateSaver extends BaseCheckpointSaver {
   readonly #actorKind: Exclude<ActorKind, 'model'>;
   readonly #heads = new Map<string, Head>();
   readonly #maxHeads: number;
+  readonly #restoreAfter: number;
   readonly #bodies = new Map<string, CheckpointBody>();
   readonly #namespaces = new Set<string>();
   /** Checkpoints refused by a conflict: their pending writes are refused too. */
@@ -164,6 +171,7 @@ export class AgentStateSaver extends BaseCheckpointSaver {
     this.#actor = options.actor ?? instance.name;
     this.#actorKind = options.actorKind ?? 'system';
     this.#maxHeads = options.rememberHeads ?? 10_000;
+    this.#restoreAfter = Math.max(1, options.restoreAfter ?? 100);
   }
 
   // --- what the saver remembers about heads ---------------------------------------------------------
@@ -552,6 +560,16 @@ export class AgentStateSaver extends BaseCheckpointSaver {
         if (r && String(r[0]) === String(v)) refs[ch] = r;
       }
       for (const [ch, v] of Object.entries(newVersions ?? {})) refs[ch] = [v, next];
+      // Values stored long ago are stored again here, so no checkpoint pins old history (see restoreAfter).
+      const own = { ...blobs };
+      for (const [ch, r] of Object.entries(refs)) {
+        if (r[1] === next || next - r[1] < this.#restoreAfter) continue;
+        const holder = await this.#versionBody(docId, r[1]);
+        const blob = holder?.blobs[ch];
+        if (blob === undefined) continue;
+        own[ch] = blob;
+        refs[ch] = [r[0], next];
+      }
       const latest: [string, number] = base.latest && base.latest[0] > id ? base.latest : [id, next];
       const body: CheckpointBody = {
         thread_id: thread,
@@ -560,7 +578,7 @@ export class AgentStateSaver extends BaseCheckpointSaver {
         parent_checkpoint_id: parentId ?? null,
         checkpoint: cp,
         metadata: md,
-        blobs,
+        blobs: own,
         refs,
         latest,
         step: typeof metadata?.step === 'number' ? metadata.step : null,
@@ -724,6 +742,126 @@ export class AgentStateSaver extends BaseCheckpointSaver {
       await this.instance.docs.prune({ kind, id, keep: 1 });
       return;
     }
+  }
+
+  /**
+   * Copies every checkpoint (and its pending writes) of a thread, every namespace, into a new thread, in
+   * order, so the copy branches, resumes and lists as the original. STATE_CONFLICT when the target exists.
+   * @example await saver.copyThread('support-42', 'support-42-experiment');
+   */
+  async copyThread(sourceThreadId: string, targetThreadId: string): Promise<{ checkpoints: number }> {
+    const source = threadIdOf(sourceThreadId, 'copyThread');
+    const target = threadIdOf(targetThreadId, 'copyThread');
+    for (const ns of await this.#namespacesOf(target)) {
+      const head = await this.instance.backend.docs.get(THREAD_KIND, threadDocId(target, ns));
+      if (head && isCheckpoint(head.body)) {
+        throw new StateConflictError(`copyThread: thread ${target} already has checkpoints`, {
+          thread_id: target,
+          rule: 'copy-into-new-thread',
+        });
+      }
+    }
+    let checkpoints = 0;
+    for (const ns of await this.#namespacesOf(source)) {
+      const docId = threadDocId(source, ns);
+      const versions: Array<{ version: number; body: CheckpointBody }> = [];
+      for await (const v of this.#versionsOf(docId)) versions.push(v);
+      for (const { version, body } of versions.reverse()) {
+        const tuple = await this.#tuple(docId, version, body);
+        // The values this checkpoint stored itself; the others it shares with its parent, as in the source.
+        const own: ChannelVersions = {};
+        for (const [ch, [v, at]] of Object.entries(body.refs)) if (at === version) own[ch] = v;
+        const parent = body.parent_checkpoint_id;
+        const config = await this.put(
+          {
+            configurable: {
+              thread_id: target,
+              checkpoint_ns: ns,
+              ...(parent ? { checkpoint_id: parent } : {}),
+            },
+          },
+          tuple.checkpoint,
+          tuple.metadata ?? { source: 'update', step: -1, parents: {} },
+          own,
+        );
+        const rows = await this.#writeRows(source, ns, body.checkpoint_id);
+        const byTask = new Map<string, WriteRow[]>();
+        for (const r of rows) {
+          const k = JSON.stringify([r[0], r[4]]);
+          byTask.set(k, [...(byTask.get(k) ?? []), r]);
+        }
+        for (const group of byTask.values()) {
+          group.sort((a, b) => a[1] - b[1]);
+          const writes: PendingWrite[] = await Promise.all(
+            group.map(async (r) => [r[2], await load(this.serde, r[3])] as PendingWrite),
+          );
+          await this.putWrites(config, writes, group[0]![0], group[0]![4]);
+        }
+        checkpoints++;
+      }
+    }
+    return { checkpoints };
+  }
+
+  /**
+   * Keeps the newest `keep` checkpoints of each namespace of a thread, and every older one they still
+   * need: the versions holding their channel values, and for a channel a checkpoint does not store (a
+   * delta channel between snapshots) the ancestors back to the one that does, with their pending writes.
+   * What is older than all of that is removed, with its pending writes.
+   * @example await saver.prune('support-42', { keep: 20 });
+   */
+  async prune(threadId: string, options: { keep: number }): Promise<{ removed: number }> {
+    const thread = threadIdOf(threadId, 'prune');
+    if (!Number.isSafeInteger(options?.keep) || options.keep < 1) {
+      throw new InvalidInputError('prune: keep must be a whole number >= 1', { field: 'keep' });
+    }
+    let removed = 0;
+    for (const ns of await this.#namespacesOf(thread)) {
+      const docId = threadDocId(thread, ns);
+      const head = await this.instance.backend.docs.get(THREAD_KIND, docId);
+      if (!head || !isCheckpoint(head.body)) continue;
+      const all: Array<{ version: number; body: CheckpointBody }> = [];
+      for await (const v of this.#versionsOf(docId)) all.push(v);
+      if (all.length <= options.keep) continue;
+      let floor = head.version;
+      const need = (v: number) => {
+        floor = Math.min(floor, v);
+      };
+      for (const { version, body } of all.slice(0, options.keep)) {
+        need(version);
+        for (const [, at] of Object.values(body.refs)) need(at);
+        // Channels this checkpoint has a version of but no stored value: walk up to where it is stored.
+        const cp = (await load(this.serde, body.checkpoint)) as Checkpoint;
+        const missing = new Set(Object.keys(cp.channel_versions ?? {}).filter((ch) => !body.refs[ch]));
+        let parent = body.parent_checkpoint_id;
+        while (missing.size > 0 && parent) {
+          const a = await this.#findCheckpoint(docId, parent);
+          if (!a) break;
+          need(a.version);
+          for (const [ch, [, at]] of Object.entries(a.body.refs)) {
+            need(at);
+            missing.delete(ch);
+          }
+          parent = a.body.parent_checkpoint_id;
+        }
+      }
+      const gone = all.filter((v) => v.version < floor);
+      for (const { body } of gone) {
+        await this.#erase(WRITES_KIND, writesDocId(thread, ns, body.checkpoint_id), {
+          thread_id: thread,
+          checkpoint_ns: ns,
+          checkpoint_id: body.checkpoint_id,
+          writes: [],
+        });
+      }
+      await this.instance.docs.prune({ kind: THREAD_KIND, id: docId, keep: head.version - floor + 1 });
+      for (const key of [...this.#bodies.keys()]) {
+        const [d, v] = key.split('\u0000') as [string, string];
+        if (d === docId && Number(v) < floor) this.#bodies.delete(key);
+      }
+      removed += gone.length;
+    }
+    return { removed };
   }
 
   override async deleteThread(threadId: string): Promise<void> {
