@@ -62,9 +62,33 @@ export async function load(serde: SerializerProtocol, stored: Stored): Promise<u
   return serde.loadsTyped(stored.t, new Uint8Array(Buffer.from(stored.b, 'base64')));
 }
 
-/** Bytes a stored value takes in a body (for the inline limit). */
-export function storedSize(stored: Stored): number {
-  return 's' in stored ? stored.s.length : stored.b.length;
+/**
+ * A channel value stored as what it appends to an earlier one: a JSON array whose text starts with the
+ * earlier array's text (a growing message list) keeps only the new tail. `a` is the document version
+ * holding the earlier value, `n` how many deltas lead to a full value.
+ */
+export interface StoredDelta {
+  t: 'json';
+  a: number;
+  n: number;
+  tail: string;
+}
+
+export type StoredBlob = Stored | StoredDelta;
+
+export const isDelta = (b: StoredBlob): b is StoredDelta => 'tail' in b;
+
+/** The delta of `next` over `base` (both JSON texts of arrays), or null when `next` does not extend it. */
+export function appendedTail(base: string, next: string): string | null {
+  if (base.length < 2 || next.length <= base.length || base[0] !== '[' || base[base.length - 1] !== ']')
+    return null;
+  if (next[next.length - 1] !== ']') return null;
+  const open = base.slice(0, -1);
+  if (!next.startsWith(open)) return null;
+  // "[]" grows to "[x]"; "[a]" grows to "[a,x]".
+  const tail = next.slice(open.length);
+  if (base === '[]' ? tail.startsWith(',') : !tail.startsWith(',')) return null;
+  return tail;
 }
 
 /** Keys the store's JSON policy never accepts (they would reach an object's prototype). */

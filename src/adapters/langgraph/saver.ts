@@ -30,7 +30,19 @@ import {
   NotFoundError,
   StateConflictError,
 } from '../../index.js';
-import { canonical, checkChannels, dump, joinId, load, type Stored, textOf, threadIdOf } from './encoding.js';
+import {
+  appendedTail,
+  canonical,
+  checkChannels,
+  dump,
+  isDelta,
+  joinId,
+  load,
+  type Stored,
+  type StoredBlob,
+  textOf,
+  threadIdOf,
+} from './encoding.js';
 import { NAMESPACES_KIND, registerLangGraphKinds, THREAD_KIND, WRITES_KIND } from './kinds.js';
 
 /** Where a channel's value lives: its channel version and the document version that stored it. */
@@ -45,7 +57,7 @@ interface CheckpointBody {
   checkpoint: Stored;
   metadata: Stored;
   /** Values of the channels this checkpoint changed (null: the channel is empty at this version). */
-  blobs: Record<string, Stored | null>;
+  blobs: Record<string, StoredBlob | null>;
   refs: Record<string, Ref>;
   /** The greatest checkpoint id of the namespace so far, and the version holding it. */
   latest: [string, number];
@@ -236,11 +248,59 @@ export class AgentStateSaver extends BaseCheckpointSaver {
       if (!holder) {
         throw new NotFoundError(
           `checkpoint ${body.checkpoint_id} of thread ${body.thread_id}: the value of channel ${ch} (version ${at} of ${THREAD_KIND}/${docId}) is missing`,
-          { kind: THREAD_KIND, id: docId, version: at, channel: ch },
+          { kind: THREAD_KIND, id: docId, version: at, channel: ch, pruned: true },
         );
       }
       const blob = holder.blobs[ch];
-      if (blob) out[ch] = await load(this.serde, blob);
+      if (blob) out[ch] = await load(this.serde, await this.#full(docId, blob, ch));
+    }
+    return out;
+  }
+
+  readonly #texts = new Map<string, string>();
+
+  /** A stored value with its deltas applied: the full serialized value. */
+  async #full(docId: string, blob: StoredBlob, ch: string): Promise<Stored> {
+    if (!isDelta(blob)) return blob;
+    return { t: blob.t, s: (await this.#text(docId, blob.a, ch)).slice(0, -1) + blob.tail };
+  }
+
+  /** The full JSON text of channel `ch` as stored at document version `at` (deltas resolved, cached). */
+  async #text(docId: string, at: number, ch: string): Promise<string> {
+    const key = `${docId}\u0000${at}\u0000${ch}`;
+    const cached = this.#texts.get(key);
+    if (cached !== undefined) return cached;
+    const holder = await this.#versionBody(docId, at);
+    const blob = holder?.blobs[ch];
+    if (!blob || !('s' in blob || isDelta(blob))) {
+      throw new NotFoundError(
+        `the value of channel ${ch} at version ${at} of ${THREAD_KIND}/${docId} is missing`,
+        {
+          kind: THREAD_KIND,
+          id: docId,
+          version: at,
+          channel: ch,
+        },
+      );
+    }
+    const text = isDelta(blob)
+      ? (await this.#text(docId, blob.a, ch)).slice(0, -1) + blob.tail
+      : (blob as { s: string }).s;
+    this.#texts.set(key, text);
+    if (this.#texts.size > 64) {
+      const oldest = this.#texts.keys().next().value;
+      if (oldest !== undefined) this.#texts.delete(oldest);
+    }
+    return text;
+  }
+
+  /** The versions a stored value depends on (itself and the values its deltas extend). */
+  async #chain(docId: string, at: number, ch: string): Promise<number[]> {
+    const out = [at];
+    let blob = (await this.#versionBody(docId, at))?.blobs[ch];
+    while (blob && isDelta(blob)) {
+      out.push(blob.a);
+      blob = (await this.#versionBody(docId, blob.a))?.blobs[ch];
     }
     return out;
   }
@@ -253,6 +313,17 @@ export class AgentStateSaver extends BaseCheckpointSaver {
       compareWritesSortKeys(writesSortKey(a[4], a[0], a[1]), writesSortKey(b[4], b[0], b[1])),
     );
     return rows;
+  }
+
+  /** The tuple, or null when prune removed values it needs (it reads as pruned). */
+  async #readable(docId: string, version: number, body: CheckpointBody): Promise<CheckpointTuple | null> {
+    try {
+      return await this.#tuple(docId, version, body);
+    } catch (err) {
+      if (isAgentStateError(err, 'NOT_FOUND') && (err.details as { pruned?: unknown }).pruned === true)
+        return null;
+      throw err;
+    }
   }
 
   async #tuple(docId: string, version: number, body: CheckpointBody): Promise<CheckpointTuple> {
@@ -312,7 +383,7 @@ export class AgentStateSaver extends BaseCheckpointSaver {
     if (typeof wanted === 'string' && wanted !== '') {
       if (intent) this.#forget(docId, wanted);
       const found = await this.#findCheckpoint(docId, wanted);
-      return found ? this.#tuple(docId, found.version, found.body) : undefined;
+      return found ? ((await this.#readable(docId, found.version, found.body)) ?? undefined) : undefined;
     }
     const head = await this.instance.backend.docs.get(THREAD_KIND, docId);
     if (!head || !isCheckpoint(head.body)) {
@@ -400,7 +471,8 @@ export class AgentStateSaver extends BaseCheckpointSaver {
     const max = limit === undefined || limit <= 0 ? Number.POSITIVE_INFINITY : Math.floor(limit);
     const matches = async (body: CheckpointBody, docId: string, version: number) => {
       if (beforeId !== undefined && !(body.checkpoint_id < beforeId)) return null;
-      const tuple = await this.#tuple(docId, version, body);
+      const tuple = await this.#readable(docId, version, body);
+      if (!tuple) return null;
       const md = (tuple.metadata ?? {}) as Record<string, unknown>;
       return wanted.every(([k, v]) => JSON.stringify(md[k]) === JSON.stringify(v)) ? tuple : null;
     };
@@ -541,7 +613,7 @@ export class AgentStateSaver extends BaseCheckpointSaver {
     checkChannels(Object.keys(newVersions ?? {}), 'put');
     checkChannels(Object.keys(checkpoint.channel_versions ?? {}), 'put');
     const [cp, md] = await Promise.all([dump(this.serde, bare), dump(this.serde, metadata)]);
-    const blobs: Record<string, Stored | null> = {};
+    const blobs: Record<string, StoredBlob | null> = {};
     for (const ch of Object.keys(newVersions ?? {})) {
       blobs[ch] = Object.hasOwn(values, ch)
         ? await dump(this.serde, (values as Record<string, unknown>)[ch])
@@ -560,14 +632,26 @@ export class AgentStateSaver extends BaseCheckpointSaver {
         if (r && String(r[0]) === String(v)) refs[ch] = r;
       }
       for (const [ch, v] of Object.entries(newVersions ?? {})) refs[ch] = [v, next];
+      const own: Record<string, StoredBlob | null> = { ...blobs };
+      // A growing list keeps only what it appends to the parent's value (a chain of at most restoreAfter).
+      for (const [ch, blob] of Object.entries(blobs)) {
+        const prev = base.refs[ch];
+        if (!blob || !('s' in blob) || blob.t !== 'json' || !prev) continue;
+        const held = (await this.#versionBody(docId, prev[1]))?.blobs[ch];
+        if (!held || !('s' in held || isDelta(held))) continue;
+        const depth = isDelta(held) ? held.n + 1 : 1;
+        if (depth >= this.#restoreAfter) continue;
+        const tail = appendedTail(await this.#text(docId, prev[1], ch), blob.s);
+        if (tail !== null) own[ch] = { t: 'json', a: prev[1], n: depth, tail };
+      }
       // Values stored long ago are stored again here, so no checkpoint pins old history (see restoreAfter).
-      const own = { ...blobs };
       for (const [ch, r] of Object.entries(refs)) {
         if (r[1] === next || next - r[1] < this.#restoreAfter) continue;
         const holder = await this.#versionBody(docId, r[1]);
         const blob = holder?.blobs[ch];
         if (blob === undefined) continue;
-        own[ch] = blob;
+        // An empty channel is marked empty here again; a value is stored here in full.
+        own[ch] = blob === null ? null : await this.#full(docId, blob, ch);
         refs[ch] = [r[0], next];
       }
       const latest: [string, number] = base.latest && base.latest[0] > id ? base.latest : [id, next];
@@ -823,13 +907,15 @@ export class AgentStateSaver extends BaseCheckpointSaver {
       const all: Array<{ version: number; body: CheckpointBody }> = [];
       for await (const v of this.#versionsOf(docId)) all.push(v);
       if (all.length <= options.keep) continue;
-      let floor = head.version;
+      // The kept checkpoints and what they need; an older checkpoint left above the floor whose values
+      // went with the pruned versions reads as pruned (getTuple undefined, skipped by list).
+      let floor = all[options.keep - 1]!.version;
       const need = (v: number) => {
         floor = Math.min(floor, v);
       };
-      for (const { version, body } of all.slice(0, options.keep)) {
-        need(version);
-        for (const [, at] of Object.values(body.refs)) need(at);
+      for (const { body } of all.slice(0, options.keep)) {
+        for (const [ch, [, at]] of Object.entries(body.refs))
+          for (const v of await this.#chain(docId, at, ch)) need(v);
         // Channels this checkpoint has a version of but no stored value: walk up to where it is stored.
         const cp = (await load(this.serde, body.checkpoint)) as Checkpoint;
         const missing = new Set(Object.keys(cp.channel_versions ?? {}).filter((ch) => !body.refs[ch]));
@@ -839,7 +925,7 @@ export class AgentStateSaver extends BaseCheckpointSaver {
           if (!a) break;
           need(a.version);
           for (const [ch, [, at]] of Object.entries(a.body.refs)) {
-            need(at);
+            for (const v of await this.#chain(docId, at, ch)) need(v);
             missing.delete(ch);
           }
           parent = a.body.parent_checkpoint_id;
