@@ -93,7 +93,8 @@ export interface AgentStateSaverOptions {
   /**
    * A channel value stored this many checkpoints back is stored again with the next checkpoint, so a
    * checkpoint never depends on versions further back than this and `prune` can always remove what is
-   * older. Costs one copy of each unchanged value per this many checkpoints. @default 100
+   * older, and a growing list is rebuilt from at most this many deltas. Costs one full copy of each value per
+   * this many checkpoints. @default 50
    */
   restoreAfter?: number;
 }
@@ -183,7 +184,7 @@ export class AgentStateSaver extends BaseCheckpointSaver {
     this.#actor = options.actor ?? instance.name;
     this.#actorKind = options.actorKind ?? 'system';
     this.#maxHeads = options.rememberHeads ?? 10_000;
-    this.#restoreAfter = Math.max(1, options.restoreAfter ?? 100);
+    this.#restoreAfter = Math.max(1, options.restoreAfter ?? 50);
   }
 
   // --- what the saver remembers about heads ---------------------------------------------------------
@@ -286,12 +287,17 @@ export class AgentStateSaver extends BaseCheckpointSaver {
     const text = isDelta(blob)
       ? (await this.#text(docId, blob.a, ch)).slice(0, -1) + blob.tail
       : (blob as { s: string }).s;
+    this.#rememberText(key, text);
+    return text;
+  }
+
+  #rememberText(key: string, text: string): void {
+    this.#texts.delete(key);
     this.#texts.set(key, text);
     if (this.#texts.size > 64) {
       const oldest = this.#texts.keys().next().value;
       if (oldest !== undefined) this.#texts.delete(oldest);
     }
-    return text;
   }
 
   /** The versions a stored value depends on (itself and the values its deltas extend). */
@@ -680,7 +686,14 @@ export class AgentStateSaver extends BaseCheckpointSaver {
           actor_kind: this.#actorKind,
           reason: `checkpoint ${id}${body.source ? ` (${body.source}, step ${body.step})` : ''}`,
         });
-        if (!r.replayed) this.#bodies.set(`${docId}\u0000${r.version}`, body);
+        if (!r.replayed) {
+          this.#bodies.set(`${docId}\u0000${r.version}`, body);
+          // The full text of each value just stored: the next delta is computed against it without a walk.
+          for (const [ch, blob] of Object.entries(blobs)) {
+            if (blob && 's' in blob && blob.t === 'json')
+              this.#rememberText(`${docId}\u0000${r.version}\u0000${ch}`, blob.s);
+          }
+        }
         this.#remember(docId, id, {
           version: r.version,
           refs: r.replayed ? ((r.body as unknown as CheckpointBody).refs ?? refs) : refs,
