@@ -36,11 +36,7 @@ const { uuid6 } = await import('@langchain/langgraph-checkpoint');
  * and a 20 KB context document set at the start and never changed — the shape of a chat agent with a
  * system prompt. The official savers store every channel at every step; ours only the changed ones.
  */
-function stepOf(
-  step: number,
-  prev: Checkpoint | null,
-  messages: unknown[],
-): { cp: Checkpoint; newVersions: Record<string, number> } {
+function stepOf(step: number, messages: unknown[]): { cp: Checkpoint; newVersions: Record<string, number> } {
   messages.push({
     role: step % 2 ? 'ai' : 'human',
     id: `m${step}`,
