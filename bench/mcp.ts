@@ -1,4 +1,4 @@
-// `npm run bench:mcp`: what agentstate's MCP server costs an agent — the tools/list size in characters and
+// `npm run bench -- --only mcp`: what agentstate's MCP server costs an agent — the tools/list size in characters and
 // tokens (chars/4), the stdio round trip of claim+resolve and commit next to the same calls on the library
 // in the same run (the MCP overhead per call), and resume's output for 10 / 100 / 1,000 items.
 // Options: --calls N (default 300). With MEMORY_SERVER=<path to @modelcontextprotocol/server-memory's

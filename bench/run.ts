@@ -1,6 +1,9 @@
 // `npm run bench`: agentstate against a raw better-sqlite3 baseline measured in the same run.
-// Options: --rounds N (default 5), --only 1,2,3,4,5,6,docs,pg (sections; docs = d1,d2,d3,d4; pg = p1,p2,p3,p4,
-// run only when PostgreSQL answers at AGENTSTATE_BENCH_PG_URL), --json PATH (write the results).
+// Options: --rounds N (default 5), --only 1,2,3,4,5,6,docs,pg,mcp,langgraph (sections; docs = d1,d2,d3,d4;
+// pg = p1,p2,p3,p4, run only when PostgreSQL answers at AGENTSTATE_BENCH_PG_URL; mcp = bench/mcp.ts and
+// langgraph = bench/langgraph.ts, each run as its own process with its own table), --json PATH (write the
+// results of the sections in this process).
+import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
@@ -35,7 +38,7 @@ import { RESUME_FIXTURE } from './resume-fixture.js';
 const { values: args } = parseArgs({
   options: {
     rounds: { type: 'string', default: '5' },
-    only: { type: 'string', default: '1,2,3,4,5,6,docs,pg' },
+    only: { type: 'string', default: '1,2,3,4,5,6,docs,pg,mcp,langgraph' },
     json: { type: 'string' },
   },
 });
@@ -671,6 +674,8 @@ async function main(): Promise<void> {
       ['d3', sectionD3],
       ['d4', sectionD4],
       ['pg', sectionPg],
+      ['mcp', () => separateBench('mcp')],
+      ['langgraph', () => separateBench('langgraph')],
     ];
     for (const [id, run] of sections) {
       const wanted =
@@ -685,9 +690,16 @@ async function main(): Promise<void> {
   } finally {
     cleanTmp();
   }
-  printTable();
+  if (results.length > 0) printTable();
   log(`total ${fmt((performance.now() - started) / 1000, 1)} s`);
   if (args.json) writeFileSync(args.json, `${JSON.stringify(results, null, 2)}\n`);
+}
+
+/** The MCP and LangGraph benchmarks load their SDKs, so they run as processes of their own (table on stdout). */
+async function separateBench(name: 'mcp' | 'langgraph'): Promise<void> {
+  const script = new URL(`./${name}.ts`, import.meta.url).pathname;
+  const r = spawnSync(process.execPath, ['--import', 'tsx', script], { stdio: 'inherit' });
+  if (r.status !== 0) throw new Error(`bench/${name}.ts exited with ${r.status ?? r.signal}`);
 }
 
 await main();

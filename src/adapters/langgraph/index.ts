@@ -1,0 +1,4 @@
+// @agentstate/store/langgraph: LangGraph's checkpointer and store on an agentstate instance.
+export { LANGGRAPH_KINDS, registerLangGraphKinds } from './kinds.js';
+export { AgentStateSaver, type AgentStateSaverOptions, ThreadConflictError } from './saver.js';
+export { AgentStateStore, type AgentStateStoreOptions, storeItemId } from './store.js';

@@ -1,0 +1,143 @@
+// AgentStateSession: the OpenAI Agents SDK's Session contract (the same answers as the SDK's own
+// MemorySession), used by a real run, durable across instances, and safe for two processes at once.
+import { spawn } from 'node:child_process';
+import type { AgentInputItem } from '@openai/agents';
+import { Agent, MemorySession, run, setTracingDisabled } from '@openai/agents';
+import { assistantMessage, modelResponse, ScriptedModel } from '@openai/agents-core/testing';
+import { describe, expect, it } from 'vitest';
+import { AgentStateSession } from '../../src/adapters/openai-agents/index.js';
+import { backendsForThisFile } from '../helpers/backends.js';
+
+setTracingDisabled(true);
+
+const WRITER = new URL('../fixtures/session-writer.mjs', import.meta.url).pathname;
+const msg = (content: string): AgentInputItem => ({ type: 'message', role: 'user', content });
+
+function writer(args: string[], startAt: number): Promise<{ worker: string; added: number }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [WRITER, ...args], {
+      env: { ...process.env, AGENTSTATE_TEST_START_AT: String(startAt) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+    });
+    child.stderr.on('data', (d) => {
+      err += d;
+    });
+    child.on('exit', (code) =>
+      code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`exit ${code}: ${err}`)),
+    );
+  });
+}
+
+for (const backend of await backendsForThisFile()) {
+  describe(`AgentStateSession on ${backend.name}`, () => {
+    it('answers every call as the SDK’s MemorySession does', async () => {
+      const inst = await backend.open();
+      try {
+        const ours = new AgentStateSession(inst, { sessionId: 's1' });
+        const theirs = new MemorySession({ sessionId: 's1' });
+        const steps: Array<(s: AgentStateSession | MemorySession) => Promise<unknown>> = [
+          (s) => s.getSessionId(),
+          (s) => s.getItems(),
+          (s) => s.popItem(),
+          (s) => s.addItems([msg('a'), msg('b')]),
+          (s) => s.addItems([]),
+          (s) => s.addItems([msg('c')]),
+          (s) => s.getItems(),
+          (s) => s.getItems(2),
+          (s) => s.getItems(0),
+          (s) => s.getItems(10),
+          (s) => s.popItem(),
+          (s) => s.getItems(),
+          (s) => s.addItems([msg('d')]),
+          (s) => s.popItem(),
+          (s) => s.popItem(),
+          (s) => s.getItems(1),
+          (s) => s.clearSession(),
+          (s) => s.getItems(),
+          (s) => s.popItem(),
+          (s) => s.addItems([msg('e')]),
+          (s) => s.getItems(),
+        ];
+        for (const [i, step] of steps.entries()) {
+          expect(await step(ours), `step ${i}`).toEqual(await step(theirs));
+        }
+        // Durable: another handle on the instance sees the same session.
+        const again = await backend.open(undefined, {});
+        await again.close();
+        expect(await new AgentStateSession(inst, { sessionId: 's1' }).getItems()).toEqual([msg('e')]);
+        // And every item is an event of the session's stream; pops and clears are recorded too.
+        const types = (await inst.events.read({ limit: 1000 })).map((e) => e.type);
+        expect(types.filter((t) => t === 'session_item_added')).toHaveLength(5);
+        expect(types.filter((t) => t === 'session_item_popped')).toHaveLength(3);
+        expect(types.filter((t) => t === 'session_cleared')).toHaveLength(1);
+      } finally {
+        await inst.close();
+      }
+    });
+
+    it('carries a conversation across runs of an agent (a scripted model, offline)', async () => {
+      const inst = await backend.open('conversation');
+      try {
+        const model = new ScriptedModel([
+          modelResponse([assistantMessage('Hello Ana.')]),
+          modelResponse([assistantMessage('You are Ana.')]),
+        ]);
+        const agent = new Agent({ name: 'assistant', model });
+        await run(agent, 'I am Ana.', { session: new AgentStateSession(inst, { sessionId: 'chat' }) });
+        // A new process would open the instance again: the session comes back from the store.
+        const reopened = await backend.open('conversation');
+        try {
+          const result = await run(agent, 'Who am I?', {
+            session: new AgentStateSession(reopened, { sessionId: 'chat' }),
+          });
+          expect(result.finalOutput).toBe('You are Ana.');
+        } finally {
+          await reopened.close();
+        }
+        const input = model.lastCall?.request.input as AgentInputItem[];
+        expect(input.map((i) => ('content' in i ? JSON.stringify(i.content) : i.type)).join(' ')).toMatch(
+          /I am Ana.*Hello Ana.*Who am I/,
+        );
+        const items = await new AgentStateSession(inst, { sessionId: 'chat' }).getItems();
+        expect(items).toHaveLength(4);
+      } finally {
+        await inst.close();
+      }
+    });
+
+    it('loses no item and keeps each writer’s order when two processes add 500 items each', async () => {
+      const key = `two-${backend.name}`;
+      const inst = await backend.open(key);
+      const args = backend.cliArgs(key);
+      const dir = args[1]!;
+      const url = args[3];
+      const startAt = Date.now() + 1500;
+      const results = await Promise.all(
+        ['p1', 'p2'].map((w) => writer([dir, w, '500', ...(url ? [url] : [])], startAt)),
+      );
+      expect(results.map((r) => r.added)).toEqual([500, 500]);
+      try {
+        const items = (await new AgentStateSession(inst, { sessionId: 'shared-session' }).getItems()).map(
+          (i) => (i as { content: string }).content,
+        );
+        expect(items).toHaveLength(1000);
+        for (const w of ['p1', 'p2']) {
+          const mine = items.filter((c) => c.startsWith(`${w}:`));
+          expect(mine).toEqual(Array.from({ length: 500 }, (_, n) => `${w}:${n}`));
+        }
+        // A pair added in one call stays together.
+        for (const [i, c] of items.entries()) {
+          const [w, n] = c.split(':') as [string, string];
+          if (Number(n) % 10 === 9 && Number(n) < 499) expect(items[i + 1]).toBe(`${w}:${Number(n) + 1}`);
+        }
+      } finally {
+        await inst.close();
+      }
+    });
+  });
+}
