@@ -200,7 +200,7 @@ export function createDocumentBackend(conn: PostgresConnection, hint: AppendHint
     const src: ValueSource = {
       instance: conn.instance,
       w,
-      body: w.noop ? null : JSON.stringify(w.body),
+      body: w.noop ? null : (w.body_text ?? JSON.stringify(w.body)),
       event: pendingOne(w.events[0] as NewEvent),
     };
     const values = new Array<unknown>(built.values.length);
@@ -228,7 +228,7 @@ export function createDocumentBackend(conn: PostgresConnection, hint: AppendHint
     const src: ValueSource = {
       instance: conn.instance,
       w,
-      body: w.noop ? null : JSON.stringify(w.body),
+      body: w.noop ? null : (w.body_text ?? JSON.stringify(w.body)),
       event: null,
     };
     const ctes = commitCtes(t, shapeOf(w), (get) => p.add(get(src)));

@@ -128,7 +128,7 @@ export function oneEventCtes(t: Names, param: (field: OneEventField) => string, 
 /** One event ready for `oneEventCtes`: as stored, with its stream's JSON and its hash tail. */
 export function pendingOne(e: NewEvent): Record<OneEventField, unknown> {
   const stream = storable(e.stream) as string;
-  const one = {
+  const one: Record<OneEventField, unknown> = {
     stream,
     type: storable(e.type) as string,
     data: JSON.stringify(e.data ?? null),
@@ -137,8 +137,11 @@ export function pendingOne(e: NewEvent): Record<OneEventField, unknown> {
     causation_id: storable(e.causation_id),
     work_item_id: storable(e.work_item_id),
     created_at: e.created_at,
+    stream_json: JSON.stringify(stream),
+    tail: '',
   };
-  return { ...one, stream_json: JSON.stringify(stream), tail: eventHashTail(one) };
+  one.tail = eventHashTail(one as unknown as PendingEvent);
+  return one;
 }
 
 /**
