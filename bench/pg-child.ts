@@ -11,6 +11,7 @@ import {
   CONTENDERS,
   type CommitMode,
   type Contender,
+  clientJsPerCommit,
   commitRound,
   DOC_KIND,
   documentsTableStats,
@@ -151,6 +152,23 @@ async function p1(env: PgEnv, rounds: number): Promise<void> {
         rounds: asCpu,
         baselineRounds: rawCpu,
         note: "process.cpuUsage() of the benchmark process (user + system, every thread: driver, sockets and GC included) over each side's blocks, divided by its commits",
+        rule: { op: 'info' },
+      },
+    });
+    const js: number[] = [];
+    for (let r = 0; r < rounds; r++) js.push(await clientJsPerCommit(env, 10_000));
+    log(`[P1] agentstate JavaScript per commit, driver stubbed: ${js.map((x) => fmt(x, 1)).join(', ')} µs`);
+    await send({
+      type: 'row',
+      row: {
+        section: 'P1',
+        name: "agentstate's own JavaScript per commit (pg's pool stubbed)",
+        unit: 'µs',
+        baselineName: null,
+        target: '(info)',
+        rounds: js,
+        baselineRounds: [],
+        note: "the 1-connection commits with pg's pool answering at once: input checks, merge patch, canonical JSON, SHA-256, statement and parameters, transaction wrapper, result; no driver, socket or server; CPU per commit, median of 5 blocks of 2,000 per round (hot caches, so lower than the same code costs between round trips)",
         rule: { op: 'info' },
       },
     });

@@ -315,6 +315,47 @@ export async function commitRound(
   }
 }
 
+/**
+ * agentstate's own JavaScript per `docs.commit`, apart from the driver, the sockets and the server: the same
+ * commits as P1's 1-connection row, with pg's pool answering at once (`connect` hands out a client whose
+ * `query` resolves with the row the commit statement returns, and `Pool.query`, the NOTIFY hint's, with no
+ * row). That is everything before the statement is given to pg and after its result comes back: input
+ * checks, merge patch, canonical JSON and SHA-256, the statement and its parameters, the transaction
+ * wrapper and the result. This process's CPU time per commit, the median of `blocks` blocks.
+ */
+export async function clientJsPerCommit(env: PgEnv, commits: number, blocks = 5): Promise<number> {
+  const inst = await env.open('commit-js');
+  const proto = pg.Pool.prototype as unknown as Record<'connect' | 'query', unknown>;
+  const real = { connect: proto.connect, query: proto.query };
+  try {
+    const c = await agentstateCommitter(inst, 'plan-js');
+    let seq = 1;
+    let position = 1;
+    const client = {
+      query: () =>
+        Promise.resolve({ command: 'SELECT', rowCount: 1, rows: [{ seq: ++seq, n: '1', last: ++position }] }),
+      release: () => {},
+    };
+    proto.connect = () => Promise.resolve(client);
+    proto.query = () => Promise.resolve({ command: 'SELECT', rowCount: 0, rows: [] });
+    let i = 0;
+    for (; i < 1000; i++) await c.once(i);
+    const per = Math.ceil(commits / blocks);
+    const us: number[] = [];
+    for (let b = 0; b < blocks; b++) {
+      const c0 = process.cpuUsage();
+      for (let k = 0; k < per; k++, i++) await c.once(i);
+      const d = process.cpuUsage(c0);
+      us.push((d.user + d.system) / per);
+    }
+    return median(us);
+  } finally {
+    proto.connect = real.connect;
+    proto.query = real.query;
+    await closeInst(inst);
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // P2. Claim + resolve, 8 in-process workers over a pool.
 
