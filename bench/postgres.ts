@@ -240,7 +240,7 @@ async function groupPair(
   perCommitter: number,
   blocks = 10,
   warmup = 30,
-): Promise<{ a: number; b: number }> {
+): Promise<{ a: number; b: number; cpuA: number; cpuB: number }> {
   const counters = [0, 0];
   const step = async (group: Committer[], side: 0 | 1, k: number) => {
     await Promise.all(
@@ -256,16 +256,27 @@ async function groupPair(
   const per = Math.ceil(perCommitter / blocks);
   const ms = [0, 0];
   const ops = [0, 0];
+  // This process's CPU time (user + system, all threads) while each side runs: the client's share of a
+  // commit, apart from the time spent waiting for the server.
+  const cpuUs = [0, 0];
   for (let blk = 0; blk < blocks; blk++) {
     for (const side of blk % 2 === 0 ? ([0, 1] as const) : ([1, 0] as const)) {
       const group = side === 0 ? a : b;
       const t0 = nowMs();
+      const c0 = process.cpuUsage();
       await step(group, side, per);
+      const c = process.cpuUsage(c0);
       ms[side]! += nowMs() - t0;
+      cpuUs[side]! += c.user + c.system;
       ops[side]! += per * group.length;
     }
   }
-  return { a: (ops[0]! / ms[0]!) * 1000, b: (ops[1]! / ms[1]!) * 1000 };
+  return {
+    a: (ops[0]! / ms[0]!) * 1000,
+    b: (ops[1]! / ms[1]!) * 1000,
+    cpuA: cpuUs[0]! / ops[0]!,
+    cpuB: cpuUs[1]! / ops[1]!,
+  };
 }
 
 export type CommitMode = 'one' | 'own-instances' | 'shared-instance';
@@ -280,7 +291,7 @@ export async function commitRound(
   env: PgEnv,
   mode: CommitMode,
   perCommitter: number,
-): Promise<{ agentstate: number; raw: number }> {
+): Promise<{ agentstate: number; raw: number; agentstateCpuUs: number; rawCpuUs: number }> {
   const n = mode === 'one' ? 1 : 8;
   const insts: Array<Instance & { dir: string }> = [];
   const as: Committer[] = [];
@@ -297,10 +308,51 @@ export async function commitRound(
       );
     }
     const r = await groupPair(as, raw, perCommitter);
-    return { agentstate: r.a, raw: r.b };
+    return { agentstate: r.a, raw: r.b, agentstateCpuUs: r.cpuA, rawCpuUs: r.cpuB };
   } finally {
     for (const c of raw) await c.close();
     for (const inst of insts) await closeInst(inst);
+  }
+}
+
+/**
+ * agentstate's own JavaScript per `docs.commit`, apart from the driver, the sockets and the server: the same
+ * commits as P1's 1-connection row, with pg's pool answering at once (`connect` hands out a client whose
+ * `query` resolves with the row the commit statement returns, and `Pool.query`, the NOTIFY hint's, with no
+ * row). That is everything before the statement is given to pg and after its result comes back: input
+ * checks, merge patch, canonical JSON and SHA-256, the statement and its parameters, the transaction
+ * wrapper and the result. This process's CPU time per commit, the median of `blocks` blocks.
+ */
+export async function clientJsPerCommit(env: PgEnv, commits: number, blocks = 5): Promise<number> {
+  const inst = await env.open('commit-js');
+  const proto = pg.Pool.prototype as unknown as Record<'connect' | 'query', unknown>;
+  const real = { connect: proto.connect, query: proto.query };
+  try {
+    const c = await agentstateCommitter(inst, 'plan-js');
+    let seq = 1;
+    let position = 1;
+    const client = {
+      query: () =>
+        Promise.resolve({ command: 'SELECT', rowCount: 1, rows: [{ seq: ++seq, n: '1', last: ++position }] }),
+      release: () => {},
+    };
+    proto.connect = () => Promise.resolve(client);
+    proto.query = () => Promise.resolve({ command: 'SELECT', rowCount: 0, rows: [] });
+    let i = 0;
+    for (; i < 1000; i++) await c.once(i);
+    const per = Math.ceil(commits / blocks);
+    const us: number[] = [];
+    for (let b = 0; b < blocks; b++) {
+      const c0 = process.cpuUsage();
+      for (let k = 0; k < per; k++, i++) await c.once(i);
+      const d = process.cpuUsage(c0);
+      us.push((d.user + d.system) / per);
+    }
+    return median(us);
+  } finally {
+    proto.connect = real.connect;
+    proto.query = real.query;
+    await closeInst(inst);
   }
 }
 

@@ -594,6 +594,8 @@ function ruleCheck(rule: PgRule): (ratio: number, value: number) => boolean | nu
       return (ratio) => ratio >= rule.value;
     case 'max':
       return (ratio) => ratio <= rule.value;
+    case 'value-max':
+      return (_ratio, value) => value <= rule.value;
     case 'ok':
       return () => rule.ok;
     case 'info':

@@ -200,6 +200,12 @@ export interface DocumentWrite {
   expected_hash: string | null;
   /** The new body (for a no-op: the current body, not written). */
   body: JsonObject;
+  /**
+   * The body's canonical JSON text (canonicalJson, what content_hash covers), when the store has it; a
+   * backend that keeps the body as parsed JSON (PostgreSQL's jsonb) may send it instead of serializing
+   * `body` again. Absent for a no-op.
+   */
+  body_text?: string;
   content_hash: string;
   noop: boolean;
   actor: string;

@@ -477,6 +477,7 @@ export class DocumentStore {
     // One object literal per write (spreading a shared base into it costs more than the fields).
     const write = (
       body: JsonObject,
+      bodyText: string | undefined,
       contentHash: string,
       noop: boolean,
       events: NewEvent[],
@@ -487,6 +488,7 @@ export class DocumentStore {
       expected_version: i.expected_version,
       expected_hash: current?.content_hash ?? null,
       body,
+      body_text: bodyText,
       content_hash: contentHash,
       noop,
       actor,
@@ -512,6 +514,7 @@ export class DocumentStore {
       const entry = await this.#backend.docs.commit(
         write(
           current.body,
+          undefined,
           current.content_hash,
           true,
           [
@@ -610,6 +613,7 @@ export class DocumentStore {
     const entry = await this.#backend.docs.commit(
       write(
         next,
+        stored,
         hash,
         false,
         events,

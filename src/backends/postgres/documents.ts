@@ -11,8 +11,15 @@ import type {
 import { documentFromRow, historyFromRow } from '../../core/rows.js';
 import type { HistoryEntry, JsonObject } from '../../core/types.js';
 import { InternalError, StateConflictError } from '../../errors.js';
-import type { PostgresConnection, Tx } from './connection.js';
-import { type AppendHint, appendEventsCtes, writeEvents } from './events.js';
+import type { Names, PostgresConnection, Tx } from './connection.js';
+import {
+  type AppendHint,
+  appendEventsCtes,
+  type OneEventField,
+  oneEventCtes,
+  pendingOne,
+  writeEvents,
+} from './events.js';
 import { enqueueCtes, missingBlocker, setStatusRow, settleEnqueue, type WorkItemRow } from './work-items.js';
 
 type DocRow = DocumentRowDump;
@@ -34,6 +41,89 @@ function isHistoryDuplicate(err: unknown): boolean {
       e.constraint === 'document_history_version' ||
       e.constraint === 'document_history_pkey')
   );
+}
+
+/** What the text of a commit statement depends on, besides the schema's names. */
+interface CommitShape {
+  mode: 'noop' | 'insert' | 'update';
+  /** Retention runs in the statement. */
+  prune: boolean;
+}
+
+/** Where a commit statement's parameter values come from. */
+interface ValueSource {
+  instance: string;
+  w: DocumentWrite;
+  /** The body's JSON text (null for a no-op, which writes no body). */
+  body: string | null;
+  /** The one event of a plain commit (null when the statement appends its events otherwise). */
+  event: Record<OneEventField, unknown> | null;
+}
+
+function shapeOf(w: DocumentWrite): CommitShape {
+  return {
+    mode: w.noop ? 'noop' : w.expected_version === 0 ? 'insert' : 'update',
+    prune: w.keep_versions !== null && !w.noop,
+  };
+}
+
+/** Reads one parameter's value. */
+type ValueOf = (s: ValueSource) => unknown;
+
+/**
+ * The conditional write, its history entry and retention, as CTEs `_cas`, `_hist` (and `_prune`). The text
+ * is built from `shape` alone: each value is a parameter, named by the function `param` is given to read
+ * it from a write, so equal shapes give equal texts and the values bound to them follow the same order.
+ */
+function commitCtes(t: Names, shape: CommitShape, param: (get: ValueOf) => string): string[] {
+  const kind = param((s) => s.w.kind);
+  const id = param((s) => s.w.id);
+  const expected = param((s) => s.w.expected_version);
+  const now = param((s) => s.w.now);
+  const where = `instance = $1 AND kind = ${kind} AND id = ${id}`;
+  // The version read, and its content: a commit built on a remembered copy must not land on another one.
+  const still = () => `version = ${expected} AND content_hash = ${param((s) => s.w.expected_hash)}::text`;
+  // Sent once, used by the document row and its history entry (a no-op's entry keeps no body).
+  const body = shape.mode === 'noop' ? 'NULL' : param((s) => s.body);
+  const hash = param((s) => s.w.content_hash);
+  let cas: string;
+  if (shape.mode === 'noop') {
+    // Nothing changes but the history seq; the row lock and the version test still serialize it.
+    cas = `UPDATE ${t.documents} SET last_seq = last_seq + 1 WHERE ${where} AND ${still()}
+        RETURNING version, last_seq`;
+  } else if (shape.mode === 'insert') {
+    cas = `INSERT INTO ${t.documents}
+          (instance, kind, id, version, body, content_hash, forked_from, last_seq, created_at, updated_at)
+        VALUES ($1, ${kind}, ${id}, 1, ${body}::jsonb, ${hash},
+          ${param((s) => s.w.forked_from && JSON.stringify(s.w.forked_from))}::jsonb, 1, ${now}, ${now})
+        ON CONFLICT (instance, kind, id) DO NOTHING
+        RETURNING version, last_seq`;
+  } else {
+    cas = `UPDATE ${t.documents} SET version = version + 1, body = ${body}::jsonb,
+          content_hash = ${hash}, updated_at = ${now}, last_seq = last_seq + 1
+        WHERE ${where} AND ${still()}
+        RETURNING version, last_seq`;
+  }
+  const ctes = [
+    `_cas AS (${cas})`,
+    `_hist AS (
+        INSERT INTO ${t.document_history} (instance, kind, id, ${HISTORY_COLS})
+        SELECT $1, ${kind}, ${id}, c.last_seq, c.version, ${expected}, ${param((s) => s.w.noop)},
+          ${body}::jsonb, ${hash}, ${param((s) => s.w.actor)},
+          ${param((s) => s.w.actor_kind)}, ${param((s) => s.w.provenance && JSON.stringify(s.w.provenance))}::jsonb,
+          ${param((s) => s.w.write_id)}, ${param((s) => s.w.request_hash)}, ${param((s) => s.w.reason)},
+          ${param((s) => s.w.override && JSON.stringify(s.w.override))}::jsonb, ${now}
+        FROM _cas AS c
+        RETURNING seq)`,
+  ];
+  if (shape.prune) {
+    // Retention in the same statement; the newest version (this commit) is never removed.
+    ctes.push(`_prune AS (
+        DELETE FROM ${t.document_history} AS h USING _cas AS c
+        WHERE h.instance = $1 AND h.kind = ${kind} AND h.id = ${id}
+          AND h.version <= c.version - GREATEST(1, ${param((s) => s.w.keep_versions)}::int))`);
+  }
+  return ctes;
 }
 
 export function createDocumentBackend(conn: PostgresConnection, hint: AppendHint | null): DocumentBackend {
@@ -78,66 +168,76 @@ export function createDocumentBackend(conn: PostgresConnection, hint: AppendHint
     });
   }
 
+  /**
+   * The commit statement's shapes, built once each (see commitCtes): the text of a plain commit (one
+   * event, nothing enqueued or resolved) depends on nothing but its shape, so it is kept with the
+   * functions that read its parameters' values from a write.
+   */
+  const shapes = new Map<string, { text: string; values: ValueOf[] }>();
+
+  function plainStatement(w: DocumentWrite): { text: string; values: unknown[] } {
+    const shape = shapeOf(w);
+    // Every field of the shape is in the key, and the text is built from the shape alone (the builders
+    // are given no write), so two writes share a text only when their texts are equal; the prepared
+    // statement's name is a hash of that text (PostgresConnection.statement).
+    const key = `${shape.mode}|${shape.prune}`;
+    let built = shapes.get(key);
+    if (built === undefined) {
+      const values: ValueOf[] = [(s) => s.instance];
+      const param = (get: ValueOf) => {
+        values.push(get);
+        return `$${values.length}`;
+      };
+      const ctes = commitCtes(t, shape, param);
+      ctes.push(oneEventCtes(t, (field) => param((s) => s.event?.[field]), 'EXISTS (SELECT 1 FROM _hist)'));
+      // The caller needs no event back, only the count (a check) and the newest position (the hint).
+      const text = `WITH ${ctes.join(',\n')}
+         SELECT (SELECT last_seq FROM _cas) AS seq, (SELECT count(*) FROM _ev) AS n,
+           (SELECT max(e_position) FROM _ev) AS last`;
+      built = { text, values };
+      shapes.set(key, built);
+    }
+    const src: ValueSource = {
+      instance: conn.instance,
+      w,
+      body: w.noop ? null : (w.body_text ?? JSON.stringify(w.body)),
+      event: pendingOne(w.events[0] as NewEvent),
+    };
+    const values = new Array<unknown>(built.values.length);
+    for (let k = 0; k < values.length; k++) values[k] = (built.values[k] as ValueOf)(src);
+    return { text: built.text, values };
+  }
+
   /** The commit, or 'stale' when the document is no longer at the version (and content) it was read at. */
   async function commitTx(tx: Tx, w: DocumentWrite): Promise<HistoryEntry | 'stale'> {
+    if (w.enqueue.length === 0 && w.resolve.length === 0 && w.events.length === 1) {
+      // One statement, sent on its own: its event is appended only when the conditional write matched.
+      // It returns only what the caller does not know yet: the history seq and the event's position.
+      const { text, values } = plainStatement(w);
+      const res = await tx.queryAndCommit<{ seq: number | null; n: number; last: number | null }>(
+        text,
+        values,
+      );
+      const row = res.rows[0];
+      if (row?.seq === null || row?.seq === undefined) return 'stale';
+      if (Number(row.n) !== 1) throw new InternalError(`append_events stored ${row.n} of 1 events`);
+      if (row.last !== null) hint?.appended(row.last);
+      return entryOf(w, row.seq);
+    }
     const p = conn.params();
-    const kind = p.add(w.kind);
-    const id = p.add(w.id);
-    const expected = p.add(w.expected_version);
-    const now = p.add(w.now);
-    const where = `instance = $1 AND kind = ${kind} AND id = ${id}`;
-    // The version read, and its content: a commit built on a remembered copy must not land on another one.
-    const still = () => `version = ${expected} AND content_hash = ${p.add(w.expected_hash)}::text`;
-    // Sent once, used by the document row and its history entry (a no-op's entry keeps no body).
-    const body = w.noop ? 'NULL' : p.add(JSON.stringify(w.body));
-    const hash = p.add(w.content_hash);
-    let cas: string;
-    if (w.noop) {
-      // Nothing changes but the history seq; the row lock and the version test still serialize it.
-      cas = `UPDATE ${t.documents} SET last_seq = last_seq + 1 WHERE ${where} AND ${still()}
-        RETURNING version, last_seq`;
-    } else if (w.expected_version === 0) {
-      cas = `INSERT INTO ${t.documents}
-          (instance, kind, id, version, body, content_hash, forked_from, last_seq, created_at, updated_at)
-        VALUES ($1, ${kind}, ${id}, 1, ${body}::jsonb, ${hash},
-          ${p.add(w.forked_from && JSON.stringify(w.forked_from))}::jsonb, 1, ${now}, ${now})
-        ON CONFLICT (instance, kind, id) DO NOTHING
-        RETURNING version, last_seq`;
-    } else {
-      cas = `UPDATE ${t.documents} SET version = version + 1, body = ${body}::jsonb,
-          content_hash = ${hash}, updated_at = ${now}, last_seq = last_seq + 1
-        WHERE ${where} AND ${still()}
-        RETURNING version, last_seq`;
-    }
-    const ctes = [
-      `_cas AS (${cas})`,
-      `_hist AS (
-        INSERT INTO ${t.document_history} (instance, kind, id, ${HISTORY_COLS})
-        SELECT $1, ${kind}, ${id}, c.last_seq, c.version, ${expected}, ${p.add(w.noop)},
-          ${body}::jsonb, ${hash}, ${p.add(w.actor)},
-          ${p.add(w.actor_kind)}, ${p.add(w.provenance && JSON.stringify(w.provenance))}::jsonb,
-          ${p.add(w.write_id)}, ${p.add(w.request_hash)}, ${p.add(w.reason)},
-          ${p.add(w.override && JSON.stringify(w.override))}::jsonb, ${now}
-        FROM _cas AS c
-        RETURNING seq)`,
-    ];
-    if (w.keep_versions !== null && !w.noop) {
-      // Retention in the same statement; the newest version (this commit) is never removed.
-      ctes.push(`_prune AS (
-        DELETE FROM ${t.document_history} AS h USING _cas AS c
-        WHERE h.instance = $1 AND h.kind = ${kind} AND h.id = ${id}
-          AND h.version <= c.version - GREATEST(1, ${p.add(w.keep_versions)}::int))`);
-    }
+    const src: ValueSource = {
+      instance: conn.instance,
+      w,
+      body: w.noop ? null : (w.body_text ?? JSON.stringify(w.body)),
+      event: null,
+    };
+    const ctes = commitCtes(t, shapeOf(w), (get) => p.add(get(src)));
     type Row = { seq: number | null; created: WorkItemRow[] | null; missing: string | null };
 
     if (w.enqueue.length === 0 && w.resolve.length === 0) {
-      // One statement, sent on its own: its events are appended only when the conditional write matched.
-      // It returns only what the caller does not know yet: the history seq and the events' positions.
-      // Conditioned on the history row, so it is written before the event head is locked: the head is
-      // held for the event alone (a CTE nobody reads runs last, inside the lock).
+      // Several events (a kind's effects), in the same one statement.
       const call = appendEventsCtes(t, p, w.events, 'EXISTS (SELECT 1 FROM _hist)');
       ctes.push(call.ctes);
-      // The caller needs no event back, only the count (a check) and the newest position (the hint).
       const res = await tx.queryAndCommit<{ seq: number | null; n: number; last: number | null }>(
         `WITH ${ctes.join(',\n')}
          SELECT (SELECT last_seq FROM _cas) AS seq, (SELECT count(*) FROM _ev) AS n,

@@ -89,6 +89,61 @@ function storable(s: string | null): string | null {
   return s !== null && /[\uD800-\uDFFF]/.test(s) ? Buffer.from(s, 'utf8').toString('utf8') : s;
 }
 
+/** What the one-event CTEs send as parameters: the event as stored, its stream as JSON, its hash tail. */
+export type OneEventField = keyof PendingEvent | 'stream_json' | 'tail';
+
+/**
+ * The CTEs that append one event (see appendEventsCtes), defining `_ev`. Its text depends on `t` and `when`
+ * alone: every value is a parameter, whose placeholder `param(field)` returns (called once per field, in
+ * the order the text uses them), so a caller can keep the text and bind new values.
+ */
+export function oneEventCtes(t: Names, param: (field: OneEventField) => string, when: string): string {
+  const stream = param('stream');
+  const sj = param('stream_json');
+  const tail = param('tail');
+  return `_aseq AS (
+        INSERT INTO ${t.event_streams} AS q (instance, stream, seq) SELECT $1, ${stream}, 1 WHERE ${when}
+        ON CONFLICT (instance, stream) DO UPDATE SET seq = q.seq + 1
+        RETURNING q.seq),
+      _aprev AS (
+        SELECT h.position, h.hash FROM ${t.event_heads} AS h
+        WHERE h.instance = $1 AND EXISTS (SELECT 1 FROM _aseq) FOR UPDATE),
+      _ahead AS (
+        UPDATE ${t.event_heads} AS h SET position = v.position + 1,
+          hash = encode(sha256(convert_to('["' || v.hash || '",' || (v.position + 1) || ',' || ${sj}::text
+            || ',' || s.seq || ',' || ${tail}::text, 'UTF8')), 'hex')
+        FROM _aprev AS v, _aseq AS s WHERE h.instance = $1
+        RETURNING h.position, v.hash AS prev_hash, h.hash, s.seq),
+      _ev AS (
+        INSERT INTO ${t.events} (instance, position, stream, stream_seq, type, data, actor, correlation_id,
+          causation_id, work_item_id, created_at, prev_hash, hash)
+        -- Without a head row the position is NULL and the NOT NULL constraint fails the whole statement.
+        SELECT $1, h.position, ${stream}, s.seq, ${param('type')}, ${param('data')}::json, ${param('actor')}::text,
+          ${param('correlation_id')}::text, ${param('causation_id')}::text, ${param('work_item_id')}::text,
+          ${param('created_at')}::bigint, h.prev_hash, h.hash
+        FROM _aseq AS s LEFT JOIN _ahead AS h ON true
+        RETURNING position AS e_position, stream_seq AS e_stream_seq, prev_hash AS e_prev_hash, hash AS e_hash)`;
+}
+
+/** One event ready for `oneEventCtes`: as stored, with its stream's JSON and its hash tail. */
+export function pendingOne(e: NewEvent): Record<OneEventField, unknown> {
+  const stream = storable(e.stream) as string;
+  const one: Record<OneEventField, unknown> = {
+    stream,
+    type: storable(e.type) as string,
+    data: JSON.stringify(e.data ?? null),
+    actor: storable(e.actor),
+    correlation_id: storable(e.correlation_id),
+    causation_id: storable(e.causation_id),
+    work_item_id: storable(e.work_item_id),
+    created_at: e.created_at,
+    stream_json: JSON.stringify(stream),
+    tail: '',
+  };
+  one.tail = eventHashTail(one as unknown as PendingEvent);
+  return one;
+}
+
 /**
  * CTEs that append `events` (in the order they happened) and define `_ev`, one row per event
  * (e_position, e_stream_seq, e_prev_hash, e_hash); their values are added to `p` (whose `$1` is the
@@ -123,33 +178,12 @@ export function appendEventsCtes(
   const streamJson = pending.map((e) => JSON.stringify(e.stream));
   const tails = pending.map(eventHashTail);
   if (pending.length === 1) {
-    const e = pending[0] as PendingEvent;
-    const stream = p.add(e.stream);
-    const sj = p.add(streamJson[0]);
-    const tail = p.add(tails[0]);
-    const ctes = `_aseq AS (
-        INSERT INTO ${t.event_streams} AS q (instance, stream, seq) SELECT $1, ${stream}, 1 WHERE ${when}
-        ON CONFLICT (instance, stream) DO UPDATE SET seq = q.seq + 1
-        RETURNING q.seq),
-      _aprev AS (
-        SELECT h.position, h.hash FROM ${t.event_heads} AS h
-        WHERE h.instance = $1 AND EXISTS (SELECT 1 FROM _aseq) FOR UPDATE),
-      _ahead AS (
-        UPDATE ${t.event_heads} AS h SET position = v.position + 1,
-          hash = encode(sha256(convert_to('["' || v.hash || '",' || (v.position + 1) || ',' || ${sj}::text
-            || ',' || s.seq || ',' || ${tail}::text, 'UTF8')), 'hex')
-        FROM _aprev AS v, _aseq AS s WHERE h.instance = $1
-        RETURNING h.position, v.hash AS prev_hash, h.hash, s.seq),
-      _ev AS (
-        INSERT INTO ${t.events} (instance, position, stream, stream_seq, type, data, actor, correlation_id,
-          causation_id, work_item_id, created_at, prev_hash, hash)
-        -- Without a head row the position is NULL and the NOT NULL constraint fails the whole statement.
-        SELECT $1, h.position, ${stream}, s.seq, ${p.add(e.type)}, ${p.add(e.data)}::json, ${p.add(e.actor)}::text,
-          ${p.add(e.correlation_id)}::text, ${p.add(e.causation_id)}::text, ${p.add(e.work_item_id)}::text,
-          ${p.add(e.created_at)}::bigint, h.prev_hash, h.hash
-        FROM _aseq AS s LEFT JOIN _ahead AS h ON true
-        RETURNING position AS e_position, stream_seq AS e_stream_seq, prev_hash AS e_prev_hash, hash AS e_hash)`;
-    return { ctes, pending };
+    const one = {
+      ...(pending[0] as PendingEvent),
+      stream_json: streamJson[0] as string,
+      tail: tails[0] as string,
+    };
+    return { ctes: oneEventCtes(t, (field) => p.add(one[field]), when), pending };
   }
   const col = <K extends keyof PendingEvent>(k: K) => pending.map((x) => x[k]);
   const args = [
