@@ -273,6 +273,13 @@ export function blockerFailureConformance(name: string, t: ConformanceTest): voi
         'INVALID_INPUT',
       );
       await expectCode(c.work.list({ blocked_on_failure: 'yes' as never }), 'INVALID_INPUT');
+      // Nor can the log be forged: the retry events are the store's own.
+      for (const type of ['work_item_retried', 'work_item_reopened']) {
+        await expectCode(
+          c.events.append({ type, work_item_id: a.id, data: { status: 'pending' } }),
+          'INVALID_INPUT',
+        );
+      }
       expect(await eventCount(c)).toBe(before);
     });
 
