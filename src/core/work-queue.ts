@@ -437,7 +437,8 @@ export class WorkQueue {
       return { id: i.id, reason: i.reason ?? null, actor: i.actor ?? this.#ctx.defaultWorker, now };
     });
     if (qs.length === 0) return [];
-    return this.#backend.work.retry(qs);
+    // A retried item may still wait on a failed blocker of its own: say so at once.
+    return this.#withFailedBlockers(await this.#backend.work.retry(qs));
   }
 
   #setStatus(

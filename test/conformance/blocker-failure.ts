@@ -186,6 +186,29 @@ export function blockerFailureConformance(name: string, t: ConformanceTest): voi
       expect((await c.work.list({ status: 'pending' })).length).toBe(4);
     });
 
+    t('a human failing a parked item, and concurrent coalesced resolves, cascade too', async (c) => {
+      const asked = await c.work.enqueue({ title: 'ask', waiting_human: true });
+      const after = await c.work.enqueue({
+        title: 'x',
+        blocked_by: [asked.id],
+        on_blocker_failure: 'cascade',
+      });
+      await c.work.resolve({ id: asked.id, status: 'failed', error: 'no', worker: 'ana' });
+      expect(await c.work.get(after.id)).toMatchObject({ status: 'cancelled', cascaded_from: asked.id });
+      expect(await lastEvent(c, after.id)).toMatchObject({ actor: 'ana' });
+      // Overlapping single resolves on one handle go in one batch (resolveEach).
+      const tops = await Promise.all([1, 2, 3].map((n) => c.work.enqueue({ title: `t${n}` })));
+      const deps = await Promise.all(
+        tops.map((t) => c.work.enqueue({ title: 'd', blocked_by: [t.id], on_blocker_failure: 'cascade' })),
+      );
+      const held = await c.work.claimMany({ worker: 'w', limit: 3 });
+      expect(held.map((h) => h.id).sort()).toEqual(tops.map((t) => t.id).sort());
+      await Promise.all(held.map((h) => c.work.resolve({ id: h.id, status: 'failed', worker: 'w' })));
+      for (const [k, d] of deps.entries()) {
+        expect(await c.work.get(d.id)).toMatchObject({ status: 'cancelled', cascaded_from: tops[k]!.id });
+      }
+    });
+
     t('a refused resolve batch rolls back its cascade too', async (c) => {
       const a = await c.work.enqueue({ title: 'a' });
       const x = await c.work.enqueue({ title: 'x' });
@@ -206,7 +229,7 @@ export function blockerFailureConformance(name: string, t: ConformanceTest): voi
       const [a, b] = await chain(c, 'cascade');
       await failByResolve(c, a.id);
       const r = await c.work.retry({ id: b.id });
-      expect(r).toMatchObject({ status: 'pending', cascaded_from: null });
+      expect(r).toMatchObject({ status: 'pending', cascaded_from: null, blocked_on_failure: [a.id] });
       expect((await lastEvent(c, b.id)).data).toMatchObject({ previous_blocker: a.id });
       expect((await c.work.get(b.id)).blocked_on_failure).toEqual([a.id]);
     });

@@ -178,7 +178,9 @@ export function cascadeRows(
 ): NewEvent[] {
   const events: NewEvent[] = [];
   const cancel = conn.stmt(
-    `UPDATE work_items SET status = 'cancelled', error = ?, cascaded_from = ?, resolved_at = ?, updated_at = ?
+    // INDEXED BY: the planner otherwise walks every pending item (work_items_status) on each failure.
+    `UPDATE work_items INDEXED BY work_items_cascade SET status = 'cancelled', error = ?, cascaded_from = ?,
+       resolved_at = ?, updated_at = ?
      WHERE status = 'pending' AND on_blocker_failure = 'cascade'
        AND EXISTS (SELECT 1 FROM json_each(work_items.blocked_by) b WHERE b.value = ?)
      RETURNING *`,
