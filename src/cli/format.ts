@@ -15,6 +15,11 @@ export function formatItem(i: WorkItem, now: number = Date.now()): string {
   }
   if (i.blocked_by.length > 0 && i.status === 'pending') parts.push(`blocked_by=${i.blocked_by.join(',')}`);
   if (i.error) parts.push(`error=${JSON.stringify(i.error)}`);
+  if (i.blocked_on_failure?.length) {
+    parts.push(
+      `BLOCKED ON FAILURE of ${i.blocked_on_failure.join(',')} (agentstate retry ${i.blocked_on_failure.join(' ')}, or cancel ${i.id})`,
+    );
+  }
   return parts.join('  ');
 }
 

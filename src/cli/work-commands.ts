@@ -1,4 +1,4 @@
-// `agentstate enqueue | claim | heartbeat | resolve | release | cancel | park | unpark | get | list |
+// `agentstate enqueue | claim | heartbeat | resolve | release | cancel | park | unpark | retry | get | list |
 // annotate | replay`: the work-item operations of the service table, with flags and one-line output.
 import { type Command, Option } from 'commander';
 import { parseJsonInput } from '../core/input.js';
@@ -31,6 +31,12 @@ export function addWorkCommands(program: Command): void {
       int('max-attempts'),
     )
     .option('--waiting-human', 'start parked for a human decision')
+    .addOption(
+      new Option(
+        '--on-blocker-failure <policy>',
+        'when a blocker ends failed or cancelled: wait (reported blocked on the failure) or cascade (cancelled with it) [default: wait]',
+      ).choices(['wait', 'cascade']),
+    )
     .action((title: string, o, cmd: Command) =>
       runCommand<WorkItem>(
         cmd,
@@ -45,6 +51,7 @@ export function addWorkCommands(program: Command): void {
           ...given('not_before', o.notBefore),
           ...given('max_attempts', o.maxAttempts),
           ...(o.waitingHuman ? { waiting_human: true } : {}),
+          ...given('on_blocker_failure', o.onBlockerFailure),
         },
         (item) => formatItem(item),
       ),
@@ -151,6 +158,22 @@ export function addWorkCommands(program: Command): void {
   }
 
   program
+    .command('retry <ids...>')
+    .description(
+      'put failed or cancelled items back to pending with a fresh attempt budget (several: one transaction, all or none)',
+    )
+    .option('-r, --reason <text>', 'why (kept in the history)')
+    .action((ids: string[], o, cmd: Command) =>
+      ids.length === 1
+        ? runCommand<WorkItem>(cmd, 'retry', { id: ids[0], ...given('reason', o.reason) }, (item) =>
+            formatItem(item),
+          )
+        : runCommand<WorkItem[]>(cmd, 'retry_many', { ids, ...given('reason', o.reason) }, (r) =>
+            items(r, 'nothing retried'),
+          ),
+    );
+
+  program
     .command('get <id>')
     .description('show one work item (exit 1 when there is none)')
     .action((id: string, _o, cmd: Command) =>
@@ -170,6 +193,7 @@ export function addWorkCommands(program: Command): void {
     .option('-k, --kind <kind>', 'only this kind')
     .option('--ready', 'only items claimable now')
     .option('--blocked', 'only pending items still blocked or scheduled later')
+    .option('--blocked-on-failure', 'only pending items blocked on a failed or cancelled blocker')
     .option('-n, --limit <n>', 'at most n items [default: 100]', int('limit'))
     .action((o, cmd: Command) =>
       runCommand<WorkItem[]>(
@@ -179,6 +203,7 @@ export function addWorkCommands(program: Command): void {
           ...given('status', o.status),
           ...given('kind', o.kind),
           ...(o.ready ? { ready: true } : o.blocked ? { ready: false } : {}),
+          ...(o.blockedOnFailure ? { blocked_on_failure: true } : {}),
           ...given('limit', o.limit),
         },
         (r) => items(r, 'no items'),

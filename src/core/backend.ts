@@ -2,6 +2,7 @@
 import type { AgentStateError } from '../errors.js';
 import type {
   ActorKind,
+  BlockerFailurePolicy,
   DocumentRecord,
   EventRecord,
   HistoryEntry,
@@ -47,6 +48,8 @@ export interface NewWorkItem {
   blocked_by: string[];
   not_before: number | null;
   max_attempts: number;
+  /** @default 'wait' */
+  on_blocker_failure?: BlockerFailurePolicy;
   created_at: number;
   actor: string | null;
 }
@@ -83,6 +86,14 @@ export interface ResolveQuery extends LeaseQuery {
   status: 'done' | 'failed';
   result: Json;
   error: string | null;
+}
+
+/** A retry: a failed or cancelled item goes back to pending with a fresh attempt budget. */
+export interface RetryQuery {
+  id: string;
+  reason: string | null;
+  actor: string | null;
+  now: number;
 }
 
 export interface EventQuery {
@@ -160,14 +171,34 @@ export interface WorkItemBackend {
     /** When set, the merge happens only while this worker (and attempt) holds the lease. */
     lease: LeaseQuery | null;
   }): Promise<WorkItem>;
-  /** Moves a pending / waiting_human / in_flight item to a new status outside of a lease. */
+  /**
+   * Moves a pending / waiting_human / in_flight item to a new status outside of a lease. Every path that
+   * ends an item failed or cancelled (this, resolve, resolveEach, the expired-lease sweep, a document's
+   * resolve) cancels its pending `on_blocker_failure: cascade` dependants, transitively, in the same
+   * transaction (`cascaded_from` names the blocker, the event `work_item_cancelled` too).
+   */
   setStatus(q: StatusChange): Promise<WorkItem>;
+  /**
+   * Moves failed or cancelled items back to pending with a fresh attempt budget (max_attempts grows by its
+   * value, as attempts stay spent fencing tokens), each with its work_item_retried event, and re-opens the
+   * items their failure cancelled (work_item_reopened), in one transaction: all of them or none (the first
+   * refusal is thrown: NOT_FOUND, INVALID_TRANSITION, PERMISSION_DENIED for a document's human decision).
+   * Ids are distinct.
+   */
+  retry(qs: RetryQuery[]): Promise<WorkItem[]>;
+  /** The status and blockers of each of `ids` that is an item (for blocked_on_failure). */
+  blockerStates(ids: string[]): Promise<Array<{ id: string; status: WorkItemStatus; blocked_by: string[] }>>;
   get(id: string): Promise<WorkItem | null>;
   /** Items in claim order; `ready` true = claimable now, false = pending but blocked or not yet due. */
   list(q: {
     statuses: WorkItemStatus[] | null;
     kind: string | null;
     ready?: boolean;
+    /**
+     * true: pending items blocked on a failure (a blocker ended failed or cancelled, or is itself a pending
+     * item blocked on a failure); false: every other item.
+     */
+    blocked_on_failure?: boolean;
     now: number;
     limit: number;
   }): Promise<WorkItem[]>;
@@ -281,6 +312,8 @@ export interface WorkItemRowDump {
   created_at: number;
   updated_at: number;
   resolved_at: number | null;
+  on_blocker_failure: BlockerFailurePolicy;
+  cascaded_from: string | null;
 }
 
 export interface DocumentRowDump {

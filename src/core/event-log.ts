@@ -20,6 +20,8 @@ export const SYSTEM_EVENT_TYPES = new Set([
   'work_item_parked',
   'work_item_unparked',
   'work_item_replayed',
+  'work_item_retried',
+  'work_item_reopened',
   ...BATCH_TYPES,
   'state_committed',
   'ambiguity_escalated',

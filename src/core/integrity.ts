@@ -113,6 +113,8 @@ interface ItemFold {
   created_at: number;
   claimed_at: number | null;
   resolved_at: number | null;
+  on_blocker_failure: Json;
+  cascaded_from: Json;
 }
 
 type StoredDocument = Omit<DocumentRowDump, 'body'> & { body_hash: string };
@@ -130,6 +132,8 @@ const ITEM_EVENTS = new Set([
   'work_item_unparked',
   'work_item_annotated',
   'work_item_replayed',
+  'work_item_retried',
+  'work_item_reopened',
 ]);
 
 const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -418,6 +422,8 @@ export class IntegrityChecker {
         created_at: e.created_at,
         claimed_at: null,
         resolved_at: null,
+        on_blocker_failure: d.on_blocker_failure ?? 'wait',
+        cascaded_from: null,
       });
       return;
     }
@@ -487,6 +493,32 @@ export class IntegrityChecker {
         s.result = d.result ?? null;
         s.error = d.error ?? null;
         s.resolved_at = isTerminal(to) ? e.created_at : null;
+        // A dependant cancelled by its blocker's failure names the blocker (a retry of it re-opens the item).
+        if (e.type === 'work_item_cancelled') s.cascaded_from = d.blocker ?? null;
+        break;
+      }
+      case 'work_item_retried':
+      case 'work_item_reopened': {
+        // Back to pending from failed or cancelled, with nothing of the ending left on the row.
+        const to = status(d.status);
+        if (to === null) return;
+        if (s.status !== 'failed' && s.status !== 'cancelled') {
+          this.#report(
+            'event_malformed',
+            'events',
+            `#${e.position}`,
+            `event #${e.position} (${e.type}) re-opens work item ${id}, which was ${s.status}, not failed or cancelled`,
+          );
+        }
+        s.status = to;
+        s.result = null;
+        s.error = null;
+        s.lease_owner = null;
+        s.resolved_at = null;
+        s.cascaded_from = null;
+        if (e.type === 'work_item_retried' && s.max_attempts !== null) {
+          s.max_attempts = typeof d.max_attempts === 'number' ? d.max_attempts : s.max_attempts;
+        }
         break;
       }
       // work_item_replayed restates the item; it changes nothing.
@@ -575,6 +607,8 @@ export class IntegrityChecker {
       d('result', s.result, r.result);
       d('error', s.error, r.error);
       d('notes', s.notes, r.notes);
+      d('on_blocker_failure', s.on_blocker_failure, r.on_blocker_failure ?? 'wait');
+      d('cascaded_from', s.cascaded_from, r.cascaded_from ?? null);
       if (s.payload_hash !== null && s.payload_hash !== r.payload_hash) {
         this.#report(
           'row_differs',

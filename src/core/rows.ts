@@ -25,6 +25,8 @@ export function workItemFromRow(r: WorkItemRowDump): WorkItem {
     created_at: toIso(r.created_at),
     updated_at: toIso(r.updated_at),
     resolved_at: toIso(r.resolved_at),
+    on_blocker_failure: r.on_blocker_failure ?? 'wait',
+    cascaded_from: r.cascaded_from ?? null,
   };
 }
 

@@ -36,7 +36,20 @@ export interface WorkItem {
   created_at: string;
   updated_at: string;
   resolved_at: string | null;
+  /** What the item does when a blocker ends failed or cancelled: wait (visibly) or be cancelled with it. */
+  on_blocker_failure: BlockerFailurePolicy;
+  /** The blocker whose failure cancelled this item (on_blocker_failure cascade); a retry of it re-opens the item. */
+  cascaded_from: string | null;
+  /**
+   * Derived (get and list only, on a pending item): the blockers that ended failed or cancelled, so the item
+   * cannot become ready until they are retried (or it is cancelled). Absent when there are none.
+   */
+  blocked_on_failure?: string[];
 }
+
+/** Policies for an item whose blocker ends failed or cancelled. */
+export const BLOCKER_FAILURE_POLICIES = ['wait', 'cascade'] as const;
+export type BlockerFailurePolicy = (typeof BLOCKER_FAILURE_POLICIES)[number];
 
 /** One entry of the append-only event log. */
 export interface EventRecord {
@@ -69,6 +82,17 @@ export interface EnqueueInput {
   max_attempts?: number;
   /** Start parked for a human instead of pending. @default false */
   waiting_human?: boolean;
+  /**
+   * When a blocker ends failed or cancelled: `wait` (stay pending, reported as blocked on a failure) or
+   * `cascade` (cancelled in the same transaction, re-opened if the blocker is retried). @default 'wait'
+   */
+  on_blocker_failure?: BlockerFailurePolicy;
+  actor?: string;
+}
+
+export interface RetryInput {
+  id: string;
+  reason?: string;
   actor?: string;
 }
 
@@ -132,6 +156,8 @@ export interface ListInput {
   status?: WorkItemStatus | WorkItemStatus[];
   kind?: string;
   limit?: number;
+  /** true: only pending items with a blocker that ended failed or cancelled; false: only the others. */
+  blocked_on_failure?: boolean;
 }
 
 export interface AppendEventInput {

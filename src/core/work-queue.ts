@@ -8,6 +8,7 @@ import type { Clock } from './time.js';
 import {
   ACTOR_KINDS,
   type AnnotateInput,
+  BLOCKER_FAILURE_POLICIES,
   type CancelInput,
   type ClaimInput,
   type EnqueueInput,
@@ -16,6 +17,7 @@ import {
   type ListInput,
   type ReleaseInput,
   type ResolveInput,
+  type RetryInput,
   type StatusCounts,
   WORK_ITEM_STATUSES,
   type WorkItem,
@@ -42,6 +44,12 @@ export const WORK_INPUTS = {
     not_before: { type: 'time', nullable: true },
     max_attempts: { type: 'int', min: 1, max: 1000 },
     waiting_human: { type: 'bool' },
+    on_blocker_failure: { type: 'string', enum: BLOCKER_FAILURE_POLICIES },
+    actor: { type: 'name' },
+  },
+  retry: {
+    id: { type: 'name', required: true },
+    reason: { type: 'text' },
     actor: { type: 'name' },
   },
   claim: {
@@ -90,6 +98,7 @@ export const WORK_INPUTS = {
     kind: { type: 'name' },
     limit: { type: 'int', min: 1, max: 100_000 },
     ready: { type: 'bool' },
+    blocked_on_failure: { type: 'bool' },
   },
 } satisfies Record<string, InputSpec>;
 
@@ -115,6 +124,7 @@ export function normalizeEnqueue(raw: EnqueueInput, now: number, defaultActor: s
     blocked_by: [...new Set(i.blocked_by ?? [])],
     not_before: i.not_before ? Date.parse(i.not_before) : null,
     max_attempts: i.max_attempts ?? DEFAULT_MAX_ATTEMPTS,
+    on_blocker_failure: i.on_blocker_failure ?? 'wait',
     created_at: now,
     actor: i.actor ?? defaultActor,
   };
@@ -397,6 +407,40 @@ export class WorkQueue {
     return this.#setStatus(i.id, ['waiting_human'], 'pending', 'work_item_unparked', i.reason, i.actor);
   }
 
+  /**
+   * Puts a failed or cancelled item back to pending, keeping its id and history (work_item_retried records
+   * the previous status, error and attempts), with a fresh attempt budget; the items its failure cancelled
+   * (on_blocker_failure cascade) are re-opened, and its dependants become ready once it is done.
+   * INVALID_TRANSITION for an item in any other status (nothing written); PERMISSION_DENIED for a human
+   * decision a document asked for (its document asks again).
+   * @example await inst.work.retry({ id: failed.id, reason: 'the API is back' })
+   */
+  async retry(input: RetryInput): Promise<WorkItem> {
+    const [item] = await this.retryMany([input]);
+    return item!;
+  }
+
+  /** Retries several items in one transaction: all of them or, if any one is refused, none. */
+  async retryMany(inputs: RetryInput[]): Promise<WorkItem[]> {
+    if (!Array.isArray(inputs) || inputs.length > LIMITS.claimLimit) {
+      throw new InvalidInputError(`retryMany takes an array of at most ${LIMITS.claimLimit} retries`, {
+        field: 'retries',
+      });
+    }
+    const now = this.#ctx.clock();
+    const seen = new Set<string>();
+    const qs = inputs.map((input) => {
+      const i = checkInput<RetryInput>('retry', input, WORK_INPUTS.retry);
+      if (seen.has(i.id))
+        throw new InvalidInputError(`retryMany names ${i.id} twice`, { field: 'id', id: i.id });
+      seen.add(i.id);
+      return { id: i.id, reason: i.reason ?? null, actor: i.actor ?? this.#ctx.defaultWorker, now };
+    });
+    if (qs.length === 0) return [];
+    // A retried item may still wait on a failed blocker of its own: say so at once.
+    return this.#withFailedBlockers(await this.#backend.work.retry(qs));
+  }
+
   #setStatus(
     id: string,
     from: WorkItemStatus[],
@@ -422,13 +466,50 @@ export class WorkQueue {
     checkInput('get', { id }, WORK_INPUTS.get);
     const item = await this.#backend.work.get(id);
     if (!item) throw new NotFoundError(`work item ${id} not found`, { id });
-    return item;
+    return (await this.#withFailedBlockers([item]))[0]!;
   }
 
   /** The item, or null. */
   async find(id: string): Promise<WorkItem | null> {
     checkInput('get', { id }, WORK_INPUTS.get);
-    return this.#backend.work.get(id);
+    const item = await this.#backend.work.get(id);
+    return item ? (await this.#withFailedBlockers([item]))[0]! : null;
+  }
+
+  /**
+   * Adds `blocked_on_failure` to the pending items among `items` that can never become ready as things
+   * stand: the failed or cancelled items upstream of them, through blockers that are pending themselves.
+   */
+  async #withFailedBlockers(items: WorkItem[]): Promise<WorkItem[]> {
+    const states = new Map<string, { status: WorkItemStatus; blocked_by: string[] }>();
+    let frontier = new Set<string>();
+    for (const it of items) if (it.status === 'pending') for (const b of it.blocked_by) frontier.add(b);
+    while (frontier.size > 0) {
+      const rows = await this.#backend.work.blockerStates([...frontier]);
+      frontier = new Set();
+      for (const r of rows) states.set(r.id, r);
+      for (const r of rows) {
+        if (r.status !== 'pending') continue;
+        for (const b of r.blocked_by) if (!states.has(b)) frontier.add(b);
+      }
+    }
+    const memo = new Map<string, string[]>();
+    const roots = (id: string): string[] => {
+      const known = memo.get(id);
+      if (known) return known;
+      memo.set(id, []);
+      const s = states.get(id);
+      let out: string[] = [];
+      if (s && (s.status === 'failed' || s.status === 'cancelled')) out = [id];
+      else if (s?.status === 'pending') out = [...new Set(s.blocked_by.flatMap(roots))];
+      memo.set(id, out);
+      return out;
+    };
+    return items.map((it) => {
+      if (it.status !== 'pending') return it;
+      const on = [...new Set(it.blocked_by.flatMap(roots))];
+      return on.length > 0 ? { ...it, blocked_on_failure: on } : it;
+    });
   }
 
   /** Items in claim order, filtered by status and kind. @default limit 100 */
@@ -438,13 +519,15 @@ export class WorkQueue {
     for (const s of statuses ?? []) {
       checkInput('list', { status: s }, { status: { type: 'string', enum: WORK_ITEM_STATUSES } });
     }
-    return this.#backend.work.list({
+    const items = await this.#backend.work.list({
       statuses,
       kind: i.kind ?? null,
       limit: i.limit ?? 100,
       now: this.#ctx.clock(),
       ...(i.ready === undefined ? {} : { ready: i.ready }),
+      ...(i.blocked_on_failure === undefined ? {} : { blocked_on_failure: i.blocked_on_failure }),
     });
+    return this.#withFailedBlockers(items);
   }
 
   /** The lease owner and actor of calls that name none (the instance's worker). */

@@ -8,7 +8,7 @@ import {
   NotFoundError,
   PermissionDeniedError,
 } from '../errors.js';
-import type { NewEvent, ResolveQuery, StatusChange, WorkItemBackend } from './backend.js';
+import type { NewEvent, ResolveQuery, RetryQuery, StatusChange, WorkItemBackend } from './backend.js';
 import { canonicalJson, contentHash } from './json.js';
 import type { Json, JsonObject, WorkItem, WorkItemStatus } from './types.js';
 
@@ -73,6 +73,7 @@ export function enqueuedEvent(item: WorkItem, actor: string | null, now: number)
   if (item.blocked_by.length > 0) data.blocked_by = item.blocked_by;
   if (item.idempotency_key !== null) data.idempotency_key = item.idempotency_key;
   if (item.status !== 'pending') data.status = item.status;
+  if (item.on_blocker_failure !== 'wait') data.on_blocker_failure = item.on_blocker_failure;
   Object.assign(data, enqueuedIntegrity(item));
   return workItemEvent('work_item_enqueued', item, data, actor, now);
 }
@@ -414,4 +415,83 @@ export function expandBatchEvent(e: {
     out.push({ work_item_id: id, type, data, actor: actor === undefined ? e.actor : actor });
   }
   return out;
+}
+
+/** The statuses a blocker can end in that keep its dependants from ever becoming ready (until retried). */
+export const UNSUCCESSFUL: readonly WorkItemStatus[] = ['failed', 'cancelled'];
+
+/** The statuses a retry takes an item from. */
+export const RETRYABLE: readonly WorkItemStatus[] = UNSUCCESSFUL;
+
+export function endedUnsuccessfully(status: WorkItemStatus): boolean {
+  return UNSUCCESSFUL.includes(status);
+}
+
+/** What a dependant cancelled by the failure of its blocker records as its error. */
+export function cascadeError(blocker: Pick<WorkItem, 'id' | 'status'>): string {
+  return `blocker ${blocker.id} ended ${blocker.status}`;
+}
+
+/** work_item_cancelled of a dependant (on_blocker_failure cascade) whose blocker ended failed or cancelled. */
+export function cascadedEvent(item: WorkItem, actor: string | null, now: number): NewEvent {
+  return workItemEvent(
+    'work_item_cancelled',
+    item,
+    { status: item.status, error: item.error, blocker: item.cascaded_from },
+    actor,
+    now,
+  );
+}
+
+/**
+ * work_item_retried: a failed or cancelled item back to pending, with what it was before (status, error,
+ * attempts, and the blocker that cancelled it, if one did), so its history keeps them.
+ */
+export function retriedEvent(item: WorkItem, previous: WorkItem, q: RetryQuery): NewEvent {
+  const data: JsonObject = {
+    status: item.status,
+    max_attempts: item.max_attempts,
+    previous_status: previous.status,
+    previous_error: previous.error,
+    previous_attempts: previous.attempts,
+  };
+  if (previous.cascaded_from !== null) data.previous_blocker = previous.cascaded_from;
+  if (q.reason !== null) data.reason = q.reason;
+  return workItemEvent('work_item_retried', item, data, q.actor, q.now);
+}
+
+/** work_item_reopened: an item its blocker's failure had cancelled, pending again since the blocker was retried. */
+export function reopenedEvent(
+  item: WorkItem,
+  previous: { error: string | null; blocker: string },
+  actor: string | null,
+  now: number,
+): NewEvent {
+  return workItemEvent(
+    'work_item_reopened',
+    item,
+    { status: item.status, blocker: previous.blocker, previous_error: previous.error },
+    actor,
+    now,
+  );
+}
+
+/** Why a retry matched no row: NOT_FOUND, a human decision (PERMISSION_DENIED), or not failed/cancelled. */
+export function explainRetryFailure(current: WorkItem | null, id: string): never {
+  if (!current) throw new NotFoundError(`work item ${id} not found`, { id });
+  if (ownerOf(current) && endedUnsuccessfully(current.status)) throw humanDecisionRetryRefusal(current);
+  throw new InvalidTransitionError(
+    `cannot retry work item ${id}: it is ${current.status}; only a failed or cancelled item can be retried`,
+    { id, from: current.status, to: 'pending' },
+  );
+}
+
+/** A document's human decision is asked again by its document, never re-queued where a worker could take it. */
+export function humanDecisionRetryRefusal(item: WorkItem): PermissionDeniedError {
+  const owner = ownerOf(item)!;
+  return new PermissionDeniedError(
+    `cannot retry work item ${item.id}: it is a human decision of ${owner.kind}/${owner.id}; ` +
+      'only its document asks it again (commit the document so that it escalates anew)',
+    { id: item.id, owner: `${owner.kind}/${owner.id}`, rule: 'human-decision' },
+  );
 }

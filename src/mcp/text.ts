@@ -70,6 +70,7 @@ export function textOf(tool: string, result: unknown): string {
     case 'cancel':
     case 'park':
     case 'unpark':
+    case 'retry':
     case 'get_item':
       return item(result as WorkItem);
     case 'commit':

@@ -26,10 +26,11 @@ export async function renderDashboard(
   // The head as `verify --head` takes it: kept elsewhere, it shows later whether the log was rewritten.
   const anchor = formatHeadAnchor(head);
   const counts = await inst.work.counts();
-  const [inFlight, ready, blocked, waiting, failed, recent] = await Promise.all([
+  const [inFlight, ready, blocked, stuck, waiting, failed, recent] = await Promise.all([
     inst.work.list({ status: 'in_flight', limit: SHOWN }),
     inst.work.list({ ready: true, limit: SHOWN }),
-    inst.work.list({ ready: false, limit: SHOWN }),
+    inst.work.list({ ready: false, blocked_on_failure: false, limit: SHOWN }),
+    inst.work.list({ blocked_on_failure: true, limit: SHOWN }),
     inst.work.list({ status: 'waiting_human', limit: SHOWN }),
     inst.events.read({
       type: ['work_item_resolved', 'work_item_reclaimed'],
@@ -81,6 +82,15 @@ export async function renderDashboard(
     table(
       ['id', 'title', 'priority', 'kind', 'waiting'],
       ready.map((i) => [i.id, i.title, i.priority, i.kind, duration(now - Date.parse(i.created_at))]),
+    ),
+    `## Blocked by a failure (${stuck.length}${stuck.length === SHOWN ? '+' : ''})`,
+    '',
+    stuck.length > 0
+      ? 'These can never become ready as things stand: retry the failed blocker (`agentstate retry <id>`), or cancel the item (`agentstate cancel <id>`).\n'
+      : '',
+    table(
+      ['id', 'title', 'failed blocker'],
+      stuck.map((i) => [i.id, i.title, (i.blocked_on_failure ?? []).join(', ')]),
     ),
     `## Blocked or scheduled`,
     '',

@@ -23,6 +23,8 @@ export interface RetroSummary {
   failed: number;
   reclaimed: number;
   retried_items: number;
+  /** Pending items blocked on a failed or cancelled blocker when the retro was written. */
+  blocked_on_failure: number;
   median_duration_ms: number | null;
   p95_duration_ms: number | null;
   events: number;
@@ -69,9 +71,10 @@ export async function retrospective(inst: Instance, input: RetroInput = {}): Pro
   const since = new Date(sinceMs).toISOString();
   const until = new Date(untilMs).toISOString();
 
-  const [outcomes, typeCounts] = await Promise.all([
+  const [outcomes, typeCounts, stuck] = await Promise.all([
     readAll(inst, ['work_item_resolved', 'work_item_reclaimed'], since, until),
     inst.events.countByType(sinceMs, untilMs),
+    inst.work.list({ blocked_on_failure: true, limit: 100_000 }),
   ]);
   type Outcome = { status?: string; error?: string; attempt?: number; duration_ms?: number };
   const resolved = outcomes.filter((e) => e.type === 'work_item_resolved');
@@ -102,6 +105,7 @@ export async function retrospective(inst: Instance, input: RetroInput = {}): Pro
     failed: failed.length,
     reclaimed: reclaimed.length,
     retried_items: retried.size,
+    blocked_on_failure: stuck.length,
     median_duration_ms: percentile(durations, 0.5),
     p95_duration_ms: percentile(durations, 0.95),
     events: totalEvents,
@@ -142,6 +146,15 @@ export async function retrospective(inst: Instance, input: RetroInput = {}): Pro
         return [e.work_item_id, titles.get(e.work_item_id ?? ''), d.attempt ?? '', d.error ?? ''];
       }),
     ),
+    `## Blocked by a failure (${stuck.length}, now)`,
+    '',
+    stuck.length > 0
+      ? 'Pending items a failed or cancelled blocker keeps from ever running: retry the blocker (`agentstate retry <id>`) or cancel the item.\n'
+      : '',
+    table(
+      ['item', 'title', 'failed blocker'],
+      stuck.slice(0, 30).map((w) => [w.id, w.title, (w.blocked_on_failure ?? []).join(', ')]),
+    ) + (stuck.length > 30 ? `\n_30 of ${stuck.length} shown._\n` : ''),
     '## Failure reasons',
     '',
     table(['reason', 'count'], [...reasons.entries()].sort((a, b) => b[1] - a[1]).slice(0, 15)),

@@ -1,6 +1,6 @@
 // JSON Schemas of what operations return (tool output schemas, OpenAPI responses); a test checks every
 // operation's real results against them.
-import { ACTOR_KINDS, WORK_ITEM_STATUSES } from '../core/types.js';
+import { ACTOR_KINDS, BLOCKER_FAILURE_POLICIES, WORK_ITEM_STATUSES } from '../core/types.js';
 import type { JsonSchema } from './json-schema.js';
 
 const str: JsonSchema = { type: 'string' };
@@ -18,7 +18,7 @@ const obj = (properties: Record<string, JsonSchema>, open = false): JsonSchema =
 const nullable = (s: JsonSchema): JsonSchema => ({ anyOf: [s, { type: 'null' }] });
 const list = (items: JsonSchema): JsonSchema => ({ type: 'array', items });
 
-export const WORK_ITEM: JsonSchema = obj({
+const ITEM_FIELDS = {
   id: str,
   title: str,
   kind: strOrNull,
@@ -39,7 +39,15 @@ export const WORK_ITEM: JsonSchema = obj({
   created_at: str,
   updated_at: str,
   resolved_at: strOrNull,
-});
+  on_blocker_failure: { type: 'string', enum: BLOCKER_FAILURE_POLICIES },
+  cascaded_from: strOrNull,
+};
+
+/** An item; get and list add `blocked_on_failure` to a pending item that waits on a failed blocker. */
+export const WORK_ITEM: JsonSchema = {
+  ...obj(ITEM_FIELDS),
+  properties: { ...ITEM_FIELDS, blocked_on_failure: list(str) },
+};
 
 export const WORK_ITEMS: JsonSchema = list(WORK_ITEM);
 

@@ -52,6 +52,12 @@ export const WORKFLOWS = {
     operation: 'release',
     group: 'work',
   },
+  RetryWorkItem: {
+    summary:
+      'Put a failed or cancelled item back to pending with a fresh attempt budget; items its failure cancelled re-open.',
+    operation: 'retry',
+    group: 'work',
+  },
   GetWorkItem: {
     summary: 'Read one work item by id (exit 1 when there is none).',
     operation: 'get_item',

@@ -85,7 +85,9 @@ CREATE TABLE work_items (
   idempotency_key text,
   created_at bigint NOT NULL,
   updated_at bigint NOT NULL,
-  resolved_at bigint
+  resolved_at bigint,
+  on_blocker_failure text NOT NULL DEFAULT 'wait'::text,
+  cascaded_from text
 );
 
 ALTER TABLE document_history ADD CONSTRAINT document_history_actor_kind_check CHECK ((actor_kind = ANY (ARRAY['human'::text, 'model'::text, 'tool'::text, 'system'::text])));
@@ -116,6 +118,8 @@ ALTER TABLE work_items ADD CONSTRAINT work_items_idempotency UNIQUE (instance, i
 
 ALTER TABLE work_items ADD CONSTRAINT work_items_max_attempts_check CHECK ((max_attempts >= 1));
 
+ALTER TABLE work_items ADD CONSTRAINT work_items_on_blocker_failure_check CHECK ((on_blocker_failure = ANY (ARRAY['wait'::text, 'cascade'::text])));
+
 ALTER TABLE work_items ADD CONSTRAINT work_items_pkey PRIMARY KEY (instance, id);
 
 ALTER TABLE work_items ADD CONSTRAINT work_items_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'in_flight'::text, 'waiting_human'::text, 'done'::text, 'failed'::text, 'cancelled'::text])));
@@ -145,6 +149,10 @@ CREATE INDEX events_type ON agentstate.events USING btree (instance, type, "posi
 CREATE INDEX events_work_item ON agentstate.events USING btree (instance, work_item_id, "position") WHERE (work_item_id IS NOT NULL);
 
 CREATE UNIQUE INDEX schema_migrations_pkey ON agentstate.schema_migrations USING btree (name);
+
+CREATE INDEX work_items_cascade ON agentstate.work_items USING btree (instance) WHERE ((status = 'pending'::text) AND (on_blocker_failure = 'cascade'::text));
+
+CREATE INDEX work_items_cascaded ON agentstate.work_items USING btree (instance, cascaded_from) WHERE (cascaded_from IS NOT NULL);
 
 CREATE UNIQUE INDEX work_items_idempotency ON agentstate.work_items USING btree (instance, idempotency_key);
 

@@ -8,6 +8,10 @@ CREATE INDEX events_type ON events (type, position);
 
 CREATE INDEX events_work_item ON events (work_item_id, position) WHERE work_item_id IS NOT NULL;
 
+CREATE INDEX work_items_cascade ON work_items (id) WHERE status = 'pending' AND on_blocker_failure = 'cascade';
+
+CREATE INDEX work_items_cascaded ON work_items (cascaded_from) WHERE cascaded_from IS NOT NULL;
+
 CREATE INDEX work_items_leases ON work_items (lease_expires_at) WHERE status = 'in_flight';
 
 CREATE INDEX work_items_ready ON work_items (priority DESC, created_at, id) WHERE status = 'pending';
@@ -91,7 +95,8 @@ CREATE TABLE work_items (
   idempotency_key  TEXT UNIQUE,
   created_at       INTEGER NOT NULL,
   updated_at       INTEGER NOT NULL,
-  resolved_at      INTEGER,
+  resolved_at      INTEGER, on_blocker_failure TEXT NOT NULL DEFAULT 'wait'
+  CHECK (on_blocker_failure IN ('wait', 'cascade')), cascaded_from TEXT,
   CHECK ((status = 'in_flight') = (lease_expires_at IS NOT NULL))
 );
 

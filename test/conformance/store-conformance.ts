@@ -1,6 +1,7 @@
 // The store conformance suite: every backend must pass it unchanged (runStoreConformance(name, factory)).
 // One file per primitive; each test runs on a fresh store and ends with a clean verify (setup.ts).
 import { batchConformance } from './batches.js';
+import { blockerFailureConformance } from './blocker-failure.js';
 import { documentConformance } from './documents.js';
 import { eventConformance } from './events.js';
 import { kindEffectConformance } from './kind-effects.js';
@@ -14,6 +15,7 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
   const t = conformanceTest(factory);
   workItemConformance(name, t);
   batchConformance(name, t);
+  blockerFailureConformance(name, t);
   eventConformance(name, t);
   documentConformance(name, t);
   kindEffectConformance(name, t);

@@ -552,6 +552,30 @@ const cases: Case[] = [
     says: /lease_owner is "intruder"/,
   },
   {
+    name: 'a work item row: a cascade undone behind the log (status, cascaded_from), a policy changed',
+    prepare: async (inst, ids) => {
+      const top = await inst.work.enqueue({ title: 'top' });
+      const dep = await inst.work.enqueue({
+        title: 'dep',
+        blocked_by: [top.id],
+        on_blocker_failure: 'cascade',
+      });
+      const other = await inst.work.enqueue({ title: 'other', blocked_by: [top.id] });
+      await inst.work.cancel({ id: top.id });
+      await inst.work.retry({ id: top.id });
+      await inst.work.cancel({ id: top.id });
+      ids.dep = dep.id;
+      ids.other = other.id;
+    },
+    tamper: async (t, ids) => {
+      await t.setItem(ids.dep!, { status: 'pending', cascaded_from: null, resolved_at: null });
+      await t.setItem(ids.other!, { on_blocker_failure: 'cascade' });
+    },
+    plain: ['row_differs'],
+    head: ['row_differs'],
+    says: /cascaded_from is null, the log says "wi_|on_blocker_failure is "cascade", the log says "wait"/,
+  },
+  {
     name: 'a document body, content hash left alone',
     tamper: (t) => t.setDocument('json', 'plan', { steps: ['evil'] }),
     plain: ['content_hash_mismatch'],

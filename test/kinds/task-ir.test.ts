@@ -73,6 +73,8 @@ function item(over: Partial<WorkItem> = {}): WorkItem {
     created_at: '2025-01-01T10:00:00.000Z',
     updated_at: '2025-01-01T11:00:00.000Z',
     resolved_at: '2025-01-01T11:00:00.000Z',
+    on_blocker_failure: 'wait',
+    cascaded_from: null,
     ...over,
   };
 }

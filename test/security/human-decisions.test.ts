@@ -112,6 +112,34 @@ for (const b of backends) {
       }
     });
 
+    it('retry is no way around a decision: waiting, it is INVALID_TRANSITION; cancelled, PERMISSION_DENIED', async () => {
+      const inst = await b.open();
+      try {
+        const q = await escalate(inst);
+        let before = await state(inst);
+        await expect(inst.work.retry({ id: q.id })).rejects.toMatchObject({ code: 'INVALID_TRANSITION' });
+        expect(await state(inst)).toEqual(before);
+        // Cancelled, it is not re-queued where any worker could claim and answer it, alone or in a batch.
+        await inst.work.cancel({ id: q.id, reason: 'withdrawn' });
+        before = await state(inst);
+        await expect(inst.work.retry({ id: q.id })).rejects.toMatchObject({
+          code: 'PERMISSION_DENIED',
+          details: { rule: 'human-decision', owner: 'task-ir/login' },
+        });
+        const other = await inst.work.enqueue({ title: 'other' });
+        await inst.work.cancel({ id: other.id });
+        before = await state(inst);
+        await expect(inst.work.retryMany([{ id: other.id }, { id: q.id }])).rejects.toMatchObject({
+          code: 'PERMISSION_DENIED',
+        });
+        expect(await state(inst)).toEqual(before);
+        expect(await inst.work.claim({ worker: 'w' })).toBeNull();
+        expect((await inst.events.verify()).ok).toBe(true);
+      } finally {
+        await inst.close();
+      }
+    });
+
     it('once escalated, no commit but the answer resolves the ambiguity, whoever writes it', async () => {
       const inst = await b.open();
       try {

@@ -266,7 +266,7 @@ export function createDocumentBackend(conn: PostgresConnection, hint: AppendHint
     if (row.missing) throw missingBlocker(row.missing);
     const enqueued = enqueues ? (await settleEnqueue(tx, conn, w.enqueue, row.created ?? [])).events : [];
     const resolved: NewEvent[] = [];
-    for (const q of w.resolve) resolved.push((await setStatusRow(tx, conn, q)).event);
+    for (const q of w.resolve) resolved.push(...(await setStatusRow(tx, conn, q)).events);
     await writeEvents(tx, conn, [...enqueued, ...w.events, ...resolved], { commit: true, hint });
     return entryOf(w, row.seq);
   }

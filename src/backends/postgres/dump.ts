@@ -21,7 +21,7 @@ const CHUNK_ROWS = 2000;
 const CHUNK_CHARS = 32 * 1024 * 1024;
 
 const ITEM_COLS =
-  'id, title, kind, status, priority, payload, notes, result, error, attempts, max_attempts, lease_owner, lease_expires_at, claimed_at, blocked_by, not_before, idempotency_key, created_at, updated_at, resolved_at';
+  'id, title, kind, status, priority, payload, notes, result, error, attempts, max_attempts, lease_owner, lease_expires_at, claimed_at, blocked_by, not_before, idempotency_key, created_at, updated_at, resolved_at, on_blocker_failure, cascaded_from';
 const EVENT_COLS =
   'position, stream, stream_seq, type, data::text AS data, actor, correlation_id, causation_id, work_item_id, created_at, prev_hash, hash';
 const DOC_COLS = 'kind, id, version, body, content_hash, forked_from, created_at, updated_at';
@@ -185,13 +185,16 @@ export async function loadRows(conn: PostgresConnection, records: DumpRecord[]):
       `INSERT INTO ${t.work_items} (instance, ${ITEM_COLS})
        SELECT $1, id, title, kind, status, priority, payload::jsonb, notes::jsonb, result::jsonb, error, attempts,
          max_attempts, lease_owner, lease_expires_at, claimed_at, blocked_by, not_before, idempotency_key,
-         created_at, updated_at, resolved_at
+         created_at, updated_at, resolved_at, on_blocker_failure, cascaded_from
        FROM json_to_recordset($2::json) AS x(id text, title text, kind text, status text, priority int,
          payload text, notes text, result text, error text, attempts int, max_attempts int, lease_owner text,
          lease_expires_at bigint, claimed_at bigint, blocked_by text[], not_before bigint, idempotency_key text,
-         created_at bigint, updated_at bigint, resolved_at bigint)`,
+         created_at bigint, updated_at bigint, resolved_at bigint, on_blocker_failure text, cascaded_from text)`,
       (w) => ({
         ...w,
+        // A dump written before the blocker-failure policy existed: every item waited.
+        on_blocker_failure: w.on_blocker_failure ?? 'wait',
+        cascaded_from: w.cascaded_from ?? null,
         payload: JSON.stringify(w.payload ?? null),
         notes: JSON.stringify(w.notes ?? {}),
         result: JSON.stringify(w.result ?? null),

@@ -8,6 +8,7 @@ import type {
   NewWorkItem,
   Outcome,
   ResolveQuery,
+  RetryQuery,
   WorkItemBackend,
   WorkItemRowDump,
 } from '../../core/backend.js';
@@ -17,9 +18,13 @@ import { WORK_ITEM_STATUSES } from '../../core/types.js';
 import {
   annotatedEvent,
   batchEvents,
+  cascadedEvent,
+  cascadeError,
   claimedEvent,
+  endedUnsuccessfully,
   enqueuedEvent,
   explainLeaseFailure,
+  explainRetryFailure,
   explainStatusFailure,
   humanDecisionRefusal,
   humanResolution,
@@ -27,10 +32,13 @@ import {
   isRepeatedResolve,
   isTerminal,
   ownerOf,
+  RETRYABLE,
   reclaimedEvent,
   releasedEvent,
+  reopenedEvent,
   replayedEvent,
   resolvedEvent,
+  retriedEvent,
   statusEvent,
 } from '../../core/work-rules.js';
 import { InternalError, InvalidInputError } from '../../errors.js';
@@ -46,7 +54,7 @@ const ORDER = 'ORDER BY w.priority DESC, w.created_at, w.id';
 // Named columns, not *: a prepared statement whose result columns change (a later migration adding one)
 // fails on connections that prepared it before.
 const COLS =
-  'id, title, kind, status, priority, payload, notes, result, error, attempts, max_attempts, lease_owner, lease_expires_at, claimed_at, blocked_by, not_before, idempotency_key, created_at, updated_at, resolved_at';
+  'id, title, kind, status, priority, payload, notes, result, error, attempts, max_attempts, lease_owner, lease_expires_at, claimed_at, blocked_by, not_before, idempotency_key, created_at, updated_at, resolved_at, on_blocker_failure, cascaded_from';
 const W_COLS = COLS.split(', ')
   .map((c) => `w.${c}`)
   .join(', ');
@@ -58,6 +66,23 @@ function dueAndUnblocked(t: Names, now: string): string {
       SELECT 1 FROM unnest(w.blocked_by) AS b(id)
       WHERE NOT EXISTS (
         SELECT 1 FROM ${t.work_items} AS d WHERE d.instance = $1 AND d.id = b.id AND d.status = 'done')))`;
+}
+
+/**
+ * A pending item blocked on a failure: a blocker ended failed or cancelled, or is a pending item blocked on
+ * one. It cannot become ready until the failed blocker is retried.
+ */
+function blockedOnFailure(t: Names): string {
+  return `w.status = 'pending' AND w.id IN (
+    WITH RECURSIVE stuck(id) AS (
+      SELECT p.id FROM ${t.work_items} AS p
+      WHERE p.instance = $1 AND p.status = 'pending' AND cardinality(p.blocked_by) > 0 AND EXISTS (
+        SELECT 1 FROM ${t.work_items} AS d
+        WHERE d.instance = $1 AND d.id = ANY(p.blocked_by) AND d.status IN ('failed', 'cancelled'))
+      UNION
+      SELECT p.id FROM stuck AS s JOIN ${t.work_items} AS p ON s.id = ANY(p.blocked_by)
+      WHERE p.instance = $1 AND p.status = 'pending')
+    SELECT id FROM stuck)`;
 }
 
 /** A pending item is ready when its not_before has passed and every blocker is done. */
@@ -85,6 +110,7 @@ export function enqueueCtes(t: Names, p: Params, items: NewWorkItem[], guard: st
         not_before: n.not_before,
         max_attempts: n.max_attempts,
         idempotency_key: n.idempotency_key,
+        on_blocker_failure: n.on_blocker_failure ?? 'wait',
         created_at: n.created_at,
       })),
     ),
@@ -92,7 +118,7 @@ export function enqueueCtes(t: Names, p: Params, items: NewWorkItem[], guard: st
   return `_in AS (
     SELECT * FROM json_to_recordset(${batch}::json) AS x(ord int, id text, title text, kind text, status text,
       priority int, payload text, blocked_by text[], not_before bigint, max_attempts int, idempotency_key text,
-      created_at bigint)),
+      on_blocker_failure text, created_at bigint)),
   _missing AS (
     SELECT b.dep FROM _in AS x CROSS JOIN LATERAL unnest(x.blocked_by) WITH ORDINALITY AS b(dep, k)
     WHERE NOT EXISTS (SELECT 1 FROM ${t.work_items} AS w WHERE w.instance = $1 AND w.id = b.dep)
@@ -100,9 +126,9 @@ export function enqueueCtes(t: Names, p: Params, items: NewWorkItem[], guard: st
     ORDER BY x.ord, b.k LIMIT 1),
   _ins AS (
     INSERT INTO ${t.work_items} (instance, id, title, kind, status, priority, payload, blocked_by, not_before,
-      max_attempts, idempotency_key, created_at, updated_at)
+      max_attempts, idempotency_key, on_blocker_failure, created_at, updated_at)
     SELECT $1, x.id, x.title, x.kind, x.status, x.priority, x.payload::jsonb, x.blocked_by, x.not_before,
-      x.max_attempts, x.idempotency_key, x.created_at, x.created_at
+      x.max_attempts, x.idempotency_key, x.on_blocker_failure, x.created_at, x.created_at
     FROM _in AS x WHERE NOT EXISTS (SELECT 1 FROM _missing) AND ${guard}
     ORDER BY x.ord
     ON CONFLICT (instance, idempotency_key) DO NOTHING
@@ -162,14 +188,56 @@ interface ReclaimClaimRow extends WorkItemRow {
 }
 
 /**
+ * Cancels the pending `cascade` dependants of items that just ended failed or cancelled, and theirs in turn
+ * (one statement per level), each recording the blocker (cascaded_from); returns their events (nothing
+ * committed yet).
+ */
+export async function cascadeRows(
+  tx: Tx,
+  conn: PostgresConnection,
+  /** The items just ended, each with the actor who ended it (the actor of its dependants' events). */
+  ended: Array<{ item: WorkItem; actor: string | null }>,
+  now: number,
+): Promise<NewEvent[]> {
+  const t = conn.names;
+  const events: NewEvent[] = [];
+  let level = ended.filter((e) => endedUnsuccessfully(e.item.status));
+  while (level.length > 0) {
+    const p = conn.params();
+    const blockers = p.add(
+      JSON.stringify(level.map((b) => ({ id: b.item.id, error: cascadeError(b.item) }))),
+    );
+    const nowP = p.add(now);
+    // A dependant of two blockers ending together records one of them (UPDATE … FROM takes one match).
+    const res = await tx.query<{ rows: WorkItemRow[] | null }>(
+      `WITH _b AS (SELECT * FROM json_to_recordset(${blockers}::json) AS x(id text, error text)),
+       _u AS (
+         UPDATE ${t.work_items} AS w SET status = 'cancelled', error = b.error, cascaded_from = b.id,
+           resolved_at = ${nowP}, updated_at = ${nowP}
+         FROM _b AS b
+         WHERE w.instance = $1 AND w.status = 'pending' AND w.on_blocker_failure = 'cascade'
+           AND b.id = ANY(w.blocked_by)
+         RETURNING ${W_COLS})
+       SELECT (SELECT json_agg(u) FROM _u AS u) AS rows`,
+      p.values,
+    );
+    const actorOf = new Map(level.map((b) => [b.item.id, b.actor]));
+    const items = (res.rows[0]?.rows ?? []).map(toWorkItem).sort(claimOrder);
+    level = items.map((item) => ({ item, actor: actorOf.get(item.cascaded_from ?? '') ?? null }));
+    for (const c of level) events.push(cascadedEvent(c.item, c.actor, now));
+  }
+  return events;
+}
+
+/**
  * Moves one item from one of `q.from` to `q.to` outside a lease (nothing committed yet); returns it with the
- * event that records it.
+ * event that records it, and `events`: that event and those of the dependants its failure cancelled.
  */
 export async function setStatusRow(
   tx: Tx,
   conn: PostgresConnection,
   q: Parameters<WorkItemBackend['setStatus']>[0],
-): Promise<{ item: WorkItem; event: NewEvent }> {
+): Promise<{ item: WorkItem; event: NewEvent; events: NewEvent[] }> {
   const t = conn.names;
   const p = conn.params();
   const now = p.add(q.now);
@@ -191,7 +259,12 @@ export async function setStatusRow(
     explainStatusFailure(cur.rows[0] ? toWorkItem(cur.rows[0]) : null, q.id, q.to);
   }
   const item = toWorkItem(row);
-  return { item, event: statusEvent(item, q) };
+  const event = statusEvent(item, q);
+  return {
+    item,
+    event,
+    events: [event, ...(await cascadeRows(tx, conn, [{ item, actor: q.actor }], q.now))],
+  };
 }
 
 export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint | null): WorkItemBackend {
@@ -320,16 +393,20 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
       ),
     );
     for (const item of claimed) events.push(claimedEvent(item, item.lease_owner as string, now));
-    return {
-      reclaimed: reclaimedRows.map((x) => x.item),
-      claimed,
-      events: batchEvents(events),
-    };
+    const reclaimed = reclaimedRows.map((x) => x.item);
+    // An item whose last attempt expired failed: its cascade dependants are cancelled with it.
+    const cascaded = await cascadeRows(
+      tx,
+      conn,
+      reclaimed.map((item) => ({ item, actor })),
+      now,
+    );
+    return { reclaimed, claimed, events: [...batchEvents(events), ...cascaded] };
   }
 
   async function setStatusTx(tx: Tx, q: Parameters<WorkItemBackend['setStatus']>[0]): Promise<WorkItem> {
-    const { item, event } = await setStatusRow(tx, conn, q);
-    await commitEvents(tx, [event]);
+    const { item, events } = await setStatusRow(tx, conn, q);
+    await commitEvents(tx, events);
     return item;
   }
 
@@ -372,11 +449,13 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
     const done = new Map((res.rows[0]?.rows ?? []).map((r) => [r._ord, toWorkItem(r)]));
     const out: Array<Outcome<WorkItem>> = [];
     const events: NewEvent[] = [];
+    const failed: Array<{ item: WorkItem; actor: string }> = [];
     for (const [ord, q] of qs.entries()) {
       const hit = done.get(ord);
       if (hit) {
         out.push({ ok: true, value: hit });
         events.push(resolvedEvent(hit, q));
+        if (hit.status === 'failed') failed.push({ item: hit, actor: q.worker });
         continue;
       }
       try {
@@ -387,7 +466,7 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
           if (ownerOf(current)) throw humanDecisionRefusal(current, 'resolve');
           const r = await setStatusRow(tx, conn, humanResolution(q));
           out.push({ ok: true, value: r.item });
-          events.push(r.event);
+          events.push(...r.events);
         } else {
           explainLeaseFailure(current, q, 'resolve');
         }
@@ -396,7 +475,9 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
         out.push({ ok: false, error: err });
       }
     }
-    await commitEvents(tx, batchEvents(events));
+    // The dependants the failures cancel, in the same transaction (one statement per level for the batch).
+    const cascaded = await cascadeRows(tx, conn, failed, qs[0]?.now ?? 0);
+    await commitEvents(tx, [...batchEvents(events), ...cascaded]);
     return out;
   }
 
@@ -525,6 +606,82 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
       return conn.transaction((tx) => setStatusTx(tx, q));
     },
 
+    async retry(qs: RetryQuery[]) {
+      if (qs.length === 0) return [];
+      return conn.transaction(async (tx) => {
+        const events: NewEvent[] = [];
+        const retried: Array<{ item: WorkItem; q: RetryQuery }> = [];
+        for (const q of qs) {
+          // Locked first: a concurrent retry of the same item waits, then finds it pending and is refused.
+          const cur = await tx.query<WorkItemRow>(
+            `SELECT ${COLS} FROM ${t.work_items} WHERE instance = $1 AND id = $2 FOR UPDATE`,
+            [conn.instance, q.id],
+          );
+          const previous = cur.rows[0] ? toWorkItem(cur.rows[0]) : null;
+          const p = conn.params();
+          const item =
+            previous && RETRYABLE.includes(previous.status)
+              ? await updateOne(
+                  tx,
+                  p,
+                  `UPDATE ${t.work_items} SET status = 'pending', result = 'null'::jsonb, error = NULL,
+                     lease_owner = NULL, lease_expires_at = NULL, resolved_at = NULL, cascaded_from = NULL,
+                     max_attempts = attempts + max_attempts, updated_at = ${p.add(q.now)}
+                   WHERE instance = $1 AND id = ${p.add(q.id)} AND status IN ('failed', 'cancelled')
+                     AND (idempotency_key IS NULL OR left(idempotency_key, 4) <> 'doc:')
+                   RETURNING *`,
+                )
+              : null;
+          if (!previous || !item) explainRetryFailure(previous, q.id);
+          retried.push({ item, q });
+          events.push(retriedEvent(item, previous, q));
+        }
+        // The items these failures cancelled (cascade) are pending again, and those theirs cancelled.
+        let level = retried.map((r) => ({ id: r.item.id, q: r.q }));
+        while (level.length > 0) {
+          const p = conn.params();
+          const ids = p.add(level.map((b) => b.id));
+          const nowP = p.add(level[0]!.q.now);
+          const res = await tx.query<{
+            rows: Array<WorkItemRow & { _blocker: string; _error: string | null }> | null;
+          }>(
+            `WITH _old AS (
+               SELECT id, cascaded_from, error FROM ${t.work_items}
+               WHERE instance = $1 AND status = 'cancelled' AND cascaded_from = ANY(${ids}::text[]) FOR UPDATE),
+             _u AS (
+               UPDATE ${t.work_items} AS w SET status = 'pending', result = 'null'::jsonb, error = NULL,
+                 resolved_at = NULL, cascaded_from = NULL, updated_at = ${nowP}
+               FROM _old AS o WHERE w.instance = $1 AND w.id = o.id
+               RETURNING ${W_COLS}, o.cascaded_from AS _blocker, o.error AS _error)
+             SELECT (SELECT json_agg(u) FROM _u AS u) AS rows`,
+            p.values,
+          );
+          const byId = new Map(level.map((b) => [b.id, b.q]));
+          const rows = (res.rows[0]?.rows ?? [])
+            .map((r) => ({ r, item: toWorkItem(r) }))
+            .sort((a, b) => claimOrder(a.item, b.item));
+          const next: typeof level = [];
+          for (const { r, item } of rows) {
+            const q = byId.get(r._blocker)!;
+            events.push(reopenedEvent(item, { error: r._error, blocker: r._blocker }, q.actor, q.now));
+            next.push({ id: item.id, q });
+          }
+          level = next;
+        }
+        await commitEvents(tx, events);
+        return retried.map((r) => r.item);
+      });
+    },
+
+    async blockerStates(ids) {
+      if (ids.length === 0) return [];
+      const res = await conn.query<{ id: string; status: WorkItemStatus; blocked_by: string[] }>(
+        `SELECT id, status, blocked_by FROM ${t.work_items} WHERE instance = $1 AND id = ANY($2::text[])`,
+        [conn.instance, ids],
+      );
+      return res.rows;
+    },
+
     async get(id) {
       return getItem(conn, id);
     },
@@ -537,6 +694,9 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
       if (q.ready !== undefined) {
         const now = p.add(q.now);
         where.push(q.ready ? `(${ready(t, now)})` : `w.status = 'pending' AND NOT (${ready(t, now)})`);
+      }
+      if (q.blocked_on_failure !== undefined) {
+        where.push(q.blocked_on_failure ? `(${blockedOnFailure(t)})` : `NOT (${blockedOnFailure(t)})`);
       }
       const res = await conn.query<WorkItemRow>(
         `SELECT ${W_COLS} FROM ${t.work_items} AS w WHERE ${where.join(' AND ')} ${ORDER} LIMIT ${p.add(q.limit)}`,

@@ -192,7 +192,7 @@ export function createDocumentBackend(conn: SqliteConnection): DocumentBackend {
         const events =
           w.resolve.length === 0
             ? w.events
-            : [...w.events, ...w.resolve.map((q) => setStatusRow(conn, q).event)];
+            : [...w.events, ...w.resolve.flatMap((q) => setStatusRow(conn, q).events)];
         insertEvents(conn, events);
         if (w.keep_versions !== null && !w.noop) pruneTx(w.kind, w.id, w.keep_versions);
         return toEntry(row);

@@ -137,6 +137,8 @@ const ITEM_COLS = [
   'created_at',
   'updated_at',
   'resolved_at',
+  'on_blocker_failure',
+  'cascaded_from',
 ] as const;
 const EVENT_COLS = [
   'position',
@@ -198,15 +200,18 @@ export function loadRows(conn: SqliteConnection, records: DumpRecord[]): void {
       switch (r.t) {
         case 'work_item': {
           const w = r.row;
-          conn
-            .stmt(insertSql('work_items', ITEM_COLS))
-            .run(
-              ...ITEM_COLS.map((c) =>
-                c === 'payload' || c === 'notes' || c === 'result' || c === 'blocked_by'
-                  ? JSON.stringify(w[c] ?? null)
-                  : w[c],
-              ),
-            );
+          conn.stmt(insertSql('work_items', ITEM_COLS)).run(
+            ...ITEM_COLS.map((c) =>
+              c === 'payload' || c === 'notes' || c === 'result' || c === 'blocked_by'
+                ? JSON.stringify(w[c] ?? null)
+                : // A dump written before the blocker-failure policy existed: every item waited.
+                  c === 'on_blocker_failure'
+                  ? (w[c] ?? 'wait')
+                  : c === 'cascaded_from'
+                    ? (w[c] ?? null)
+                    : w[c],
+            ),
+          );
           break;
         }
         case 'event':

@@ -7,6 +7,7 @@ import type {
   NewWorkItem,
   Outcome,
   ResolveQuery,
+  RetryQuery,
   WorkItemBackend,
 } from '../../core/backend.js';
 import { claimOrder, workItemFromRow } from '../../core/rows.js';
@@ -15,9 +16,13 @@ import { WORK_ITEM_STATUSES } from '../../core/types.js';
 import {
   annotatedEvent,
   batchEvents,
+  cascadedEvent,
+  cascadeError,
   claimedEvent,
+  endedUnsuccessfully,
   enqueuedEvent,
   explainLeaseFailure,
+  explainRetryFailure,
   explainStatusFailure,
   humanDecisionRefusal,
   humanResolution,
@@ -25,10 +30,13 @@ import {
   isRepeatedResolve,
   isTerminal,
   ownerOf,
+  RETRYABLE,
   reclaimedEvent,
   releasedEvent,
+  reopenedEvent,
   replayedEvent,
   resolvedEvent,
+  retriedEvent,
   statusEvent,
 } from '../../core/work-rules.js';
 import { InvalidInputError } from '../../errors.js';
@@ -56,6 +64,8 @@ interface WorkItemRow {
   created_at: number;
   updated_at: number;
   resolved_at: number | null;
+  on_blocker_failure: 'wait' | 'cascade';
+  cascaded_from: string | null;
 }
 
 export function toWorkItem(r: WorkItemRow): WorkItem {
@@ -75,6 +85,17 @@ const READY = `w.status = 'pending' AND (w.not_before IS NULL OR w.not_before <=
     WHERE NOT EXISTS (SELECT 1 FROM work_items d WHERE d.id = b.value AND d.status = 'done')))`;
 
 const ORDER = 'ORDER BY w.priority DESC, w.created_at, w.id';
+
+// A pending item blocked on a failure: a blocker ended failed or cancelled, or is a pending item blocked on
+// one. It cannot become ready until the failed blocker is retried.
+const BLOCKED_ON_FAILURE = `w.status = 'pending' AND w.id IN (
+    WITH RECURSIVE stuck(id) AS (
+      SELECT p.id FROM work_items p, json_each(p.blocked_by) b JOIN work_items d ON d.id = b.value
+      WHERE p.status = 'pending' AND d.status IN ('failed', 'cancelled')
+      UNION
+      SELECT p.id FROM stuck s, work_items p, json_each(p.blocked_by) b
+      WHERE p.status = 'pending' AND b.value = s.id)
+    SELECT id FROM stuck)`;
 
 // INDEXED BY: the planner otherwise walks work_items_status and sorts; these keep claims flat as queues grow.
 const RECLAIM = `UPDATE work_items INDEXED BY work_items_leases SET
@@ -101,8 +122,8 @@ export function insertWorkItems(
   const events: NewEvent[] = [];
   const insert = conn.stmt(
     `INSERT INTO work_items (id, title, kind, status, priority, payload, blocked_by, not_before, max_attempts,
-       idempotency_key, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       idempotency_key, on_blocker_failure, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (idempotency_key) DO NOTHING RETURNING *`,
   );
   for (const n of items) {
@@ -125,6 +146,7 @@ export function insertWorkItems(
       n.not_before,
       n.max_attempts,
       n.idempotency_key,
+      n.on_blocker_failure ?? 'wait',
       n.created_at,
       n.created_at,
     ) as WorkItemRow | undefined;
@@ -144,13 +166,49 @@ export function insertWorkItems(
 }
 
 /**
+ * Cancels the pending `cascade` dependants of items that just ended failed or cancelled, and theirs in turn,
+ * each recording the blocker (cascaded_from); returns their events (not yet written). Must run inside a
+ * write transaction.
+ */
+export function cascadeRows(
+  conn: SqliteConnection,
+  ended: WorkItem[],
+  actor: string | null,
+  now: number,
+): NewEvent[] {
+  const events: NewEvent[] = [];
+  const cancel = conn.stmt(
+    // INDEXED BY: the planner otherwise walks every pending item (work_items_status) on each failure.
+    `UPDATE work_items INDEXED BY work_items_cascade SET status = 'cancelled', error = ?, cascaded_from = ?,
+       resolved_at = ?, updated_at = ?
+     WHERE status = 'pending' AND on_blocker_failure = 'cascade'
+       AND EXISTS (SELECT 1 FROM json_each(work_items.blocked_by) b WHERE b.value = ?)
+     RETURNING *`,
+  );
+  let level = ended.filter((i) => endedUnsuccessfully(i.status));
+  while (level.length > 0) {
+    const next: WorkItem[] = [];
+    for (const blocker of level) {
+      const rows = cancel.all(cascadeError(blocker), blocker.id, now, now, blocker.id) as WorkItemRow[];
+      for (const item of rows.map(toWorkItem).sort(claimOrder)) {
+        events.push(cascadedEvent(item, actor, now));
+        next.push(item);
+      }
+    }
+    level = next;
+  }
+  return events;
+}
+
+/**
  * Moves one item from one of `q.from` to `q.to` outside a lease (nothing else written); returns it with the
- * event that records it. Must run inside a write transaction.
+ * event that records it, and `events`: that event and those of the dependants its failure cancelled. Must
+ * run inside a write transaction.
  */
 export function setStatusRow(
   conn: SqliteConnection,
   q: Parameters<WorkItemBackend['setStatus']>[0],
-): { item: WorkItem; event: NewEvent } {
+): { item: WorkItem; event: NewEvent; events: NewEvent[] } {
   const row = conn
     .stmt(
       `UPDATE work_items SET status = ?, result = ?, error = ?, lease_expires_at = NULL,
@@ -171,7 +229,8 @@ export function setStatusRow(
     explainStatusFailure(current ? toWorkItem(current) : null, q.id, q.to);
   }
   const item = toWorkItem(row);
-  return { item, event: statusEvent(item, q) };
+  const event = statusEvent(item, q);
+  return { item, event, events: [event, ...cascadeRows(conn, [item], q.actor, q.now)] };
 }
 
 /** The refusal `explain` throws, as an outcome (a failure of the storage is thrown on). */
@@ -219,18 +278,22 @@ export function createWorkItemBackend(conn: SqliteConnection): WorkItemBackend {
     const items = rows.map(toWorkItem).sort(claimOrder);
     return {
       items,
-      events: items.map((item) => reclaimedEvent(item, owners.get(item.id) ?? null, actor, now)),
+      events: [
+        ...items.map((item) => reclaimedEvent(item, owners.get(item.id) ?? null, actor, now)),
+        // An item whose last attempt expired failed: its cascade dependants are cancelled with it.
+        ...cascadeRows(conn, items, actor, now),
+      ],
     };
   }
 
   function setStatusTx(q: Parameters<WorkItemBackend['setStatus']>[0]): WorkItem {
-    const { item, event } = setStatusRow(conn, q);
-    insertEvents(conn, [event]);
+    const { item, events } = setStatusRow(conn, q);
+    insertEvents(conn, events);
     return item;
   }
 
-  /** One resolve (nothing written yet but the row): the item and the event recording it, if any. */
-  function resolveOne(q: ResolveQuery): { item: WorkItem; event: NewEvent | null } {
+  /** One resolve (nothing written yet but the rows): the item and the events recording it, if any. */
+  function resolveOne(q: ResolveQuery): { item: WorkItem; events: NewEvent[] } {
     const w = leaseWhere(q);
     const row = conn
       .stmt(
@@ -242,7 +305,7 @@ export function createWorkItemBackend(conn: SqliteConnection): WorkItemBackend {
       | undefined;
     if (!row) {
       const current = getItem(q.id);
-      if (current && isRepeatedResolve(current, q)) return { item: current, event: null };
+      if (current && isRepeatedResolve(current, q)) return { item: current, events: [] };
       if (current?.status === 'waiting_human') {
         if (ownerOf(current)) throw humanDecisionRefusal(current, 'resolve');
         return setStatusRow(conn, humanResolution(q));
@@ -250,7 +313,7 @@ export function createWorkItemBackend(conn: SqliteConnection): WorkItemBackend {
       explainLeaseFailure(current, q, 'resolve');
     }
     const item = toWorkItem(row);
-    return { item, event: resolvedEvent(item, q) };
+    return { item, events: [resolvedEvent(item, q), ...cascadeRows(conn, [item], q.worker, q.now)] };
   }
 
   /** Resolves `qs` in one transaction; `each`: a refusal is that item's outcome, else it rolls back all. */
@@ -261,7 +324,7 @@ export function createWorkItemBackend(conn: SqliteConnection): WorkItemBackend {
       try {
         const r = resolveOne(q);
         out.push({ ok: true, value: r.item });
-        if (r.event) events.push(r.event);
+        events.push(...r.events);
       } catch (err) {
         if (!each || !isRefusal(err)) throw err;
         out.push({ ok: false, error: err });
@@ -379,6 +442,68 @@ export function createWorkItemBackend(conn: SqliteConnection): WorkItemBackend {
       return conn.write(() => setStatusTx(q));
     },
 
+    async retry(qs: RetryQuery[]) {
+      return conn.write(() => {
+        const events: NewEvent[] = [];
+        const retried: WorkItem[] = [];
+        const update = conn.stmt(
+          `UPDATE work_items SET status = 'pending', result = 'null', error = NULL, lease_owner = NULL,
+             lease_expires_at = NULL, resolved_at = NULL, cascaded_from = NULL,
+             max_attempts = attempts + max_attempts, updated_at = ?
+           WHERE id = ? AND status IN ('failed', 'cancelled')
+             AND (idempotency_key IS NULL OR substr(idempotency_key, 1, 4) != 'doc:')
+           RETURNING *`,
+        );
+        for (const q of qs) {
+          const previous = getItem(q.id);
+          const row = update.get(q.now, q.id) as WorkItemRow | undefined;
+          if (!previous || !row || !RETRYABLE.includes(previous.status)) explainRetryFailure(previous, q.id);
+          const item = toWorkItem(row);
+          retried.push(item);
+          events.push(retriedEvent(item, previous, q));
+        }
+        // The items these failures cancelled (cascade) are pending again, and those theirs cancelled.
+        const reopen = conn.stmt(
+          `UPDATE work_items SET status = 'pending', result = 'null', error = NULL, resolved_at = NULL,
+             cascaded_from = NULL, updated_at = ?
+           WHERE id = ? RETURNING *`,
+        );
+        const actorOf = new Map(qs.map((q) => [q.id, q]));
+        let level = retried.map((i) => ({ id: i.id, q: actorOf.get(i.id)! }));
+        while (level.length > 0) {
+          const next: typeof level = [];
+          for (const b of level) {
+            const cancelled = conn
+              .stmt(
+                "SELECT * FROM work_items WHERE cascaded_from = ? AND status = 'cancelled' ORDER BY priority DESC, created_at, id",
+              )
+              .all(b.id) as WorkItemRow[];
+            for (const old of cancelled) {
+              const item = toWorkItem(reopen.get(b.q.now, old.id) as WorkItemRow);
+              events.push(reopenedEvent(item, { error: old.error, blocker: b.id }, b.q.actor, b.q.now));
+              next.push({ id: item.id, q: b.q });
+            }
+          }
+          level = next;
+        }
+        insertEvents(conn, events);
+        return retried;
+      });
+    },
+
+    async blockerStates(ids) {
+      if (ids.length === 0) return [];
+      return conn.read(() =>
+        (
+          conn
+            .stmt(
+              'SELECT id, status, blocked_by FROM work_items WHERE id IN (SELECT value FROM json_each(?))',
+            )
+            .all(JSON.stringify(ids)) as Array<{ id: string; status: WorkItemStatus; blocked_by: string }>
+        ).map((r) => ({ id: r.id, status: r.status, blocked_by: JSON.parse(r.blocked_by) as string[] })),
+      );
+    },
+
     async get(id) {
       return conn.read(() => getItem(id));
     },
@@ -397,6 +522,9 @@ export function createWorkItemBackend(conn: SqliteConnection): WorkItemBackend {
       if (q.ready !== undefined) {
         where.push(q.ready ? `(${READY})` : `w.status = 'pending' AND NOT (${READY})`);
         params.push(q.now);
+      }
+      if (q.blocked_on_failure !== undefined) {
+        where.push(q.blocked_on_failure ? `(${BLOCKED_ON_FAILURE})` : `NOT (${BLOCKED_ON_FAILURE})`);
       }
       params.push(q.limit);
       const sql = `SELECT * FROM work_items w ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ${ORDER} LIMIT ?`;

@@ -52,7 +52,19 @@ export interface ResumeResult {
   /** Events after `after` (oldest first), at most `events`; `more` counts those left out. */
   events: Array<Partial<EventRecord>>;
   more: number;
+  /**
+   * Pending items that cannot become ready because a blocker upstream ended failed or cancelled (`failed`
+   * names those blockers), with `hint`; both absent when there are none.
+   */
+  blocked_on_failure?: Array<StuckItem | WorkItem>;
+  hint?: string;
 }
+
+type StuckItem = Pick<WorkItem, 'id' | 'title'> & { failed: string[] };
+
+/** What resume says once when items are blocked on a failure. */
+export const BLOCKED_ON_FAILURE_HINT =
+  'blocked_on_failure: retry the failed blocker (retry {id}) so they can go on, or cancel the items that should not';
 
 const DOCUMENTS_SHOWN = 10;
 
@@ -90,6 +102,10 @@ export const RESUME_RESULT: JsonSchema = {
     }),
     events: list({ anyOf: [{ type: 'object', properties: { position: int, type: str } }, EVENT] }),
     more: int,
+    blocked_on_failure: list(
+      anyItem({ type: 'object', properties: { id: str, title: str, failed: list(str) } }),
+    ),
+    hint: str,
   },
   required: ['position', 'worker', 'counts', 'held', 'ready', 'decisions', 'documents', 'events', 'more'],
 };
@@ -121,12 +137,13 @@ export async function resumeAgent(inst: Instance, i: ResumeInput): Promise<Resum
   // The head first: events after it show in the next call, so none falls between two resumes.
   const position = (await inst.events.head())?.position ?? 0;
   const maxEvents = i.events ?? (full ? 100 : 10);
-  const [counts, inFlight, ready, decisions, docs] = await Promise.all([
+  const [counts, inFlight, ready, decisions, docs, stuck] = await Promise.all([
     inst.work.counts(),
     inst.work.list({ status: 'in_flight', limit: 100_000 }),
     inst.work.list({ ready: true, limit: i.ready ?? 5 }),
     inst.work.list({ status: 'waiting_human', limit: full ? 100 : 10 }),
     inst.docs.list({ limit: 100_000 }),
+    inst.work.list({ blocked_on_failure: true, limit: full ? 100 : 10 }),
   ]);
   const held = inFlight.filter((w) => w.lease_owner === worker);
   const named = new Set(refs.map((r) => `${r.kind}\u0000${r.id}`));
@@ -179,6 +196,14 @@ export async function resumeAgent(inst: Instance, i: ResumeInput): Promise<Resum
     documents,
     events: full ? events : events.map(compactEvent),
     more,
+    ...(stuck.length > 0
+      ? {
+          blocked_on_failure: stuck.map((w) =>
+            full ? w : { id: w.id, title: w.title, failed: w.blocked_on_failure ?? [] },
+          ),
+          hint: BLOCKED_ON_FAILURE_HINT,
+        }
+      : {}),
   };
 }
 

@@ -8,6 +8,7 @@ import type {
   ListInput,
   ReleaseInput,
   ResolveInput,
+  RetryInput,
 } from '../../core/types.js';
 import { WORK_ITEM_STATUSES } from '../../core/types.js';
 import { WORK_INPUTS } from '../../core/work-queue.js';
@@ -20,7 +21,12 @@ const STATUS = { type: 'string', enum: WORK_ITEM_STATUSES } as const;
 
 const listInput = inputSchema(WORK_INPUTS.list, {
   ready: 'true: only items claimable now; false: only pending items still blocked or not yet due',
+  blocked_on_failure:
+    'true: only pending items blocked on a failed or cancelled blocker (retry it or cancel them); false: the others',
 });
+
+const { id: _id, ...RETRY_REST } = WORK_INPUTS.retry;
+const RETRY_MANY = { ids: { type: 'names', required: true }, ...RETRY_REST } as const;
 listInput.properties.status = { anyOf: [STATUS, { type: 'array', items: STATUS, maxItems: 6 }] };
 
 export const WORK_OPERATIONS = [
@@ -32,6 +38,8 @@ export const WORK_OPERATIONS = [
       blocked_by: 'ids of items that must be done first',
       not_before: 'ISO-8601 time before which the item is not claimable',
       waiting_human: 'start parked for a human instead of pending',
+      on_blocker_failure:
+        'when a blocker ends failed or cancelled: wait (default; reported as blocked_on_failure) or cascade (cancelled with it, re-opened by its retry)',
     }),
     output: WORK_ITEM,
     writes: true,
@@ -109,6 +117,32 @@ export const WORK_OPERATIONS = [
     output: WORK_ITEM,
     writes: true,
     run: (inst, i: CancelInput) => inst.work.cancel(i),
+  }),
+  operation({
+    name: 'retry',
+    group: 'work',
+    description:
+      'Put a failed or cancelled item back to pending with a fresh attempt budget (same id and history); items its failure cancelled are re-opened.',
+    input: inputSchema(WORK_INPUTS.retry, { reason: 'why it is retried (kept in its history)' }),
+    output: WORK_ITEM,
+    writes: true,
+    run: (inst, i: RetryInput) => inst.work.retry(i),
+  }),
+  operation({
+    name: 'retry_many',
+    group: 'work',
+    description: 'Retry several failed or cancelled items in one transaction: all of them, or none.',
+    input: inputSchema(RETRY_MANY, { ids: 'ids of the failed or cancelled items' }),
+    output: WORK_ITEMS,
+    writes: true,
+    run: (inst, i: { ids: string[]; reason?: string; actor?: string }) =>
+      inst.work.retryMany(
+        i.ids.map((id) => ({
+          id,
+          ...(i.reason === undefined ? {} : { reason: i.reason }),
+          ...(i.actor === undefined ? {} : { actor: i.actor }),
+        })),
+      ),
   }),
   operation({
     name: 'park',
