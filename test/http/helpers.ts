@@ -90,3 +90,66 @@ export async function startTestServer(
 }
 
 export const dirOf = (root: string, name: string) => join(root, 'h', 'agents', name);
+
+/** One message of an event stream. */
+export interface SseMessage {
+  id?: string;
+  event?: string;
+  data: string;
+}
+
+/**
+ * Reads an event stream until `until` says stop (or the stream ends), then aborts it. `headers` carry the
+ * token and, for a resume, Last-Event-ID.
+ */
+export async function readSse(
+  url: string,
+  headers: Record<string, string>,
+  until: (m: SseMessage, all: SseMessage[]) => boolean,
+  timeoutMs = 60_000,
+): Promise<SseMessage[]> {
+  const ac = new AbortController();
+  const timer = setTimeout(() => ac.abort(), timeoutMs);
+  const out: SseMessage[] = [];
+  try {
+    const res = await fetch(url, { headers: { accept: 'text/event-stream', ...headers }, signal: ac.signal });
+    if (res.status !== 200) throw new Error(`event stream: HTTP ${res.status} ${await res.text()}`);
+    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let buf = '';
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buf += value;
+      let cut = buf.indexOf('\n\n');
+      while (cut >= 0) {
+        const block = buf.slice(0, cut);
+        buf = buf.slice(cut + 2);
+        cut = buf.indexOf('\n\n');
+        const m: SseMessage = { data: '' };
+        const data: string[] = [];
+        for (const line of block.split('\n')) {
+          if (line.startsWith(':')) continue;
+          const i = line.indexOf(':');
+          const field = i < 0 ? line : line.slice(0, i);
+          const v = i < 0 ? '' : line.slice(i + 1).replace(/^ /, '');
+          if (field === 'data') data.push(v);
+          else if (field === 'id') m.id = v;
+          else if (field === 'event') m.event = v;
+        }
+        if (data.length === 0 && m.id === undefined && m.event === undefined) continue;
+        m.data = data.join('\n');
+        out.push(m);
+        if (until(m, out)) {
+          ac.abort();
+          return out;
+        }
+      }
+    }
+    return out;
+  } catch (err) {
+    if (ac.signal.aborted && out.length > 0) return out;
+    throw err;
+  } finally {
+    clearTimeout(timer);
+  }
+}
