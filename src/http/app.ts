@@ -103,7 +103,8 @@ export function createServeApp(options: ServeAppOptions): { app: Hono<AppEnv>; c
     }
     await next();
     c.header('x-content-type-options', 'nosniff');
-    c.header('referrer-policy', 'no-referrer');
+    // same-origin, not no-referrer: under no-referrer browsers send `Origin: null` on form posts.
+    c.header('referrer-policy', 'same-origin');
     c.header('x-frame-options', 'DENY');
   });
 
@@ -121,8 +122,10 @@ export function createServeApp(options: ServeAppOptions): { app: Hono<AppEnv>; c
     const actor = readSession(token, session);
     if (actor === null || session === undefined || path === '/mcp') {
       const wantsHtml = !path.startsWith('/api/') && path !== '/mcp' && c.req.method === 'GET';
-      if (wantsHtml)
-        return c.redirect(`/login?next=${encodeURIComponent(c.req.url.slice(c.req.url.indexOf(path)))}`, 303);
+      if (wantsHtml) {
+        const u = new URL(c.req.url);
+        return c.redirect(`/login?next=${encodeURIComponent(u.pathname + u.search)}`, 303);
+      }
       return errorResponse(
         c,
         new UnauthenticatedError('sign in: send Authorization: Bearer <token> (printed by agentstate serve)'),
@@ -137,7 +140,7 @@ export function createServeApp(options: ServeAppOptions): { app: Hono<AppEnv>; c
       if (given === undefined && path.startsWith('/api/') === false) {
         const type = c.req.header('content-type') ?? '';
         if (type.startsWith('application/x-www-form-urlencoded') || type.startsWith('multipart/form-data')) {
-          const form = await c.req.parseBody();
+          const form = await c.req.parseBody({ all: true });
           given = typeof form._csrf === 'string' ? form._csrf : undefined;
         }
       }
