@@ -101,7 +101,10 @@ export function createServeApp(options: ServeAppOptions): { app: Hono<AppEnv>; c
     if (!hostAllowed(c.req.header('host'), ctx.bind)) {
       return errorResponse(c, new PermissionDeniedError('this Host is not served here', { field: 'host' }));
     }
+    const started = performance.now();
     await next();
+    // The server's own time (the dashboard's budget is stated in it); streams report only their start.
+    c.header('server-timing', `app;dur=${(performance.now() - started).toFixed(1)}`);
     c.header('x-content-type-options', 'nosniff');
     // same-origin, not no-referrer: under no-referrer browsers send `Origin: null` on form posts.
     c.header('referrer-policy', 'same-origin');
