@@ -7,6 +7,7 @@ import { ERROR_TABLE, toAgentStateError } from '../errors.js';
 import { csrfToken } from '../http/auth.js';
 import { type AppContext, type AppEnv, attributed, instanceOf } from '../http/context.js';
 import type { Instance } from '../instance/instance.js';
+import { getKind, kindNames } from '../kinds/registry.js';
 import { runOperation } from '../service/invoke.js';
 import { OPERATION_NAMES } from '../service/table.js';
 import { APP_CSS, APP_JS } from './assets.js';
@@ -70,7 +71,7 @@ function short(v: unknown, max = 140): string {
 async function frame(
   c: C,
   ctx: AppContext,
-  section: 'overview' | 'items' | 'events' | 'documents',
+  section: 'overview' | 'items' | 'events' | 'documents' | 'files',
   title: string,
 ) {
   const inst = await instanceOf(c, ctx.registry);
@@ -398,7 +399,72 @@ interface HistoryEntry {
   reason?: string | null;
 }
 
+/** The kinds whose documents have a human-readable state file. */
+const fileKinds = () => kindNames().filter((k) => getKind(k).file !== undefined);
+
+type FileView = { path: string; text: string; valid: boolean; problem?: string };
+
+/** A document's state file as its kind renders it, and whether the stored body passes the kind's rules. */
+async function fileView(
+  inst: Instance,
+  kind: string,
+  id: string,
+  doc: { version: number; body: unknown },
+): Promise<FileView | null> {
+  const file = getKind(kind).file;
+  if (!file) return null;
+  const recent = await run<EventRecord[]>(inst, 'read_events', {
+    stream: `doc:${kind}/${id}`,
+    reverse: true,
+    limit: 40,
+  });
+  const viewCtx = {
+    now: inst.clock(),
+    recentEvents: recent.map((e) => ({
+      position: e.position,
+      type: e.type,
+      created_at: e.created_at,
+      actor: e.actor,
+      data: e.data,
+    })),
+  };
+  const body = doc.body as Parameters<typeof file.render>[0];
+  const text = file.render(body, { kind, id, version: doc.version }, viewCtx);
+  try {
+    await run(inst, 'validate_document', { kind, id, body });
+    return { path: file.defaultPath(id), text, valid: true };
+  } catch (err) {
+    const e = toAgentStateError(err);
+    return { path: file.defaultPath(id), text, valid: false, problem: `${e.code}: ${e.message}` };
+  }
+}
+
 function mountDocumentPages(app: Hono<AppEnv>, ctx: AppContext): void {
+  app.get(
+    '/files',
+    guarded(async (c) => {
+      const { inst, key, f } = await frame(c, ctx, 'files', 'State files');
+      const rows: Html[] = [];
+      for (const kind of fileKinds()) {
+        const docs = await run<Array<{ id: string; version: number }>>(inst, 'list_documents', {
+          kind,
+          limit: PAGE,
+        });
+        for (const d of docs) {
+          const doc = await run<{ version: number; body: unknown }>(inst, 'get_document', { kind, id: d.id });
+          const v = await fileView(inst, kind, d.id, doc);
+          if (!v) continue;
+          rows.push(
+            h`<tr><td>${kind}</td><td><a href="${href(`/documents/${encodeURIComponent(kind)}/${encodeURIComponent(d.id)}`, { instance: key })}">${d.id}</a></td><td><code>${v.path}</code></td><td class="num">${d.version}</td><td>${v.valid ? h`<span class="badge st-done">valid</span>` : h`<span class="badge st-failed">invalid</span> ${v.problem}`}</td></tr>`,
+          );
+        }
+      }
+      const body = h`<h1>State files</h1><p class="muted">The human-readable files (${fileKinds().join(', ')}) as the store renders them, each checked against its kind’s current rules.</p>
+${rows.length === 0 ? h`<p class="muted">No documents with a state file.</p>` : h`<div class="wrap"><table><thead><tr><th>Kind</th><th>Id</th><th>File</th><th>Version</th><th>Validation</th></tr></thead><tbody>${rows}</tbody></table></div>`}`;
+      return c.html(page(f, body).value);
+    }),
+  );
+
   app.get(
     '/documents',
     guarded(async (c) => {
@@ -435,6 +501,7 @@ ${docs.length > limit ? h`<div class="pager"><a href="${href('/documents', { ins
         reverse: true,
         limit: 100,
       });
+      const view = await fileView(inst, kind, id, doc).catch(() => null);
       const base = `/documents/${encodeURIComponent(kind)}/${encodeURIComponent(id)}`;
       const versions = hist.entries.map((e) => e.version);
       const body = h`<h1>${kind} / ${id}</h1>
@@ -442,6 +509,11 @@ ${docs.length > limit ? h`<div class="pager"><a href="${href('/documents', { ins
 <div><label for="d-from">Diff from version</label><select id="d-from" name="from">${versions.map((x) => h`<option${x === Math.max(1, doc.version - 1) ? h` selected` : ''}>${x}</option>`)}</select></div>
 <div><label for="d-to">to version</label><select id="d-to" name="to">${versions.map((x) => h`<option${x === doc.version ? h` selected` : ''}>${x}</option>`)}</select></div><button type="submit">Show diff</button></form>
 <h2>Version ${doc.version}</h2><pre>${pretty(doc.body, 100_000)}</pre>
+${
+  view
+    ? h`<h2>State file <code>${view.path}</code> ${view.valid ? h`<span class="badge st-done">valid</span>` : h`<span class="badge st-failed">invalid</span>`}</h2>${view.valid ? '' : h`<p class="problem">${view.problem}</p>`}<pre>${view.text}</pre>`
+    : ''
+}
 <h2>History</h2><div class="wrap"><table><thead><tr><th>Version</th><th>Actor</th><th>Actor kind</th><th class="opt">Time</th><th>Provenance</th><th class="opt">Reason</th></tr></thead><tbody>${hist.entries.map(
         (e) =>
           h`<tr><td class="num"><a href="${href(base, { instance: key, version: e.version })}">${e.version}</a>${e.noop ? h` <span class="badge">no-op</span>` : ''}</td><td>${e.actor}</td><td>${e.actor_kind}</td><td class="opt">${fmtTime(e.created_at)}</td><td><code>${e.provenance ? short(e.provenance, 200) : ''}</code></td><td class="opt">${e.reason ?? ''}</td></tr>`,

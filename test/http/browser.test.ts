@@ -2,7 +2,7 @@
 // first, live updates from another process, actions behind a confirmation recorded as the human, a human
 // decision answered, a document diff. Screenshots of each page go to test/http/screenshots/ (git-ignored).
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPERATION_NAMES } from '../../src/service/table.js';
@@ -69,7 +69,16 @@ beforeAll(async () => {
     actor_kind: 'model',
     provenance: { model_id: 'gpt-test', run_id: 'run-1', step_id: 'step-3', prompt_ref: 'prompts/tune.md' },
   });
-  expect(ids.failed).toBeDefined();
+  const sessions = JSON.parse(
+    readFileSync(new URL('../kinds/examples/sessions/deploy.json', import.meta.url), 'utf8'),
+  );
+  const committed = await call('commit', {
+    kind: 'workflow-sessions',
+    id: 'deploy',
+    expected_version: 0,
+    body: sessions,
+  });
+  expect(committed.status, JSON.stringify(committed.json)).toBe(200);
   const { chromium } = await import('playwright-core');
   browser = await chromium.launch({
     executablePath: CHROMIUM,
@@ -208,6 +217,17 @@ describe.skipIf(!HAVE)('the dashboard in Chromium', () => {
     expect(await changes.textContent()).toContain('/region');
     expect(await changes.textContent()).toContain('/retries');
     await shot('09-diff');
+  });
+
+  it('renders the state files with their validation status', async () => {
+    await page.goto(`${s.url}/files?instance=h/planner`);
+    const row = page.locator('tbody tr', { hasText: 'deploy' });
+    expect(await row.locator('.badge').textContent()).toBe('valid');
+    await page.getByRole('link', { name: 'deploy' }).click();
+    expect(await page.locator('h2', { hasText: 'State file' }).textContent()).toContain(
+      '.copilot/state/deploy.json',
+    );
+    await shot('12-state-file');
   });
 
   it('the event log with the hash-chain status, and the overview at phone width', async () => {
