@@ -9,7 +9,7 @@ import { type AppContext, type AppEnv, attributed, instanceOf } from '../http/co
 import type { Instance } from '../instance/instance.js';
 import { getKind, kindNames } from '../kinds/registry.js';
 import { runOperation } from '../service/invoke.js';
-import { OPERATION_NAMES } from '../service/table.js';
+import { getOperation, OPERATION_NAMES } from '../service/table.js';
 import { APP_CSS, APP_JS } from './assets.js';
 import { type Html, h, href, pretty } from './html.js';
 import { page } from './layout.js';
@@ -231,7 +231,11 @@ ${more ? h`<div class="pager"><a href="${href('/items', { instance: key, status,
       const ids = ([] as unknown[]).concat(form.id ?? []).filter((x): x is string => typeof x === 'string');
       const retry = ACTIONS.retry!;
       for (const id of ids)
-        await runOperation(inst, retry.op, attributed({ actor: 1, actor_kind: 1 }, { id }, c.get('caller')));
+        await runOperation(
+          inst,
+          retry.op,
+          attributed(getOperation(retry.op).input.properties, { id }, c.get('caller')),
+        );
       return c.redirect(href('/items', { instance: key, status: 'failed' }), 303);
     }),
   );
@@ -340,7 +344,7 @@ ${
           const item = (await runOperation(inst, 'get_item', { id })) as WorkItem;
           if (item.lease_owner) input.worker = item.lease_owner;
         }
-        const props = (await import('../service/table.js')).getOperation(a.op).input.properties;
+        const props = getOperation(a.op).input.properties;
         await runOperation(inst, a.op, attributed(props, input, caller));
       }
       return c.redirect(href(`/items/${encodeURIComponent(id)}`, { instance: key }), 303);
