@@ -277,7 +277,10 @@ ${item.error ? h`<h2>Error</h2><pre class="problem">${item.error}</pre>` : ''}
 <h2>Payload</h2><pre>${pretty(item.payload)}</pre><h2>Result</h2><pre>${pretty(item.result)}</pre><h2>Notes</h2><pre>${pretty(item.notes)}</pre>
 <h2>History</h2>${eventRows(key, events)}</div>`;
       return c.html(
-        page({ ...f, title: item.title, live: href('/api/v1/events', { instance: key }) }, body).value,
+        page(
+          { ...f, title: item.title, live: href('/api/v1/events', { instance: key, work_item_id: id }) },
+          body,
+        ).value,
       );
     }),
   );
@@ -383,7 +386,7 @@ ${
 <form class="filters" method="get" action="/events"><input type="hidden" name="instance" value="${key}"><div><label for="f-type">Type</label><input id="f-type" name="type" value="${type ?? ''}"></div><div><label for="f-stream">Stream</label><input id="f-stream" name="stream" value="${stream ?? ''}"></div><button type="submit">Filter</button></form>
 <div data-live-region>${eventRows(key, events)}</div>
 <div class="pager">${until !== undefined ? h`<a href="${href('/events', { instance: key, type, stream })}">Newest</a>` : ''}${older !== null && older > 0 ? h`<a href="${href('/events', { instance: key, type, stream, until: older })}">Older</a>` : ''}</div>`;
-      const live = until === undefined ? href('/api/v1/events', { instance: key, type }) : undefined;
+      const live = until === undefined ? href('/api/v1/events', { instance: key, type, stream }) : undefined;
       return c.html(page({ ...f, ...(live ? { live } : {}) }, body).value);
     }),
   );

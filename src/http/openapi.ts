@@ -98,6 +98,8 @@ export function openApiDocument(version: string): Record<string, unknown> {
         INSTANCE,
         { name: 'after', in: 'query', schema: { type: 'integer', minimum: 0 } },
         { name: 'type', in: 'query', schema: { type: 'string' } },
+        { name: 'stream', in: 'query', schema: { type: 'string' } },
+        { name: 'work_item_id', in: 'query', schema: { type: 'string' } },
         { name: 'Last-Event-ID', in: 'header', schema: { type: 'string' } },
       ],
       responses: { '200': { description: 'text/event-stream' }, ...errors },

@@ -21,13 +21,21 @@ function position(raw: string | undefined, field: string): number | undefined {
 /**
  * GET /api/v1/events: `after` (or the Last-Event-ID header, which wins: it is the browser's own resume)
  * defaults to the head, so a new client sees what happens from now on; `after=0` replays the whole log.
- * `type` (repeatable) keeps only those event types.
+ * `type` (repeatable), `stream` and `work_item_id` keep only those events.
  */
 export async function eventStream(c: Context, ctx: AppContext): Promise<Response> {
   const inst = await instanceOf(c, ctx.registry);
   const resume = position(c.req.header('last-event-id'), 'Last-Event-ID');
   const asked = position(c.req.query('after'), 'after');
   const types = c.req.queries('type')?.filter((t) => t !== '');
+  const streamName = c.req.query('stream') || undefined;
+  const item = c.req.query('work_item_id') || undefined;
+  for (const [field, v] of [
+    ['stream', streamName],
+    ['work_item_id', item],
+  ] as const) {
+    if (v !== undefined && v.length > 200) throw new InvalidInputError(`${field} is too long`, { field });
+  }
   const after = resume ?? asked ?? (await inst.events.head())?.position ?? 0;
   return streamSSE(c, async (stream) => {
     const ac = new AbortController();
@@ -42,6 +50,8 @@ export async function eventStream(c: Context, ctx: AppContext): Promise<Response
         pollMs: ctx.pollMs,
         signal: ac.signal,
         ...(types && types.length > 0 ? { type: types.length === 1 ? types[0]! : types } : {}),
+        ...(streamName ? { stream: streamName } : {}),
+        ...(item ? { work_item_id: item } : {}),
       })) {
         if (stream.aborted || stream.closed) break;
         await stream.writeSSE({ id: String(e.position), event: 'event', data: JSON.stringify(e) });

@@ -87,3 +87,36 @@ for (const t of targets) {
     }, 240_000);
   });
 }
+
+describe('event stream filters and refusals', () => {
+  it('type, stream and work_item_id keep only those events; a bad Last-Event-ID is INVALID_INPUT', async () => {
+    const s = await startTestServer(['planner']);
+    servers.push(s);
+    const post = (body: unknown) => s.call('POST', '/api/v1/append_event', { body });
+    await post({ type: 'a_seen', stream: 's1', data: {} });
+    await post({ type: 'b_seen', stream: 's2', data: {} });
+    const item = (await s.call('POST', '/api/v1/enqueue', { body: { title: 'x' } })).json;
+    await post({ type: 'a_seen', stream: 's2', data: {}, work_item_id: item.id });
+    const auth = { authorization: `Bearer ${TOKEN}` };
+    const read = async (q: string, n: number) =>
+      (
+        await readSse(
+          `${s.url}/api/v1/events?after=0&${q}`,
+          auth,
+          (_m, all) => all.filter((m) => m.event === 'event').length >= n,
+          10_000,
+        )
+      )
+        .filter((m) => m.event === 'event')
+        .map((m) => JSON.parse(m.data) as { type: string; stream: string });
+    expect((await read('type=a_seen', 2)).map((e) => e.stream)).toEqual(['s1', 's2']);
+    expect((await read('stream=s2', 2)).map((e) => e.type)).toEqual(['b_seen', 'a_seen']);
+    expect((await read(`work_item_id=${item.id}`, 2)).map((e) => e.type)).toEqual([
+      'work_item_enqueued',
+      'a_seen',
+    ]);
+    const bad = await fetch(`${s.url}/api/v1/events`, { headers: { ...auth, 'last-event-id': 'abc' } });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: { code: string } }).error.code).toBe('INVALID_INPUT');
+  });
+});
