@@ -72,9 +72,13 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       closing ??= (async () => {
         await closeApp();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        // Ended event streams leave keep-alive connections idle a moment later: close those as they go idle,
+        // and whatever is still busy after the grace period.
         server.closeIdleConnections();
+        const idle = setInterval(() => server.closeIdleConnections(), 50);
         const timer = setTimeout(() => server.closeAllConnections(), graceMs);
         await closed;
+        clearInterval(idle);
         clearTimeout(timer);
         await registry.close();
       })();

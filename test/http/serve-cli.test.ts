@@ -9,7 +9,7 @@ import { CLI, cleanEnv, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
 describe('agentstate serve', () => {
-  it('prints its URL and a new token once, serves the root’s instances, and stops on SIGTERM', async () => {
+  it('prints its URL and a new token once, serves the root’s instances, and stops on SIGTERM with a stream open', async () => {
     const root = tempDir('agentstate-serve-cli-');
     expect(runCli(['--root', root, '--host', 'h', '--name', 'planner', 'init']).code).toBe(0);
     const child = spawn(process.execPath, [CLI, '--root', root, 'serve', '--port', '0'], {
@@ -33,9 +33,15 @@ describe('agentstate serve', () => {
       'h/planner',
     ]);
     expect((await fetch(`${url}/api/v1/instances`)).status).toBe(401);
+    // An open event stream must not hold the shutdown up.
+    const stream = await fetch(`${url}/api/v1/events`, { headers: { authorization: `Bearer ${token}` } });
+    expect(stream.status).toBe(200);
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const stopAt = Date.now();
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
+    expect(Date.now() - stopAt).toBeLessThan(4000);
+    await stream.body?.cancel().catch(() => {});
   }, 30_000);
 
   it('refuses to bind a non-loopback address without a token', () => {
