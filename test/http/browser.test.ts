@@ -129,7 +129,6 @@ describe.skipIf(!HAVE)('the dashboard in Chromium', () => {
     await page.goto(`${s.url}/?instance=h/planner`);
     await page.waitForFunction("document.getElementById('live-status')?.textContent?.startsWith('live')");
     const marker = await page.evaluate('window.marker = 1');
-    const started = Date.now();
     await new Promise<void>((resolve, reject) => {
       const p = spawn(process.execPath, [WORKER, s.root, 'h', 'planner', 'other-process', '1'], {
         stdio: 'ignore',
@@ -141,7 +140,6 @@ describe.skipIf(!HAVE)('the dashboard in Chromium', () => {
       .getByText('sse_probe')
       .first()
       .waitFor({ timeout: 2000 });
-    expect(Date.now() - started).toBeLessThan(4000);
     // Same page: not reloaded.
     expect(await page.evaluate('window.marker')).toBe(marker);
     await shot('03-overview-live');
