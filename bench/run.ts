@@ -1,7 +1,7 @@
 // `npm run bench`: agentstate against a raw better-sqlite3 baseline measured in the same run.
-// Options: --rounds N (default 5), --only 1,2,3,4,5,6,docs,pg,mcp,langgraph (sections; docs = d1,d2,d3,d4;
+// Options: --rounds N (default 5), --only 1,2,3,4,5,6,docs,pg,mcp,langgraph,http (sections; docs = d1,d2,d3,d4;
 // pg = p1,p2,p3,p4, run only when PostgreSQL answers at AGENTSTATE_BENCH_PG_URL; mcp = bench/mcp.ts and
-// langgraph = bench/langgraph.ts, each run as its own process with its own table), --json PATH (write the
+// langgraph = bench/langgraph.ts, http = bench/http.ts, each run as its own process with its own table), --json PATH (write the
 // results of the sections in this process).
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -38,7 +38,7 @@ import { RESUME_FIXTURE } from './resume-fixture.js';
 const { values: args } = parseArgs({
   options: {
     rounds: { type: 'string', default: '5' },
-    only: { type: 'string', default: '1,2,3,4,5,6,docs,pg,mcp,langgraph' },
+    only: { type: 'string', default: '1,2,3,4,5,6,docs,pg,mcp,langgraph,http' },
     json: { type: 'string' },
   },
 });
@@ -678,6 +678,7 @@ async function main(): Promise<void> {
       ['pg', sectionPg],
       ['mcp', () => separateBench('mcp')],
       ['langgraph', () => separateBench('langgraph')],
+      ['http', () => separateBench('http')],
     ];
     for (const [id, run] of sections) {
       const wanted =
@@ -697,8 +698,8 @@ async function main(): Promise<void> {
   if (args.json) writeFileSync(args.json, `${JSON.stringify(results, null, 2)}\n`);
 }
 
-/** The MCP and LangGraph benchmarks load their SDKs, so they run as processes of their own (table on stdout). */
-async function separateBench(name: 'mcp' | 'langgraph'): Promise<void> {
+/** The MCP, LangGraph and HTTP benchmarks load their SDKs or a server, so they run as processes of their own (table on stdout). */
+async function separateBench(name: 'mcp' | 'langgraph' | 'http'): Promise<void> {
   const script = new URL(`./${name}.ts`, import.meta.url).pathname;
   const r = spawnSync(process.execPath, ['--import', 'tsx', script], { stdio: 'inherit' });
   if (r.status !== 0) throw new Error(`bench/${name}.ts exited with ${r.status ?? r.signal}`);

@@ -15,6 +15,7 @@ export type ErrorCode =
   | 'STORAGE_UNAVAILABLE'
   | 'LOCK_TIMEOUT'
   | 'INTEGRITY_VIOLATION'
+  | 'UNAUTHENTICATED'
   | 'INTERNAL';
 
 /** Base class of all agentstate errors. `code` is stable; `details` is JSON-safe extra data. */
@@ -148,6 +149,14 @@ export class IntegrityError extends AgentStateError {
   }
 }
 
+/** A network edge was called without its token, or with a wrong one (HTTP 401). */
+export class UnauthenticatedError extends AgentStateError {
+  constructor(message: string, details: Record<string, unknown> = {}) {
+    super('UNAUTHENTICATED', message, details);
+    this.name = 'UnauthenticatedError';
+  }
+}
+
 export class InternalError extends AgentStateError {
   constructor(message: string, details: Record<string, unknown> = {}, options?: ErrorOptions) {
     super('INTERNAL', message, details, options);
@@ -184,6 +193,7 @@ export const ERROR_TABLE: Record<ErrorCode, { exit: number; http: number; retry:
   PERMISSION_DENIED: { exit: 4, http: 403, retry: false },
   PROVENANCE_REQUIRED: { exit: 4, http: 403, retry: false },
   AMBIGUITY_UNRESOLVED: { exit: 4, http: 409, retry: false },
+  UNAUTHENTICATED: { exit: 4, http: 401, retry: false },
   STORAGE_UNAVAILABLE: { exit: 5, http: 503, retry: true },
   LOCK_TIMEOUT: { exit: 5, http: 503, retry: true },
   INTERNAL: { exit: 10, http: 500, retry: false },

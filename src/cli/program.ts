@@ -8,6 +8,7 @@ import { type GlobalOpts, Output } from './context.js';
 import { addEventCommands } from './event-commands.js';
 import { addInstanceCommands } from './instance-commands.js';
 import { addMcpCommand } from './mcp-command.js';
+import { addServeCommand } from './serve-command.js';
 import { addSessionCommands } from './session-commands.js';
 import { addStateCommands } from './state-commands.js';
 import { addViewCommands } from './view-commands.js';
@@ -66,6 +67,7 @@ export function buildProgram(): Command {
   addSessionCommands(program);
   addInstanceCommands(program);
   addMcpCommand(program);
+  addServeCommand(program);
   addWorkflowCommands(program);
   return program;
 }

@@ -1,7 +1,14 @@
 // @agentstate/store/mcp: the MCP server of an instance, for embedding (the `agentstate mcp` command uses the
 // same functions). Loading it loads the MCP SDK; the core library never does.
 export { type CallOrigin, provenance } from './attribution.js';
-export { type HttpOptions, isLoopback, serveMcpHttp, serveMcpStdio } from './serve.js';
+export {
+  type HttpOptions,
+  isLoopback,
+  type McpEndpoint,
+  mcpEndpoint,
+  serveMcpHttp,
+  serveMcpStdio,
+} from './serve.js';
 export {
   type AgentStateMcp,
   type AgentStateMcpOptions,

@@ -1,6 +1,5 @@
 // The transports of `agentstate mcp`: stdio for the session a host spawns, and Streamable HTTP on localhost
 // (or elsewhere behind a bearer token) for several sessions on one endpoint.
-import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
@@ -12,6 +11,7 @@ import {
 import { createMcpHandler } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { InvalidInputError } from '../errors.js';
+import { isLoopback, sameSecret } from '../http/guards.js';
 import type { AgentStateMcp } from './server.js';
 
 /** Serves `mcp` over this process's stdin/stdout until the host closes it; resolves with its handle. */
@@ -36,22 +36,38 @@ export interface HttpOptions {
   path?: string;
 }
 
-const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
-
-/** Whether `host` is a loopback address (127.0.0.0/8, ::1, localhost). */
-export function isLoopback(host: string): boolean {
-  return LOOPBACK.has(host) || /^127(\.\d{1,3}){3}$/.test(host);
-}
-
-function sameSecret(given: string, expected: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
+export { isLoopback };
 
 function refuse(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}) {
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
   res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
+}
+
+/** The Streamable HTTP handler of `mcp`, as a web-standard `fetch`; what `agentstate serve` mounts at /mcp. */
+export interface McpEndpoint {
+  /** Serves one HTTP request (auth and Host/Origin checks are the caller's). */
+  fetch(request: Request): Promise<Response>;
+  /** The SDK handler itself (for Node's adapter). */
+  readonly handler: ReturnType<typeof createMcpHandler>;
+  /** Stops the document watcher and the handler's open exchanges; the instance stays open. */
+  close(): Promise<void>;
+}
+
+/**
+ * The one Streamable HTTP handler of an MCP server definition, with document changes reaching subscribed
+ * clients through the handler's bus: `agentstate mcp --http` serves it alone, `agentstate serve` at /mcp.
+ */
+export function mcpEndpoint(mcp: AgentStateMcp): McpEndpoint {
+  const handler = createMcpHandler(mcp.factory);
+  const stopWatching = mcp.watchDocuments((uri) => handler.notify.resourceUpdated(uri));
+  return {
+    handler,
+    fetch: (request) => handler.fetch(request),
+    async close() {
+      stopWatching();
+      await handler.close();
+    },
+  };
 }
 
 /**
@@ -73,10 +89,8 @@ export async function serveMcpHttp(
       { field: 'token' },
     );
   }
-  const handler = createMcpHandler(mcp.factory);
-  const serve = toNodeHandler(handler);
-  // Changes of documents reach subscribed 2026-era clients through the handler's bus.
-  const stopWatching = mcp.watchDocuments((uri) => handler.notify.resourceUpdated(uri));
+  const endpoint = mcpEndpoint(mcp);
+  const serve = toNodeHandler(endpoint.handler);
   // On loopback only the names of this machine: a page that rebinds its own name to 127.0.0.1 is refused.
   const checkHost = loopback
     ? localhostHostValidation()
@@ -110,8 +124,7 @@ export async function serveMcpHttp(
   return {
     url: `http://${shown}:${addr.port}${path}`,
     async close() {
-      stopWatching();
-      await handler.close();
+      await endpoint.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await mcp.close();

@@ -48,6 +48,26 @@ describe('layers', () => {
     }
   });
 
+  it('Hono is loaded only by src/http/ and src/dashboard/, and the server reached only through lazy imports', () => {
+    for (const f of files(SRC)) {
+      const rel = relative(SRC, f);
+      const text = readFileSync(f, 'utf8');
+      if (!rel.startsWith('http/') && !rel.startsWith('dashboard/')) {
+        expect(/from\s+'(hono|@hono\/[^']+)(\/[^']*)?'/.test(text), rel).toBe(false);
+        // Outside the server the HTTP modules are only ever imported with import(), when `agentstate serve`
+        // runs; guards.ts (no dependencies) is shared with the MCP transport.
+        for (const spec of imports(f)) {
+          if (/(\.\.?\/)+(http|dashboard)\//.test(spec) && !spec.endsWith('/http/guards.js')) {
+            expect(
+              new RegExp(`import\\(\\s*'${spec.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}'`).test(text),
+              rel,
+            ).toBe(true);
+          }
+        }
+      }
+    }
+  });
+
   it('both backends have the same file names', () => {
     const names = (b: string) =>
       files(join(SRC, 'backends', b))

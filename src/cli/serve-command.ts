@@ -1,0 +1,61 @@
+// `agentstate serve`: the HTTP API, live event stream, MCP endpoint and web dashboard of every instance under
+// the root (or of one --dir, or of every instance of a --url PostgreSQL store). Hono is imported only when
+// this command runs, so no other command or workflow pays for loading it.
+import type { Command } from 'commander';
+import { resolveInstance } from '../service/instance-resolver.js';
+import { type GlobalOpts, int } from './context.js';
+
+interface ServeOpts {
+  port?: number;
+  bind?: string;
+  token?: string;
+}
+
+export function addServeCommand(program: Command): void {
+  program
+    .command('serve')
+    .description(
+      'serve the HTTP API (/api/v1), the live event stream, MCP (/mcp) and the web dashboard (/) on 127.0.0.1; see docs/http.md',
+    )
+    .option('--port <n>', 'TCP port [default: 8780]', int('--port'))
+    .option(
+      '--bind <address>',
+      'address to listen on; anything but loopback needs AGENTSTATE_TOKEN [default: 127.0.0.1]',
+    )
+    .option(
+      '--token <token>',
+      'the bearer token (or AGENTSTATE_TOKEN) [default: generated once, kept in the root]',
+    )
+    .action(async (o: ServeOpts, cmd: Command) => {
+      const g = cmd.optsWithGlobals<GlobalOpts>();
+      const { startServer } = await import('../http/index.js');
+      const target = resolveInstance(g);
+      const server = await startServer({
+        target,
+        ...(o.port === undefined ? {} : { port: o.port }),
+        ...(o.bind === undefined ? {} : { host: o.bind }),
+        ...(o.token === undefined ? {} : { token: o.token }),
+      });
+      const { token } = server;
+      process.stderr.write(`agentstate serve: ${server.url} (dashboard /, API /api/v1, MCP /mcp)\n`);
+      if (token.source === 'generated') {
+        process.stderr.write(
+          `agentstate serve: new token (shown once; kept in ${token.file}, mode 0600):\n${token.token}\n`,
+        );
+      } else if (token.source === 'file') {
+        process.stderr.write(`agentstate serve: token in ${token.file}\n`);
+      }
+      let stopping = false;
+      const shutdown = async () => {
+        if (stopping) return;
+        stopping = true;
+        try {
+          await server.close();
+        } finally {
+          process.exit(process.exitCode ?? 0);
+        }
+      };
+      process.once('SIGINT', () => void shutdown());
+      process.once('SIGTERM', () => void shutdown());
+    });
+}

@@ -1,0 +1,563 @@
+// The dashboard's pages, mounted on the serve app: server-rendered HTML from the operation table (the same
+// runOperation every edge calls), paginated, with a small script for live regions. Writes go through a
+// confirmation page and are recorded as the signed-in human's (actor_kind human).
+import type { Context, Hono } from 'hono';
+import type { EventRecord, WorkItem } from '../core/types.js';
+import { ERROR_TABLE, toAgentStateError } from '../errors.js';
+import { csrfToken } from '../http/auth.js';
+import { type AppContext, type AppEnv, attributed, instanceOf } from '../http/context.js';
+import type { Instance } from '../instance/instance.js';
+import { getKind, kindNames } from '../kinds/registry.js';
+import { runOperation } from '../service/invoke.js';
+import { getOperation, OPERATION_NAMES } from '../service/table.js';
+import { APP_CSS, APP_JS } from './assets.js';
+import { type Html, h, href, pretty } from './html.js';
+import { page } from './layout.js';
+
+type C = Context<AppEnv>;
+
+const STATUSES = ['failed', 'waiting_human', 'in_flight', 'pending', 'done', 'cancelled'] as const;
+const PAGE = 50;
+/** The retry operation is being built in parallel; the button appears once the table has it. */
+const HAS_RETRY = OPERATION_NAMES.includes('retry');
+
+/** The actions an item page offers, each the operation it runs. */
+const ACTIONS: Record<string, { op: string; label: string; ask: string; when: (i: WorkItem) => boolean }> = {
+  retry: {
+    op: 'retry',
+    label: 'Retry',
+    ask: 'Re-enqueue this failed item?',
+    when: (i) => HAS_RETRY && i.status === 'failed',
+  },
+  cancel: {
+    op: 'cancel',
+    label: 'Cancel',
+    ask: 'Cancel this item? It will not run again.',
+    when: (i) => i.status === 'pending' || i.status === 'in_flight' || i.status === 'waiting_human',
+  },
+  release: {
+    op: 'release',
+    label: 'Release lease',
+    ask: 'Hand this item back to the queue (the worker holding it loses its lease)?',
+    when: (i) => i.status === 'in_flight',
+  },
+  park: {
+    op: 'park',
+    label: 'Park for a human',
+    ask: 'Park this item (waiting_human)?',
+    when: (i) => i.status === 'pending',
+  },
+  unpark: {
+    op: 'unpark',
+    label: 'Unpark',
+    ask: 'Return this parked item to the queue?',
+    when: (i) => i.status === 'waiting_human' && !isDecision(i),
+  },
+};
+
+const isDecision = (i: WorkItem) =>
+  i.payload !== null &&
+  typeof i.payload === 'object' &&
+  !Array.isArray(i.payload) &&
+  'ambiguity_id' in i.payload;
+
+const fmtTime = (t: string | null) => (t ? t.replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '');
+
+function short(v: unknown, max = 140): string {
+  const s = typeof v === 'string' ? v : (JSON.stringify(v) ?? '');
+  return s.length > max ? `${s.slice(0, max)}…` : s;
+}
+
+async function frame(
+  c: C,
+  ctx: AppContext,
+  section: 'overview' | 'items' | 'events' | 'documents' | 'files',
+  title: string,
+) {
+  const inst = await instanceOf(c, ctx.registry);
+  const key = `${inst.host}/${inst.name}`;
+  const caller = c.get('caller');
+  return {
+    inst,
+    key,
+    f: {
+      title,
+      section,
+      instance: key,
+      instances: await ctx.registry.list(),
+      actor: caller.via === 'session' ? caller.actor : null,
+      csrf: caller.via === 'session' ? csrfToken(ctx.token, caller.session) : null,
+      path: new URL(c.req.url).pathname,
+    },
+  };
+}
+
+const run = <T>(inst: Instance, op: string, input: Record<string, unknown> = {}) =>
+  runOperation(inst, op, input) as Promise<T>;
+
+function itemRows(key: string, items: WorkItem[], select = false): Html {
+  if (items.length === 0) return h`<p class="muted">None.</p>`;
+  return h`<div class="wrap"><table><thead><tr>${select ? h`<th><input type="checkbox" id="select-all" aria-label="Select all"></th>` : ''}<th>Item</th><th>Status</th><th class="opt">Kind</th><th class="opt">Attempts</th><th>Error / lease</th><th class="opt">Updated</th></tr></thead><tbody>${items.map(
+    (i) =>
+      h`<tr>${select ? h`<td><input type="checkbox" name="id" value="${i.id}" aria-label="Select ${i.title}"></td>` : ''}<td><a href="${href(`/items/${encodeURIComponent(i.id)}`, { instance: key })}">${short(i.title, 90)}</a><div class="muted">${i.id}</div></td><td><span class="badge st-${i.status}">${i.status}</span></td><td class="opt">${i.kind ?? ''}</td><td class="opt num">${i.attempts}/${i.max_attempts}</td><td>${i.error ? h`<span class="problem">${short(i.error, 120)}</span>` : i.lease_owner ? h`${i.lease_owner} until ${fmtTime(i.lease_expires_at)}` : ''}</td><td class="opt">${fmtTime(i.updated_at)}</td></tr>`,
+  )}</tbody></table></div>`;
+}
+
+function eventRows(key: string, events: EventRecord[]): Html {
+  if (events.length === 0) return h`<p class="muted">No events.</p>`;
+  return h`<div class="wrap"><table><thead><tr><th>#</th><th>Type</th><th class="opt">Time</th><th class="opt">Stream</th><th>Actor</th><th>Data</th></tr></thead><tbody>${events.map(
+    (e) =>
+      h`<tr><td class="num">${e.position}</td><td>${e.type}</td><td class="opt">${fmtTime(e.created_at)}</td><td class="opt">${e.stream}</td><td>${e.actor ?? ''}</td><td>${e.work_item_id ? h`<a href="${href(`/items/${encodeURIComponent(e.work_item_id)}`, { instance: key })}">${e.work_item_id}</a> ` : ''}<code>${short(e.data)}</code></td></tr>`,
+  )}</tbody></table></div>`;
+}
+
+/** An error page with the error table's status (no stack trace). */
+function errorPage(c: C, err: unknown): Response {
+  const e = toAgentStateError(err);
+  if (e.code === 'UNAUTHENTICATED') return c.redirect('/login', 303);
+  const body = h`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${e.code} · agentstate</title><link rel="stylesheet" href="/assets/app.css"></head><body><main><h1>${e.code}</h1><p class="problem" role="alert">${e.message}</p><p><a href="javascript:history.back()">Back</a> · <a href="/">Overview</a></p></main></body></html>`;
+  return c.html(body.value, ERROR_TABLE[e.code].http as 400);
+}
+
+function guarded(fn: (c: C) => Promise<Response>) {
+  return async (c: C) => {
+    try {
+      return await fn(c);
+    } catch (err) {
+      return errorPage(c, err);
+    }
+  };
+}
+
+/** Mounts the dashboard at /. */
+export function mountDashboard(app: Hono<AppEnv>, ctx: AppContext): void {
+  app.get('/assets/app.js', (c) =>
+    c.body(APP_JS, 200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'max-age=300' }),
+  );
+  app.get('/assets/app.css', (c) =>
+    c.body(APP_CSS, 200, { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'max-age=300' }),
+  );
+  // No external requests, no inline script: the page may load only what this server serves.
+  app.use('*', async (c, next) => {
+    await next();
+    if ((c.res.headers.get('content-type') ?? '').startsWith('text/html')) {
+      c.res.headers.set(
+        'content-security-policy',
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+      );
+    }
+  });
+
+  app.get(
+    '/',
+    guarded(async (c) => {
+      const { inst, key, f } = await frame(c, ctx, 'overview', 'Overview');
+      const [counts, failed, waiting, inFlight, recent] = await Promise.all([
+        run<Record<string, number>>(inst, 'count_items'),
+        run<WorkItem[]>(inst, 'list_items', { status: 'failed', limit: 20 }),
+        run<WorkItem[]>(inst, 'list_items', { status: 'waiting_human', limit: 20 }),
+        run<WorkItem[]>(inst, 'list_items', { status: 'in_flight', limit: 200 }),
+        run<EventRecord[]>(inst, 'read_events', { reverse: true, limit: 20 }),
+      ]);
+      const soon = [...inFlight]
+        .sort((a, b) => (a.lease_expires_at ?? '').localeCompare(b.lease_expires_at ?? ''))
+        .slice(0, 10);
+      const body = h`<h1>Overview of ${key}</h1><div data-live-region>
+<ul class="counts" aria-label="Work items by status">${STATUSES.map(
+        (s) =>
+          h`<li class="${s}"><a href="${href('/items', { instance: key, status: s })}"><b>${counts[s] ?? 0}</b>${s.replace('_', ' ')}</a></li>`,
+      )}</ul>
+<div class="grid"><section aria-labelledby="h-failed"><h2 id="h-failed">Failed</h2>${itemRows(key, failed)}</section>
+<section aria-labelledby="h-waiting"><h2 id="h-waiting">Waiting for a human</h2>${itemRows(key, waiting)}</section>
+<section aria-labelledby="h-leases"><h2 id="h-leases">Leases expiring first</h2>${itemRows(key, soon)}</section>
+<section aria-labelledby="h-recent"><h2 id="h-recent">Recent events</h2>${eventRows(key, recent)}<p><a href="${href('/events', { instance: key })}">All events</a></p></section></div></div>`;
+      return c.html(page({ ...f, live: href('/api/v1/events', { instance: key }) }, body).value);
+    }),
+  );
+
+  app.get(
+    '/items',
+    guarded(async (c) => {
+      const { inst, key, f } = await frame(c, ctx, 'items', 'Work items');
+      const status = c.req.query('status') || undefined;
+      const kind = c.req.query('kind') || undefined;
+      const q = (c.req.query('q') ?? '').trim().toLowerCase();
+      const limit = Math.min(Math.max(Number(c.req.query('limit') ?? PAGE) || PAGE, 1), 1000);
+      const all = await run<WorkItem[]>(inst, 'list_items', {
+        ...(status ? { status } : {}),
+        ...(kind ? { kind } : {}),
+        limit: q ? 1000 : limit + 1,
+      });
+      const matched = q
+        ? all.filter((i) => `${i.title} ${i.id} ${i.error ?? ''}`.toLowerCase().includes(q))
+        : all;
+      const shown = matched.slice(0, limit);
+      const more = matched.length > limit;
+      const bulk = HAS_RETRY && status === 'failed' && shown.length > 0;
+      const table = itemRows(key, shown, bulk);
+      const body = h`<h1>Work items</h1>
+<form class="filters" method="get" action="/items"><input type="hidden" name="instance" value="${key}">
+<div><label for="f-status">Status</label><select id="f-status" name="status"><option value="">any</option>${STATUSES.map((s) => h`<option${s === status ? h` selected` : ''}>${s}</option>`)}</select></div>
+<div><label for="f-kind">Kind</label><input id="f-kind" name="kind" value="${kind ?? ''}"></div>
+<div><label for="f-q">Text</label><input id="f-q" name="q" type="search" value="${q}"></div><button type="submit">Filter</button></form>
+<div data-live-region>${
+        bulk
+          ? h`<form method="get" action="/items/bulk-confirm"><input type="hidden" name="instance" value="${key}">${table}<div class="actions"><button type="submit" class="primary">Retry selected…</button></div></form>`
+          : table
+      }
+${more ? h`<div class="pager"><a href="${href('/items', { instance: key, status, kind, q, limit: Math.min(limit + PAGE, 1000) })}">Show more</a></div>` : ''}</div>`;
+      return c.html(page({ ...f, live: href('/api/v1/events', { instance: key }) }, body).value);
+    }),
+  );
+
+  app.get(
+    '/items/bulk-confirm',
+    guarded(async (c) => {
+      const { key, f } = await frame(c, ctx, 'items', 'Retry selected');
+      const ids = c.req.queries('id') ?? [];
+      const body = h`<h1>Retry ${ids.length} failed item${ids.length === 1 ? '' : 's'}?</h1>
+<form method="post" action="${href('/items/bulk-retry', { instance: key })}"><input type="hidden" name="_csrf" value="${f.csrf ?? ''}">${ids.map((id) => h`<input type="hidden" name="id" value="${id}"><div>${id}</div>`)}
+<div class="actions"><button type="submit" class="primary">Yes, retry them</button><a href="${href('/items', { instance: key, status: 'failed' })}">No, go back</a></div></form>`;
+      return c.html(page(f, body).value);
+    }),
+  );
+
+  app.post(
+    '/items/bulk-retry',
+    guarded(async (c) => {
+      const inst = await instanceOf(c, ctx.registry);
+      const key = `${inst.host}/${inst.name}`;
+      const form = await c.req.parseBody({ all: true });
+      const ids = ([] as unknown[]).concat(form.id ?? []).filter((x): x is string => typeof x === 'string');
+      const retry = ACTIONS.retry!;
+      for (const id of ids)
+        await runOperation(
+          inst,
+          retry.op,
+          attributed(getOperation(retry.op).input.properties, { id }, c.get('caller')),
+        );
+      return c.redirect(href('/items', { instance: key, status: 'failed' }), 303);
+    }),
+  );
+
+  app.get(
+    '/items/:id',
+    guarded(async (c) => {
+      const { inst, key, f } = await frame(c, ctx, 'items', 'Work item');
+      const id = c.req.param('id') ?? '';
+      const item = await run<WorkItem>(inst, 'get_item', { id });
+      const events = await run<EventRecord[]>(inst, 'read_events', { work_item_id: id, limit: 500 });
+      const actions = Object.entries(ACTIONS).filter(([, a]) => a.when(item));
+      let answer: Html | string = '';
+      if (item.status === 'waiting_human' && isDecision(item)) {
+        const p = item.payload as { doc_id?: string; ambiguity_id?: string; question?: string };
+        let options: string[] = [];
+        if (typeof p.doc_id === 'string') {
+          const doc = await run<{ body: { ambiguities?: Array<{ id: string; options?: string[] }> } }>(
+            inst,
+            'get_document',
+            { kind: 'task-ir', id: p.doc_id },
+          ).catch(() => null);
+          options = doc?.body.ambiguities?.find((a) => a.id === p.ambiguity_id)?.options ?? [];
+        }
+        answer = h`<section aria-labelledby="h-answer"><h2 id="h-answer">Answer this decision</h2><p>${p.question ?? item.title}</p>
+<form method="get" action="${href(`/items/${encodeURIComponent(id)}/confirm`, { instance: key })}"><input type="hidden" name="instance" value="${key}"><input type="hidden" name="action" value="answer">
+${options.length > 0 ? h`<fieldset><legend>Options</legend>${options.map((o, n) => h`<div class="option"><input type="radio" name="answer" id="opt-${n}" value="${o}"><label for="opt-${n}">${o}</label></div>`)}</fieldset><label for="answer-other">or another answer</label>` : h`<label for="answer-other">Your answer</label>`}
+<textarea id="answer-other" name="answer_text" rows="2" maxlength="10000"${options.length > 0 ? '' : h` required`}></textarea>
+<div class="actions"><button type="submit" class="primary">Answer…</button></div></form></section>`;
+      }
+      const body = h`<h1>${item.title}</h1>
+<div class="actions">${actions.map(
+        ([name, a]) =>
+          h`<form method="get" action="/items/${encodeURIComponent(id)}/confirm"><input type="hidden" name="instance" value="${key}"><input type="hidden" name="action" value="${name}"><button type="submit"${name === 'cancel' ? h` class="danger"` : ''}>${a.label}…</button></form>`,
+      )}</div>
+${answer}
+<div data-live-region><dl class="kv"><dt>id</dt><dd>${item.id}</dd><dt>status</dt><dd><span class="badge st-${item.status}">${item.status}</span></dd><dt>kind</dt><dd>${item.kind ?? ''}</dd><dt>priority</dt><dd>${item.priority}</dd><dt>attempts</dt><dd>${item.attempts} of ${item.max_attempts}</dd><dt>lease</dt><dd>${item.lease_owner ? `${item.lease_owner} until ${fmtTime(item.lease_expires_at)}` : 'none'}</dd><dt>blocked by</dt><dd>${item.blocked_by.join(', ')}</dd><dt>created</dt><dd>${fmtTime(item.created_at)}</dd><dt>updated</dt><dd>${fmtTime(item.updated_at)}</dd></dl>
+${item.error ? h`<h2>Error</h2><pre class="problem">${item.error}</pre>` : ''}
+<h2>Payload</h2><pre>${pretty(item.payload)}</pre><h2>Result</h2><pre>${pretty(item.result)}</pre><h2>Notes</h2><pre>${pretty(item.notes)}</pre>
+<h2>History</h2>${eventRows(key, events)}</div>`;
+      return c.html(
+        page(
+          { ...f, title: item.title, live: href('/api/v1/events', { instance: key, work_item_id: id }) },
+          body,
+        ).value,
+      );
+    }),
+  );
+
+  app.get(
+    '/items/:id/confirm',
+    guarded(async (c) => {
+      const { inst, key, f } = await frame(c, ctx, 'items', 'Confirm');
+      const id = c.req.param('id') ?? '';
+      const action = c.req.query('action') ?? '';
+      const item = await run<WorkItem>(inst, 'get_item', { id });
+      const answer = (c.req.query('answer_text') ?? '').trim() || (c.req.query('answer') ?? '').trim();
+      const a = ACTIONS[action];
+      const ask =
+        action === 'answer'
+          ? h`Answer “${item.title}” with <b>${answer}</b>?`
+          : a
+            ? h`${a.ask}`
+            : h`Unknown action.`;
+      const body = h`<h1>Confirm</h1><p>${ask}</p><p class="muted">${item.title} (${item.id}) — recorded as ${f.actor ?? 'the token holder'}, actor_kind human.</p>
+${
+  (a && a.when(item)) || (action === 'answer' && answer !== '')
+    ? h`<form method="post" action="${href(`/items/${encodeURIComponent(id)}/act`, { instance: key })}"><input type="hidden" name="_csrf" value="${f.csrf ?? ''}"><input type="hidden" name="action" value="${action}"><input type="hidden" name="answer" value="${answer}">${action === 'cancel' ? h`<label for="reason">Reason (optional)</label><input id="reason" name="reason" maxlength="2000">` : ''}<div class="actions"><button type="submit" class="primary">Yes, ${action === 'answer' ? 'answer' : a!.label.toLowerCase()}</button><a href="${href(`/items/${encodeURIComponent(id)}`, { instance: key })}">No, go back</a></div></form>`
+    : h`<p class="problem">This action does not apply to the item as it is now.</p>`
+}`;
+      return c.html(page(f, body).value);
+    }),
+  );
+
+  app.post(
+    '/items/:id/act',
+    guarded(async (c) => {
+      const inst = await instanceOf(c, ctx.registry);
+      const key = `${inst.host}/${inst.name}`;
+      const id = c.req.param('id') ?? '';
+      const form = await c.req.parseBody();
+      const action = typeof form.action === 'string' ? form.action : '';
+      const caller = c.get('caller');
+      const who = { actor: 1, actor_kind: 1 };
+      if (action === 'answer') {
+        const answer = typeof form.answer === 'string' ? form.answer : '';
+        await runOperation(
+          inst,
+          'resolve',
+          attributed(
+            who,
+            { id, status: 'done', result: { answer }, actor: 'human', actor_kind: 'human' },
+            caller,
+          ),
+        );
+      } else {
+        const a = ACTIONS[action];
+        if (!a || (action === 'retry' && !HAS_RETRY))
+          throw toAgentStateError(
+            Object.assign(new Error(`unknown action ${action}`), {
+              code: 'INVALID_INPUT',
+              details: { field: 'action' },
+            }),
+          );
+        const reason =
+          typeof form.reason === 'string' && form.reason.trim() !== '' ? { reason: form.reason.trim() } : {};
+        const input: Record<string, unknown> = { id, ...(action === 'cancel' ? reason : {}) };
+        if (action === 'release') {
+          const item = (await runOperation(inst, 'get_item', { id })) as WorkItem;
+          if (item.lease_owner) input.worker = item.lease_owner;
+        }
+        const props = getOperation(a.op).input.properties;
+        await runOperation(inst, a.op, attributed(props, input, caller));
+      }
+      return c.redirect(href(`/items/${encodeURIComponent(id)}`, { instance: key }), 303);
+    }),
+  );
+
+  app.get(
+    '/events',
+    guarded(async (c) => {
+      const { inst, key, f } = await frame(c, ctx, 'events', 'Events');
+      const type = c.req.query('type') || undefined;
+      const stream = c.req.query('stream') || undefined;
+      const until = c.req.query('until') ? Number(c.req.query('until')) : undefined;
+      const events = await run<EventRecord[]>(inst, 'read_events', {
+        reverse: true,
+        limit: PAGE,
+        ...(type ? { type } : {}),
+        ...(stream ? { stream } : {}),
+        ...(until !== undefined && Number.isSafeInteger(until) && until >= 0 ? { until } : {}),
+      });
+      const head = await inst.events.head();
+      const verify =
+        c.req.query('verify') === '1'
+          ? await run<{ ok: boolean; problems?: unknown[]; head?: unknown }>(inst, 'verify')
+          : null;
+      const older = events.length === PAGE ? events.at(-1)!.position - 1 : null;
+      const body = h`<h1>Event log</h1>
+<section aria-labelledby="h-chain"><h2 id="h-chain">Hash chain</h2><dl class="kv"><dt>head</dt><dd>${head ? `${head.position}:${head.hash}` : 'empty'}</dd>
+<dt>verify</dt><dd>${
+        verify
+          ? verify.ok
+            ? h`<b class="st-done">ok</b> — chain, documents and work items agree with the log`
+            : h`<b class="problem">failed</b><pre>${pretty(verify.problems ?? verify)}</pre>`
+          : h`<a href="${href('/events', { instance: key, type, stream, verify: 1 })}">Run verify</a> (reads the whole log)`
+      }</dd></dl></section>
+<form class="filters" method="get" action="/events"><input type="hidden" name="instance" value="${key}"><div><label for="f-type">Type</label><input id="f-type" name="type" value="${type ?? ''}"></div><div><label for="f-stream">Stream</label><input id="f-stream" name="stream" value="${stream ?? ''}"></div><button type="submit">Filter</button></form>
+<div data-live-region>${eventRows(key, events)}</div>
+<div class="pager">${until !== undefined ? h`<a href="${href('/events', { instance: key, type, stream })}">Newest</a>` : ''}${older !== null && older > 0 ? h`<a href="${href('/events', { instance: key, type, stream, until: older })}">Older</a>` : ''}</div>`;
+      const live = until === undefined ? href('/api/v1/events', { instance: key, type, stream }) : undefined;
+      return c.html(page({ ...f, ...(live ? { live } : {}) }, body).value);
+    }),
+  );
+
+  mountDocumentPages(app, ctx);
+}
+
+interface HistoryEntry {
+  version: number;
+  parent_version: number;
+  noop: boolean;
+  content_hash: string;
+  actor: string;
+  actor_kind: string;
+  provenance?: unknown;
+  created_at: string;
+  reason?: string | null;
+}
+
+/** The kinds whose documents have a human-readable state file. */
+const fileKinds = () => kindNames().filter((k) => getKind(k).file !== undefined);
+
+type FileView = { path: string; text: string; valid: boolean; problem?: string };
+
+/** A document's state file as its kind renders it, and whether the stored body passes the kind's rules. */
+async function fileView(
+  inst: Instance,
+  kind: string,
+  id: string,
+  doc: { version: number; body: unknown },
+): Promise<FileView | null> {
+  const file = getKind(kind).file;
+  if (!file) return null;
+  const recent = await run<EventRecord[]>(inst, 'read_events', {
+    stream: `doc:${kind}/${id}`,
+    reverse: true,
+    limit: 40,
+  });
+  const viewCtx = {
+    now: inst.clock(),
+    recentEvents: recent.map((e) => ({
+      position: e.position,
+      type: e.type,
+      created_at: e.created_at,
+      actor: e.actor,
+      data: e.data,
+    })),
+  };
+  const body = doc.body as Parameters<typeof file.render>[0];
+  const text = file.render(body, { kind, id, version: doc.version }, viewCtx);
+  try {
+    await run(inst, 'validate_document', { kind, id, body });
+    return { path: file.defaultPath(id), text, valid: true };
+  } catch (err) {
+    const e = toAgentStateError(err);
+    return { path: file.defaultPath(id), text, valid: false, problem: `${e.code}: ${e.message}` };
+  }
+}
+
+function mountDocumentPages(app: Hono<AppEnv>, ctx: AppContext): void {
+  app.get(
+    '/files',
+    guarded(async (c) => {
+      const { inst, key, f } = await frame(c, ctx, 'files', 'State files');
+      const rows: Html[] = [];
+      for (const kind of fileKinds()) {
+        const docs = await run<Array<{ id: string; version: number }>>(inst, 'list_documents', {
+          kind,
+          limit: PAGE,
+        });
+        for (const d of docs) {
+          const doc = await run<{ version: number; body: unknown }>(inst, 'get_document', { kind, id: d.id });
+          const v = await fileView(inst, kind, d.id, doc);
+          if (!v) continue;
+          rows.push(
+            h`<tr><td>${kind}</td><td><a href="${href(`/documents/${encodeURIComponent(kind)}/${encodeURIComponent(d.id)}`, { instance: key })}">${d.id}</a></td><td><code>${v.path}</code></td><td class="num">${d.version}</td><td>${v.valid ? h`<span class="badge st-done">valid</span>` : h`<span class="badge st-failed">invalid</span> ${v.problem}`}</td></tr>`,
+          );
+        }
+      }
+      const body = h`<h1>State files</h1><p class="muted">The human-readable files (${fileKinds().join(', ')}) as the store renders them, each checked against its kind’s current rules.</p>
+${rows.length === 0 ? h`<p class="muted">No documents with a state file.</p>` : h`<div class="wrap"><table><thead><tr><th>Kind</th><th>Id</th><th>File</th><th>Version</th><th>Validation</th></tr></thead><tbody>${rows}</tbody></table></div>`}`;
+      return c.html(page(f, body).value);
+    }),
+  );
+
+  app.get(
+    '/documents',
+    guarded(async (c) => {
+      const { inst, key, f } = await frame(c, ctx, 'documents', 'Documents');
+      const kind = c.req.query('kind') || undefined;
+      const limit = Math.min(Math.max(Number(c.req.query('limit') ?? PAGE) || PAGE, 1), 1000);
+      const docs = await run<Array<{ kind: string; id: string; version: number; updated_at: string }>>(
+        inst,
+        'list_documents',
+        { ...(kind ? { kind } : {}), limit: limit + 1 },
+      );
+      const body = h`<h1>Documents</h1><form class="filters" method="get" action="/documents"><input type="hidden" name="instance" value="${key}"><div><label for="f-kind">Kind</label><input id="f-kind" name="kind" value="${kind ?? ''}"></div><button type="submit">Filter</button></form>
+${docs.length === 0 ? h`<p class="muted">No documents.</p>` : h`<div class="wrap"><table><thead><tr><th>Kind</th><th>Id</th><th>Version</th><th class="opt">Updated</th></tr></thead><tbody>${docs.slice(0, limit).map((d) => h`<tr><td>${d.kind}</td><td><a href="${href(`/documents/${encodeURIComponent(d.kind)}/${encodeURIComponent(d.id)}`, { instance: key })}">${d.id}</a></td><td class="num">${d.version}</td><td class="opt">${fmtTime(d.updated_at)}</td></tr>`)}</tbody></table></div>`}
+${docs.length > limit ? h`<div class="pager"><a href="${href('/documents', { instance: key, kind, limit: Math.min(limit + PAGE, 1000) })}">Show more</a></div>` : ''}`;
+      return c.html(page(f, body).value);
+    }),
+  );
+
+  app.get(
+    '/documents/:kind/:id',
+    guarded(async (c) => {
+      const { inst, key, f } = await frame(c, ctx, 'documents', 'Document');
+      const kind = c.req.param('kind') ?? '';
+      const id = c.req.param('id') ?? '';
+      const v = c.req.query('version');
+      const doc = await run<{ version: number; body: unknown }>(inst, 'get_document', {
+        kind,
+        id,
+        ...(v ? { version: Number(v) } : {}),
+      });
+      const hist = await run<{ entries: HistoryEntry[] }>(inst, 'history', {
+        kind,
+        id,
+        reverse: true,
+        limit: 100,
+      });
+      const view = await fileView(inst, kind, id, doc).catch(() => null);
+      const base = `/documents/${encodeURIComponent(kind)}/${encodeURIComponent(id)}`;
+      const versions = hist.entries.map((e) => e.version);
+      const body = h`<h1>${kind} / ${id}</h1>
+<form class="filters" method="get" action="${base}/diff"><input type="hidden" name="instance" value="${key}">
+<div><label for="d-from">Diff from version</label><select id="d-from" name="from">${versions.map((x) => h`<option${x === Math.max(1, doc.version - 1) ? h` selected` : ''}>${x}</option>`)}</select></div>
+<div><label for="d-to">to version</label><select id="d-to" name="to">${versions.map((x) => h`<option${x === doc.version ? h` selected` : ''}>${x}</option>`)}</select></div><button type="submit">Show diff</button></form>
+<h2>Version ${doc.version}</h2><pre>${pretty(doc.body, 100_000)}</pre>
+${
+  view
+    ? h`<h2>State file <code>${view.path}</code> ${view.valid ? h`<span class="badge st-done">valid</span>` : h`<span class="badge st-failed">invalid</span>`}</h2>${view.valid ? '' : h`<p class="problem">${view.problem}</p>`}<pre>${view.text}</pre>`
+    : ''
+}
+<h2>History</h2><div class="wrap"><table><thead><tr><th>Version</th><th>Actor</th><th>Actor kind</th><th class="opt">Time</th><th>Provenance</th><th class="opt">Reason</th></tr></thead><tbody>${hist.entries.map(
+        (e) =>
+          h`<tr><td class="num"><a href="${href(base, { instance: key, version: e.version })}">${e.version}</a>${e.noop ? h` <span class="badge">no-op</span>` : ''}</td><td>${e.actor}</td><td>${e.actor_kind}</td><td class="opt">${fmtTime(e.created_at)}</td><td><code>${e.provenance ? short(e.provenance, 200) : ''}</code></td><td class="opt">${e.reason ?? ''}</td></tr>`,
+      )}</tbody></table></div>`;
+      return c.html(page({ ...f, title: `${kind}/${id}` }, body).value);
+    }),
+  );
+
+  app.get(
+    '/documents/:kind/:id/diff',
+    guarded(async (c) => {
+      const { inst, key, f } = await frame(c, ctx, 'documents', 'Diff');
+      const kind = c.req.param('kind') ?? '';
+      const id = c.req.param('id') ?? '';
+      const from = Number(c.req.query('from'));
+      const to = Number(c.req.query('to'));
+      const diff = await run<{ patch: Array<{ op: string; path: string; value?: unknown; from?: string }> }>(
+        inst,
+        'diff',
+        { kind, id, from, to },
+      );
+      const [a, b] = await Promise.all([
+        run<{ body: unknown }>(inst, 'get_document', { kind, id, version: from }),
+        run<{ body: unknown }>(inst, 'get_document', { kind, id, version: to }),
+      ]);
+      const base = `/documents/${encodeURIComponent(kind)}/${encodeURIComponent(id)}`;
+      const body = h`<h1>${kind} / ${id}: version ${from} → ${to}</h1><p><a href="${href(base, { instance: key })}">Back to the document</a></p>
+<h2>Changes (${diff.patch.length})</h2>${
+        diff.patch.length === 0
+          ? h`<p class="muted">No changes.</p>`
+          : h`<div class="wrap"><table aria-label="Changes"><thead><tr><th>Change</th><th>Field</th><th>New value</th></tr></thead><tbody>${diff.patch.map(
+              (p) =>
+                h`<tr class="diff-${p.op}"><td>${p.op}</td><td><code>${p.path}</code></td><td><code>${p.op === 'remove' ? '' : short(p.value ?? p.from, 400)}</code></td></tr>`,
+            )}</tbody></table></div>`
+      }
+<div class="grid"><section><h2>Version ${from}</h2><pre>${pretty(a.body, 50_000)}</pre></section><section><h2>Version ${to}</h2><pre>${pretty(b.body, 50_000)}</pre></section></div>`;
+      return c.html(page(f, body).value);
+    }),
+  );
+}

@@ -1,0 +1,279 @@
+// The `agentstate serve` application (Hono): the JSON API generated from the operation table, its OpenAPI
+// document, the live event stream, the MCP endpoint and the dashboard, behind one token and one set of
+// Host/Origin/CSRF checks. Transport (Node's HTTP server, shutdown) is in serve.ts.
+import { createRequire } from 'node:module';
+import { type Context, Hono } from 'hono';
+import { getCookie, setCookie } from 'hono/cookie';
+import { mountDashboard } from '../dashboard/routes.js';
+import {
+  AgentStateError,
+  errorBody,
+  InvalidInputError,
+  NotFoundError,
+  PermissionDeniedError,
+  toAgentStateError,
+  UnauthenticatedError,
+} from '../errors.js';
+import { runOperation } from '../service/invoke.js';
+import {
+  bearerOf,
+  csrfToken,
+  csrfValid,
+  isActorName,
+  readSession,
+  SESSION_COOKIE,
+  SESSION_MS,
+  signSession,
+} from './auth.js';
+import {
+  type AppContext,
+  type AppEnv,
+  attributed,
+  errorResponse,
+  instanceOf,
+  type ServeAppOptions,
+} from './context.js';
+import { hostAllowed, originAllowed, sameSecret } from './guards.js';
+import { openApiDocument } from './openapi.js';
+import { inputFromQuery, OPERATION_ROUTES } from './routes.js';
+import { eventStream } from './sse.js';
+
+const VERSION = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
+
+/** Largest JSON body a write may send (the store's own limits are smaller; this caps reading). */
+export const MAX_BODY_BYTES = 8 * 1024 * 1024;
+
+const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
+const PUBLIC = new Set(['/login', '/assets/app.js', '/assets/app.css', '/healthz']);
+
+async function jsonBody(c: Context): Promise<unknown> {
+  const type = (c.req.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type !== 'application/json') {
+    throw new InvalidInputError('a write takes a JSON body: send content-type application/json', {
+      field: 'content-type',
+    });
+  }
+  const length = Number(c.req.header('content-length') ?? '0');
+  if (length > MAX_BODY_BYTES) {
+    throw new InvalidInputError(`the body is larger than ${MAX_BODY_BYTES} bytes`, { field: 'body' });
+  }
+  const buf = await c.req.arrayBuffer();
+  if (buf.byteLength > MAX_BODY_BYTES) {
+    throw new InvalidInputError(`the body is larger than ${MAX_BODY_BYTES} bytes`, { field: 'body' });
+  }
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(buf);
+  } catch {
+    throw new InvalidInputError('the body is not UTF-8', { field: 'body' });
+  }
+  if (text.trim() === '') return {};
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new InvalidInputError(`the body is not JSON: ${(err as Error).message}`, { field: 'body' });
+  }
+}
+
+/** Builds the application. */
+export function createServeApp(options: ServeAppOptions): { app: Hono<AppEnv>; close(): Promise<void> } {
+  const ac = new AbortController();
+  options.signal?.addEventListener('abort', () => ac.abort(), { once: true });
+  const ctx: AppContext = {
+    registry: options.registry,
+    token: options.token,
+    bind: options.bind,
+    signal: ac.signal,
+    pollMs: options.pollMs ?? 100,
+  };
+  const { token } = ctx;
+  const app = new Hono<AppEnv>();
+  const closers: Array<() => Promise<void>> = [];
+
+  app.onError((err, c) => {
+    const e = err instanceof AgentStateError ? err : toAgentStateError(err);
+    return errorResponse(c, e);
+  });
+  app.notFound((c) => errorResponse(c, new NotFoundError(`no route ${c.req.method} ${c.req.path}`)));
+
+  // DNS rebinding: a page on another name that resolves to this address is refused before anything else.
+  app.use('*', async (c, next) => {
+    if (!hostAllowed(c.req.header('host'), ctx.bind)) {
+      return errorResponse(c, new PermissionDeniedError('this Host is not served here', { field: 'host' }));
+    }
+    const started = performance.now();
+    await next();
+    // The server's own time (the dashboard's budget is stated in it); streams report only their start.
+    c.header('server-timing', `app;dur=${(performance.now() - started).toFixed(1)}`);
+    c.header('x-content-type-options', 'nosniff');
+    // same-origin, not no-referrer: under no-referrer browsers send `Origin: null` on form posts.
+    c.header('referrer-policy', 'same-origin');
+    c.header('x-frame-options', 'DENY');
+  });
+
+  // Authentication: the bearer token, or the dashboard's session cookie; then CSRF for cookie writes.
+  app.use('*', async (c, next) => {
+    const path = c.req.path;
+    if (PUBLIC.has(path)) return next();
+    const bearer = bearerOf(c.req.header('authorization'));
+    if (bearer !== undefined) {
+      if (!sameSecret(bearer, token)) return errorResponse(c, new UnauthenticatedError('wrong bearer token'));
+      c.set('caller', { via: 'bearer' });
+      return next();
+    }
+    const session = getCookie(c, SESSION_COOKIE);
+    const actor = readSession(token, session);
+    if (actor === null || session === undefined || path === '/mcp') {
+      const wantsHtml = !path.startsWith('/api/') && path !== '/mcp' && c.req.method === 'GET';
+      if (wantsHtml) {
+        const u = new URL(c.req.url);
+        return c.redirect(`/login?next=${encodeURIComponent(u.pathname + u.search)}`, 303);
+      }
+      return errorResponse(
+        c,
+        new UnauthenticatedError('sign in: send Authorization: Bearer <token> (printed by agentstate serve)'),
+      );
+    }
+    if (!SAFE.has(c.req.method)) {
+      // A cross-site page can make the browser send the cookie, never read the CSRF token or fake Origin.
+      if (!originAllowed(c.req.header('origin'), c.req.header('host'))) {
+        return errorResponse(c, new PermissionDeniedError('cross-origin write refused', { field: 'origin' }));
+      }
+      let given = c.req.header('x-csrf-token');
+      if (given === undefined && path.startsWith('/api/') === false) {
+        const type = c.req.header('content-type') ?? '';
+        if (type.startsWith('application/x-www-form-urlencoded') || type.startsWith('multipart/form-data')) {
+          const form = await c.req.parseBody({ all: true });
+          given = typeof form._csrf === 'string' ? form._csrf : undefined;
+        }
+      }
+      if (!csrfValid(token, session, given)) {
+        return errorResponse(c, new PermissionDeniedError('missing or wrong CSRF token', { field: 'csrf' }));
+      }
+    }
+    c.set('caller', { via: 'session', actor, session });
+    return next();
+  });
+
+  app.get('/healthz', (c) => c.json({ ok: true }));
+
+  // Sign-in: the token once, and the name this human's writes are recorded under.
+  app.post('/login', async (c) => {
+    if (!originAllowed(c.req.header('origin'), c.req.header('host'))) {
+      return errorResponse(c, new PermissionDeniedError('cross-origin sign-in refused', { field: 'origin' }));
+    }
+    const form = await c.req.parseBody();
+    const given = typeof form.token === 'string' ? form.token.trim() : '';
+    const name = typeof form.name === 'string' ? form.name.trim() : '';
+    const next = typeof form.next === 'string' && /^\/(?!\/)[^\s\\]*$/.test(form.next) ? form.next : '/';
+    if (!sameSecret(given, token)) {
+      return c.html(loginPage(next, 'That token is not this server’s.'), 401);
+    }
+    if (!isActorName(name)) return c.html(loginPage(next, 'Give your name (1–100 characters).'), 400);
+    setCookie(c, SESSION_COOKIE, signSession(token, name), {
+      httpOnly: true,
+      sameSite: 'Strict',
+      path: '/',
+      maxAge: Math.floor(SESSION_MS / 1000),
+    });
+    return c.redirect(next, 303);
+  });
+  app.get('/login', (c) => {
+    const next = c.req.query('next');
+    return c.html(loginPage(next && /^\/(?!\/)[^\s\\]*$/.test(next) ? next : '/'));
+  });
+  app.post('/logout', (c) => {
+    setCookie(c, SESSION_COOKIE, '', { httpOnly: true, sameSite: 'Strict', path: '/', maxAge: 0 });
+    return c.redirect('/login', 303);
+  });
+  app.get('/api/v1/session', (c) => {
+    const caller = c.get('caller');
+    return c.json(
+      caller.via === 'session'
+        ? { via: 'session', actor: caller.actor, csrf: csrfToken(token, caller.session) }
+        : { via: 'bearer' },
+    );
+  });
+
+  app.get('/api/v1/openapi.json', (c) => c.json(openApiDocument(VERSION)));
+  app.get('/api/v1/instances', async (c) => c.json(await ctx.registry.list()));
+  app.get('/api/v1/events', (c) => eventStream(c, ctx));
+
+  for (const route of OPERATION_ROUTES) {
+    const { op } = route;
+    app.on(route.method, route.path, async (c) => {
+      const raw =
+        route.method === 'GET' ? inputFromQuery(op, new URL(c.req.url).searchParams) : await jsonBody(c);
+      const caller = c.get('caller');
+      const input =
+        raw !== null && typeof raw === 'object' && !Array.isArray(raw)
+          ? attributed(op.input.properties, raw as Record<string, unknown>, caller)
+          : raw;
+      const inst = op.instance === 'none' ? null : await instanceOf(c, ctx.registry);
+      const result = await runOperation(inst, op.name, input);
+      return c.json(result === undefined ? null : (result as object));
+    });
+    app.all(route.path, (c) =>
+      c.json(
+        errorBody(
+          new InvalidInputError(`${op.name} is a ${op.writes ? 'write: POST' : 'read: GET'} it`, {
+            field: 'method',
+          }),
+        ),
+        405,
+        { allow: route.method },
+      ),
+    );
+  }
+
+  if (options.mcp !== false) mountMcp(app, ctx, closers);
+  if (options.dashboard !== false) {
+    mountDashboard(app, ctx);
+  }
+
+  return {
+    app,
+    async close() {
+      ac.abort();
+      for (const close of closers) await close();
+    },
+  };
+}
+
+/** /mcp: the Streamable HTTP handler of `agentstate mcp --http`, for the instance `?instance=` names. */
+function mountMcp(app: Hono<AppEnv>, ctx: AppContext, closers: Array<() => Promise<void>>): void {
+  const endpoints = new Map<
+    string,
+    Promise<{ fetch(r: Request): Promise<Response>; close(): Promise<void> }>
+  >();
+  closers.push(async () => {
+    for (const p of endpoints.values()) await p.then((e) => e.close()).catch(() => {});
+  });
+  app.all('/mcp', async (c) => {
+    if (!originAllowed(c.req.header('origin'), c.req.header('host'))) {
+      return errorResponse(
+        c,
+        new PermissionDeniedError('cross-origin MCP request refused', { field: 'origin' }),
+      );
+    }
+    const inst = await instanceOf(c, ctx.registry);
+    const key = `${inst.host}/${inst.name}`;
+    let p = endpoints.get(key);
+    if (!p) {
+      p = import('../mcp/index.js').then((m) => m.mcpEndpoint(m.createAgentStateMcp({ instance: inst })));
+      endpoints.set(key, p);
+    }
+    return (await p).fetch(c.req.raw);
+  });
+}
+
+function esc(s: string): string {
+  return s.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
+}
+
+/** The sign-in form (no script needed). */
+export function loginPage(next: string, problem?: string): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Sign in · agentstate</title><link rel="stylesheet" href="/assets/app.css"></head><body class="login"><main><h1>agentstate</h1>${
+    problem ? `<p class="problem" role="alert">${esc(problem)}</p>` : ''
+  }<form method="post" action="/login"><input type="hidden" name="next" value="${esc(next)}"><label for="name">Your name (recorded with every change you make)</label><input id="name" name="name" required maxlength="100" autocomplete="username"><label for="token">Server token</label><input id="token" name="token" type="password" required autocomplete="current-password"><button type="submit">Sign in</button></form></main></body></html>`;
+}

@@ -1,0 +1,88 @@
+// `agentstate serve` on Node's HTTP server (@hono/node-server): bind (127.0.0.1 by default; any other
+// address only with a token the operator chose), serve, and shut down gracefully (open event streams end,
+// requests in flight finish, instances close).
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createAdaptorServer } from '@hono/node-server';
+import { InvalidInputError } from '../errors.js';
+import { createServeApp } from './app.js';
+import { loadOrCreateToken, type ServeToken } from './auth.js';
+import { isLoopback } from './guards.js';
+import { InstanceRegistry, type ServeTarget } from './instances.js';
+
+export interface ServeOptions {
+  /** What to serve: one `dir`, the instances under `root`, or every instance of a PostgreSQL `url`. */
+  target: ServeTarget;
+  /** TCP port; 0 picks a free one. @default 8780 */
+  port?: number;
+  /** Address to bind. Anything but loopback needs a token that was given (not generated). @default '127.0.0.1' */
+  host?: string;
+  /** The bearer token. @default AGENTSTATE_TOKEN, else the token file in the root (created at first start) */
+  token?: string;
+  /** Poll interval of event streams when caught up, ms. @default 100 */
+  pollMs?: number;
+}
+
+/** A running server. */
+export interface RunningServer {
+  url: string;
+  port: number;
+  /** The token and where it came from (`generated` means: print it once). */
+  token: ServeToken;
+  registry: InstanceRegistry;
+  /** Ends event streams, stops accepting, waits for requests in flight (at most `graceMs`), closes instances. */
+  close(graceMs?: number): Promise<void>;
+}
+
+/**
+ * Starts `agentstate serve`.
+ * @example const s = await startServer({ target: { root: '/srv/agents' } }); console.error(s.url); await s.close();
+ */
+export async function startServer(opts: ServeOptions): Promise<RunningServer> {
+  const host = opts.host ?? '127.0.0.1';
+  const given = opts.token ?? process.env.AGENTSTATE_TOKEN;
+  if (!isLoopback(host) && (given === undefined || given === '')) {
+    throw new InvalidInputError(
+      `serve: binding ${host} exposes the store beyond this machine: set AGENTSTATE_TOKEN (or --token) first`,
+      { field: 'host' },
+    );
+  }
+  const registry = new InstanceRegistry(opts.target);
+  const token = loadOrCreateToken(given, registry.root);
+  const { app, close: closeApp } = createServeApp({
+    registry,
+    token: token.token,
+    bind: host,
+    ...(opts.pollMs === undefined ? {} : { pollMs: opts.pollMs }),
+  });
+  const server = createAdaptorServer({ fetch: app.fetch, hostname: host }) as Server;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 8780, host, () => resolve());
+  });
+  const addr = server.address() as AddressInfo;
+  const shown = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  let closing: Promise<void> | null = null;
+  return {
+    url: `http://${shown}:${addr.port}`,
+    port: addr.port,
+    token,
+    registry,
+    close(graceMs = 5000) {
+      closing ??= (async () => {
+        await closeApp();
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        // Ended event streams leave keep-alive connections idle a moment later: close those as they go idle,
+        // and whatever is still busy after the grace period.
+        server.closeIdleConnections();
+        const idle = setInterval(() => server.closeIdleConnections(), 50);
+        const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+        await closed;
+        clearInterval(idle);
+        clearTimeout(timer);
+        await registry.close();
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,64 @@
+// The live event stream (Server-Sent Events): every event of an instance's log after a position, in order,
+// each exactly once; `id` is the event's position, so a client that reconnects with Last-Event-ID resumes
+// right after the last event it got. Positions are gapless and commit in order on both backends, so a tail
+// by position can neither skip nor repeat one.
+import type { Context } from 'hono';
+import { streamSSE } from 'hono/streaming';
+import { InvalidInputError } from '../errors.js';
+import { type AppContext, instanceOf } from './context.js';
+
+/** Comment lines keep idle connections (and proxies) open. */
+export const KEEPALIVE_MS = 15_000;
+
+function position(raw: string | undefined, field: string): number | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  if (!/^\d{1,15}$/.test(raw.trim())) {
+    throw new InvalidInputError(`${field} must be an event position (a whole number)`, { field });
+  }
+  return Number(raw.trim());
+}
+
+/**
+ * GET /api/v1/events: `after` (or the Last-Event-ID header, which wins: it is the browser's own resume)
+ * defaults to the head, so a new client sees what happens from now on; `after=0` replays the whole log.
+ * `type` (repeatable), `stream` and `work_item_id` keep only those events.
+ */
+export async function eventStream(c: Context, ctx: AppContext): Promise<Response> {
+  const inst = await instanceOf(c, ctx.registry);
+  const resume = position(c.req.header('last-event-id'), 'Last-Event-ID');
+  const asked = position(c.req.query('after'), 'after');
+  const types = c.req.queries('type')?.filter((t) => t !== '');
+  const streamName = c.req.query('stream') || undefined;
+  const item = c.req.query('work_item_id') || undefined;
+  for (const [field, v] of [
+    ['stream', streamName],
+    ['work_item_id', item],
+  ] as const) {
+    if (v !== undefined && v.length > 200) throw new InvalidInputError(`${field} is too long`, { field });
+  }
+  const after = resume ?? asked ?? (await inst.events.head())?.position ?? 0;
+  return streamSSE(c, async (stream) => {
+    const ac = new AbortController();
+    const stop = () => ac.abort();
+    ctx.signal.addEventListener('abort', stop, { once: true });
+    stream.onAbort(stop);
+    const keepalive = setInterval(() => void stream.write(': keepalive\n\n').catch(stop), KEEPALIVE_MS);
+    try {
+      await stream.writeSSE({ event: 'ready', data: JSON.stringify({ after }), retry: 1000 });
+      for await (const e of inst.events.tail({
+        after,
+        pollMs: ctx.pollMs,
+        signal: ac.signal,
+        ...(types && types.length > 0 ? { type: types.length === 1 ? types[0]! : types } : {}),
+        ...(streamName ? { stream: streamName } : {}),
+        ...(item ? { work_item_id: item } : {}),
+      })) {
+        if (stream.aborted || stream.closed) break;
+        await stream.writeSSE({ id: String(e.position), event: 'event', data: JSON.stringify(e) });
+      }
+    } finally {
+      clearInterval(keepalive);
+      ctx.signal.removeEventListener('abort', stop);
+    }
+  });
+}
