@@ -18,8 +18,10 @@ export type {
   WorkItemBackend,
 } from './core/backend.js';
 export {
+  type ApplyInput,
   DocumentStore,
   type DocumentStoreContext,
+  type KindCall,
   type KindResolver,
   VersionPrunedError,
 } from './core/document-store.js';

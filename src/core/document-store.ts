@@ -299,6 +299,24 @@ const LATEST_CACHE_SIZE = 256;
 /** Bodies larger than this (bytes of JSON) are not remembered. */
 const LATEST_CACHE_MAX_BYTES = 256 * 1024;
 
+/** A call of one of a kind's operations on a document (`escalate` names its operation itself). */
+export interface KindCall {
+  kind: string;
+  id: string;
+  /** The operation's arguments (e.g. escalate's `{ ambiguities: ['a1'] }`; default `{}`). */
+  args?: Record<string, unknown>;
+  actor?: string;
+  actor_kind?: CommitInput['actor_kind'];
+  role?: string;
+  provenance?: Provenance;
+  reason?: string;
+}
+
+/** `apply`'s input: a kind call naming the operation. */
+export interface ApplyInput extends KindCall {
+  operation: string;
+}
+
 export class DocumentStore {
   readonly #backend: StoreBackend;
   readonly #ctx: DocumentStoreContext;
@@ -705,17 +723,7 @@ export class DocumentStore {
    * pure function of the current body, so on STATE_CONFLICT it is simply re-run on the new version.
    * @example await inst.docs.apply({ kind: 'workflow-sessions', id: 'deploy', operation: 'set-phase', args: { phase: 'build' } })
    */
-  async apply(input: {
-    kind: string;
-    id: string;
-    operation: string;
-    args?: Record<string, unknown>;
-    actor?: string;
-    actor_kind?: CommitInput['actor_kind'];
-    role?: string;
-    provenance?: Provenance;
-    reason?: string;
-  }): Promise<CommitResult> {
+  async apply(input: ApplyInput): Promise<CommitResult> {
     const kind = (await this.#loadKinds()).get(input.kind);
     const op = kind.operations?.find((o) => o.name === input.operation);
     if (!op) {
@@ -755,17 +763,7 @@ export class DocumentStore {
    * waiting for a human. Escalating again writes nothing and asks nothing twice.
    * @example await inst.docs.escalate({ kind: 'task-ir', id: 'login' })
    */
-  async escalate(input: {
-    kind: string;
-    id: string;
-    /** The `escalate` operation's arguments, e.g. `{ ambiguities: ['a1'] }` (default: every open question). */
-    args?: Record<string, unknown>;
-    actor?: string;
-    actor_kind?: CommitInput['actor_kind'];
-    role?: string;
-    provenance?: Provenance;
-    reason?: string;
-  }): Promise<CommitResult & { decisions: WorkItem[] }> {
+  async escalate(input: KindCall): Promise<CommitResult & { decisions: WorkItem[] }> {
     const i = checkInput<typeof input>('escalate', input, DOC_INPUTS.escalate);
     const kind = (await this.#loadKinds()).get(i.kind);
     if (!kind.operations?.some((o) => o.name === 'escalate')) {

@@ -1,6 +1,6 @@
 // Versioned-document operations: compare-and-swap commits, reads at any version, history, diff, fork, and
 // a kind's named operations.
-import { DOC_INPUTS } from '../../core/document-store.js';
+import { type ApplyInput, DOC_INPUTS } from '../../core/document-store.js';
 import type { CommitInput, Provenance } from '../../core/types.js';
 import { ACTOR_KINDS } from '../../core/types.js';
 import { InvalidInputError } from '../../errors.js';
@@ -146,20 +146,7 @@ export const DOCUMENT_OPERATIONS = [
     input: inputSchema(APPLY_INPUT, { args: "the operation's arguments (see the kind's docs)" }),
     output: COMMIT_RESULT,
     writes: true,
-    run: (
-      inst,
-      i: {
-        kind: string;
-        id: string;
-        operation: string;
-        args?: Record<string, unknown>;
-        actor?: string;
-        actor_kind?: CommitInput['actor_kind'];
-        role?: string;
-        provenance?: Provenance;
-        reason?: string;
-      },
-    ) => inst.docs.apply(i),
+    run: (inst, i: ApplyInput) => inst.docs.apply(i),
   }),
   operation({
     name: 'escalate',
