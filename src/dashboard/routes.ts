@@ -9,7 +9,7 @@ import { type AppContext, type AppEnv, attributed, instanceOf } from '../http/co
 import type { Instance } from '../instance/instance.js';
 import { getKind, kindNames } from '../kinds/registry.js';
 import { runOperation } from '../service/invoke.js';
-import { getOperation, OPERATION_NAMES } from '../service/table.js';
+import { getOperation } from '../service/table.js';
 import { APP_CSS, APP_JS } from './assets.js';
 import { type Html, h, href, pretty } from './html.js';
 import { page } from './layout.js';
@@ -19,15 +19,13 @@ type C = Context<AppEnv>;
 const STATUSES = ['failed', 'waiting_human', 'in_flight', 'pending', 'done', 'cancelled'] as const;
 const PAGE = 50;
 /** The retry operation is being built in parallel; the button appears once the table has it. */
-const HAS_RETRY = OPERATION_NAMES.includes('retry');
-
 /** The actions an item page offers, each the operation it runs. */
 const ACTIONS: Record<string, { op: string; label: string; ask: string; when: (i: WorkItem) => boolean }> = {
   retry: {
     op: 'retry',
     label: 'Retry',
-    ask: 'Re-enqueue this failed item?',
-    when: (i) => HAS_RETRY && i.status === 'failed',
+    ask: 'Put this item back in the queue with a fresh attempt budget (its history is kept)?',
+    when: (i) => i.status === 'failed' || i.status === 'cancelled',
   },
   cancel: {
     op: 'cancel',
@@ -193,7 +191,7 @@ export function mountDashboard(app: Hono<AppEnv>, ctx: AppContext): void {
         : all;
       const shown = matched.slice(0, limit);
       const more = matched.length > limit;
-      const bulk = HAS_RETRY && status === 'failed' && shown.length > 0;
+      const bulk = status === 'failed' && shown.length > 0;
       const table = itemRows(key, shown, bulk);
       const body = h`<h1>Work items</h1>
 <form class="filters" method="get" action="/items"><input type="hidden" name="instance" value="${key}">
@@ -229,13 +227,12 @@ ${more ? h`<div class="pager"><a href="${href('/items', { instance: key, status,
       const key = `${inst.host}/${inst.name}`;
       const form = await c.req.parseBody({ all: true });
       const ids = ([] as unknown[]).concat(form.id ?? []).filter((x): x is string => typeof x === 'string');
-      const retry = ACTIONS.retry!;
-      for (const id of ids)
-        await runOperation(
-          inst,
-          retry.op,
-          attributed(getOperation(retry.op).input.properties, { id }, c.get('caller')),
-        );
+      // One transaction for all of them (retry_many): either every selected item is retried or none is.
+      await runOperation(
+        inst,
+        'retry_many',
+        attributed(getOperation('retry_many').input.properties, { ids }, c.get('caller')),
+      );
       return c.redirect(href('/items', { instance: key, status: 'failed' }), 303);
     }),
   );
@@ -333,7 +330,7 @@ ${
         );
       } else {
         const a = ACTIONS[action];
-        if (!a || (action === 'retry' && !HAS_RETRY))
+        if (!a)
           throw toAgentStateError(
             Object.assign(new Error(`unknown action ${action}`), {
               code: 'INVALID_INPUT',

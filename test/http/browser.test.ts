@@ -5,7 +5,6 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OPERATION_NAMES } from '../../src/service/table.js';
 import { startTestServer, type TestServer, TOKEN } from './helpers.js';
 
 const CHROMIUM = process.env.AGENTSTATE_CHROMIUM ?? '/usr/bin/chromium';
@@ -145,15 +144,44 @@ describe.skipIf(!HAVE)('the dashboard in Chromium', () => {
     await shot('03-overview-live');
   });
 
-  it.skipIf(!OPERATION_NAMES.includes('retry'))(
-    'retries a failed item behind a confirmation and sees it pending (needs the retry operation)',
-    async () => {
-      await page.goto(`${s.url}/items/${ids.failed}?instance=h/planner`);
-      await page.getByRole('button', { name: 'Retry…' }).click();
-      await page.getByRole('button', { name: /^Yes, retry/ }).click();
-      await expect.poll(() => page.locator('.badge').first().textContent()).toBe('pending');
-    },
-  );
+  it('retries a failed item behind a confirmation and sees it pending', async () => {
+    await page.goto(`${s.url}/items/${ids.failed}?instance=h/planner`);
+    await page.getByRole('button', { name: 'Retry…' }).click();
+    await page.getByRole('button', { name: /^Yes, retry/ }).click();
+    await expect.poll(() => page.locator('.badge').first().textContent()).toBe('pending');
+  });
+
+  it('retries the selected failed items in one go, as the signed-in human', async () => {
+    const call = (name: string, body: unknown) =>
+      s.call('POST', `/api/v1/${name}`, { body, query: { instance: 'h/planner' } });
+    const failed: string[] = [];
+    for (const title of ['Bulk one', 'Bulk two', 'Bulk three']) {
+      const id = (await call('enqueue', { title, kind: 'bulk' })).json.id as string;
+      await call('claim', { worker: 'agent-9', id });
+      await call('resolve', { id, status: 'failed', error: 'boom', worker: 'agent-9' });
+      failed.push(id);
+    }
+    await page.goto(`${s.url}/items?instance=h/planner&status=failed`);
+    await page.getByLabel('Select Bulk one').check();
+    await page.getByLabel('Select Bulk three').check();
+    await page.getByRole('button', { name: 'Retry selected…' }).click();
+    await shot('13-bulk-confirm');
+    await page.getByRole('button', { name: 'Yes, retry them' }).click();
+    await page.waitForURL(/\/items\?/);
+    const status = async (id: string) =>
+      (await s.call('GET', '/api/v1/get_item', { query: { id, instance: 'h/planner' } })).json.status;
+    expect([await status(failed[0]!), await status(failed[1]!), await status(failed[2]!)]).toEqual([
+      'pending',
+      'failed',
+      'pending',
+    ]);
+    const events = (
+      await s.call('GET', '/api/v1/read_events', {
+        query: { work_item_id: failed[0]!, instance: 'h/planner' },
+      })
+    ).json;
+    expect(events.at(-1)).toMatchObject({ type: 'work_item_retried', actor: 'Ada' });
+  });
 
   it('cancels an item behind a confirmation, recorded as the signed-in human', async () => {
     await page.goto(`${s.url}/items/${ids.failed}?instance=h/planner`);
