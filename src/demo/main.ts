@@ -242,6 +242,7 @@ async function main(): Promise<number> {
     say();
     say('Explore the store with the CLI:');
     for (const cmd of ['list', 'events', 'verify']) say(`  ${cli} ${cmd}`);
+    say(`or in a browser (prints the URL and a sign-in token): ${cli} serve`);
     return 0;
   } finally {
     await inst.close();
