@@ -1,6 +1,6 @@
 // SQLite-only guarantees: triggers enforce append-only even for plain sqlite3, tampering is detected,
 // durability pragmas, migrations and the committed schema snapshot.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -120,6 +120,28 @@ describe('sqlite: connection settings', () => {
     const normal = await SqliteConnection.open({ path: `${fresh()}.sqlite`, durability: 'normal' });
     expect(normal.db.prepare('PRAGMA synchronous').get()).toEqual({ synchronous: 1 });
     normal.close();
+  });
+
+  it('opening waits for another process writing to the new file, then switches it to WAL (SQLite does not wait by itself)', async () => {
+    const path = `${fresh()}.sqlite`;
+    const holder = spawn(
+      process.execPath,
+      [
+        '-e',
+        `const db = new (require('better-sqlite3'))(process.argv[1]);
+         db.exec('CREATE TABLE t (x)'); db.exec('BEGIN IMMEDIATE; INSERT INTO t VALUES (1)');
+         process.stdout.write('locked\\n');
+         setTimeout(() => { db.exec('COMMIT'); db.close(); }, 700);`,
+        path,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    await new Promise<void>((resolve) => holder.stdout.once('data', () => resolve()));
+    const { SqliteConnection } = await import('../../src/backends/sqlite/connection.js');
+    const conn = await SqliteConnection.open({ path, busyTimeoutMs: 5000 });
+    expect(conn.db.prepare('PRAGMA journal_mode').get()).toEqual({ journal_mode: 'wal' });
+    expect(conn.db.prepare('SELECT x FROM t').all()).toEqual([{ x: 1 }]);
+    conn.close();
   });
 
   it('records applied migrations once, and refuses a database from a newer version', async () => {

@@ -40,7 +40,7 @@ export class SqliteConnection {
       const { db, driver } = await openSqlite(opts.path, { busyTimeoutMs: busy });
       const conn = new SqliteConnection(db, driver, opts.path);
       db.exec(`PRAGMA busy_timeout = ${Math.trunc(busy)}`);
-      conn.setJournalWal();
+      conn.setJournalWal(busy);
       db.exec(`PRAGMA synchronous = ${opts.durability === 'normal' ? 'NORMAL' : 'FULL'}`);
       db.exec('PRAGMA foreign_keys = ON');
       return conn;
@@ -49,11 +49,24 @@ export class SqliteConnection {
     }
   }
 
-  /** Switching to WAL needs a brief exclusive lock; retry while another process holds it. */
-  private setJournalWal(): void {
-    const row = this.db.prepare('PRAGMA journal_mode').get() as { journal_mode?: string } | undefined;
-    if (row?.journal_mode === 'wal') return;
-    this.db.exec('PRAGMA journal_mode = WAL');
+  /**
+   * Switching to WAL needs a brief exclusive lock, and SQLite does not always wait for it through the busy
+   * handler (a new file being set up by another process): retry until the busy timeout.
+   */
+  private setJournalWal(busyMs: number): void {
+    const deadline = Date.now() + busyMs;
+    for (let pause = 2; ; pause = Math.min(pause * 2, 50)) {
+      try {
+        const row = this.db.prepare('PRAGMA journal_mode').get() as { journal_mode?: string } | undefined;
+        if (row?.journal_mode === 'wal') return;
+        this.db.exec('PRAGMA journal_mode = WAL');
+        return;
+      } catch (err) {
+        if (!(mapSqliteError(err, this.path) instanceof LockTimeoutError) || Date.now() >= deadline)
+          throw err;
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, pause);
+      }
+    }
   }
 
   /** A cached prepared statement. */
