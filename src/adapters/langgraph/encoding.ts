@@ -25,6 +25,10 @@ export function joinId(parts: string[]): string {
   return `%${digest(JSON.stringify(parts))}`;
 }
 
+/** The document id of a (thread, namespace): its checkpoints, and which run holds it. */
+export const threadDocId = (thread: string, ns: string): string =>
+  joinId(ns === '' ? [thread] : [thread, ns]);
+
 /** The thread id of a LangGraph config, checked: a non-empty string. */
 export function threadIdOf(value: unknown, where: string): string {
   if (typeof value !== 'string' || value.length === 0) {
@@ -57,6 +61,24 @@ export async function dump(serde: SerializerProtocol, value: unknown): Promise<S
   return { t, b: Buffer.from(bytes).toString('base64') };
 }
 
+/** A value as the serializer gave it: JSON stays bytes until it must become text (most are stored as a delta). */
+export type Dumped = { t: 'json'; bytes: Buffer } | Stored;
+
+export async function dumpBytes(serde: SerializerProtocol, value: unknown): Promise<Dumped> {
+  const [t, bytes] = await serde.dumpsTyped(value);
+  if (t !== 'json') return { t, b: Buffer.from(bytes).toString('base64') };
+  return {
+    t,
+    bytes:
+      typeof bytes === 'string'
+        ? Buffer.from(bytes, 'utf8')
+        : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length),
+  };
+}
+
+/** The stored form of a dumped value: JSON as its text. */
+export const storedOf = (d: Dumped): Stored => ('bytes' in d ? { t: d.t, s: d.bytes.toString('utf8') } : d);
+
 export async function load(serde: SerializerProtocol, stored: Stored): Promise<unknown> {
   if ('s' in stored) return serde.loadsTyped(stored.t, stored.s);
   return serde.loadsTyped(stored.t, new Uint8Array(Buffer.from(stored.b, 'base64')));
@@ -78,17 +100,22 @@ export type StoredBlob = Stored | StoredDelta;
 
 export const isDelta = (b: StoredBlob): b is StoredDelta => 'tail' in b;
 
-/** The delta of `next` over `base` (both JSON texts of arrays), or null when `next` does not extend it. */
-export function appendedTail(base: string, next: string): string | null {
-  if (base.length < 2 || next.length <= base.length || base[0] !== '[' || base[base.length - 1] !== ']')
-    return null;
-  if (next[next.length - 1] !== ']') return null;
-  const open = base.slice(0, -1);
-  if (!next.startsWith(open)) return null;
-  // "[]" grows to "[x]"; "[a]" grows to "[a,x]".
-  const tail = next.slice(open.length);
-  if (base === '[]' ? tail.startsWith(',') : !tail.startsWith(',')) return null;
-  return tail;
+const OPEN = 0x5b;
+const CLOSE = 0x5d;
+const COMMA = 0x2c;
+
+/**
+ * The delta of `next` over `base` (both UTF-8 JSON texts of arrays) as text, or null when `next` does not
+ * extend it: "[]" grows to "[x]", "[a]" to "[a,x]". A memory compare, with no decoding of the whole value;
+ * the split falls on a character boundary, as it follows the bytes of `base` before its final ']'.
+ */
+export function appendedTail(base: Buffer, next: Buffer): string | null {
+  const n = base.length - 1;
+  if (n < 1 || next.length <= base.length || base[0] !== OPEN || base[n] !== CLOSE) return null;
+  if (next[next.length - 1] !== CLOSE) return null;
+  if (!base.subarray(0, n).equals(next.subarray(0, n))) return null;
+  if (n === 1 ? next[n] === COMMA : next[n] !== COMMA) return null;
+  return next.subarray(n).toString('utf8');
 }
 
 /** Keys the store's JSON policy never accepts (they would reach an object's prototype). */

@@ -15,6 +15,8 @@ export const THREAD_KIND = 'langgraph-thread';
 export const WRITES_KIND = 'langgraph-writes';
 /** The namespaces a thread has checkpoints in (the root namespace and each subgraph's). */
 export const NAMESPACES_KIND = 'langgraph-namespaces';
+/** Which run holds a thread, and which runs wait for it (AgentStateSaver.runOnThread). */
+export const RUNS_KIND = 'langgraph-thread-runs';
 /** One item of LangGraph's BaseStore: (namespace, key) → value, versioned. */
 export const STORE_KIND = 'langgraph-store';
 
@@ -140,14 +142,67 @@ const storeKind: KindDefinition = {
   },
 };
 
+const holderRun = (b: JsonObject | null | undefined): string | null => {
+  const h = b?.holder;
+  return h && typeof h === 'object' && !Array.isArray(h) && typeof h.run === 'string' ? h.run : null;
+};
+
+const runsKind: KindDefinition = {
+  name: RUNS_KIND,
+  description:
+    'The run that holds a LangGraph thread and the runs waiting their turn (multitask reject/enqueue, AgentStateSaver.runOnThread).',
+  schema: {
+    type: 'object',
+    required: ['thread_id', 'checkpoint_ns', 'holder', 'waiting'],
+    properties: {
+      thread_id: { type: 'string' },
+      checkpoint_ns: { type: 'string' },
+      holder: {
+        type: ['object', 'null'],
+        required: ['run', 'by', 'since', 'expires_at'],
+        properties: { run: { type: 'string' }, by: { type: 'string' }, expires_at: { type: 'number' } },
+      },
+      waiting: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['run', 'by', 'since', 'expires_at'],
+          properties: { run: { type: 'string' }, by: { type: 'string' }, expires_at: { type: 'number' } },
+        },
+      },
+    },
+  },
+  maxBytes: MAX_BYTES,
+  check(next, prev): CommitEffects {
+    const to = holderRun(next);
+    const from = holderRun(prev);
+    // A lease renewed, or a run joining the queue, is a commit in the history, not an event of its own.
+    if (to === from) return {};
+    return {
+      events: [
+        {
+          type: to === null ? 'langgraph_run_ended' : 'langgraph_run_started',
+          data: {
+            thread_id: str(next.thread_id),
+            checkpoint_ns: str(next.checkpoint_ns),
+            run: to ?? from,
+            previous_run: to === null ? null : from,
+            waiting: Array.isArray(next.waiting) ? next.waiting.length : 0,
+          },
+        },
+      ],
+    };
+  },
+};
+
 /** The kinds the LangGraph adapters write. */
-export const LANGGRAPH_KINDS = [THREAD_KIND, WRITES_KIND, NAMESPACES_KIND, STORE_KIND] as const;
+export const LANGGRAPH_KINDS = [THREAD_KIND, WRITES_KIND, NAMESPACES_KIND, RUNS_KIND, STORE_KIND] as const;
 
 let registered = false;
 
 /** Registers the adapters' kinds (once per process); the saver and the store call it. */
 export function registerLangGraphKinds(): void {
   if (registered) return;
-  for (const k of [threadKind, writesKind, namespacesKind, storeKind]) registerKind(k);
+  for (const k of [threadKind, writesKind, namespacesKind, runsKind, storeKind]) registerKind(k);
   registered = true;
 }

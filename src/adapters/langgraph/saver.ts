@@ -34,16 +34,21 @@ import {
   appendedTail,
   canonical,
   checkChannels,
+  type Dumped,
   dump,
+  dumpBytes,
   isDelta,
   joinId,
   load,
   type Stored,
   type StoredBlob,
+  storedOf,
   textOf,
+  threadDocId,
   threadIdOf,
 } from './encoding.js';
 import { NAMESPACES_KIND, registerLangGraphKinds, THREAD_KIND, WRITES_KIND } from './kinds.js';
+import { type RunOnThreadOptions, runOnThread } from './thread-runs.js';
 
 /** Where a channel's value lives: its channel version and the document version that stored it. */
 type Ref = [version: number | string, at: number];
@@ -134,7 +139,6 @@ const RETRIES = 10;
 /** Version bodies kept in memory (they never change). */
 const BODY_CACHE = 512;
 
-const threadDocId = (thread: string, ns: string): string => joinId(ns === '' ? [thread] : [thread, ns]);
 const writesDocId = (thread: string, ns: string, id: string): string => joinId([thread, ns, id]);
 const checkpointWriteId = (id: string): string => {
   const j = joinId([id]);
@@ -185,6 +189,35 @@ export class AgentStateSaver extends BaseCheckpointSaver {
     this.#actorKind = options.actorKind ?? 'system';
     this.#maxHeads = options.rememberHeads ?? 10_000;
     this.#restoreAfter = Math.max(1, options.restoreAfter ?? 50);
+  }
+
+  /**
+   * Runs `fn` (typically `graph.invoke(input, config)` on this thread) as the only run on the config's
+   * (thread, namespace) among every process that uses this method on the same store: LangGraph Platform's
+   * multitask strategies, which no open-source saver has. `reject` (the default) throws ThreadBusyError at
+   * once while another run holds the thread; `enqueue` waits until the runs that came first have ended.
+   * The hold is leased and renewed while `fn` runs, so a run whose process died frees the thread after
+   * `leaseMs`. Runs that do not use it are still kept from forking the thread by `put`.
+   */
+  async runOnThread<T>(
+    config: RunnableConfig,
+    fn: () => Promise<T>,
+    options?: RunOnThreadOptions,
+  ): Promise<T> {
+    const c = config?.configurable;
+    const thread = threadIdOf(c?.thread_id, 'runOnThread');
+    const ns =
+      c?.checkpoint_ns === undefined || c.checkpoint_ns === null
+        ? ''
+        : textOf(c.checkpoint_ns, 'checkpoint_ns', 'runOnThread');
+    return runOnThread(
+      this.instance,
+      { actor: this.#actor, actorKind: this.#actorKind },
+      thread,
+      ns,
+      fn,
+      options,
+    );
   }
 
   // --- what the saver remembers about heads ---------------------------------------------------------
@@ -258,46 +291,72 @@ export class AgentStateSaver extends BaseCheckpointSaver {
     return out;
   }
 
-  readonly #texts = new Map<string, string>();
+  /** Full UTF-8 bytes of recently used JSON values, by document version and channel (a delta is computed against them). */
+  readonly #texts = new Map<string, Buffer>();
 
   /** A stored value with its deltas applied: the full serialized value. */
   async #full(docId: string, blob: StoredBlob, ch: string): Promise<Stored> {
     if (!isDelta(blob)) return blob;
-    return { t: blob.t, s: (await this.#text(docId, blob.a, ch)).slice(0, -1) + blob.tail };
+    const base = await this.#bytes(docId, blob.a, ch);
+    return { t: blob.t, s: base.toString('utf8', 0, base.length - 1) + blob.tail };
   }
 
-  /** The full JSON text of channel `ch` as stored at document version `at` (deltas resolved, cached). */
-  async #text(docId: string, at: number, ch: string): Promise<string> {
-    const key = `${docId}\u0000${at}\u0000${ch}`;
-    const cached = this.#texts.get(key);
-    if (cached !== undefined) return cached;
-    const holder = await this.#versionBody(docId, at);
-    const blob = holder?.blobs[ch];
-    if (!blob || !('s' in blob || isDelta(blob))) {
-      throw new NotFoundError(
-        `the value of channel ${ch} at version ${at} of ${THREAD_KIND}/${docId} is missing`,
-        {
-          kind: THREAD_KIND,
-          id: docId,
-          version: at,
-          channel: ch,
-        },
-      );
+  /**
+   * The full JSON bytes of channel `ch` as stored at document version `at`: the nearest full (or cached)
+   * value, then the deltas after it in order, joined in one copy; cached.
+   */
+  async #bytes(docId: string, at: number, ch: string): Promise<Buffer> {
+    const tails: string[] = [];
+    let cur = at;
+    let base: Buffer | undefined;
+    for (;;) {
+      base = this.#texts.get(`${docId}\u0000${cur}\u0000${ch}`);
+      if (base !== undefined) break;
+      const blob = (await this.#versionBody(docId, cur))?.blobs[ch];
+      if (!blob || !('s' in blob || isDelta(blob))) {
+        throw new NotFoundError(
+          `the value of channel ${ch} at version ${cur} of ${THREAD_KIND}/${docId} is missing`,
+          { kind: THREAD_KIND, id: docId, version: cur, channel: ch },
+        );
+      }
+      if (!isDelta(blob)) {
+        base = Buffer.from((blob as { s: string }).s, 'utf8');
+        break;
+      }
+      tails.push(blob.tail);
+      cur = blob.a;
     }
-    const text = isDelta(blob)
-      ? (await this.#text(docId, blob.a, ch)).slice(0, -1) + blob.tail
-      : (blob as { s: string }).s;
-    this.#rememberText(key, text);
-    return text;
+    let out = base;
+    if (tails.length > 0) {
+      // Each delta's tail ends with the array's ']', which the next one replaces.
+      const parts = [base.subarray(0, base.length - 1)];
+      for (let i = tails.length - 1; i >= 0; i--) {
+        const t = Buffer.from(tails[i] as string, 'utf8');
+        parts.push(i === 0 ? t : t.subarray(0, t.length - 1));
+      }
+      out = Buffer.concat(parts);
+    }
+    this.#rememberBytes(`${docId}\u0000${at}\u0000${ch}`, out);
+    return out;
   }
 
-  #rememberText(key: string, text: string): void {
+  #rememberBytes(key: string, bytes: Buffer): void {
     this.#texts.delete(key);
-    this.#texts.set(key, text);
+    this.#texts.set(key, bytes);
     if (this.#texts.size > 64) {
       const oldest = this.#texts.keys().next().value;
       if (oldest !== undefined) this.#texts.delete(oldest);
     }
+  }
+
+  /** Every blob of a stored checkpoint as a full value (its deltas applied), to compare with a new one. */
+  async #fullBlobs(
+    docId: string,
+    blobs: Record<string, StoredBlob | null>,
+  ): Promise<Record<string, Stored | null>> {
+    const out: Record<string, Stored | null> = {};
+    for (const [ch, b] of Object.entries(blobs)) out[ch] = b === null ? null : await this.#full(docId, b, ch);
+    return out;
   }
 
   /** The versions a stored value depends on (itself and the values its deltas extend). */
@@ -619,12 +678,18 @@ export class AgentStateSaver extends BaseCheckpointSaver {
     checkChannels(Object.keys(newVersions ?? {}), 'put');
     checkChannels(Object.keys(checkpoint.channel_versions ?? {}), 'put');
     const [cp, md] = await Promise.all([dump(this.serde, bare), dump(this.serde, metadata)]);
-    const blobs: Record<string, StoredBlob | null> = {};
+    const dumped: Record<string, Dumped | null> = {};
     for (const ch of Object.keys(newVersions ?? {})) {
-      blobs[ch] = Object.hasOwn(values, ch)
-        ? await dump(this.serde, (values as Record<string, unknown>)[ch])
+      dumped[ch] = Object.hasOwn(values, ch)
+        ? await dumpBytes(this.serde, (values as Record<string, unknown>)[ch])
         : null;
     }
+    // A value's text is made only when it is stored whole (or compared with a stored one).
+    let blobs: Record<string, Stored | null> | undefined;
+    const fullBlobs = () => {
+      blobs ??= Object.fromEntries(Object.entries(dumped).map(([ch, d]) => [ch, d && storedOf(d)]));
+      return blobs;
+    };
     // A remembered head means this run read it as the latest: it may only extend it.
     const extending = this.#heads.get(`${docId}\u0000${parentId ?? ''}`);
     for (let attempt = 1; ; attempt++) {
@@ -638,17 +703,22 @@ export class AgentStateSaver extends BaseCheckpointSaver {
         if (r && String(r[0]) === String(v)) refs[ch] = r;
       }
       for (const [ch, v] of Object.entries(newVersions ?? {})) refs[ch] = [v, next];
-      const own: Record<string, StoredBlob | null> = { ...blobs };
+      const own: Record<string, StoredBlob | null> = {};
       // A growing list keeps only what it appends to the parent's value (a chain of at most restoreAfter).
-      for (const [ch, blob] of Object.entries(blobs)) {
+      for (const [ch, d] of Object.entries(dumped)) {
         const prev = base.refs[ch];
-        if (!blob || !('s' in blob) || blob.t !== 'json' || !prev) continue;
-        const held = (await this.#versionBody(docId, prev[1]))?.blobs[ch];
-        if (!held || !('s' in held || isDelta(held))) continue;
-        const depth = isDelta(held) ? held.n + 1 : 1;
-        if (depth >= this.#restoreAfter) continue;
-        const tail = appendedTail(await this.#text(docId, prev[1], ch), blob.s);
-        if (tail !== null) own[ch] = { t: 'json', a: prev[1], n: depth, tail };
+        if (d && 'bytes' in d && prev) {
+          const held = (await this.#versionBody(docId, prev[1]))?.blobs[ch];
+          const depth = held && isDelta(held) ? held.n + 1 : 1;
+          if (held && ('s' in held || isDelta(held)) && depth < this.#restoreAfter) {
+            const tail = appendedTail(await this.#bytes(docId, prev[1], ch), d.bytes);
+            if (tail !== null) {
+              own[ch] = { t: 'json', a: prev[1], n: depth, tail };
+              continue;
+            }
+          }
+        }
+        own[ch] = d && storedOf(d);
       }
       // Values stored long ago are stored again here, so no checkpoint pins old history (see restoreAfter).
       for (const [ch, r] of Object.entries(refs)) {
@@ -688,10 +758,9 @@ export class AgentStateSaver extends BaseCheckpointSaver {
         });
         if (!r.replayed) {
           this.#bodies.set(`${docId}\u0000${r.version}`, body);
-          // The full text of each value just stored: the next delta is computed against it without a walk.
-          for (const [ch, blob] of Object.entries(blobs)) {
-            if (blob && 's' in blob && blob.t === 'json')
-              this.#rememberText(`${docId}\u0000${r.version}\u0000${ch}`, blob.s);
+          // The full bytes of each value just stored: the next delta is computed against them without a walk.
+          for (const [ch, d] of Object.entries(dumped)) {
+            if (d && 'bytes' in d) this.#rememberBytes(`${docId}\u0000${r.version}\u0000${ch}`, d.bytes);
           }
         }
         this.#remember(docId, id, {
@@ -708,8 +777,11 @@ export class AgentStateSaver extends BaseCheckpointSaver {
           const prior = await this.#findCheckpoint(docId, id);
           if (
             prior &&
-            canonical([prior.body.checkpoint, prior.body.metadata, prior.body.blobs]) ===
-              canonical([cp, md, blobs])
+            canonical([
+              prior.body.checkpoint,
+              prior.body.metadata,
+              await this.#fullBlobs(docId, prior.body.blobs),
+            ]) === canonical([cp, md, fullBlobs()])
           ) {
             return configOf(thread, ns, id);
           }
