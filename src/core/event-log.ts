@@ -4,7 +4,7 @@ import { InvalidInputError, NotFoundError } from '../errors.js';
 import type { EventQuery, NewEvent, StoreBackend, StoredEvent } from './backend.js';
 import { checkInput } from './input.js';
 import type { HeadAnchor } from './integrity.js';
-import { type Clock, parseTime } from './time.js';
+import { type Clock, parseTime, sleep } from './time.js';
 import type { AppendEventInput, EventRecord, ReadEventsInput, VerifyInput, VerifyResult } from './types.js';
 import { BATCH_TYPE_OF, BATCH_TYPES, expandBatchEvent, ITEM_TYPE_OF_BATCH } from './work-rules.js';
 
@@ -274,18 +274,4 @@ function perItemViews(records: EventRecord[], q: EventQuery): EventRecord[] {
     }
   }
   return out ?? records;
-}
-
-/** Waits `ms`, or less when `signal` aborts or the function handed to `onWake` is called. */
-function sleep(ms: number, signal?: AbortSignal, onWake?: (wake: () => void) => void): Promise<void> {
-  return new Promise((resolve) => {
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-    onWake?.(done);
-  });
 }

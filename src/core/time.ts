@@ -98,3 +98,17 @@ export function parseTime(value: string, field: string, now: number = Date.now()
   }
   return parseIsoTime(value, field);
 }
+
+/** Waits `ms`, or less when `signal` aborts or the function handed to `onWake` is called. */
+export function sleep(ms: number, signal?: AbortSignal, onWake?: (wake: () => void) => void): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+    onWake?.(done);
+  });
+}

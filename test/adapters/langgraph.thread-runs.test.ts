@@ -8,6 +8,7 @@ import { AgentStateSaver, RUNS_KIND, ThreadBusyError } from '../../src/adapters/
 import { ThreadRun } from '../../src/adapters/langgraph/thread-runs.js';
 import { type Instance, isAgentStateError } from '../../src/index.js';
 import { backendsForThisFile } from '../helpers/backends.js';
+import { forks, history } from '../helpers/langgraph.js';
 
 const State = Annotation.Root({
   log: Annotation<string[]>({ reducer: (a, b) => a.concat(b), default: () => [] }),
@@ -57,22 +58,6 @@ async function until(check: () => Promise<boolean>, what: string, ms = 20_000): 
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
   }
-}
-
-async function history(saver: AgentStateSaver, thread: string): Promise<CheckpointTuple[]> {
-  const out: CheckpointTuple[] = [];
-  for await (const t of saver.list({ configurable: { thread_id: thread, checkpoint_ns: '' } })) out.push(t);
-  return out;
-}
-
-/** Parents with more than one child: where the thread forked. */
-function forks(tuples: CheckpointTuple[]): string[] {
-  const children = new Map<string, number>();
-  for (const t of tuples) {
-    const p = t.parentConfig?.configurable?.checkpoint_id as string | undefined;
-    if (p) children.set(p, (children.get(p) ?? 0) + 1);
-  }
-  return [...children].filter(([, n]) => n > 1).map(([p]) => p);
 }
 
 for (const backend of await backendsForThisFile()) {

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { AgentStateSaver, ThreadConflictError } from '../../src/adapters/langgraph/index.js';
 import { isAgentStateError } from '../../src/index.js';
 import { backendsForThisFile } from '../helpers/backends.js';
+import { forks, history } from '../helpers/langgraph.js';
 import { adminQuery, PG_URL, postgresForThisFile } from '../helpers/postgres.js';
 
 const State = Annotation.Root({
@@ -36,22 +37,6 @@ function buildGraph(saver: BaseCheckpointSaver, meet: () => Promise<void>, label
     .addEdge(START, 'work')
     .addEdge('work', END)
     .compile({ checkpointer: saver });
-}
-
-async function history(saver: BaseCheckpointSaver, thread: string): Promise<CheckpointTuple[]> {
-  const out: CheckpointTuple[] = [];
-  for await (const t of saver.list({ configurable: { thread_id: thread, checkpoint_ns: '' } })) out.push(t);
-  return out;
-}
-
-/** Parents with more than one child: where the thread forked. */
-function forks(tuples: CheckpointTuple[]): string[] {
-  const children = new Map<string, number>();
-  for (const t of tuples) {
-    const p = t.parentConfig?.configurable?.checkpoint_id as string | undefined;
-    if (p) children.set(p, (children.get(p) ?? 0) + 1);
-  }
-  return [...children].filter(([, n]) => n > 1).map(([p]) => p);
 }
 
 /** Seeds a thread with one run, then runs two graphs (two savers, as two processes would) on it at once. */

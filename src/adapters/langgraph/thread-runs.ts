@@ -5,6 +5,7 @@
 // whose process died gives the thread up when its lease ends. The saver's no-fork check stays the safety
 // net underneath: a run that lost its lease still cannot fork the thread.
 import { randomUUID } from 'node:crypto';
+import { sleep } from '../../core/time.js';
 import {
   type ActorKind,
   type Instance,
@@ -75,17 +76,6 @@ export class ThreadBusyError extends StateConflictError {
     this.checkpointNs = t.checkpointNs;
   }
 }
-
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
 
 /** The document's body, or an empty one; entries whose lease ended are dropped. */
 function liveOf(body: JsonObject | undefined, thread: string, ns: string, now: number): RunsBody {
