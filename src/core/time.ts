@@ -8,8 +8,31 @@ export const systemClock: Clock = () => Date.now();
 export function toIso(ms: number): string;
 export function toIso(ms: number | null | undefined): string | null;
 export function toIso(ms: number | null | undefined): string | null {
-  return ms === null || ms === undefined ? null : new Date(ms).toISOString();
+  if (ms === null || ms === undefined) return null;
+  // Whole milliseconds from 1970 to 9999 (four-digit years): the day's text is kept, the time computed.
+  // Rows of one batch share a few days at most, and this is called for every time of every row.
+  if (!Number.isInteger(ms) || ms < 0 || ms >= MAX_FAST_ISO) return new Date(ms).toISOString();
+  let rest = ms % DAY_MS;
+  const day = ms - rest;
+  if (day !== isoDay) {
+    isoDayText = new Date(day).toISOString().slice(0, 11);
+    isoDay = day;
+  }
+  const h = Math.floor(rest / 3_600_000);
+  rest -= h * 3_600_000;
+  const m = Math.floor(rest / 60_000);
+  rest -= m * 60_000;
+  const s = Math.floor(rest / 1000);
+  const milli = rest - s * 1000;
+  return `${isoDayText}${TWO[h]}:${TWO[m]}:${TWO[s]}.${milli < 10 ? '00' : milli < 100 ? '0' : ''}${milli}Z`;
 }
+
+const DAY_MS = 86_400_000;
+/** 10000-01-01T00:00:00.000Z: from here toISOString writes a six-digit year. */
+const MAX_FAST_ISO = 253_402_300_800_000;
+const TWO = Array.from({ length: 60 }, (_, i) => String(i).padStart(2, '0'));
+let isoDay = -1;
+let isoDayText = '';
 
 /**
  * ISO-8601 of epoch ms without a zero millisecond part (`2026-01-31T10:00:00Z`), as the state-file seeds
