@@ -2,7 +2,6 @@
 // the order they came and the thread stays one line; "reject" refuses a second run at once and it writes
 // nothing; a run whose process stopped renewing gives the thread up when its lease ends.
 import { Annotation, END, START, StateGraph } from '@langchain/langgraph';
-import type { CheckpointTuple } from '@langchain/langgraph-checkpoint';
 import { describe, expect, it } from 'vitest';
 import { AgentStateSaver, RUNS_KIND, ThreadBusyError } from '../../src/adapters/langgraph/index.js';
 import { ThreadRun } from '../../src/adapters/langgraph/thread-runs.js';

@@ -2,7 +2,7 @@
 // silent fork, langgraph #8796); AgentStateSaver saves one and refuses the other with a typed conflict,
 // while LangGraph's own time travel (invoke or updateState from an older checkpoint) still branches.
 import { Annotation, END, START, StateGraph } from '@langchain/langgraph';
-import type { BaseCheckpointSaver, CheckpointTuple } from '@langchain/langgraph-checkpoint';
+import type { BaseCheckpointSaver } from '@langchain/langgraph-checkpoint';
 import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import { describe, expect, it } from 'vitest';
 import { AgentStateSaver, ThreadConflictError } from '../../src/adapters/langgraph/index.js';

@@ -19,6 +19,7 @@ import { applyMergePatch, contentHash } from '../../src/core/json.js';
 import { exportInstance, importInstance } from '../../src/core/portable.js';
 import type { JsonObject, WorkItem } from '../../src/core/types.js';
 import { WorkQueue } from '../../src/core/work-queue.js';
+import { batchEvents, claimedEvent, resolvedEvent } from '../../src/core/work-rules.js';
 import { getKind, validateSchema } from '../../src/kinds/registry.js';
 import { adminQuery, PG_URL, postgresForThisFile } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -289,6 +290,86 @@ suite('postgres: append-only events', () => {
       expect(all.map((e) => e.position)).toEqual(all.map((_, k) => k + 1));
       expect(all.filter((e) => e.stream === 'even').map((e) => e.stream_seq)).toEqual([1, 2, 3]);
       expect(await log.verify()).toMatchObject({ ok: true, events: nasty.length * 2 });
+    } finally {
+      await b.close();
+    }
+  });
+
+  it('claims and resolves done in one statement store the events the library builds, byte for byte', async () => {
+    const b = await open();
+    try {
+      const { work, events } = services(b);
+      for (let k = 0; k < 9; k++) await work.enqueue({ title: `item ${k}` });
+      // Names with every character class JSON escapes differently (names refuse control characters).
+      const w1 = 'w1 "quoted" back\\slash /slash é 日本 \u2028 🧪';
+      const w2 = 'w2 {"looks": "like json"}';
+      const now = Date.now();
+      const claim = (claimers: Array<{ worker: string; limit: number }>) =>
+        b.work.claim({
+          claimers: claimers.map((c) => ({ ...c, lease_ms: 60_000 })),
+          kind: null,
+          id: null,
+          now,
+        });
+      const expected: NewEvent[] = [];
+      const claimedBy = (items: WorkItem[]) =>
+        expected.push(...batchEvents(items.map((i) => claimedEvent(i, i.lease_owner as string, now))));
+      // A batch of three by one claimer, a lone item, and a batch shared by two claimers (coalesced calls).
+      const three = await claim([{ worker: w1, limit: 3 }]);
+      claimedBy(three);
+      const lone = await claim([{ worker: w2, limit: 1 }]);
+      claimedBy(lone);
+      const shared = await claim([
+        { worker: w2, limit: 2 },
+        { worker: w1, limit: 2 },
+      ]);
+      claimedBy(shared);
+      expect([three.length, lone.length, shared.length]).toEqual([3, 1, 4]);
+      // Resolves: a batch with results and errors of any JSON, from two workers; then a lone one.
+      const later = now + 1234;
+      const q = (i: WorkItem, k: number) => ({
+        id: i.id,
+        worker: i.lease_owner as string,
+        attempt: k % 2 === 0 ? i.attempts : null,
+        status: 'done' as const,
+        result: k === 0 ? null : { k, s: w1, nested: [w2, { deep: '\u0001\t\n' }], f: 1.5, neg: -0.25 },
+        error: k === 1 ? 'partly "wrong" \\ é' : null,
+        now: later,
+      });
+      const batch = [...three, ...shared].map(q);
+      const resolved = await b.work.resolve(batch);
+      expected.push(...batchEvents(resolved.map((i, k) => resolvedEvent(i, batch[k]!))));
+      const one = [q(lone[0]!, 3)];
+      const [r1] = await b.work.resolve(one);
+      expected.push(...batchEvents([resolvedEvent(r1!, one[0]!)]));
+      const stored = await adminQuery<{
+        type: string;
+        stream: string;
+        actor: string;
+        item: string | null;
+        data: string;
+      }>(
+        `SELECT type, stream, actor, work_item_id AS item, data::text AS data FROM "${schema}".events
+         WHERE instance = $1 AND type LIKE 'work_item%' AND type NOT LIKE '%enqueued' ORDER BY position`,
+        [b.instance],
+      );
+      expect(stored).toEqual(
+        expected.map((e) => ({
+          type: e.type,
+          stream: e.stream,
+          actor: e.actor,
+          item: e.work_item_id,
+          data: JSON.stringify(e.data),
+        })),
+      );
+      expect(stored.map((e) => e.type)).toEqual([
+        'work_items_claimed',
+        'work_item_claimed',
+        'work_items_claimed',
+        'work_items_resolved',
+        'work_item_resolved',
+      ]);
+      expect(await events.verify()).toMatchObject({ ok: true });
     } finally {
       await b.close();
     }

@@ -125,6 +125,24 @@ export function oneEventCtes(t: Names, param: (field: OneEventField) => string, 
         RETURNING position AS e_position, stream_seq AS e_stream_seq, prev_hash AS e_prev_hash, hash AS e_hash)`;
 }
 
+/**
+ * CTEs appending one event whose fields the statement itself computes, so that a writer needs no round trip
+ * between its change and its event. `fields` is a query of one row with the columns stream, type, data (the
+ * JSON text to store), actor, work_item_id and created_at; `when` as in appendEventsCtes. The hash tail is
+ * assembled as eventHashTail writes it: to_json of a text writes exactly JSON.stringify's escapes for any
+ * string PostgreSQL can hold (test/backends/postgres.specific.test.ts holds the two to it). Defines `_ev`.
+ */
+export function computedEventCtes(t: Names, fields: string, when: string): string {
+  const field = (f: OneEventField) =>
+    f === 'correlation_id' || f === 'causation_id' ? 'NULL' : `(SELECT ${f} FROM _bev)`;
+  return `_bev AS MATERIALIZED (
+        SELECT f.*, to_json(f.stream)::text AS stream_json,
+          to_json(f.type)::text || ',' || to_json(f.data)::text || ',' || COALESCE(to_json(f.actor)::text, 'null')
+            || ',null,null,' || COALESCE(to_json(f.work_item_id)::text, 'null') || ',' || f.created_at || ']' AS tail
+        FROM (${fields}) AS f),
+      ${oneEventCtes(t, field, when)}`;
+}
+
 /** One event ready for `oneEventCtes`: as stored, with its stream's JSON and its hash tail. */
 export function pendingOne(e: NewEvent): Record<OneEventField, unknown> {
   const stream = storable(e.stream) as string;

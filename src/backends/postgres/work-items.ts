@@ -17,6 +17,8 @@ import type { StatusCounts, WorkItem, WorkItemStatus } from '../../core/types.js
 import { WORK_ITEM_STATUSES } from '../../core/types.js';
 import {
   annotatedEvent,
+  BATCH_STREAM,
+  BATCH_TYPE_OF,
   batchEvents,
   cascadedEvent,
   cascadeError,
@@ -40,16 +42,21 @@ import {
   resolvedEvent,
   retriedEvent,
   statusEvent,
+  workItemStream,
 } from '../../core/work-rules.js';
 import { InternalError, InvalidInputError } from '../../errors.js';
 import type { Names, Params, PostgresConnection, Tx } from './connection.js';
-import { type AppendHint, writeEvents } from './events.js';
+import { type AppendHint, computedEventCtes, writeEvents } from './events.js';
 
 /** A row as selected, or as nested JSON (row_to_json), both with numbers for bigint columns. */
 export type WorkItemRow = WorkItemRowDump;
 export const toWorkItem = workItemFromRow;
 
 const ORDER = 'ORDER BY w.priority DESC, w.created_at, w.id';
+
+/** The text toIso writes for an epoch-milliseconds column (UTC, whole milliseconds, four-digit years). */
+const isoText = (col: string) =>
+  `to_char(timestamp 'epoch' + ${col} * interval '1 millisecond', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 // Named columns, not *: a prepared statement whose result columns change (a later migration adding one)
 // fails on connections that prepared it before.
@@ -404,6 +411,163 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
     return { reclaimed, claimed, events: [...batchEvents(events), ...cascaded] };
   }
 
+  /**
+   * A claim in one statement (one round trip), its event built by the statement: what claimedEvent and
+   * batchEvents would write for the items it hands out (one work_item_claimed, or one work_items_claimed
+   * naming them all). Expired leases are the full claim's work (they are reclaimed first, and a spent one
+   * may cascade): when any exists this changes nothing and returns null.
+   */
+  async function claimInOneStatement(tx: Tx, q: ClaimQuery): Promise<WorkItem[] | null> {
+    const p = conn.params();
+    const nowP = p.add(q.now);
+    let hi = 0;
+    const claimers = q.claimers.map((c) => {
+      const lo = hi;
+      hi += c.limit;
+      return { worker: c.worker, expires: q.now + c.lease_ms, lo, hi };
+    });
+    const claimersP = p.add(JSON.stringify(claimers));
+    let filter = '';
+    if (q.kind !== null) filter += ` AND w.kind = ${p.add(q.kind)}`;
+    if (q.id !== null) filter += ` AND w.id = ${p.add(q.id)}`;
+    const limit = p.add(hi);
+    const one = p.add('work_item_claimed');
+    const many = p.add(BATCH_TYPE_OF.work_item_claimed);
+    const sql = `WITH _stale AS MATERIALIZED (
+        SELECT EXISTS (SELECT 1 FROM ${t.work_items}
+          WHERE instance = $1 AND status = 'in_flight' AND lease_expires_at <= ${nowP}) AS stale),
+      _ready AS MATERIALIZED (
+        SELECT w.id, w.priority, w.created_at FROM ${t.work_items} AS w
+        WHERE w.instance = $1 AND ${ready(t, nowP)}${filter} AND NOT (SELECT stale FROM _stale)
+        ${ORDER} LIMIT ${limit} FOR UPDATE SKIP LOCKED),
+      _picked AS MATERIALIZED (
+        SELECT k.id, cl.worker, cl.expires, k.rn FROM (
+          SELECT r.id, row_number() OVER (ORDER BY r.priority DESC, r.created_at, r.id) AS rn FROM _ready AS r) AS k
+        JOIN json_to_recordset(${claimersP}::json) AS cl(worker text, expires bigint, lo bigint, hi bigint)
+          ON k.rn > cl.lo AND k.rn <= cl.hi),
+      _upd AS (
+        UPDATE ${t.work_items} AS w SET status = 'in_flight', lease_owner = k.worker,
+          lease_expires_at = k.expires, claimed_at = ${nowP}, attempts = w.attempts + 1, updated_at = ${nowP}
+        FROM _picked AS k WHERE w.instance = $1 AND w.id = k.id
+        RETURNING ${W_COLS}, k.rn AS _rn),
+      _first AS (SELECT lease_owner AS actor, id FROM _upd ORDER BY _rn LIMIT 1),
+      _entries AS (
+        SELECT count(*) AS n,
+          string_agg('{"id":' || to_json(u.id)::text
+            || CASE WHEN u.lease_owner = f.actor THEN '' ELSE ',"actor":' || to_json(u.lease_owner)::text END
+            || ',"worker":' || to_json(u.lease_owner)::text || ',"attempt":' || u.attempts
+            || ',"lease_expires_at":' || to_json(${isoText('u.lease_expires_at')})::text || '}', ',' ORDER BY u._rn)
+            AS entries,
+          string_agg('{"worker":' || to_json(u.lease_owner)::text || ',"attempt":' || u.attempts
+            || ',"lease_expires_at":' || to_json(${isoText('u.lease_expires_at')})::text || '}', ',') AS lone
+        FROM _upd AS u CROSS JOIN _first AS f),
+      ${computedEventCtes(
+        t,
+        `SELECT CASE WHEN e.n = 1 THEN ${p.add(workItemStream(''))} || f.id ELSE ${p.add(BATCH_STREAM)} END AS stream,
+           CASE WHEN e.n = 1 THEN ${one} ELSE ${many} END AS type,
+           CASE WHEN e.n = 1 THEN e.lone ELSE '{"items":[' || e.entries || ']}' END AS data,
+           f.actor, CASE WHEN e.n = 1 THEN f.id END AS work_item_id, ${nowP}::bigint AS created_at
+         FROM _entries AS e LEFT JOIN _first AS f ON true`,
+        '(SELECT n FROM _entries) > 0',
+      )}
+      SELECT (SELECT json_agg(u ORDER BY u._rn) FROM _upd AS u) AS rows, (SELECT stale FROM _stale) AS stale,
+        (SELECT e_position FROM _ev) AS position`;
+    const res = await tx.queryAndCommit<{
+      rows: WorkItemRow[] | null;
+      stale: boolean;
+      position: number | null;
+    }>(sql, p.values);
+    const row = res.rows[0];
+    if (!row || row.stale) return null;
+    if (row.position !== null) hint?.appended(Number(row.position));
+    return (row.rows ?? []).map(toWorkItem);
+  }
+
+  /**
+   * A resolve of leased items in one statement (one round trip), its event built by the statement: all of
+   * `qs` or none. It changes nothing and returns null when any of them does not hold its lease (the full
+   * resolve explains each), or when one fails (failures may cascade) or they differ in time.
+   */
+  async function resolveInOneStatement(tx: Tx, qs: ResolveQuery[]): Promise<WorkItem[] | null> {
+    const first = qs[0];
+    if (!first || qs.some((q) => q.status === 'failed' || q.now !== first.now)) return null;
+    // One row per item: the statement commits what it matched, so a repeated id must take the full path.
+    if (new Set(qs.map((q) => q.id)).size !== qs.length) return null;
+    const p = conn.params();
+    const json = JSON.stringify;
+    const batch = p.add(
+      json(
+        qs.map((q, ord) => {
+          // The event's text around what only the row knows (attempt, duration), as resolvedEvent and
+          // batchEvents write it.
+          const tail = `${q.error !== null ? `,"error":${json(q.error)}` : ''}${
+            q.result !== null && q.result !== undefined ? `,"result":${json(q.result)}` : ''
+          }`;
+          const body = `"status":${json(q.status)},"worker":${json(q.worker)},"attempt":`;
+          const actor = q.worker === first.worker ? '' : `,"actor":${json(q.worker)}`;
+          return {
+            ord,
+            id: q.id,
+            worker: q.worker,
+            attempt: q.attempt,
+            status: q.status,
+            result: json(q.result ?? null),
+            error: q.error,
+            now: q.now,
+            pre: `{"id":${json(q.id)}${actor},${body}`,
+            lone: `{${body}`,
+            post: tail,
+          };
+        }),
+      ),
+    );
+    const n = p.add(qs.length);
+    const nowP = p.add(first.now);
+    const sql = `WITH _in AS (
+         SELECT * FROM json_to_recordset(${batch}::json) AS x(ord int, id text, worker text, attempt int,
+           status text, result text, error text, now bigint, pre text, lone text, post text)),
+       _held AS MATERIALIZED (
+         SELECT x.ord FROM ${t.work_items} AS w JOIN _in AS x ON w.id = x.id
+         WHERE w.instance = $1 AND w.status = 'in_flight' AND w.lease_owner = x.worker
+           AND w.lease_expires_at > x.now AND (x.attempt IS NULL OR w.attempts = x.attempt)
+         FOR UPDATE OF w),
+       _u AS (
+         UPDATE ${t.work_items} AS w SET status = x.status, result = x.result::jsonb, error = x.error,
+           lease_expires_at = NULL, resolved_at = x.now, updated_at = x.now
+         FROM _in AS x
+         WHERE w.instance = $1 AND w.id = x.id AND (SELECT count(*) FROM _held) = ${n}
+         RETURNING ${W_COLS}, x.ord AS _ord, x.pre AS _pre, x.lone AS _lone, x.post AS _post),
+       _entries AS (
+         SELECT count(*) AS n, min(u.id) AS id,
+           string_agg(u._pre || u.attempts || u._post
+             || CASE WHEN u.claimed_at IS NULL THEN '' ELSE ',"duration_ms":' || (${nowP} - u.claimed_at) END
+             || '}', ',' ORDER BY u._ord) AS entries,
+           string_agg(u._lone || u.attempts || u._post
+             || CASE WHEN u.claimed_at IS NULL THEN '' ELSE ',"duration_ms":' || (${nowP} - u.claimed_at) END
+             || '}', ',') AS lone
+         FROM _u AS u),
+       ${computedEventCtes(
+         t,
+         `SELECT CASE WHEN e.n = 1 THEN ${p.add(workItemStream(''))} || e.id ELSE ${p.add(BATCH_STREAM)} END AS stream,
+            CASE WHEN e.n = 1 THEN ${p.add('work_item_resolved')} ELSE ${p.add(BATCH_TYPE_OF.work_item_resolved)} END AS type,
+            CASE WHEN e.n = 1 THEN e.lone ELSE '{"items":[' || e.entries || ']}' END AS data,
+            ${p.add(first.worker)}::text AS actor, CASE WHEN e.n = 1 THEN e.id END AS work_item_id,
+            ${nowP}::bigint AS created_at
+          FROM _entries AS e`,
+         '(SELECT n FROM _entries) > 0',
+       )}
+       SELECT (SELECT json_agg(u ORDER BY u._ord) FROM _u AS u) AS rows, (SELECT e_position FROM _ev) AS position`;
+    const res = await tx.queryAndCommit<{ rows: WorkItemRow[] | null; position: number | null }>(
+      sql,
+      p.values,
+    );
+    const rows = res.rows[0]?.rows ?? [];
+    if (rows.length !== qs.length) return null;
+    const position = res.rows[0]?.position;
+    if (position !== null && position !== undefined) hint?.appended(Number(position));
+    return rows.map(toWorkItem);
+  }
+
   async function setStatusTx(tx: Tx, q: Parameters<WorkItemBackend['setStatus']>[0]): Promise<WorkItem> {
     const { item, events } = await setStatusRow(tx, conn, q);
     await commitEvents(tx, events);
@@ -500,6 +664,8 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
     },
 
     async claim(q: ClaimQuery) {
+      const fast = await conn.transaction((tx) => claimInOneStatement(tx, q));
+      if (fast) return fast;
       return conn.transaction(async (tx) => {
         const r = await reclaimAndClaim(tx, q.now, q.claimers[0]?.worker ?? null, q);
         await commitEvents(tx, r.events);
@@ -555,11 +721,15 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
     },
 
     async resolve(qs) {
+      const fast = await conn.transaction((tx) => resolveInOneStatement(tx, qs));
+      if (fast) return fast;
       const out = await conn.transaction((tx) => resolveTx(tx, qs, false));
       return out.map((o) => (o as { value: WorkItem }).value);
     },
 
     async resolveEach(qs) {
+      const fast = await conn.transaction((tx) => resolveInOneStatement(tx, qs));
+      if (fast) return fast.map((value) => ({ ok: true as const, value }));
       return conn.transaction((tx) => resolveTx(tx, qs, true));
     },
 
