@@ -54,6 +54,14 @@ export const toWorkItem = workItemFromRow;
 
 const ORDER = 'ORDER BY w.priority DESC, w.created_at, w.id';
 
+/**
+ * Whether a claim or resolve of up to `items` items is sent as one statement that builds its own event.
+ * For a batch it saves the client a third of its CPU per item; for single items it does not pay: with 8
+ * single-item workers on one instance it ran at 0.77× the two-statement path here (470 against 610 items/s;
+ * the head lock is contended either way), with one worker at 1.15×.
+ */
+const oneStatementPays = (items: number) => items >= 2;
+
 /** The text toIso writes for an epoch-milliseconds column (UTC, whole milliseconds, four-digit years). */
 const isoText = (col: string) =>
   `to_char(timestamp 'epoch' + ${col} * interval '1 millisecond', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
@@ -484,13 +492,13 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
   }
 
   /**
-   * A resolve of leased items in one statement (one round trip), its event built by the statement: all of
-   * `qs` or none. It changes nothing and returns null when any of them does not hold its lease (the full
+   * A resolve of two or more leased items in one statement (one round trip), its event built by the
+   * statement (the work_items_resolved batchEvents would write): all of `qs` or none. It changes nothing and returns null when any of them does not hold its lease (the full
    * resolve explains each), or when one fails (failures may cascade) or they differ in time.
    */
   async function resolveInOneStatement(tx: Tx, qs: ResolveQuery[]): Promise<WorkItem[] | null> {
     const first = qs[0];
-    if (!first || qs.some((q) => q.status === 'failed' || q.now !== first.now)) return null;
+    if (!first || qs.length < 2 || qs.some((q) => q.status === 'failed' || q.now !== first.now)) return null;
     // One row per item: the statement commits what it matched, so a repeated id must take the full path.
     if (new Set(qs.map((q) => q.id)).size !== qs.length) return null;
     const p = conn.params();
@@ -515,7 +523,6 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
             error: q.error,
             now: q.now,
             pre: `{"id":${json(q.id)}${actor},${body}`,
-            lone: `{${body}`,
             post: tail,
           };
         }),
@@ -525,7 +532,7 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
     const nowP = p.add(first.now);
     const sql = `WITH _in AS (
          SELECT * FROM json_to_recordset(${batch}::json) AS x(ord int, id text, worker text, attempt int,
-           status text, result text, error text, now bigint, pre text, lone text, post text)),
+           status text, result text, error text, now bigint, pre text, post text)),
        _held AS MATERIALIZED (
          SELECT x.ord FROM ${t.work_items} AS w JOIN _in AS x ON w.id = x.id
          WHERE w.instance = $1 AND w.status = 'in_flight' AND w.lease_owner = x.worker
@@ -536,23 +543,18 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
            lease_expires_at = NULL, resolved_at = x.now, updated_at = x.now
          FROM _in AS x
          WHERE w.instance = $1 AND w.id = x.id AND (SELECT count(*) FROM _held) = ${n}
-         RETURNING ${W_COLS}, x.ord AS _ord, x.pre AS _pre, x.lone AS _lone, x.post AS _post),
+         RETURNING ${W_COLS}, x.ord AS _ord, x.pre AS _pre, x.post AS _post),
        _entries AS (
-         SELECT count(*) AS n, min(u.id) AS id,
+         SELECT count(*) AS n,
            string_agg(u._pre || u.attempts || u._post
              || CASE WHEN u.claimed_at IS NULL THEN '' ELSE ',"duration_ms":' || (${nowP} - u.claimed_at) END
-             || '}', ',' ORDER BY u._ord) AS entries,
-           string_agg(u._lone || u.attempts || u._post
-             || CASE WHEN u.claimed_at IS NULL THEN '' ELSE ',"duration_ms":' || (${nowP} - u.claimed_at) END
-             || '}', ',') AS lone
+             || '}', ',' ORDER BY u._ord) AS entries
          FROM _u AS u),
        ${computedEventCtes(
          t,
-         `SELECT CASE WHEN e.n = 1 THEN ${p.add(workItemStream(''))} || e.id ELSE ${p.add(BATCH_STREAM)} END AS stream,
-            CASE WHEN e.n = 1 THEN ${p.add('work_item_resolved')} ELSE ${p.add(BATCH_TYPE_OF.work_item_resolved)} END AS type,
-            CASE WHEN e.n = 1 THEN e.lone ELSE '{"items":[' || e.entries || ']}' END AS data,
-            ${p.add(first.worker)}::text AS actor, CASE WHEN e.n = 1 THEN e.id END AS work_item_id,
-            ${nowP}::bigint AS created_at
+         `SELECT ${p.add(BATCH_STREAM)}::text AS stream, ${p.add(BATCH_TYPE_OF.work_item_resolved)}::text AS type,
+            '{"items":[' || e.entries || ']}' AS data, ${p.add(first.worker)}::text AS actor,
+            NULL::text AS work_item_id, ${nowP}::bigint AS created_at
           FROM _entries AS e`,
          '(SELECT n FROM _entries) > 0',
        )}
@@ -664,7 +666,9 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
     },
 
     async claim(q: ClaimQuery) {
-      const fast = await conn.transaction((tx) => claimInOneStatement(tx, q));
+      const fast = oneStatementPays(q.claimers.reduce((n, c) => n + c.limit, 0))
+        ? await conn.transaction((tx) => claimInOneStatement(tx, q))
+        : null;
       if (fast) return fast;
       return conn.transaction(async (tx) => {
         const r = await reclaimAndClaim(tx, q.now, q.claimers[0]?.worker ?? null, q);
@@ -721,14 +725,18 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
     },
 
     async resolve(qs) {
-      const fast = await conn.transaction((tx) => resolveInOneStatement(tx, qs));
+      const fast = oneStatementPays(qs.length)
+        ? await conn.transaction((tx) => resolveInOneStatement(tx, qs))
+        : null;
       if (fast) return fast;
       const out = await conn.transaction((tx) => resolveTx(tx, qs, false));
       return out.map((o) => (o as { value: WorkItem }).value);
     },
 
     async resolveEach(qs) {
-      const fast = await conn.transaction((tx) => resolveInOneStatement(tx, qs));
+      const fast = oneStatementPays(qs.length)
+        ? await conn.transaction((tx) => resolveInOneStatement(tx, qs))
+        : null;
       if (fast) return fast.map((value) => ({ ok: true as const, value }));
       return conn.transaction((tx) => resolveTx(tx, qs, true));
     },
