@@ -195,6 +195,34 @@ for (const backend of await backendsForThisFile()) {
       }
     });
 
+    it('an aborted wait leaves the queue; a failing run gives the thread up and its own error is thrown', async () => {
+      const inst = await backend.open();
+      try {
+        const holder = new ThreadRun(inst, { actor: 'holder', actorKind: 'system' }, 'abort', '', 60_000);
+        await holder.acquire('reject', 1000);
+        const saver = new AgentStateSaver(inst);
+        const config = { configurable: { thread_id: 'abort' } };
+        const ac = new AbortController();
+        const waiting = saver
+          .runOnThread(config, async () => 'never', { multitaskStrategy: 'enqueue', signal: ac.signal })
+          .catch((e: unknown) => e);
+        await until(async () => (await runsDoc(inst, 'abort'))?.waiting.length === 1, 'the run to queue');
+        ac.abort(new Error('stop waiting'));
+        expect(((await waiting) as Error).message).toBe('stop waiting');
+        expect(await runsDoc(inst, 'abort')).toMatchObject({ holder: { run: holder.run }, waiting: [] });
+        await holder.release();
+        const boom = await saver
+          .runOnThread(config, async () => {
+            throw new Error('the graph failed');
+          })
+          .catch((e: unknown) => e);
+        expect((boom as Error).message).toBe('the graph failed');
+        expect(await runsDoc(inst, 'abort')).toMatchObject({ holder: null, waiting: [] });
+      } finally {
+        await inst.close();
+      }
+    });
+
     it('refuses bad options and configs with INVALID_INPUT, writing nothing', async () => {
       const inst = await backend.open();
       try {

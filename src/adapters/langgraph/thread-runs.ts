@@ -156,7 +156,10 @@ export class ThreadRun {
     const deadline = Date.now() + timeoutMs;
     let pause = 10;
     for (;;) {
-      signal?.throwIfAborted();
+      if (signal?.aborted) {
+        await this.#leaveQueue();
+        signal.throwIfAborted();
+      }
       let busy: RunsBody | null = null;
       const r = await this.#step((cur, now) => {
         const first = cur.waiting[0];
@@ -271,11 +274,20 @@ export async function runOnThread<T>(
   const timer = setInterval(() => {
     renewing = renewing.then(() => run.renew()).catch(() => false);
   }, lease / 3);
-  try {
-    return await fn();
-  } finally {
+  const stopRenewing = async () => {
     clearInterval(timer);
     await renewing.catch(() => false);
-    await run.release();
+  };
+  let out: T;
+  try {
+    out = await fn();
+  } catch (err) {
+    // The run's own error is what the caller sees; the thread is given up as well as it can be.
+    await stopRenewing();
+    await run.release().catch(() => {});
+    throw err;
   }
+  await stopRenewing();
+  await run.release();
+  return out;
 }
