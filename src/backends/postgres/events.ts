@@ -143,11 +143,10 @@ export function computedEventCtes(t: Names, fields: string, when: string): strin
       ${oneEventCtes(t, field, when)}`;
 }
 
-/** One event ready for `oneEventCtes`: as stored, with its stream's JSON and its hash tail. */
-export function pendingOne(e: NewEvent): Record<OneEventField, unknown> {
-  const stream = storable(e.stream) as string;
-  const one: Record<OneEventField, unknown> = {
-    stream,
+/** An event as stored (the text PostgreSQL keeps), before the server numbers and chains it. */
+function pendingOf(e: NewEvent): PendingEvent {
+  return {
+    stream: storable(e.stream) as string,
     type: storable(e.type) as string,
     data: JSON.stringify(e.data ?? null),
     actor: storable(e.actor),
@@ -155,11 +154,13 @@ export function pendingOne(e: NewEvent): Record<OneEventField, unknown> {
     causation_id: storable(e.causation_id),
     work_item_id: storable(e.work_item_id),
     created_at: e.created_at,
-    stream_json: JSON.stringify(stream),
-    tail: '',
   };
-  one.tail = eventHashTail(one as unknown as PendingEvent);
-  return one;
+}
+
+/** One event ready for `oneEventCtes`: as stored, with its stream's JSON and its hash tail. */
+export function pendingOne(e: NewEvent): Record<OneEventField, unknown> {
+  const pending = pendingOf(e);
+  return { ...pending, stream_json: JSON.stringify(pending.stream), tail: eventHashTail(pending) };
 }
 
 /**
@@ -181,16 +182,7 @@ export function appendEventsCtes(
   events: NewEvent[],
   when = 'true',
 ): { ctes: string; pending: PendingEvent[] } {
-  const pending: PendingEvent[] = events.map((e) => ({
-    stream: storable(e.stream) as string,
-    type: storable(e.type) as string,
-    data: JSON.stringify(e.data ?? null),
-    actor: storable(e.actor),
-    correlation_id: storable(e.correlation_id),
-    causation_id: storable(e.causation_id),
-    work_item_id: storable(e.work_item_id),
-    created_at: e.created_at,
-  }));
+  const pending = events.map(pendingOf);
   // The hashed text is JSON.stringify([prev_hash, position, stream, stream_seq, type, data, …]); only
   // prev_hash, position and stream_seq come from the server, so the rest is written here.
   const streamJson = pending.map((e) => JSON.stringify(e.stream));
