@@ -1,6 +1,15 @@
 // What a kind is: a JSON Schema plus small functions for logical rules, transitions, role permissions
 // and side effects. The store core calls these; it knows nothing about any one kind.
-import type { ActorKind, EnqueueInput, Json, JsonObject, Override, Provenance, WorkItem } from './types.js';
+import type {
+  ActorKind,
+  EnqueueInput,
+  EventRecord,
+  Json,
+  JsonObject,
+  Override,
+  Provenance,
+  WorkItem,
+} from './types.js';
 
 export type { ActorKind, Override, Provenance } from './types.js';
 export { ACTOR_KINDS } from './types.js';
@@ -104,6 +113,26 @@ export interface ViewContext {
     actor: string | null;
     data: Json;
   }>;
+}
+
+/**
+ * How many of a document's newest events a view is given: ten writes' worth, for kinds that append up to
+ * four events per write (Grid's activity table).
+ */
+export const VIEW_RECENT_EVENTS = 40;
+
+/** A view's context from the newest events of the document's stream (read newest first). */
+export function viewContextOf(now: number, recent: readonly EventRecord[]): ViewContext {
+  return {
+    now,
+    recentEvents: recent.map((e) => ({
+      position: e.position,
+      type: e.type,
+      created_at: e.created_at,
+      actor: e.actor,
+      data: e.data,
+    })),
+  };
 }
 
 /**

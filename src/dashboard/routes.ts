@@ -2,6 +2,7 @@
 // runOperation every edge calls), paginated, with a small script for live regions. Writes go through a
 // confirmation page and are recorded as the signed-in human's (actor_kind human).
 import type { Context, Hono } from 'hono';
+import { VIEW_RECENT_EVENTS, viewContextOf } from '../core/kind.js';
 import type { EventRecord, WorkItem } from '../core/types.js';
 import { ERROR_TABLE, toAgentStateError } from '../errors.js';
 import { csrfToken } from '../http/auth.js';
@@ -420,18 +421,9 @@ async function fileView(
   const recent = await run<EventRecord[]>(inst, 'read_events', {
     stream: `doc:${kind}/${id}`,
     reverse: true,
-    limit: 40,
+    limit: VIEW_RECENT_EVENTS,
   });
-  const viewCtx = {
-    now: inst.clock(),
-    recentEvents: recent.map((e) => ({
-      position: e.position,
-      type: e.type,
-      created_at: e.created_at,
-      actor: e.actor,
-      data: e.data,
-    })),
-  };
+  const viewCtx = viewContextOf(inst.clock(), recent);
   const body = doc.body as Parameters<typeof file.render>[0];
   const text = file.render(body, { kind, id, version: doc.version }, viewCtx);
   try {

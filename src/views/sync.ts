@@ -1,7 +1,7 @@
 // Files as views of the store: export (render + atomic write, stamped with the version it shows) and
 // import (a hand-edited file becomes a CAS commit against the version it was exported from).
 import fastJsonPatch from 'fast-json-patch';
-import type { ViewContext } from '../core/kind.js';
+import { VIEW_RECENT_EVENTS, type ViewContext, viewContextOf } from '../core/kind.js';
 import type { CommitResult, JsonObject, JsonPatchOp } from '../core/types.js';
 import { AgentStateError, StateConflictError } from '../errors.js';
 import type { Instance } from '../instance/instance.js';
@@ -24,18 +24,12 @@ export function checkpointPath(path: string): string {
 }
 
 async function viewContext(inst: Instance, kind: string, id: string): Promise<ViewContext> {
-  // 40: ten writes' worth, for kinds that append up to four events per write (Grid's activity table).
-  const recent = await inst.events.read({ stream: `doc:${kind}/${id}`, reverse: true, limit: 40 });
-  return {
-    now: inst.clock(),
-    recentEvents: recent.map((e) => ({
-      position: e.position,
-      type: e.type,
-      created_at: e.created_at,
-      actor: e.actor,
-      data: e.data,
-    })),
-  };
+  const recent = await inst.events.read({
+    stream: `doc:${kind}/${id}`,
+    reverse: true,
+    limit: VIEW_RECENT_EVENTS,
+  });
+  return viewContextOf(inst.clock(), recent);
 }
 
 /**
