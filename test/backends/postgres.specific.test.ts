@@ -376,6 +376,67 @@ suite('postgres: append-only events', () => {
     }
   });
 
+  it('claims, heartbeats and resolves of a few items read only their rows, however many the instance holds', async () => {
+    // The planner knows nothing of a new instance, and json_to_recordset is always "100 rows": joined by id,
+    // an UPDATE of 8 items was planned as a scan of every item of the instance. The server's own counters
+    // of rows read (seq and index scans, bitmap heap scans) show what each call touched; a backend's
+    // counters reach them when its connections end.
+    const instance = `spec/plans-${++n}`;
+    const counted = async () => {
+      const read = async () =>
+        (
+          await adminQuery<{ n: string }>(
+            `SELECT (seq_tup_read + COALESCE(idx_tup_fetch, 0) + n_tup_upd)::text AS n FROM pg_stat_user_tables
+             WHERE schemaname = $1 AND relname = 'work_items'`,
+            [schema],
+          )
+        )[0]?.n;
+      // Until two readings 300 ms apart agree: the ended connections' counters arrive meanwhile.
+      let last = await read();
+      for (let k = 0; k < 20; k++) {
+        await new Promise((r) => setTimeout(r, 300));
+        const now = await read();
+        if (now === last) return Number(now);
+        last = now;
+      }
+      return Number(last);
+    };
+    const setup = await open(instance);
+    try {
+      const { work } = services(setup);
+      for (let k = 0; k < 3; k++) {
+        await work.enqueueMany(Array.from({ length: 1000 }, (_, i) => ({ title: `item ${k}-${i}` })));
+      }
+      // Most of them in flight, as under a busy queue.
+      for (let k = 0; k < 2; k++) await work.claimMany({ worker: 'bulk', limit: 1000 });
+    } finally {
+      await setup.close();
+    }
+    const before = await counted();
+    const b = await open(instance);
+    const now = Date.now();
+    try {
+      const lease = (worker: string, limit: number) => ({ worker, limit, lease_ms: 60_000 });
+      const base = { kind: null, id: null, now };
+      const [single] = await b.work.claim({ ...base, claimers: [lease('one', 1)] });
+      const eight = await b.work.claim({ ...base, claimers: [lease('a', 4), lease('b', 4)] });
+      expect([single ? 1 : 0, eight.length]).toEqual([1, 8]);
+      const held = (i: WorkItem) => ({ id: i.id, worker: i.lease_owner as string, attempt: i.attempts, now });
+      const beats = await b.work.heartbeat(eight.map((i) => ({ ...held(i), lease_ms: 60_000 })));
+      expect(beats.every((o) => o.ok)).toBe(true);
+      const done = (i: WorkItem) => ({ ...held(i), status: 'done' as const, result: null, error: null });
+      expect(await b.work.resolve(eight.map(done))).toHaveLength(8);
+      expect(await b.work.resolve([done(single!)])).toHaveLength(1);
+    } finally {
+      await b.close();
+    }
+    // 9 claimed, 8 beaten, 9 resolved: 26 row updates, and reads of the ready index's first rows. A scan of
+    // the instance reads its 3,000 rows at each statement.
+    const touched = (await counted()) - before;
+    expect(touched).toBeGreaterThanOrEqual(26);
+    expect(touched).toBeLessThan(300);
+  });
+
   it('verify reports the first broken link after tampering that bypassed the triggers', async () => {
     const b = await open();
     try {

@@ -94,6 +94,33 @@ const HELD_BY_X = `w.status = 'in_flight' AND w.lease_owner = x.worker
            AND w.lease_expires_at > x.now AND (x.attempt IS NULL OR w.attempts = x.attempt)`;
 
 /**
+ * Row `w` is the item that row `x` of a MATERIALIZED CTE names by its instance (column `inst`) and id. Joined
+ * as `w.instance = $1 AND w.id = x.id`, an UPDATE of a few items was planned as a scan of every item of the
+ * instance (a new instance is estimated at a few rows until ANALYZE sees it, and json_to_recordset at 100):
+ * 8,000 rows read to resolve 8, and a claim of 1,000 compared each picked item with every item updated (a
+ * million comparisons, 0.7 s). With the instance a column of the CTE (the planner cannot see its value through
+ * MATERIALIZED), the only cheap path to `w` is one primary-key lookup per row of `x`, whatever the estimates.
+ */
+const sameItem = (x: string) => `w.instance = ${x}.inst AND w.id = ${x}.id`;
+
+/**
+ * A CTE `_at`: the rows of `_in` (at most `n`, which tells the planner how many) whose items are held as
+ * `where` says (over the item as `w` and the input as `x`), with column `inst` for sameItem. Each item is
+ * found by one primary-key lookup (the LIMIT keeps it inside the loop) and locked before `where` is tested,
+ * so the test sees its newest version and the item cannot change before the statement's UPDATE (which then
+ * needs no test of its own). Only instance and id are in the lookup: with the status there too, the planner
+ * preferred the partial index of every instance's leases and scanned it for each row. Items are locked in
+ * id order, so two batches naming the same items cannot deadlock.
+ */
+function inAt(t: Names, n: string, where: string): string {
+  return `_at AS MATERIALIZED (
+         SELECT x.*, w.instance AS inst FROM (SELECT * FROM _in ORDER BY id LIMIT ${n}) AS x CROSS JOIN LATERAL (
+           SELECT instance, status, lease_owner, lease_expires_at, attempts FROM ${t.work_items}
+           WHERE instance = $1 AND id = x.id LIMIT 1 FOR UPDATE) AS w
+         WHERE ${where})`;
+}
+
+/**
  * Whether a claim or resolve of up to `items` items is sent as one statement that builds its own event.
  * For a batch it saves the client a third of its CPU per item; for single items it does not pay: with 8
  * single-item workers on one instance it ran at 0.77× the two-statement path here (470 against 610 items/s;
@@ -369,27 +396,30 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
   ): Promise<{ reclaimed: WorkItem[]; claimed: WorkItem[]; events: NewEvent[] }> {
     const p = conn.params();
     const nowP = p.add(now);
-    let readySql = 'SELECT NULL::text AS id, 0 AS priority, 0::bigint AS created_at WHERE false';
+    let readySql =
+      'SELECT NULL::text AS id, 0 AS priority, 0::bigint AS created_at, NULL::text AS inst WHERE false';
     let picked =
-      'SELECT NULL::text AS id, NULL::text AS worker, NULL::bigint AS expires, 0::bigint AS rn WHERE false';
+      'SELECT NULL::text AS id, NULL::text AS worker, NULL::bigint AS expires, 0::bigint AS rn, NULL::text AS inst WHERE false';
     if (claim) {
       const { claimers: claimersP, filter, limit } = claimParams(p, claim);
       // Ready pending items come off the partial index in claim order; reclaimed ones join them.
-      readySql = `SELECT w.id, w.priority, w.created_at FROM ${t.work_items} AS w
+      readySql = `SELECT w.id, w.priority, w.created_at, w.instance AS inst FROM ${t.work_items} AS w
         WHERE w.instance = $1 AND ${ready(t, nowP)}${filter}
         ${ORDER} LIMIT ${limit} FOR UPDATE SKIP LOCKED`;
-      picked = `SELECT k.id, cl.worker, cl.expires, k.rn FROM (
-          SELECT c.id, row_number() OVER (ORDER BY c.priority DESC, c.created_at, c.id) AS rn FROM (
-            SELECT id, priority, created_at FROM _ready
+      picked = `SELECT k.id, cl.worker, cl.expires, k.rn, k.inst FROM (
+          SELECT c.id, c.inst, row_number() OVER (ORDER BY c.priority DESC, c.created_at, c.id) AS rn FROM (
+            SELECT id, priority, created_at, inst FROM _ready
             UNION ALL
-            SELECT w.id, w.priority, w.created_at FROM ${t.work_items} AS w JOIN _expired AS e ON e.id = w.id
-             WHERE w.instance = $1 AND NOT e.spent AND ${dueAndUnblocked(t, nowP)}${filter}
+            SELECT w.id, w.priority, w.created_at, e.inst FROM ${t.work_items} AS w JOIN _expired AS e
+              ON ${sameItem('e')}
+             WHERE NOT e.spent AND ${dueAndUnblocked(t, nowP)}${filter}
           ) AS c ORDER BY rn LIMIT ${limit}) AS k
         JOIN json_to_recordset(${claimersP}::json) AS cl(worker text, expires bigint, lo bigint, hi bigint)
           ON k.rn > cl.lo AND k.rn <= cl.hi`;
     }
     const sql = `WITH _expired AS MATERIALIZED (
-        SELECT id, lease_owner AS previous_owner, attempts >= max_attempts AS spent FROM ${t.work_items}
+        SELECT id, lease_owner AS previous_owner, attempts >= max_attempts AS spent, instance AS inst
+        FROM ${t.work_items}
         WHERE instance = $1 AND status = 'in_flight' AND lease_expires_at <= ${nowP}
         FOR UPDATE SKIP LOCKED),
       _ready AS MATERIALIZED (${readySql}),
@@ -406,10 +436,11 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
           attempts = w.attempts + CASE WHEN x.claimed THEN 1 ELSE 0 END,
           updated_at = ${nowP}
         FROM (
-          SELECT COALESCE(e.id, k.id) AS id, e.id IS NOT NULL AS reclaimed, COALESCE(e.spent, false) AS spent,
+          SELECT COALESCE(e.id, k.id) AS id, COALESCE(e.inst, k.inst) AS inst, e.id IS NOT NULL AS reclaimed,
+            COALESCE(e.spent, false) AS spent,
             e.previous_owner, k.id IS NOT NULL AS claimed, k.worker, k.expires, k.rn
           FROM _expired AS e FULL JOIN _picked AS k ON k.id = e.id) AS x
-        WHERE w.instance = $1 AND w.id = x.id
+        WHERE ${sameItem('x')}
         RETURNING w.*, x.reclaimed AS _reclaimed, x.claimed AS _claimed, x.previous_owner AS _previous_owner,
           x.rn AS _rn)
       SELECT (SELECT json_agg(u) FROM _upd AS u) AS rows`;
@@ -467,18 +498,19 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
         SELECT EXISTS (SELECT 1 FROM ${t.work_items}
           WHERE instance = $1 AND status = 'in_flight' AND lease_expires_at <= ${nowP}) AS stale),
       _ready AS MATERIALIZED (
-        SELECT w.id, w.priority, w.created_at FROM ${t.work_items} AS w
+        SELECT w.id, w.priority, w.created_at, w.instance AS inst FROM ${t.work_items} AS w
         WHERE w.instance = $1 AND ${ready(t, nowP)}${filter} AND NOT (SELECT stale FROM _stale)
         ${ORDER} LIMIT ${limit} FOR UPDATE SKIP LOCKED),
       _picked AS MATERIALIZED (
-        SELECT k.id, cl.worker, cl.expires, k.rn FROM (
-          SELECT r.id, row_number() OVER (ORDER BY r.priority DESC, r.created_at, r.id) AS rn FROM _ready AS r) AS k
+        SELECT k.id, cl.worker, cl.expires, k.rn, k.inst FROM (
+          SELECT r.id, r.inst, row_number() OVER (ORDER BY r.priority DESC, r.created_at, r.id) AS rn
+          FROM _ready AS r) AS k
         JOIN json_to_recordset(${claimersP}::json) AS cl(worker text, expires bigint, lo bigint, hi bigint)
           ON k.rn > cl.lo AND k.rn <= cl.hi),
       _upd AS (
         UPDATE ${t.work_items} AS w SET status = 'in_flight', lease_owner = k.worker,
           lease_expires_at = k.expires, claimed_at = ${nowP}, attempts = w.attempts + 1, updated_at = ${nowP}
-        FROM _picked AS k WHERE w.instance = $1 AND w.id = k.id
+        FROM _picked AS k WHERE ${sameItem('k')}
         RETURNING ${W_COLS}, k.rn AS _rn),
       _first AS (SELECT lease_owner AS actor, id FROM _upd ORDER BY _rn LIMIT 1),
       _entries AS (
@@ -545,15 +577,12 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
     const nowP = p.add(first.now);
     const sql = `WITH _in AS (
          SELECT * FROM json_to_recordset(${batch}::json) AS x(${RESOLVE_COLS}, pre text, post text)),
-       _held AS MATERIALIZED (
-         SELECT x.ord FROM ${t.work_items} AS w JOIN _in AS x ON w.id = x.id
-         WHERE w.instance = $1 AND ${HELD_BY_X}
-         FOR UPDATE OF w),
+       ${inAt(t, n, HELD_BY_X)},
        _u AS (
          UPDATE ${t.work_items} AS w SET status = x.status, result = x.result::jsonb, error = x.error,
            lease_expires_at = NULL, resolved_at = x.now, updated_at = x.now
-         FROM _in AS x
-         WHERE w.instance = $1 AND w.id = x.id AND (SELECT count(*) FROM _held) = ${n}
+         FROM _at AS x
+         WHERE ${sameItem('x')} AND (SELECT count(*) FROM _at) = ${n}
          RETURNING ${W_COLS}, x.ord AS _ord, x.pre AS _pre, x.post AS _post),
        _entries AS (
          SELECT count(*) AS n,
@@ -597,11 +626,12 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
     const batch = p.add(JSON.stringify(resolveRows(qs)));
     const res = await tx.query<{ rows: Array<WorkItemRow & { _ord: number }> | null }>(
       `WITH _in AS (SELECT * FROM json_to_recordset(${batch}::json) AS x(${RESOLVE_COLS})),
+       ${inAt(t, p.add(qs.length), HELD_BY_X)},
        _u AS (
          UPDATE ${t.work_items} AS w SET status = x.status, result = x.result::jsonb, error = x.error,
            lease_expires_at = NULL, resolved_at = x.now, updated_at = x.now
-         FROM _in AS x
-         WHERE w.instance = $1 AND w.id = x.id AND ${HELD_BY_X}
+         FROM _at AS x
+         WHERE ${sameItem('x')}
          RETURNING ${W_COLS}, x.ord AS _ord)
        SELECT (SELECT json_agg(u) FROM _u AS u) AS rows`,
       p.values,
@@ -689,10 +719,11 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
         `WITH _in AS (
            SELECT * FROM json_to_recordset(${batch}::json)
              AS x(ord int, id text, worker text, attempt int, expires bigint, now bigint)),
+         ${inAt(t, p.add(qs.length), HELD_BY_X)},
          _u AS (
            UPDATE ${t.work_items} AS w SET lease_expires_at = x.expires, updated_at = x.now
-           FROM _in AS x
-           WHERE w.instance = $1 AND w.id = x.id AND ${HELD_BY_X}
+           FROM _at AS x
+           WHERE ${sameItem('x')}
            RETURNING ${W_COLS}, x.ord AS _ord)
          SELECT (SELECT json_agg(u) FROM _u AS u) AS rows`,
         p.values,
