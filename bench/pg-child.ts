@@ -230,6 +230,8 @@ async function p2(env: PgEnv, rounds: number, items: number): Promise<void> {
   };
   const rows: Array<{ who: Contender; base: Contender; target: string; value: number | null }> = [
     { who: 'agentstate', base: 'graphile-worker', target: 'ratio ≥ 1', value: 1 },
+    { who: 'raw-ack', base: 'graphile-worker', target: 'info: the bound of the row above', value: null },
+    { who: 'agentstate', base: 'raw-ack', target: 'info', value: null },
     { who: 'agentstate', base: 'raw', target: 'info', value: null },
     { who: 'agentstate', base: 'pg-boss', target: 'info', value: null },
     { who: 'agentstate-many', base: 'graphile-worker', target: 'ratio ≥ 1.5', value: 1.5 },
@@ -244,6 +246,7 @@ async function p2(env: PgEnv, rounds: number, items: number): Promise<void> {
     raw: 'raw pg: claim 1 (SKIP LOCKED), then done',
     'raw-many': `raw pg: claim ${CLAIM_MANY_LIMIT} (SKIP LOCKED), then done`,
     'raw-instance': 'raw pg, 1 at a time, an event per transition chained per instance (P4)',
+    'raw-ack': `raw pg bound for callers that wait for a durable resolve: claims free, ${WORKERS} resolves per commit`,
     'graphile-worker': 'graphile-worker',
     'pg-boss': 'pg-boss fetch + complete',
   };
