@@ -60,18 +60,29 @@ export interface TailOptions extends Omit<ReadEventsInput, 'until' | 'reverse' |
   signal?: AbortSignal;
 }
 
+/** Who writes an event type other than appenders: the kind whose commits emit it (null: nobody). */
+export type EventTypeOwner = (type: string) => string | null;
+
 export class EventLog {
   readonly #backend: StoreBackend;
   readonly #clock: Clock;
   readonly #actor: string;
+  readonly #owners: () => Promise<EventTypeOwner>;
 
-  constructor(backend: StoreBackend, clock: Clock, actor: string) {
+  /** `owners` resolves the kinds' event types (KindDefinition.emits), which append refuses. */
+  constructor(
+    backend: StoreBackend,
+    clock: Clock,
+    actor: string,
+    owners: () => Promise<EventTypeOwner> = async () => () => null,
+  ) {
     this.#backend = backend;
     this.#clock = clock;
     this.#actor = actor;
+    this.#owners = owners;
   }
 
-  #normalize(raw: AppendEventInput, now: number): NewEvent {
+  #normalize(raw: AppendEventInput, now: number, ownerOf: EventTypeOwner): NewEvent {
     const i = checkInput<AppendEventInput>('append', raw, APPEND_INPUT);
     if (!EVENT_TYPE.test(i.type)) {
       throw new InvalidInputError(`append: type ${JSON.stringify(i.type)} must match ${EVENT_TYPE}`, {
@@ -84,6 +95,13 @@ export class EventLog {
         {
           field: 'type',
         },
+      );
+    }
+    const owner = ownerOf(i.type);
+    if (owner !== null) {
+      throw new InvalidInputError(
+        `append: ${i.type} is written by the commits of ${owner} documents and cannot be appended`,
+        { field: 'type' },
       );
     }
     if (i.stream?.startsWith('doc:')) {
@@ -122,7 +140,8 @@ export class EventLog {
   /** Appends many events in one transaction (the fast path for bulk writes). */
   async appendMany(inputs: AppendEventInput[]): Promise<EventRecord[]> {
     const now = this.#clock();
-    const events = inputs.map((i) => this.#normalize(i, now));
+    const ownerOf = await this.#owners();
+    const events = inputs.map((i) => this.#normalize(i, now, ownerOf));
     for (const id of new Set(events.map((e) => e.work_item_id).filter((x): x is string => x !== null))) {
       if (!(await this.#backend.work.get(id))) {
         throw new NotFoundError(`append: work item ${id} not found`, { field: 'work_item_id', id });

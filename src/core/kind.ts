@@ -64,6 +64,12 @@ export interface KindDefinition extends KindExtensions {
   name: string;
   /** One line for help output. */
   description: string;
+  /**
+   * The event types `check` returns as effects. `append` refuses them, as it refuses the store's own
+   * event types, so the history a kind writes with its commits cannot be forged by appending look-alikes
+   * (through MCP, HTTP or the CLI, by anyone who may append). A kind's own commits still write them.
+   */
+  emits?: readonly string[];
   /** JSON Schema of the body (validated with ajv by the core before `check`). */
   schema: Record<string, unknown>;
   /** Largest serialized body in bytes. @default 1 MiB */

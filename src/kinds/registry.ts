@@ -79,6 +79,15 @@ export function kindNames(): string[] {
   return [...kinds.keys()];
 }
 
+/**
+ * The kind whose commits write event type `type` (its `emits`), or null. Kinds registered later (an
+ * adapter's, once the adapter is loaded) count from then on.
+ */
+export function eventTypeOwner(type: string): string | null {
+  for (const k of kinds.values()) if (k.emits?.includes(type)) return k.name;
+  return null;
+}
+
 // ajv costs tens of ms to load; only document commands pay for it, and only once per process.
 let ajv: { compile(schema: object): ValidateFunction; removeSchema(keyOrRef: string): unknown } | undefined;
 const validators = new Map<string, ValidateFunction>();

@@ -9,6 +9,7 @@ import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, wri
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { registerLangGraphKinds } from '../../src/adapters/langgraph/kinds.js';
 import {
   isAgentStateError,
   LIMITS,
@@ -18,8 +19,10 @@ import {
   SYSTEM_EVENT_TYPES,
   type WorkflowName,
 } from '../../src/index.js';
+import { getKind, kindNames } from '../../src/kinds/registry.js';
 import { BUN, CLI, cleanEnv, ROOT, type RunResult } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
+import { example } from '../kinds/ctx.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: JSON documents from a subprocess are checked field by field.
 type Doc = any;
@@ -515,6 +518,40 @@ describe('the library refuses the same input atomically', () => {
       );
       expect(await inst.events.head()).toEqual(head);
       expect(await inst.work.list({ limit: 1000 })).toEqual(items);
+    } finally {
+      await inst.close();
+    }
+  });
+
+  it('refuses the event types kinds write with their commits (emits), naming the kind; their commits still write them', async () => {
+    // Grid's audit events, and an adapter's once the adapter is loaded (its kinds are registered then).
+    registerLangGraphKinds();
+    const owned = kindNames().flatMap((k) => (getKind(k).emits ?? []).map((type) => ({ type, k })));
+    expect(owned.map((o) => o.type)).toEqual(
+      expect.arrayContaining(['grid_state_updated', 'grid_phase_advanced', 'langgraph_run_started']),
+    );
+    const dir = join(base, 'kind-types');
+    await seed(dir);
+    const inst = await openInstance({ dir });
+    try {
+      const head = await inst.events.head();
+      for (const { type, k } of owned) {
+        await refused(runWorkflow(inst, 'AppendEvent', { type }), 'INVALID_INPUT');
+        await expect(inst.events.append({ type })).rejects.toThrow(`commits of ${k} documents`);
+        await refused(inst.events.appendMany([{ type: 'fine' }, { type }]), 'INVALID_INPUT');
+      }
+      expect(await inst.events.head()).toEqual(head);
+      // The kind's own commit writes its audit event.
+      await inst.docs.commit({
+        kind: 'grid-mission',
+        id: 'STATE',
+        expected_version: 0,
+        body: example('grid/seed'),
+        actor: 'mc',
+        actor_kind: 'human',
+      });
+      const written = await inst.events.read({ type: 'grid_state_updated' });
+      expect(written).toHaveLength(1);
     } finally {
       await inst.close();
     }

@@ -176,6 +176,11 @@ describe('every tool succeeds with a typed result and a short text', () => {
 });
 
 describe('refusals are isError results with the code and its details, and write nothing', () => {
+  it("append_event: the store's own event types and those a kind's commits write cannot be forged", async () => {
+    for (const type of ['work_item_resolved', 'state_committed', 'grid_state_updated', 'grid_status_changed'])
+      await refused('append_event', { type, data: { forged: true } }, 'INVALID_INPUT');
+  });
+
   it('commit: STATE_CONFLICT with expected and actual versions, PROVENANCE_REQUIRED, VALIDATION_FAILED', async () => {
     await call('commit', { kind: 'json', id: 'd', expected_version: 0, body: { a: 1 }, provenance: PROV });
     const conflict = await refused(

@@ -151,6 +151,7 @@ const runsKind: KindDefinition = {
   name: RUNS_KIND,
   description:
     'The run that holds a LangGraph thread and the runs waiting their turn (multitask reject/enqueue, AgentStateSaver.runOnThread).',
+  emits: ['langgraph_run_started', 'langgraph_run_ended'],
   schema: {
     type: 'object',
     required: ['thread_id', 'checkpoint_ns', 'holder', 'waiting'],

@@ -22,6 +22,7 @@ const sessionKind: KindDefinition = {
   name: SESSION_KIND,
   description:
     'What was popped from or cleared in an OpenAI Agents session (AgentStateSession); items are events.',
+  emits: ['session_cleared', 'session_item_popped'],
   schema: {
     type: 'object',
     required: ['session_id', 'cleared_after', 'popped'],

@@ -113,6 +113,7 @@ export const gridMissionKind: KindDefinition = {
   description:
     "The Grid's .grid/STATE.md: a mission's phases, position, agents, blockers, with per-role write permissions.",
   schema: gridMissionSchema,
+  emits: ['grid_state_updated', 'grid_status_changed', 'grid_phase_advanced'],
   check,
   checkId: (id) => checkFileId(id, GRID_MISSION_KIND),
   file: gridMissionFile,
