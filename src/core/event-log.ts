@@ -67,22 +67,17 @@ export class EventLog {
   readonly #backend: StoreBackend;
   readonly #clock: Clock;
   readonly #actor: string;
-  readonly #owners: () => Promise<EventTypeOwner>;
+  readonly #ownerOf: EventTypeOwner;
 
-  /** `owners` resolves the kinds' event types (KindDefinition.emits), which append refuses. */
-  constructor(
-    backend: StoreBackend,
-    clock: Clock,
-    actor: string,
-    owners: () => Promise<EventTypeOwner> = async () => () => null,
-  ) {
+  /** `ownerOf` names the kind that writes an event type (KindDefinition.emits); append refuses those. */
+  constructor(backend: StoreBackend, clock: Clock, actor: string, ownerOf: EventTypeOwner = () => null) {
     this.#backend = backend;
     this.#clock = clock;
     this.#actor = actor;
-    this.#owners = owners;
+    this.#ownerOf = ownerOf;
   }
 
-  #normalize(raw: AppendEventInput, now: number, ownerOf: EventTypeOwner): NewEvent {
+  #normalize(raw: AppendEventInput, now: number): NewEvent {
     const i = checkInput<AppendEventInput>('append', raw, APPEND_INPUT);
     if (!EVENT_TYPE.test(i.type)) {
       throw new InvalidInputError(`append: type ${JSON.stringify(i.type)} must match ${EVENT_TYPE}`, {
@@ -97,7 +92,7 @@ export class EventLog {
         },
       );
     }
-    const owner = ownerOf(i.type);
+    const owner = this.#ownerOf(i.type);
     if (owner !== null) {
       throw new InvalidInputError(
         `append: ${i.type} is written by the commits of ${owner} documents and cannot be appended`,
@@ -140,8 +135,7 @@ export class EventLog {
   /** Appends many events in one transaction (the fast path for bulk writes). */
   async appendMany(inputs: AppendEventInput[]): Promise<EventRecord[]> {
     const now = this.#clock();
-    const ownerOf = await this.#owners();
-    const events = inputs.map((i) => this.#normalize(i, now, ownerOf));
+    const events = inputs.map((i) => this.#normalize(i, now));
     for (const id of new Set(events.map((e) => e.work_item_id).filter((x): x is string => x !== null))) {
       if (!(await this.#backend.work.get(id))) {
         throw new NotFoundError(`append: work item ${id} not found`, { field: 'work_item_id', id });

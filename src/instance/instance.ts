@@ -6,11 +6,12 @@ import { type Durability, openSqliteBackend } from '../backends/sqlite/backend.j
 import type { StoreBackend } from '../core/backend.js';
 import type { CoalesceOptions } from '../core/coalesce.js';
 import { DocumentStore, type KindResolver } from '../core/document-store.js';
-import { EventLog, type EventTypeOwner } from '../core/event-log.js';
+import { EventLog } from '../core/event-log.js';
 import { redactUrl } from '../core/redact.js';
 import { type Clock, systemClock } from '../core/time.js';
 import { WorkQueue } from '../core/work-queue.js';
 import { InvalidInputError, NotFoundError, StorageUnavailableError } from '../errors.js';
+import { eventTypeOwner } from '../kinds/event-owners.js';
 import { ensureDir } from './files.js';
 import { type InstanceLocation, type InstancePaths, instancePaths, locateInstance } from './paths.js';
 
@@ -88,7 +89,7 @@ export class Instance {
       answer: (item, a) => this.docs.answerDecision(item, a),
       ...(coalesce === undefined ? {} : { coalesce }),
     });
-    this.events = new EventLog(backend, clock, worker, async () => (await loadKinds()).eventTypeOwner);
+    this.events = new EventLog(backend, clock, worker, eventTypeOwner);
   }
 
   async close(): Promise<void> {
@@ -145,14 +146,13 @@ export async function openInstance(options: OpenInstanceOptions): Promise<Instan
   );
 }
 
-let kindsLoaded: Promise<KindResolver & { eventTypeOwner: EventTypeOwner }> | undefined;
+let kindsLoaded: Promise<KindResolver> | undefined;
 
 /** The kind registry, imported once on first use (a work-item-only process never pays for it). */
-function loadKinds(): Promise<KindResolver & { eventTypeOwner: EventTypeOwner }> {
+function loadKinds(): Promise<KindResolver> {
   kindsLoaded ??= import('../kinds/registry.js').then((m) => ({
     get: m.getKind,
     validateSchema: m.validateSchema,
-    eventTypeOwner: m.eventTypeOwner,
   }));
   return kindsLoaded;
 }

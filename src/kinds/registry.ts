@@ -8,6 +8,7 @@ import type { JsonObject } from '../core/types.js';
 import { InvalidInputError, ValidationFailedError } from '../errors.js';
 import { agentRunKind } from './agent-run/kind.js';
 import { aiosWorkflowKind } from './aios-workflow/kind.js';
+import { claimEventTypes } from './event-owners.js';
 import { checkFileId } from './file-id.js';
 import { gridMissionKind } from './grid-mission/kind.js';
 import { jsonKind } from './json/kind.js';
@@ -37,8 +38,17 @@ function guarded(def: KindDefinition): KindDefinition {
 }
 
 const kinds = new Map<string, KindDefinition>();
-for (const k of [jsonKind, agentRunKind, taskIrKind, gridMissionKind, aiosWorkflowKind, workflowSessionsKind])
+for (const k of [
+  jsonKind,
+  agentRunKind,
+  taskIrKind,
+  gridMissionKind,
+  aiosWorkflowKind,
+  workflowSessionsKind,
+]) {
   kinds.set(k.name, guarded(k));
+  claimEventTypes(k.name, k.emits);
+}
 
 /**
  * Adds (or replaces) a kind. A kind with a `file` view and no `checkId` gets `checkFileId`: its ids
@@ -59,6 +69,7 @@ export function registerKind(def: KindDefinition): void {
     guarded(def.file && !def.checkId ? { ...def, checkId: (id) => checkFileId(id, name) } : def),
   );
   validators.delete(name);
+  claimEventTypes(name, def.emits);
 }
 
 /** The kind, or INVALID_INPUT listing the known ones. */
@@ -77,15 +88,6 @@ export function getKind(name: string): KindDefinition {
 
 export function kindNames(): string[] {
   return [...kinds.keys()];
-}
-
-/**
- * The kind whose commits write event type `type` (its `emits`), or null. Kinds registered later (an
- * adapter's, once the adapter is loaded) count from then on.
- */
-export function eventTypeOwner(type: string): string | null {
-  for (const k of kinds.values()) if (k.emits?.includes(type)) return k.name;
-  return null;
 }
 
 // ajv costs tens of ms to load; only document commands pay for it, and only once per process.

@@ -801,6 +801,8 @@ describe('friendly commands: one readable line (or one JSON line with --json), n
     expectFriendlyError(await run(['resolve', s.a, 'done']), 'INVALID_TRANSITION', 3);
     expectFriendlyError(await run(['append', 'work_item_claimed', '-i', s.a]), 'INVALID_INPUT', 2);
     expectFriendlyError(await run(['append', 'work_item_resolved']), 'INVALID_INPUT', 2);
+    // A kind's event type (Grid's audit event).
+    expectFriendlyError(await run(['append', 'grid_state_updated']), 'INVALID_INPUT', 2);
     expectFriendlyError(await run(['append', 'ok', '-i', 'wi_nope']), 'NOT_FOUND', 1);
     expectFriendlyError(await run(['enqueue', 'x', '-b', 'wi_nope']), 'INVALID_INPUT', 2);
     expectFriendlyError(await run(['enqueue', big(LIMITS.title + 1)]), 'INVALID_INPUT', 2);

@@ -20,6 +20,7 @@ import type { Json, JsonObject } from '../../core/types.js';
 import { checkFileId } from '../file-id.js';
 import { changedPaths } from '../rules.js';
 import { gridMissionFile } from './file.js';
+import { GRID_EVENT_TYPES, GRID_MISSION_KIND } from './names.js';
 import { gridOperations } from './operations.js';
 import { checkGridPermissions, resolveRole } from './permissions.js';
 import { type GridMission, gridMissionSchema } from './schema.js';
@@ -34,7 +35,7 @@ import {
   gridTime,
 } from './validate.js';
 
-export const GRID_MISSION_KIND = 'grid-mission';
+export { GRID_MISSION_KIND } from './names.js';
 
 /**
  * The fields a write changed, as dotted paths at the granularity of the §4.2 permission lists: at most two
@@ -113,7 +114,7 @@ export const gridMissionKind: KindDefinition = {
   description:
     "The Grid's .grid/STATE.md: a mission's phases, position, agents, blockers, with per-role write permissions.",
   schema: gridMissionSchema,
-  emits: ['grid_state_updated', 'grid_status_changed', 'grid_phase_advanced'],
+  emits: GRID_EVENT_TYPES,
   check,
   checkId: (id) => checkFileId(id, GRID_MISSION_KIND),
   file: gridMissionFile,
