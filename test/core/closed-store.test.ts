@@ -39,7 +39,8 @@ for (const b of backends) {
       const tail = (async () => {
         for await (const e of inst.events.tail({ pollMs: 20 })) seen.push(e.position);
       })();
-      await new Promise((r) => setTimeout(r, 150));
+      // Close once the tail has delivered what there is and is waiting for more (a condition, not a guess).
+      while (seen.length === 0) await new Promise((r) => setTimeout(r, 10));
       await inst.close();
       await expect(tail).resolves.toBeUndefined();
       expect(seen).toEqual([1]);

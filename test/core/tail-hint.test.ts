@@ -9,7 +9,7 @@ for (const b of backends) {
   describe(`tail on ${b.name}`, () => {
     it(
       b.name === 'postgres'
-        ? 'an event appended by another handle arrives long before the 10 s poll interval'
+        ? 'an event appended by another handle arrives on the NOTIFY hint, long before the 10-minute poll'
         : 'an event appended by another handle arrives at the next poll',
       async () => {
         const key = `tail-${Math.random().toString(36).slice(2)}`;
@@ -18,7 +18,8 @@ for (const b of backends) {
         try {
           expect(reader.backend.capabilities.notify).toBe(b.name === 'postgres');
           const ac = new AbortController();
-          const pollMs = b.name === 'postgres' ? 10_000 : 50;
+          // On PostgreSQL the poll is longer than the test may take: only the NOTIFY hint can deliver in time.
+          const pollMs = b.name === 'postgres' ? 600_000 : 50;
           const got = (async () => {
             for await (const e of reader.events.tail({ pollMs, signal: ac.signal })) {
               ac.abort();
@@ -32,7 +33,7 @@ for (const b of backends) {
           await writer.events.append({ type: 'note', data: { n: 1 } });
           const e = await got;
           expect(e?.type).toBe('note');
-          expect(Date.now() - t0).toBeLessThan(3_000);
+          expect(Date.now() - t0).toBeLessThan(30_000);
         } finally {
           await reader.close();
           await writer.close();
