@@ -119,7 +119,7 @@ export {
 } from './views/sync.js';
 export { type ValidateResult, validateView } from './views/validate.js';
 export { type WatchEvent, type WatchOptions, watchView } from './views/watch.js';
-export { runWorkflowProcess, type WorkflowInvocation } from './workflows/process.js';
+export { runWorkflowProcess, type WorkflowInvocation, type WorkflowOutput } from './workflows/process.js';
 export {
   isWorkflowName,
   runWorkflow,

@@ -32,12 +32,24 @@ export interface WorkflowInvocation {
   url?: string | undefined;
 }
 
+/** Where a workflow process writes its result and its error (tests and hosts that embed it can capture). */
+export interface WorkflowOutput {
+  stdout(text: string): void;
+  stderr(text: string): void;
+}
+
+/** This process's own stdout and stderr. */
+const PROCESS_OUTPUT: WorkflowOutput = {
+  stdout: (text) => void process.stdout.write(text),
+  stderr: (text) => void process.stderr.write(text),
+};
+
 /** Writes the JSON error document to stderr and returns the exit code for it. */
-export function reportError(err: unknown): number {
+export function reportError(err: unknown, out: WorkflowOutput = PROCESS_OUTPUT): number {
   const e = toAgentStateError(err);
-  process.stderr.write(`${JSON.stringify({ error: e.toJSON() })}\n`);
+  out.stderr(`${JSON.stringify({ error: e.toJSON() })}\n`);
   if (e.code === 'INTERNAL' && process.env.AGENTSTATE_DEBUG && err instanceof Error) {
-    process.stderr.write(`${err.stack}\n`);
+    out.stderr(`${err.stack}\n`);
   }
   return EXIT_CODES[e.code];
 }
@@ -113,12 +125,15 @@ export function parsePayload(text: string | undefined, source: string): Record<s
 /**
  * Runs workflow `name` as a process would: instance from flags or MF_AGENT_NAME / MF_HOST /
  * MF_INSTANCE_DIR (root from AGENTSTATE_ROOT), payload from MF_TRIGGER_PAYLOAD_JSON or
- * MF_TRIGGER_PAYLOAD_FILE (see parsePayload for the rule). Returns the exit code.
+ * MF_TRIGGER_PAYLOAD_FILE (see parsePayload for the rule). Writes one JSON document to `out.stdout`, or
+ * the JSON error to `out.stderr`, and returns the exit code.
+ * @param out @default this process's stdout and stderr
  */
 export async function runWorkflowProcess(
   name: string,
   inv: WorkflowInvocation = {},
   env: NodeJS.ProcessEnv = process.env,
+  out: WorkflowOutput = PROCESS_OUTPUT,
 ): Promise<number> {
   try {
     if (!isWorkflowName(name)) {
@@ -132,12 +147,12 @@ export async function runWorkflowProcess(
     const inst = await openInstance(resolveInstance(inv, env));
     try {
       const result = await runWorkflow(inst, name, payload);
-      process.stdout.write(`${JSON.stringify(result ?? null)}\n`);
+      out.stdout(`${JSON.stringify(result ?? null)}\n`);
       return 0;
     } finally {
       await inst.close();
     }
   } catch (err) {
-    return reportError(err);
+    return reportError(err, out);
   }
 }

@@ -16,7 +16,9 @@ import {
   locateInstance,
   openInstance,
   runWorkflow,
+  runWorkflowProcess,
   SYSTEM_EVENT_TYPES,
+  type WorkflowInvocation,
   type WorkflowName,
 } from '../../src/index.js';
 import { getKind, kindNames } from '../../src/kinds/registry.js';
@@ -70,6 +72,29 @@ function spawnAsync(cmd: string, args: string[], env: Env, input = ''): Promise<
 
 const cli = (args: string[], env: Env = {}, input?: string) =>
   spawnAsync(process.execPath, [CLI, ...args], { HOME: home, ...env }, input);
+
+/**
+ * `runWorkflowProcess`, the function `node dist/cli/main.js <Workflow>` and `bun skill/scripts/<Workflow>.ts`
+ * run, called in this process with the same environment and its output captured: the whole contract but
+ * the process start, which the subprocess cases below keep covering.
+ */
+async function inProcess(
+  workflow: WorkflowName,
+  env: Env,
+  flags: WorkflowInvocation = {},
+): Promise<RunResult> {
+  let stdout = '';
+  let stderr = '';
+  const code = await runWorkflowProcess(workflow, flags, cleanEnv({ HOME: home, ...env }), {
+    stdout: (t) => {
+      stdout += t;
+    },
+    stderr: (t) => {
+      stderr += t;
+    },
+  });
+  return { code, stdout, stderr, json: parse(stdout), errorJson: parse(stderr) };
+}
 const bun = (workflow: WorkflowName, env: Env) =>
   spawnAsync(BUN, [`${ROOT}skill/scripts/${workflow}.ts`], { HOME: home, ...env });
 
@@ -398,7 +423,10 @@ describe('workflows refuse bad input and write nothing', () => {
     baseline = await snapshot(template);
   });
 
-  describe.concurrent('node dist/cli/main.js <Workflow>', () => {
+  // Every case through the workflow process's own function; large payloads through a real
+  // `node dist/cli/main.js <Workflow> --payload -` reading stdin (and the cases picked below through real
+  // node and bun processes).
+  describe.concurrent('runWorkflowProcess, as node dist/cli/main.js <Workflow> runs it', () => {
     it.for(CASES.map((c) => [c.name, c] as const))('%s', async ([, c]) => {
       const dir = copyOf(template);
       const payload = text(c, s);
@@ -406,7 +434,7 @@ describe('workflows refuse bad input and write nothing', () => {
       const r =
         payload.length > 64 * 1024
           ? await cli([c.workflow, '--dir', dir, '--payload', '-'], {}, payload)
-          : await cli([c.workflow], { MF_INSTANCE_DIR: dir, MF_TRIGGER_PAYLOAD_JSON: payload });
+          : await inProcess(c.workflow, { MF_INSTANCE_DIR: dir, MF_TRIGGER_PAYLOAD_JSON: payload });
       const err = expectWorkflowError(r, c.code, c.exit);
       if (c.field !== undefined) expect(err.field).toBe(c.field);
       expect(await snapshot(dir)).toEqual(baseline);
@@ -604,25 +632,39 @@ describe('hostile instance names are refused with exit 2 and create nothing', ()
   ];
   const ENV_NAMES = [...NAMES.filter((n) => n !== ''), 'a\nb', 'a\tb', ' '];
 
+  // Each name through the workflow process's own function (flags as the command line passes them, or the
+  // environment); a real process for the flag parsing, the environment and bun below.
   describe.concurrent('refused', () => {
     it.for(NAMES)('ScaffoldFolders --name=%j', async (name) => {
-      const r = await cli(['ScaffoldFolders', '--root', root, `--name=${name}`], env({}));
+      const r = await inProcess('ScaffoldFolders', env({}), { root, name });
       expect(expectWorkflowError(r, 'INVALID_INPUT', 2).field).toBe('name');
     });
 
     it.for(ENV_NAMES)('EnqueueWorkItem with MF_AGENT_NAME=%j', async (name) => {
-      const r = await cli(
-        ['EnqueueWorkItem'],
+      const r = await inProcess(
+        'EnqueueWorkItem',
         env({ MF_AGENT_NAME: name, MF_TRIGGER_PAYLOAD_JSON: '{"title":"x"}' }),
       );
       expect(expectWorkflowError(r, 'INVALID_INPUT', 2).field).toBe('name');
     });
 
     it.for(['../../x', '.hidden', 'a/b', '..'])('hostile host %j', async (host) => {
-      const flag = await cli(['ScaffoldFolders', '--root', root, '--name', 'ok', `--host=${host}`], env({}));
+      const flag = await inProcess('ScaffoldFolders', env({}), { root, name: 'ok', host });
       expect(expectWorkflowError(flag, 'INVALID_INPUT', 2).field).toBe('host');
-      const fromEnv = await cli(['ScaffoldFolders'], env({ MF_AGENT_NAME: 'ok', MF_HOST: host }));
+      const fromEnv = await inProcess('ScaffoldFolders', env({ MF_AGENT_NAME: 'ok', MF_HOST: host }));
       expect(expectWorkflowError(fromEnv, 'INVALID_INPUT', 2).field).toBe('host');
+    });
+
+    it('real processes: --name and --host flags, MF_AGENT_NAME', async () => {
+      const name = await cli(['ScaffoldFolders', '--root', root, '--name=../../x'], env({}));
+      expect(expectWorkflowError(name, 'INVALID_INPUT', 2).field).toBe('name');
+      const host = await cli(['ScaffoldFolders', '--root', root, '--name', 'ok', '--host=a/b'], env({}));
+      expect(expectWorkflowError(host, 'INVALID_INPUT', 2).field).toBe('host');
+      const fromEnv = await cli(
+        ['EnqueueWorkItem'],
+        env({ MF_AGENT_NAME: 'a\nb', MF_TRIGGER_PAYLOAD_JSON: '{"title":"x"}' }),
+      );
+      expect(expectWorkflowError(fromEnv, 'INVALID_INPUT', 2).field).toBe('name');
     });
 
     it('MF_INSTANCE_DIR with a hostile MF_AGENT_NAME', async () => {
@@ -670,8 +712,9 @@ describe('hostile instance names are refused with exit 2 and create nothing', ()
 
 describe('SQL metacharacters are data, never SQL', () => {
   const dir = join(base, 'sql-inst');
+  // Binding is the storage's: the workflow process's function in this process reaches the same statements.
   const wf = (workflow: WorkflowName, payload: unknown) =>
-    cli([workflow], { MF_INSTANCE_DIR: dir, MF_TRIGGER_PAYLOAD_JSON: J(payload) });
+    inProcess(workflow, { MF_INSTANCE_DIR: dir, MF_TRIGGER_PAYLOAD_JSON: J(payload) });
   const friendly = (args: string[]) => cli(['--dir', dir, ...args]);
   function ok(r: RunResult): Doc {
     expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
@@ -684,6 +727,7 @@ describe('SQL metacharacters are data, never SQL', () => {
   }
 
   it('round-trips titles, kinds, keys, workers, notes and event fields verbatim; the tables survive', async () => {
+    ok(await wf('ScaffoldFolders', {}));
     const one = ok(
       await wf('EnqueueWorkItem', {
         title: SQL,

@@ -11,7 +11,9 @@ import { describe, expect, it } from 'vitest';
 import { computeEventHash } from '../../src/core/hash.js';
 import { contentHash } from '../../src/core/json.js';
 import type { IntegrityProblem, Json, JsonObject, VerifyResult } from '../../src/core/types.js';
+import { EXIT_CODES } from '../../src/errors.js';
 import { type Instance, openInstance } from '../../src/instance/instance.js';
+import { invoke } from '../../src/service/invoke.js';
 import { runCli } from '../helpers/cli.js';
 import { PG_URL, postgresForThisFile } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -310,10 +312,27 @@ function cli(b: Backend, dir: string, ...args: string[]) {
   return runCli(['--dir', dir, '--json', ...args], { AGENTSTATE_URL: b.url });
 }
 
+/** `agentstate verify --json [--head …]` as a subprocess: its JSON and its exit code. */
 function verify(b: Backend, dir: string, head?: string | null): VerifyResult & { code: number } {
   const r = cli(b, dir, 'verify', ...(head ? ['--head', head] : []));
   expect(r.json, r.stderr).toBeTypeOf('object');
   return { ...(r.json as VerifyResult), code: r.code };
+}
+
+/**
+ * The same verify operation the CLI runs, in this process (the CLI's part, JSON and the exit code of a failed
+ * verify, is tested through the subprocess above in the clean and text cases).
+ */
+async function verifyHere(
+  b: Backend,
+  dir: string,
+  head?: string | null,
+): Promise<VerifyResult & { code: number }> {
+  const r = (await invoke('verify', head ? { head } : {}, {
+    instance: { dir, url: b.url },
+    env: {},
+  })) as VerifyResult;
+  return { ...r, code: r.ok ? 0 : EXIT_CODES.INTEGRITY_VIOLATION };
 }
 
 const kinds = (r: VerifyResult) => [...new Set(r.problems.map((p: IntegrityProblem) => p.problem))].sort();
@@ -699,14 +718,14 @@ describe.each(backends)('$name: tampering and the verdicts of verify', (b) => {
       await c.prepare?.(inst, ids);
       await inst.close();
       // The head as someone kept it before the tampering.
-      const before = verify(b, dir);
+      const before = await verifyHere(b, dir);
       expect(before.ok).toBe(true);
       await c.tamper(b.tamperer(inst), ids);
-      const plain = verify(b, dir);
+      const plain = await verifyHere(b, dir);
       expect(kinds(plain), JSON.stringify(plain.problems)).toEqual([...c.plain].sort());
       expect(plain.ok).toBe(c.plain.length === 0);
       expect(plain.code).toBe(c.plain.length === 0 ? 0 : 3);
-      const anchored = verify(b, dir, before.anchor);
+      const anchored = await verifyHere(b, dir, before.anchor);
       expect(kinds(anchored), JSON.stringify(anchored.problems)).toEqual([...c.head].sort());
       expect(anchored.code).toBe(3);
       expect(anchored.expected_head?.matches).toBe(!c.head.includes('head_mismatch'));
