@@ -1,33 +1,27 @@
 // Eight separate processes claim from one instance until it is empty: every item exactly once.
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openInstance } from '../../src/instance/instance.js';
+import { race as startRacers } from '../helpers/racers.js';
 import { tempDir } from '../helpers/tmp.js';
-
-/** When the spawned processes start racing (they open their instance first, then wait for it). */
-let startAt = 0;
 
 const WORKER = new URL('../fixtures/claim-worker.mjs', import.meta.url).pathname;
 const dir = tempDir();
 
-function runWorker(
-  instDir: string,
-  name: string,
-  batch: number,
-): Promise<{ worker: string; claimed: string[] }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [WORKER, instDir, name, String(batch)], {
-      env: { ...process.env, AGENTSTATE_TEST_START_AT: String(startAt) },
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (err += d));
-    child.on('close', (code) =>
-      code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`${name} exited ${code}: ${err}`)),
-    );
-  });
+interface WorkerResult {
+  worker: string;
+  claimed: string[];
+}
+
+/** `processes` claim workers on one instance, started together behind the gate. */
+function runWorkers(instDir: string, processes: number, batch: number): Promise<WorkerResult[]> {
+  return startRacers<WorkerResult>(
+    Array.from({ length: processes }, (_, i) => ({
+      script: WORKER,
+      args: [instDir, `worker-${i}`, String(batch)],
+      label: `worker-${i}`,
+    })),
+  );
 }
 
 async function race(items: number, processes: number, batch: number) {
@@ -40,11 +34,7 @@ async function race(items: number, processes: number, batch: number) {
   ).map((i) => i.id);
   await inst.close();
 
-  startAt = Date.now() + 1500;
-
-  const results = await Promise.all(
-    Array.from({ length: processes }, (_, i) => runWorker(instDir, `worker-${i}`, batch)),
-  );
+  const results = await runWorkers(instDir, processes, batch);
 
   const all = results.flatMap((r) => r.claimed);
   const check = await openInstance({ dir: instDir });
@@ -82,8 +72,7 @@ describe('concurrent claims across processes', () => {
 
   it('8 processes opening a brand-new database at once all succeed (migrations apply once)', async () => {
     const instDir = join(dir, 'fresh');
-    startAt = Date.now() + 1500;
-    const results = await Promise.all(Array.from({ length: 8 }, (_, i) => runWorker(instDir, `w${i}`, 1)));
+    const results = await runWorkers(instDir, 8, 1);
     expect(results.every((r) => r.claimed.length === 0)).toBe(true);
     const inst = await openInstance({ dir: instDir });
     expect(inst.backend.migrationsApplied).toEqual([]);

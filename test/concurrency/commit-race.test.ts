@@ -1,13 +1,10 @@
 // Eight processes race read–modify–commit loops on one document: exactly one success per version,
 // every failure a STATE_CONFLICT, history gapless, the final body the successful commits applied in order.
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { openInstance } from '../../src/instance/instance.js';
+import { race } from '../helpers/racers.js';
 import { tempDir } from '../helpers/tmp.js';
-
-/** When the spawned processes start racing (they open their instance first, then wait for it). */
-let startAt = 0;
 
 const RACER = new URL('../fixtures/commit-racer.mjs', import.meta.url).pathname;
 
@@ -18,21 +15,6 @@ interface RacerResult {
   other: string[];
 }
 
-function race(dir: string, worker: string, target: number): Promise<RacerResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [RACER, dir, worker, String(target)], {
-      env: { ...process.env, AGENTSTATE_TEST_START_AT: String(startAt) },
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (err += d));
-    child.on('close', (code) =>
-      code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`${worker}: ${err}`)),
-    );
-  });
-}
-
 it('8 processes committing to one document: one success per version, no lost update', async () => {
   const dir = join(tempDir(), 'race');
   const TARGET = 150;
@@ -40,9 +22,13 @@ it('8 processes committing to one document: one success per version, no lost upd
   await inst.docs.commit({ kind: 'json', id: 'counter', expected_version: 0, body: { count: 0, log: [] } });
   await inst.close();
 
-  startAt = Date.now() + 1500;
-
-  const results = await Promise.all(Array.from({ length: 8 }, (_, i) => race(dir, `p${i}`, TARGET)));
+  const results = await race<RacerResult>(
+    Array.from({ length: 8 }, (_, i) => ({
+      script: RACER,
+      args: [dir, `p${i}`, String(TARGET)],
+      label: `p${i}`,
+    })),
+  );
 
   expect(results.flatMap((r) => r.other)).toEqual([]);
   const wins = results.flatMap((r) => r.wins).sort((a, b) => a.version - b.version);

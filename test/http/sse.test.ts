@@ -1,9 +1,9 @@
 // The live event stream: 10,000 events appended by 3 processes while a client streams; it reconnects with
 // Last-Event-ID halfway and still gets every event exactly once, in order (both backends).
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PG_URL, postgresForThisFile } from '../helpers/postgres.js';
+import { type Racer, race } from '../helpers/racers.js';
 import { readSse, startTestServer, type TestServer, TOKEN } from './helpers.js';
 
 const WORKER = fileURLToPath(new URL('./fixtures/append-worker.mjs', import.meta.url));
@@ -14,24 +14,13 @@ const schema = await postgresForThisFile();
 const targets: Array<{ name: string; url?: string }> = [{ name: 'sqlite' }];
 if (schema !== null) targets.push({ name: 'postgres', url: `${PG_URL}?schema=${schema}` });
 
-function appender(root: string, writer: string, count: number, startAt: number, url?: string) {
-  return new Promise<string>((resolve, reject) => {
-    const p = spawn(
-      process.execPath,
-      [WORKER, root, 'h', 'planner', writer, String(count), ...(url ? [url] : [])],
-      {
-        env: { ...process.env, AGENTSTATE_TEST_START_AT: String(startAt) },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    let out = '';
-    let err = '';
-    p.stdout.on('data', (d) => (out += d));
-    p.stderr.on('data', (d) => (err += d));
-    p.on('exit', (code) =>
-      code === 0 ? resolve(out) : reject(new Error(`appender ${writer}: ${code} ${err}`)),
-    );
-  });
+/** An appending process: `count` events as `writer`, started with the others behind the gate. */
+function appender(root: string, writer: string, count: number, url?: string): Racer {
+  return {
+    script: WORKER,
+    args: [root, 'h', 'planner', writer, String(count), ...(url ? [url] : [])],
+    label: `appender ${writer}`,
+  };
 }
 
 const servers: TestServer[] = [];
@@ -49,9 +38,10 @@ for (const t of targets) {
       const h0 = head ?? 0;
       const stream = `${s.url}/api/v1/events?instance=h/planner&after=${h0}&type=sse_probe`;
       const auth = { authorization: `Bearer ${TOKEN}` };
-      const startAt = Date.now() + 1500;
       const counts = [3334, 3333, 3333];
-      const writers = counts.map((c, i) => appender(s.root, `w${i}`, c, startAt, t.url));
+      const writers = race(counts.map((c, i) => appender(s.root, `w${i}`, c, t.url)));
+      // Awaited below; a failing writer must not be an unhandled rejection while the stream is read.
+      writers.catch(() => {});
       const isEvent = (m: { event?: string }) => m.event === 'event';
       const first = await readSse(
         stream,
@@ -68,7 +58,7 @@ for (const t of targets) {
         (_m, all) => all.filter(isEvent).length >= TOTAL / 2,
         120_000,
       );
-      await Promise.all(writers);
+      await writers;
       const events = [...firstEvents, ...rest.filter(isEvent)].map((m) => ({
         id: Number(m.id),
         e: JSON.parse(m.data) as { position: number; data: { writer: string; n: number } },
