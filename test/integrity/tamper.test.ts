@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { computeEventHash } from '../../src/core/hash.js';
 import { contentHash } from '../../src/core/json.js';
 import type { IntegrityProblem, Json, JsonObject, VerifyResult } from '../../src/core/types.js';
-import { EXIT_CODES } from '../../src/errors.js';
+import { type AgentStateError, EXIT_CODES } from '../../src/errors.js';
 import { type Instance, openInstance } from '../../src/instance/instance.js';
 import { invoke } from '../../src/service/invoke.js';
 import { runCli } from '../helpers/cli.js';
@@ -830,18 +830,48 @@ describe.each(backends)('$name: the same tampering through a dump into instance 
     ],
   ];
 
-  for (const [what, edit, says] of dumps) {
-    it(`${what}: refused, nothing written`, async () => {
+  // One seeded instance exported once (by the CLI); each case edits its own copy of the dump.
+  let dump: Promise<string> | null = null;
+  const exported = () => {
+    dump ??= (async () => {
       const { dir, inst } = await seeded(b, 'dump');
       await inst.close();
       const file = join(root, `dump-${++n}.jsonl`);
       expect(cli(b, dir, 'instance', 'export', file).code).toBe(0);
-      const edited = editDump(file, edit);
+      return file;
+    })();
+    return dump;
+  };
+
+  /** `instance import` of `file` into a fresh instance: the CLI (exit code, JSON error) or the operation. */
+  async function importRefused(target: Backend, into: string, file: string, viaCli: boolean) {
+    if (viaCli) {
+      const r = cli(target, into, 'instance', 'import', file);
+      expect(r.code, r.stdout).toBe(3);
+      return (r.errorJson as { error: { code: string; message: string; problems: unknown[] } }).error;
+    }
+    const err = await invoke(
+      'import_instance',
+      { path: file },
+      { instance: { dir: into, url: target.url }, env: {} },
+    ).then(
+      () => expect.unreachable('the import was not refused'),
+      (e: unknown) => e as AgentStateError,
+    );
+    return {
+      code: err.code,
+      message: err.message,
+      problems: (err.details as { problems: unknown[] }).problems,
+    };
+  }
+
+  for (const [k, [what, edit, says]] of dumps.entries()) {
+    it(`${what}: refused, nothing written`, async () => {
+      const edited = editDump(await exported(), edit);
       for (const target of backends) {
         const into = freshDir(`into-${target.name}`);
-        const r = cli(target, into, 'instance', 'import', edited);
-        expect(r.code, r.stdout).toBe(3);
-        const err = (r.errorJson as { error: { code: string; message: string; problems: unknown[] } }).error;
+        // The first case through the CLI, as a person runs it; the rest through the operation it runs.
+        const err = await importRefused(target, into, edited, k === 0);
         expect(err.code).toBe('INTEGRITY_VIOLATION');
         expect(err.message).toMatch(says);
         expect(err.problems.length).toBeGreaterThan(0);
