@@ -138,16 +138,20 @@ export function createAgentStateMcp(options: AgentStateMcpOptions): AgentStateMc
   }
 
   const factory: McpServerFactory = (reqCtx) => {
+    const http = reqCtx?.requestInfo !== undefined;
+    // A 2025-era client over HTTP reaches a stateless endpoint: each response rides its own POST and no stream
+    // stays open to carry a later change, so subscriptions are not offered there rather than never delivered.
+    // Stdio (both eras) and 2026-07-28 HTTP clients (subscriptions/listen) get them.
+    const subscribable = !http || reqCtx?.era === 'modern';
     const server = new McpServer(
       { name: 'agentstate', version: VERSION },
       {
-        capabilities: { tools: {}, resources: { subscribe: true } },
+        capabilities: { tools: {}, resources: subscribable ? { subscribe: true } : {} },
         instructions:
           'agentstate: durable, versioned state shared safely by several agent sessions. Call resume first and after a pause; commit with the version you read (STATE_CONFLICT means read again).',
       },
     );
     const connection = randomBytes(3).toString('hex');
-    const http = reqCtx?.requestInfo !== undefined;
 
     const origin = (ctx: ServerContext): CallOrigin => {
       const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
@@ -181,19 +185,21 @@ export function createAgentStateMcp(options: AgentStateMcpOptions): AgentStateMc
     const ensureWatching = () => {
       stop ??= watchDocuments(notify);
     };
-    server.server.setRequestHandler('resources/subscribe', (req) => {
-      subscribed.add(req.params.uri);
-      ensureWatching();
-      return {};
-    });
-    server.server.setRequestHandler('resources/unsubscribe', (req) => {
-      subscribed.delete(req.params.uri);
-      if (subscribed.size === 0 && reqCtx?.era !== 'modern') {
-        stop?.();
-        stop = null;
-      }
-      return {};
-    });
+    if (subscribable) {
+      server.server.setRequestHandler('resources/subscribe', (req) => {
+        subscribed.add(req.params.uri);
+        ensureWatching();
+        return {};
+      });
+      server.server.setRequestHandler('resources/unsubscribe', (req) => {
+        subscribed.delete(req.params.uri);
+        if (subscribed.size === 0 && reqCtx?.era !== 'modern') {
+          stop?.();
+          stop = null;
+        }
+        return {};
+      });
+    }
     // A stdio connection of the 2026 era keeps its instance for its lifetime: it watches from the start.
     if (reqCtx?.era === 'modern' && !http) ensureWatching();
     const previous = server.server.onclose;

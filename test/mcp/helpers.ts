@@ -47,3 +47,25 @@ export async function connect(
 export async function callRaw(client: Client, name: string, argsJson: string) {
   return client.callTool({ name, arguments: JSON.parse(argsJson) as Record<string, unknown> });
 }
+
+/**
+ * The refusal a tool result carries, read from its text as a model reads it: `CODE: message`, then the
+ * details as JSON on the last line. Null when the result is no refusal.
+ */
+export function refusalOf(r: {
+  isError?: boolean;
+  content?: unknown;
+}): ({ code: string; message: string } & Record<string, unknown>) | null {
+  if (r.isError !== true) return null;
+  const text = (r.content as Array<{ type: string; text?: string }> | undefined)?.find(
+    (c) => c.type === 'text',
+  )?.text;
+  const m = /^([A-Z][A-Z_]+): ([\s\S]*)$/.exec(text ?? '');
+  if (!m) return null;
+  const lines = m[2]!.split('\n');
+  const last = lines.at(-1)!;
+  if (lines.length > 1 && last.startsWith('{')) {
+    return { code: m[1]!, message: lines.slice(0, -1).join('\n'), ...(JSON.parse(last) as object) };
+  }
+  return { code: m[1]!, message: m[2]! };
+}

@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openInstance } from '../../src/instance/instance.js';
 import { CLI, cleanEnv, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
+import { refusalOf } from './helpers.js';
 
 const root = tempDir();
 const open: Client[] = [];
@@ -28,7 +29,7 @@ async function session(dir: string, name: string, extra: string[] = []): Promise
   return client;
 }
 
-type Structured = Record<string, unknown> & { error?: { code: string } };
+type Structured = Record<string, unknown>;
 const sc = (r: Awaited<ReturnType<Client['callTool']>>) => r.structuredContent as Structured;
 
 describe('agentstate mcp over stdio', () => {
@@ -135,7 +136,7 @@ describe('agentstate mcp over stdio', () => {
             },
           });
           if (r.isError) {
-            expect(sc(r).error?.code).toBe('STATE_CONFLICT');
+            expect(refusalOf(r)?.code).toBe('STATE_CONFLICT');
             conflicts++;
           } else wins.push(sc(r).version as number);
         }

@@ -11,7 +11,7 @@ import { createAgentStateMcp, DEFAULT_TOOLS, selectTools } from '../../src/mcp/i
 import { getOperation } from '../../src/service/table.js';
 import { compileSchema } from '../../src/service/validate.js';
 import { tempDir } from '../helpers/tmp.js';
-import { type Connected, callRaw, connect } from './helpers.js';
+import { type Connected, callRaw, connect, refusalOf } from './helpers.js';
 
 const root = tempDir();
 let n = 0;
@@ -68,7 +68,9 @@ async function expectRefusal(r: Result, code: string, before: Awaited<ReturnType
   const text = (r.content as Array<{ text: string }>)[0]!.text;
   expect(text.startsWith(`${code}: `), text).toBe(true);
   expect(text).not.toMatch(/\n\s+at /); // never a stack trace
-  const error = (r.structuredContent as { error: Record<string, unknown> }).error;
+  // The refusal is in the text the model reads; structured content is only ever the tool's result.
+  expect(r.structuredContent).toBeUndefined();
+  const error = refusalOf(r)!;
   expect(error.code).toBe(code);
   expect(await snapshot()).toEqual(before);
   return error;
@@ -299,7 +301,7 @@ describe('refusals are isError results with the code and its details, and write 
     const r = await callRaw(client, 'enqueue', '{"title":"t","__proto__":{"waiting_human":true}}');
     const item = r.isError ? null : (r.structuredContent as { status: string });
     if (item) expect(item.status).toBe('pending');
-    else expect((r.structuredContent as { error: { code: string } }).error.code).toBe('INVALID_INPUT');
+    else expect(refusalOf(r)?.code).toBe('INVALID_INPUT');
     let deep: unknown = 1;
     for (let i = 0; i < 300; i++) deep = [deep];
     const before = await snapshot();
@@ -418,7 +420,7 @@ describe('writes through MCP are the model’s', () => {
         name: 'commit',
         arguments: { kind: 'json', id: 'p', expected_version: 0, body: {}, provenance: PROV },
       });
-      expect((r.structuredContent as { error: { code: string; missing: string[] } }).error).toMatchObject({
+      expect(refusalOf(r)).toMatchObject({
         code: 'PROVENANCE_REQUIRED',
         missing: ['model_id'],
       });
