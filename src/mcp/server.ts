@@ -16,6 +16,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { InvalidInputError, isAgentStateError, toAgentStateError, toolError } from '../errors.js';
 import type { Instance } from '../instance/instance.js';
+import { kindNames } from '../kinds/registry.js';
 import { runOperation } from '../service/invoke.js';
 import { getOperation } from '../service/table.js';
 import { attributed, type CallOrigin } from './attribution.js';
@@ -93,7 +94,13 @@ const slug = (s: string) => s.replace(/[^A-Za-z0-9._-]+/g, '-').slice(0, 40) || 
 export function createAgentStateMcp(options: AgentStateMcpOptions): AgentStateMcp {
   const inst = options.instance;
   const tools = selectTools(options.tools);
-  const defs = tools.map(toolDefinition);
+  // The definitions name the registered kinds (commit's kind enum): rebuilt when a kind is registered later.
+  let built: { kinds: string; defs: ToolDefinition[] } | undefined;
+  const definitions = (): ToolDefinition[] => {
+    const kinds = kindNames().join(',');
+    if (built?.kinds !== kinds) built = { kinds, defs: tools.map(toolDefinition) };
+    return built.defs;
+  };
   /** Resume's "since your last call": the position each worker's last resume returned. */
   const cursors = new Map<string, number>();
   const listeners = new Set<(uri: string) => void>();
@@ -170,7 +177,7 @@ export function createAgentStateMcp(options: AgentStateMcpOptions): AgentStateMc
       return { actor, model: options.model, client, session, request: ctx.mcpReq.id };
     };
 
-    for (const def of defs) registerTool(server, def, origin);
+    for (const def of definitions()) registerTool(server, def, origin);
     registerDocuments(server);
 
     // Per-document subscriptions (2025-era connections): notify only what was subscribed. On a 2026-era

@@ -3,7 +3,7 @@
 import { Client } from '@modelcontextprotocol/client';
 import { InMemoryTransport, type JSONRPCMessage } from '@modelcontextprotocol/server';
 import type { Instance } from '../../src/instance/instance.js';
-import { type AgentStateMcpOptions, createAgentStateMcp } from '../../src/mcp/index.js';
+import { type AgentStateMcp, type AgentStateMcpOptions, createAgentStateMcp } from '../../src/mcp/index.js';
 
 /** A linked pair whose messages cross as JSON text. */
 function jsonWirePair(): [InMemoryTransport, InMemoryTransport] {
@@ -28,6 +28,21 @@ export async function connect(
   clientInfo = { name: 'test-client', version: '1.2.3' },
 ): Promise<Connected> {
   const mcp = createAgentStateMcp({ instance, ...options });
+  const c = await connectTo(mcp, clientInfo);
+  return {
+    client: c.client,
+    async close() {
+      await c.close();
+      await mcp.close();
+    },
+  };
+}
+
+/** One more client connection (a 2025-era session) to an MCP server definition; closing it leaves `mcp` open. */
+export async function connectTo(
+  mcp: AgentStateMcp,
+  clientInfo = { name: 'test-client', version: '1.2.3' },
+): Promise<Connected> {
   const [clientSide, serverSide] = jsonWirePair();
   const server = await mcp.factory({ era: 'legacy' });
   await server.connect(serverSide);
@@ -38,7 +53,6 @@ export async function connect(
     async close() {
       await client.close();
       await server.close();
-      await mcp.close();
     },
   };
 }

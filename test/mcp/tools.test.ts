@@ -7,11 +7,12 @@ import { createMcpHandler } from '@modelcontextprotocol/server';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { JsonObject } from '../../src/core/types.js';
 import { type Instance, openInstance } from '../../src/instance/instance.js';
+import { kindNames, registerKind } from '../../src/kinds/registry.js';
 import { createAgentStateMcp, DEFAULT_TOOLS, selectTools } from '../../src/mcp/index.js';
 import { getOperation } from '../../src/service/table.js';
 import { compileSchema } from '../../src/service/validate.js';
 import { tempDir } from '../helpers/tmp.js';
-import { type Connected, callRaw, connect, refusalOf } from './helpers.js';
+import { type Connected, callRaw, connect, connectTo, refusalOf } from './helpers.js';
 
 const root = tempDir();
 let n = 0;
@@ -92,6 +93,43 @@ describe('tools/list', () => {
       // The edge's own fields are not offered: a model cannot write as a human or as someone else.
       expect(Object.keys(t.inputSchema.properties ?? {}), t.name).not.toContain('actor_kind');
       expect(Object.keys(t.inputSchema.properties ?? {}), t.name).not.toContain('actor');
+    }
+  });
+
+  it("commit names the registered kinds, a kind registered later included, so a model's first commit can succeed", async () => {
+    const kindOf = async (cl: Client) =>
+      (await cl.listTools()).tools.find((t) => t.name === 'commit')!.inputSchema.properties!.kind as {
+        enum?: string[];
+      };
+    expect((await kindOf(client)).enum).toEqual(kindNames());
+    expect(kindNames()).toEqual(expect.arrayContaining(['json', 'task-ir', 'agent-run']));
+    // One server definition, built before the kind existed, serves it to its next connection.
+    const mcp = createAgentStateMcp({ instance: inst, model: 'claude-test-1' });
+    const first = await connectTo(mcp);
+    expect((await kindOf(first.client)).enum).not.toContain('mcp-test-note');
+    await first.close();
+    registerKind({
+      name: 'mcp-test-note',
+      description: 'a note',
+      schema: { type: 'object', required: ['text'], properties: { text: { type: 'string' } } },
+    });
+    const later = await connectTo(mcp);
+    try {
+      expect((await kindOf(later.client)).enum).toContain('mcp-test-note');
+      const r = await later.client.callTool({
+        name: 'commit',
+        arguments: {
+          kind: 'mcp-test-note',
+          id: 'n1',
+          expected_version: 0,
+          body: { text: 'hi' },
+          provenance: PROV,
+        },
+      });
+      expect(r.isError, JSON.stringify(r.content)).toBeFalsy();
+    } finally {
+      await later.close();
+      await mcp.close();
     }
   });
 
