@@ -2,6 +2,9 @@
 // input as typed isError results that write nothing, writes attributed to the model, the tool-list budget,
 // documents as resources with change notifications. SQLite only: the MCP layer calls the service table,
 // whose behaviour on every backend the conformance suite holds.
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/client';
 import { createMcpHandler } from '@modelcontextprotocol/server';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -11,6 +14,7 @@ import { kindNames, registerKind } from '../../src/kinds/registry.js';
 import { createAgentStateMcp, DEFAULT_TOOLS, selectTools } from '../../src/mcp/index.js';
 import { getOperation } from '../../src/service/table.js';
 import { compileSchema } from '../../src/service/validate.js';
+import { ROOT } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { type Connected, callRaw, connect, connectTo, refusalOf } from './helpers.js';
 
@@ -94,6 +98,17 @@ describe('tools/list', () => {
       expect(Object.keys(t.inputSchema.properties ?? {}), t.name).not.toContain('actor_kind');
       expect(Object.keys(t.inputSchema.properties ?? {}), t.name).not.toContain('actor');
     }
+  });
+
+  it('docs/mcp.md gives the tool-list sizes the code has (written by scripts/mcp-doc.mjs)', async () => {
+    const r = spawnSync(process.execPath, [join(ROOT, 'scripts', 'mcp-doc.mjs'), '--check'], {
+      encoding: 'utf8',
+    });
+    expect(r.status, r.stderr).toBe(0);
+    // The script reads dist/; the figure must also be what this source serves.
+    const doc = readFileSync(join(ROOT, 'docs', 'mcp.md'), 'utf8');
+    const all = /<!-- mcp-doc:all -->([\d,]+) characters/.exec(doc)?.[1];
+    expect(all).toBe(JSON.stringify(await client.listTools()).length.toLocaleString('en-US'));
   });
 
   it("commit names the registered kinds, a kind registered later included, so a model's first commit can succeed", async () => {
