@@ -76,6 +76,17 @@ function accepted1x(tools: Tool1[], name: string, raw: unknown): Result1 {
 // Connecting: one server process per stdio session, one HTTP process for every HTTP session.
 
 const serverArgs = ['--dir', dir, 'mcp', '--model', MODEL];
+/** `agentstate mcp` over stdio, as a host spawns it. */
+const stdioServer = () => ({
+  command: process.execPath,
+  args: [CLI, ...serverArgs],
+  env: cleanEnv() as Record<string, string>,
+});
+
+/** Waits for a notification (polls `got`, up to 20 s). */
+async function until(got: () => boolean): Promise<void> {
+  for (let i = 0; i < 400 && !got(); i++) await new Promise((r) => setTimeout(r, 50));
+}
 
 /** The 1.x client's initialize asks for its latest version; this asks for `version` instead. */
 function handshake<T extends Transport1>(t: T, version: string): T {
@@ -394,14 +405,7 @@ async function sweep(s: Session, p: string, hostile = true): Promise<void> {
 
 describe('the official 1.x client reads every result of every tool', () => {
   it('over stdio, 2025-11-25 handshake', async () => {
-    const s = await session1x(
-      new Stdio1({
-        command: process.execPath,
-        args: [CLI, ...serverArgs],
-        env: cleanEnv() as Record<string, string>,
-      }),
-      'host-stdio',
-    );
+    const s = await session1x(new Stdio1(stdioServer()), 'host-stdio');
     expect(s.tools.map((t) => t.name)).toEqual([...DEFAULT_TOOLS]);
     await sweep(s, 'stdio25');
   }, 180_000);
@@ -418,14 +422,7 @@ describe('the official 1.x client reads every result of every tool', () => {
 
 describe('the 2026-07-28 era (v2 client), every result as the 1.x client checks it', () => {
   it('over stdio', async () => {
-    const s = await session2026(
-      new Stdio2({
-        command: process.execPath,
-        args: [CLI, ...serverArgs],
-        env: cleanEnv() as Record<string, string>,
-      }),
-      'host-stdio-2026',
-    );
+    const s = await session2026(new Stdio2(stdioServer()), 'host-stdio-2026');
     await sweep(s, 'stdio26');
   }, 180_000);
 
@@ -437,14 +434,7 @@ describe('the 2026-07-28 era (v2 client), every result as the 1.x client checks 
 
 describe('document subscriptions, as the 1.x client sees them', () => {
   it('are delivered where advertised: stdio, 2026-07-28 HTTP; a 2025-era HTTP session is offered none', async () => {
-    const stdio = await session1x(
-      new Stdio1({
-        command: process.execPath,
-        args: [CLI, ...serverArgs],
-        env: cleanEnv() as Record<string, string>,
-      }),
-      'host-subscriber',
-    );
+    const stdio = await session1x(new Stdio1(stdioServer()), 'host-subscriber');
     expect(stdio.client.getServerCapabilities()?.resources?.subscribe).toBe(true);
     await inst.docs.commit({ kind: 'json', id: 'watched', expected_version: 0, body: { v: 1 } });
     const updates: string[] = [];
@@ -454,7 +444,7 @@ describe('document subscriptions, as the 1.x client sees them', () => {
     await stdio.client.subscribeResource({ uri: 'agentstate://json/watched' });
     // Another process (this one) commits: the server follows the log and notifies.
     await inst.docs.commit({ kind: 'json', id: 'watched', expected_version: 1, body: { v: 2 } });
-    for (let i = 0; i < 400 && updates.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    await until(() => updates.length > 0);
     expect(updates).toEqual(['agentstate://json/watched']);
 
     const overHttp = await session1x(new Http1(new URL(await httpUrl())), 'host-http-subscriber');
@@ -480,7 +470,7 @@ describe('document subscriptions, as the 1.x client sees them', () => {
     const sub = await modern.listen({ resourceSubscriptions: ['agentstate://json/watched'] });
     expect(sub.honoredFilter.resourceSubscriptions).toEqual(['agentstate://json/watched']);
     await inst.docs.commit({ kind: 'json', id: 'watched', expected_version: 2, body: { v: 3 } });
-    for (let i = 0; i < 400 && heard.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    await until(() => heard.length > 0);
     expect(heard).toEqual(['agentstate://json/watched']);
     await sub.close();
   }, 120_000);
