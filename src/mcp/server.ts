@@ -46,7 +46,8 @@ export interface AgentStateMcpOptions {
   model?: string;
   /**
    * Lease owner and actor of every session's writes. @default `<client name>-<6 hex>` per connection
-   * (stdio), the client name over Streamable HTTP
+   * (stdio); over Streamable HTTP the client name a 2026-07-28 request carries, `mcp` for a 2025-era
+   * client (the stateless endpoint keeps nothing of its initialize)
    */
   worker?: string;
   /** How often the document watcher polls the log for changes of subscribed documents, ms. @default 250 */
