@@ -210,14 +210,16 @@ export function errorBody(err: unknown): { error: ReturnType<AgentStateError['to
 }
 
 /**
- * An MCP tool result for a refusal: `isError: true`, a short text the model reads (the code, the message and
- * the details as JSON), and the same body as structured content, so the model can correct itself from the
- * code and its details (field, expected and actual versions).
+ * An MCP tool result for a refusal: `isError: true` and one text the model reads — the code, the message and
+ * the details as JSON on a second line (field, expected and actual versions…), so the model can correct
+ * itself. No `structuredContent`: it would have to match the tool's `outputSchema`, which describes the
+ * result, and the official 1.x client validates it on error results too and throws on a mismatch.
+ * @example toolError(new NotFoundError('work item wi_1 not found', { id: 'wi_1' }))
+ * // { isError: true, content: [{ type: 'text', text: 'NOT_FOUND: work item wi_1 not found\n{"id":"wi_1"}' }] }
  */
 export function toolError(err: unknown): {
   isError: true;
   content: Array<{ type: 'text'; text: string }>;
-  structuredContent: { error: ReturnType<AgentStateError['toJSON']> };
 } {
   const e = toAgentStateError(err);
   return {
@@ -228,7 +230,6 @@ export function toolError(err: unknown): {
         text: `${e.code}: ${e.message}${Object.keys(e.details).length > 0 ? `\n${JSON.stringify(e.details)}` : ''}`,
       },
     ],
-    structuredContent: { error: e.toJSON() },
   };
 }
 

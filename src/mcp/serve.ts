@@ -9,14 +9,24 @@ import {
   toNodeHandler,
 } from '@modelcontextprotocol/node';
 import { createMcpHandler } from '@modelcontextprotocol/server';
-import { serveStdio } from '@modelcontextprotocol/server/stdio';
+import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
 import { InvalidInputError } from '../errors.js';
 import { isLoopback, sameSecret } from '../http/guards.js';
 import type { AgentStateMcp } from './server.js';
+import { jsonRpcLines } from './stdio-lines.js';
 
-/** Serves `mcp` over this process's stdin/stdout until the host closes it; resolves with its handle. */
+/**
+ * Serves `mcp` over this process's stdin/stdout until the host closes it; resolves with its handle. A line
+ * that is no JSON-RPC message (or is over 4 MiB) is answered with a JSON-RPC error and the session goes on.
+ */
 export function serveMcpStdio(mcp: AgentStateMcp): { close(): Promise<void> } {
-  const handle = serveStdio(mcp.factory);
+  const wire: StdioServerTransport = new StdioServerTransport(
+    jsonRpcLines(process.stdin, (message) => {
+      wire.send(message).catch(() => {});
+    }),
+    process.stdout,
+  );
+  const handle = serveStdio(mcp.factory, { transport: wire });
   return {
     async close() {
       await handle.close();

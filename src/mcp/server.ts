@@ -16,6 +16,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { InvalidInputError, isAgentStateError, toAgentStateError, toolError } from '../errors.js';
 import type { Instance } from '../instance/instance.js';
+import { kindNames } from '../kinds/registry.js';
 import { runOperation } from '../service/invoke.js';
 import { getOperation } from '../service/table.js';
 import { attributed, type CallOrigin } from './attribution.js';
@@ -45,7 +46,8 @@ export interface AgentStateMcpOptions {
   model?: string;
   /**
    * Lease owner and actor of every session's writes. @default `<client name>-<6 hex>` per connection
-   * (stdio), the client name over Streamable HTTP
+   * (stdio); over Streamable HTTP the client name a 2026-07-28 request carries, `mcp` for a 2025-era
+   * client (the stateless endpoint keeps nothing of its initialize)
    */
   worker?: string;
   /** How often the document watcher polls the log for changes of subscribed documents, ms. @default 250 */
@@ -93,7 +95,13 @@ const slug = (s: string) => s.replace(/[^A-Za-z0-9._-]+/g, '-').slice(0, 40) || 
 export function createAgentStateMcp(options: AgentStateMcpOptions): AgentStateMcp {
   const inst = options.instance;
   const tools = selectTools(options.tools);
-  const defs = tools.map(toolDefinition);
+  // The definitions name the registered kinds (commit's kind enum): rebuilt when a kind is registered later.
+  let built: { kinds: string; defs: ToolDefinition[] } | undefined;
+  const definitions = (): ToolDefinition[] => {
+    const kinds = kindNames().join(',');
+    if (built?.kinds !== kinds) built = { kinds, defs: tools.map(toolDefinition) };
+    return built.defs;
+  };
   /** Resume's "since your last call": the position each worker's last resume returned. */
   const cursors = new Map<string, number>();
   const listeners = new Set<(uri: string) => void>();
@@ -138,16 +146,20 @@ export function createAgentStateMcp(options: AgentStateMcpOptions): AgentStateMc
   }
 
   const factory: McpServerFactory = (reqCtx) => {
+    const http = reqCtx?.requestInfo !== undefined;
+    // A 2025-era client over HTTP reaches a stateless endpoint: each response rides its own POST and no stream
+    // stays open to carry a later change, so subscriptions are not offered there rather than never delivered.
+    // Stdio (both eras) and 2026-07-28 HTTP clients (subscriptions/listen) get them.
+    const subscribable = !http || reqCtx?.era === 'modern';
     const server = new McpServer(
       { name: 'agentstate', version: VERSION },
       {
-        capabilities: { tools: {}, resources: { subscribe: true } },
+        capabilities: { tools: {}, resources: subscribable ? { subscribe: true } : {} },
         instructions:
           'agentstate: durable, versioned state shared safely by several agent sessions. Call resume first and after a pause; commit with the version you read (STATE_CONFLICT means read again).',
       },
     );
     const connection = randomBytes(3).toString('hex');
-    const http = reqCtx?.requestInfo !== undefined;
 
     const origin = (ctx: ServerContext): CallOrigin => {
       const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
@@ -166,7 +178,7 @@ export function createAgentStateMcp(options: AgentStateMcpOptions): AgentStateMc
       return { actor, model: options.model, client, session, request: ctx.mcpReq.id };
     };
 
-    for (const def of defs) registerTool(server, def, origin);
+    for (const def of definitions()) registerTool(server, def, origin);
     registerDocuments(server);
 
     // Per-document subscriptions (2025-era connections): notify only what was subscribed. On a 2026-era
@@ -181,19 +193,21 @@ export function createAgentStateMcp(options: AgentStateMcpOptions): AgentStateMc
     const ensureWatching = () => {
       stop ??= watchDocuments(notify);
     };
-    server.server.setRequestHandler('resources/subscribe', (req) => {
-      subscribed.add(req.params.uri);
-      ensureWatching();
-      return {};
-    });
-    server.server.setRequestHandler('resources/unsubscribe', (req) => {
-      subscribed.delete(req.params.uri);
-      if (subscribed.size === 0 && reqCtx?.era !== 'modern') {
-        stop?.();
-        stop = null;
-      }
-      return {};
-    });
+    if (subscribable) {
+      server.server.setRequestHandler('resources/subscribe', (req) => {
+        subscribed.add(req.params.uri);
+        ensureWatching();
+        return {};
+      });
+      server.server.setRequestHandler('resources/unsubscribe', (req) => {
+        subscribed.delete(req.params.uri);
+        if (subscribed.size === 0 && reqCtx?.era !== 'modern') {
+          stop?.();
+          stop = null;
+        }
+        return {};
+      });
+    }
     // A stdio connection of the 2026 era keeps its instance for its lifetime: it watches from the start.
     if (reqCtx?.era === 'modern' && !http) ensureWatching();
     const previous = server.server.onclose;

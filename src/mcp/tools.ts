@@ -2,6 +2,7 @@
 // and the tool definitions (schemas, annotations) generated from the table — lean, because a host sends the
 // whole tools/list to the model on every request.
 import { InvalidInputError } from '../errors.js';
+import { kindNames } from '../kinds/registry.js';
 import type { JsonSchema } from '../service/json-schema.js';
 import type { Operation } from '../service/operation.js';
 import { getOperation } from '../service/table.js';
@@ -45,6 +46,9 @@ const WRAP: Record<string, string> = {
   get_document: 'document',
   read_events: 'events',
 };
+
+/** Tools whose `kind` names a document kind to write: their schema lists the registered kinds. */
+const NAMES_KIND = new Set(['commit']);
 
 /** Extra lines for models, where a table description would not tell them what the MCP edge adds. */
 const NOTE: Record<string, string> = {
@@ -192,6 +196,10 @@ export function toolDefinition(name: string): ToolDefinition {
     input.properties = Object.fromEntries(
       Object.entries(input.properties).filter(([k]) => !owned.includes(k)),
     );
+  }
+  // A model that does not know the kinds guesses one ("note") and its first commit is refused: name them.
+  if (NAMES_KIND.has(name) && input.properties?.kind) {
+    input.properties.kind = { ...input.properties.kind, enum: kindNames() };
   }
   const wrap = WRAP[name] ?? (op.output.type === 'object' ? undefined : 'result');
   const out = leanOutput(op.output);

@@ -3,7 +3,7 @@
 import { Client } from '@modelcontextprotocol/client';
 import { InMemoryTransport, type JSONRPCMessage } from '@modelcontextprotocol/server';
 import type { Instance } from '../../src/instance/instance.js';
-import { type AgentStateMcpOptions, createAgentStateMcp } from '../../src/mcp/index.js';
+import { type AgentStateMcp, type AgentStateMcpOptions, createAgentStateMcp } from '../../src/mcp/index.js';
 
 /** A linked pair whose messages cross as JSON text. */
 function jsonWirePair(): [InMemoryTransport, InMemoryTransport] {
@@ -28,6 +28,21 @@ export async function connect(
   clientInfo = { name: 'test-client', version: '1.2.3' },
 ): Promise<Connected> {
   const mcp = createAgentStateMcp({ instance, ...options });
+  const c = await connectTo(mcp, clientInfo);
+  return {
+    client: c.client,
+    async close() {
+      await c.close();
+      await mcp.close();
+    },
+  };
+}
+
+/** One more client connection (a 2025-era session) to an MCP server definition; closing it leaves `mcp` open. */
+export async function connectTo(
+  mcp: AgentStateMcp,
+  clientInfo = { name: 'test-client', version: '1.2.3' },
+): Promise<Connected> {
   const [clientSide, serverSide] = jsonWirePair();
   const server = await mcp.factory({ era: 'legacy' });
   await server.connect(serverSide);
@@ -38,7 +53,6 @@ export async function connect(
     async close() {
       await client.close();
       await server.close();
-      await mcp.close();
     },
   };
 }
@@ -46,4 +60,26 @@ export async function connect(
 /** Calls a tool with arguments given as JSON text (own __proto__ keys and all). */
 export async function callRaw(client: Client, name: string, argsJson: string) {
   return client.callTool({ name, arguments: JSON.parse(argsJson) as Record<string, unknown> });
+}
+
+/**
+ * The refusal a tool result carries, read from its text as a model reads it: `CODE: message`, then the
+ * details as JSON on the last line. Null when the result is no refusal.
+ */
+export function refusalOf(r: {
+  isError?: boolean;
+  content?: unknown;
+}): ({ code: string; message: string } & Record<string, unknown>) | null {
+  if (r.isError !== true) return null;
+  const text = (r.content as Array<{ type: string; text?: string }> | undefined)?.find(
+    (c) => c.type === 'text',
+  )?.text;
+  const m = /^([A-Z][A-Z_]+): ([\s\S]*)$/.exec(text ?? '');
+  if (!m) return null;
+  const lines = m[2]!.split('\n');
+  const last = lines.at(-1)!;
+  if (lines.length > 1 && last.startsWith('{')) {
+    return { code: m[1]!, message: lines.slice(0, -1).join('\n'), ...(JSON.parse(last) as object) };
+  }
+  return { code: m[1]!, message: m[2]! };
 }

@@ -1,12 +1,14 @@
 // `agentstate mcp` as hosts run it (issue 14): a real process spawned by the SDK's stdio client; then four of
 // them — four agent sessions — racing on one instance: every item claimed exactly once, and read-modify-commit
 // loops on one document with exactly one success per version and STATE_CONFLICT for the rest, nothing lost.
+import { spawn } from 'node:child_process';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openInstance } from '../../src/instance/instance.js';
 import { CLI, cleanEnv, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
+import { refusalOf } from './helpers.js';
 
 const root = tempDir();
 const open: Client[] = [];
@@ -28,7 +30,7 @@ async function session(dir: string, name: string, extra: string[] = []): Promise
   return client;
 }
 
-type Structured = Record<string, unknown> & { error?: { code: string } };
+type Structured = Record<string, unknown>;
 const sc = (r: Awaited<ReturnType<Client['callTool']>>) => r.structuredContent as Structured;
 
 describe('agentstate mcp over stdio', () => {
@@ -135,7 +137,7 @@ describe('agentstate mcp over stdio', () => {
             },
           });
           if (r.isError) {
-            expect(sc(r).error?.code).toBe('STATE_CONFLICT');
+            expect(refusalOf(r)?.code).toBe('STATE_CONFLICT');
             conflicts++;
           } else wins.push(sc(r).version as number);
         }
@@ -149,5 +151,84 @@ describe('agentstate mcp over stdio', () => {
     expect((final.body.by as string[]).length).toBe(wins.length);
     expect((await inst.events.verify()).ok).toBe(true);
     await inst.close();
+  }, 60_000);
+
+  it('answers a line that is no JSON-RPC message with a JSON-RPC error, and goes on serving', async () => {
+    const p = spawn(process.execPath, [CLI, '--dir', `${root}/lines`, 'mcp', '--init'], {
+      env: cleanEnv(),
+      stdio: ['pipe', 'pipe', 'ignore'],
+    });
+    const replies: Array<Record<string, unknown>> = [];
+    let out = '';
+    p.stdout.on('data', (d) => {
+      out += d;
+      for (let nl = out.indexOf('\n'); nl >= 0; nl = out.indexOf('\n')) {
+        replies.push(JSON.parse(out.slice(0, nl)) as Record<string, unknown>);
+        out = out.slice(nl + 1);
+      }
+    });
+    const exited = new Promise<number | null>((r) => p.once('exit', r));
+    /** Sends one line and waits for the one reply it gets. */
+    const send = async (line: string) => {
+      const before = replies.length;
+      p.stdin.write(`${line}\n`);
+      for (let i = 0; i < 300 && replies.length === before; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(replies.length, `no reply to ${line.slice(0, 80)}`).toBe(before + 1);
+      return replies.at(-1)!;
+    };
+    const rpc = (id: number, method: string, params: unknown) =>
+      JSON.stringify({ jsonrpc: '2.0', id, method, params });
+    try {
+      expect(await send('not json')).toEqual({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32700, message: expect.stringMatching(/^Parse error/) },
+      });
+      expect(await send('{"hello":1}')).toMatchObject({ id: null, error: { code: -32600 } });
+      expect(await send('{"jsonrpc":"2.0","id":7,"method":5}')).toMatchObject({
+        id: 7,
+        error: { code: -32600 },
+      });
+      p.stdin.write('\n'); // a blank line is no message, and no reply
+      const init = await send(
+        rpc(1, 'initialize', {
+          protocolVersion: '2025-03-26',
+          capabilities: {},
+          clientInfo: { name: 'raw', version: '1' },
+        }),
+      );
+      expect(init).toMatchObject({ id: 1, result: { protocolVersion: '2025-03-26' } });
+      p.stdin.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n');
+      // Over the 4 MiB a request may be (as over HTTP): refused unread, by its id; the session goes on.
+      const huge = rpc(2, 'tools/call', { name: 'enqueue', arguments: { title: 'x'.repeat(5_000_000) } });
+      expect(await send(huge)).toMatchObject({
+        id: 2,
+        error: { code: -32000, message: /Payload Too Large/ },
+      });
+      // A top-level "__proto__" key is stripped by the SDK's message parser (zod) before any tool sees it: it
+      // smuggles nothing in (the item is not parked for a human); nested ones reach the tool and are refused.
+      const proto = await send(
+        '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"enqueue","arguments":{"title":"p","__proto__":{"waiting_human":true}}}}',
+      );
+      expect(proto).toMatchObject({
+        id: 3,
+        result: { structuredContent: { title: 'p', status: 'pending' } },
+      });
+      const nested = await send(
+        '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"enqueue","arguments":{"title":"p","payload":{"__proto__":{"x":1}}}}}',
+      );
+      expect(nested).toMatchObject({ id: 5, result: { isError: true } });
+      expect((nested.result as { content: Array<{ text: string }> }).content[0]!.text).toMatch(
+        /^INVALID_INPUT: .*__proto__/,
+      );
+      const ok = await send(
+        rpc(4, 'tools/call', { name: 'enqueue', arguments: { title: 'after all that' } }),
+      );
+      expect(ok).toMatchObject({ id: 4, result: { structuredContent: { title: 'after all that' } } });
+      expect((ok.result as { isError?: boolean }).isError).toBeFalsy();
+    } finally {
+      p.stdin.end();
+    }
+    expect(await exited).toBe(0);
   }, 60_000);
 });

@@ -2,16 +2,21 @@
 // input as typed isError results that write nothing, writes attributed to the model, the tool-list budget,
 // documents as resources with change notifications. SQLite only: the MCP layer calls the service table,
 // whose behaviour on every backend the conformance suite holds.
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/client';
 import { createMcpHandler } from '@modelcontextprotocol/server';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { JsonObject } from '../../src/core/types.js';
 import { type Instance, openInstance } from '../../src/instance/instance.js';
+import { kindNames, registerKind } from '../../src/kinds/registry.js';
 import { createAgentStateMcp, DEFAULT_TOOLS, selectTools } from '../../src/mcp/index.js';
 import { getOperation } from '../../src/service/table.js';
 import { compileSchema } from '../../src/service/validate.js';
+import { ROOT } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
-import { type Connected, callRaw, connect } from './helpers.js';
+import { type Connected, callRaw, connect, connectTo, refusalOf } from './helpers.js';
 
 const root = tempDir();
 let n = 0;
@@ -68,7 +73,9 @@ async function expectRefusal(r: Result, code: string, before: Awaited<ReturnType
   const text = (r.content as Array<{ text: string }>)[0]!.text;
   expect(text.startsWith(`${code}: `), text).toBe(true);
   expect(text).not.toMatch(/\n\s+at /); // never a stack trace
-  const error = (r.structuredContent as { error: Record<string, unknown> }).error;
+  // The refusal is in the text the model reads; structured content is only ever the tool's result.
+  expect(r.structuredContent).toBeUndefined();
+  const error = refusalOf(r)!;
   expect(error.code).toBe(code);
   expect(await snapshot()).toEqual(before);
   return error;
@@ -90,6 +97,54 @@ describe('tools/list', () => {
       // The edge's own fields are not offered: a model cannot write as a human or as someone else.
       expect(Object.keys(t.inputSchema.properties ?? {}), t.name).not.toContain('actor_kind');
       expect(Object.keys(t.inputSchema.properties ?? {}), t.name).not.toContain('actor');
+    }
+  });
+
+  it('docs/mcp.md gives the tool-list sizes the code has (written by scripts/mcp-doc.mjs)', async () => {
+    const r = spawnSync(process.execPath, [join(ROOT, 'scripts', 'mcp-doc.mjs'), '--check'], {
+      encoding: 'utf8',
+    });
+    expect(r.status, r.stderr).toBe(0);
+    // The script reads dist/; the figure must also be what this source serves.
+    const doc = readFileSync(join(ROOT, 'docs', 'mcp.md'), 'utf8');
+    const all = /<!-- mcp-doc:all -->([\d,]+) characters/.exec(doc)?.[1];
+    expect(all).toBe(JSON.stringify(await client.listTools()).length.toLocaleString('en-US'));
+  });
+
+  it("commit names the registered kinds, a kind registered later included, so a model's first commit can succeed", async () => {
+    const kindOf = async (cl: Client) =>
+      (await cl.listTools()).tools.find((t) => t.name === 'commit')!.inputSchema.properties!.kind as {
+        enum?: string[];
+      };
+    expect((await kindOf(client)).enum).toEqual(kindNames());
+    expect(kindNames()).toEqual(expect.arrayContaining(['json', 'task-ir', 'agent-run']));
+    // One server definition, built before the kind existed, serves it to its next connection.
+    const mcp = createAgentStateMcp({ instance: inst, model: 'claude-test-1' });
+    const first = await connectTo(mcp);
+    expect((await kindOf(first.client)).enum).not.toContain('mcp-test-note');
+    await first.close();
+    registerKind({
+      name: 'mcp-test-note',
+      description: 'a note',
+      schema: { type: 'object', required: ['text'], properties: { text: { type: 'string' } } },
+    });
+    const later = await connectTo(mcp);
+    try {
+      expect((await kindOf(later.client)).enum).toContain('mcp-test-note');
+      const r = await later.client.callTool({
+        name: 'commit',
+        arguments: {
+          kind: 'mcp-test-note',
+          id: 'n1',
+          expected_version: 0,
+          body: { text: 'hi' },
+          provenance: PROV,
+        },
+      });
+      expect(r.isError, JSON.stringify(r.content)).toBeFalsy();
+    } finally {
+      await later.close();
+      await mcp.close();
     }
   });
 
@@ -299,7 +354,7 @@ describe('refusals are isError results with the code and its details, and write 
     const r = await callRaw(client, 'enqueue', '{"title":"t","__proto__":{"waiting_human":true}}');
     const item = r.isError ? null : (r.structuredContent as { status: string });
     if (item) expect(item.status).toBe('pending');
-    else expect((r.structuredContent as { error: { code: string } }).error.code).toBe('INVALID_INPUT');
+    else expect(refusalOf(r)?.code).toBe('INVALID_INPUT');
     let deep: unknown = 1;
     for (let i = 0; i < 300; i++) deep = [deep];
     const before = await snapshot();
@@ -418,7 +473,7 @@ describe('writes through MCP are the model’s', () => {
         name: 'commit',
         arguments: { kind: 'json', id: 'p', expected_version: 0, body: {}, provenance: PROV },
       });
-      expect((r.structuredContent as { error: { code: string; missing: string[] } }).error).toMatchObject({
+      expect(refusalOf(r)).toMatchObject({
         code: 'PROVENANCE_REQUIRED',
         missing: ['model_id'],
       });

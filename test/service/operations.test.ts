@@ -94,8 +94,9 @@ describe('the error table', () => {
       expect(EXIT_CODES[code as ErrorCode]).toBe(e.exit);
       expect(e.http).toBeGreaterThanOrEqual(400);
       expect(e.http).toBeLessThan(600);
-      const t = toolError(Object.assign(new Error('m'), { code, details: {} }));
-      expect(t).toMatchObject({ isError: true, structuredContent: { error: { code } } });
+      const t = toolError(Object.assign(new Error('m'), { code, details: { field: 'f' } }));
+      // No structuredContent: a tool's outputSchema describes its result, and clients check it on errors too.
+      expect(t).toEqual({ isError: true, content: [{ type: 'text', text: `${code}: m\n{"field":"f"}` }] });
     }
     // Only storage trouble is worth the same call again; a conflict needs a fresh read first.
     expect(
@@ -103,7 +104,7 @@ describe('the error table', () => {
         .filter(([, e]) => e.retry)
         .map(([c]) => c),
     ).toEqual(['STORAGE_UNAVAILABLE', 'LOCK_TIMEOUT']);
-    expect(toolError(new TypeError('boom')).structuredContent.error.code).toBe('INTERNAL');
+    expect(toolError(new TypeError('boom')).content[0]!.text).toBe('INTERNAL: internal error: boom');
   });
 });
 
