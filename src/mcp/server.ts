@@ -105,15 +105,23 @@ export function createAgentStateMcp(options: AgentStateMcpOptions): AgentStateMc
   /** Resume's "since your last call": the position each worker's last resume returned. */
   const cursors = new Map<string, number>();
   const listeners = new Set<(uri: string) => void>();
-  let watcher: AbortController | null = null;
+  /** The running watcher; `ready` settles once it has fixed the position it watches from. */
+  let watcher: { ac: AbortController; ready: Promise<void> } | null = null;
 
-  function startWatcher(): void {
-    if (watcher) return;
+  /** Starts the watcher if it is not running; resolves once every later commit is sure to be seen. */
+  function startWatcher(): Promise<void> {
+    if (watcher) return watcher.ready;
     const ac = new AbortController();
-    watcher = ac;
+    let fixed!: () => void;
+    const ready = new Promise<void>((resolve) => {
+      fixed = resolve;
+    });
+    const me = { ac, ready };
+    watcher = me;
     void (async () => {
       try {
         const after = (await inst.events.head())?.position ?? 0;
+        fixed();
         for await (const e of inst.events.tail({
           after,
           type: 'state_committed',
@@ -128,18 +136,20 @@ export function createAgentStateMcp(options: AgentStateMcpOptions): AgentStateMc
       } catch {
         // A closed store ends the watcher; notifications are a hint, resources/read is the truth.
       } finally {
-        if (watcher === ac) watcher = null;
+        fixed();
+        if (watcher === me) watcher = null;
       }
     })();
+    return ready;
   }
 
   function watchDocuments(fn: (uri: string) => void): () => void {
     listeners.add(fn);
-    startWatcher();
+    void startWatcher();
     return () => {
       listeners.delete(fn);
       if (listeners.size === 0) {
-        watcher?.abort();
+        watcher?.ac.abort();
         watcher = null;
       }
     };
@@ -194,9 +204,12 @@ export function createAgentStateMcp(options: AgentStateMcpOptions): AgentStateMc
       stop ??= watchDocuments(notify);
     };
     if (subscribable) {
-      server.server.setRequestHandler('resources/subscribe', (req) => {
+      // The reply waits until the watcher has fixed its start: a commit made after the client saw the reply
+      // is always notified (under load the watcher may take a while to read the head).
+      server.server.setRequestHandler('resources/subscribe', async (req) => {
         subscribed.add(req.params.uri);
         ensureWatching();
+        await startWatcher();
         return {};
       });
       server.server.setRequestHandler('resources/unsubscribe', (req) => {
@@ -330,7 +343,7 @@ export function createAgentStateMcp(options: AgentStateMcpOptions): AgentStateMc
     watchDocuments,
     async close() {
       listeners.clear();
-      watcher?.abort();
+      watcher?.ac.abort();
       watcher = null;
     },
   };

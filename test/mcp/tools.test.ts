@@ -555,8 +555,8 @@ describe('documents as resources', () => {
     client.setNotificationHandler('notifications/resources/updated', (m) => {
       updates.push(m.params.uri);
     });
+    // Once the subscription is acknowledged, every later commit is notified (no wait for the watcher).
     await client.subscribeResource({ uri: 'agentstate://json/watched' });
-    await new Promise((r) => setTimeout(r, 50));
     const other = await openInstance({ dir: `${root}/i${n}` });
     try {
       await other.docs.commit({ kind: 'json', id: 'other', expected_version: 0, body: {} });
@@ -564,7 +564,8 @@ describe('documents as resources', () => {
     } finally {
       await other.close();
     }
-    const until = Date.now() + 5_000;
+    // Notifications are polled (250 ms here); the bound only ends a wait that would never succeed.
+    const until = Date.now() + 30_000;
     while (updates.length === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 25));
     expect(updates).toEqual(['agentstate://json/watched']);
   });
