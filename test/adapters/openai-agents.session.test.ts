@@ -139,5 +139,31 @@ for (const backend of await backendsForThisFile()) {
         await inst.close();
       }
     });
+
+    it('stores items as JSON.stringify writes them: a Date, a URL; a bigint or a Map is refused', async () => {
+      const inst = await backend.open();
+      try {
+        const session = new AgentStateSession(inst, { sessionId: 'values' });
+        const item = {
+          ...msg('when?'),
+          providerData: { at: new Date(Date.UTC(2026, 0, 2)), link: new URL('https://example.test/x') },
+        } as AgentInputItem;
+        await session.addItems([item]);
+        expect(await session.getItems()).toEqual([
+          {
+            ...msg('when?'),
+            providerData: { at: '2026-01-02T00:00:00.000Z', link: 'https://example.test/x' },
+          },
+        ]);
+        for (const providerData of [{ big: 10n }, { m: new Map([['a', 1]]) }]) {
+          const bad = { ...msg('x'), providerData } as AgentInputItem;
+          await expect(session.addItems([msg('ok'), bad])).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+        }
+        expect(await session.getItems()).toHaveLength(1);
+        expect((await inst.events.verify()).problems).toEqual([]);
+      } finally {
+        await inst.close();
+      }
+    });
   });
 }
