@@ -4,9 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { KindDefinition } from '../../src/core/kind.js';
 import type { JsonObject } from '../../src/core/types.js';
-import { InvalidInputError, ValidationFailedError } from '../../src/errors.js';
 import { type Instance, openInstance } from '../../src/instance/instance.js';
 import { registerKind } from '../../src/kinds/registry.js';
 import { targetFor, targetOfPath } from '../../src/views/files.js';
@@ -15,41 +13,7 @@ import { checkpointPath, exportView, importView } from '../../src/views/sync.js'
 import { validateView } from '../../src/views/validate.js';
 import { watchView } from '../../src/views/watch.js';
 import { tempDir } from '../helpers/tmp.js';
-
-const todoKind: KindDefinition = {
-  name: 'test-todo',
-  description: 'a todo list kept in .todo/<id>.json (test kind)',
-  schema: {
-    type: 'object',
-    required: ['items'],
-    additionalProperties: false,
-    properties: { items: { type: 'array', items: { type: 'string' } }, phase: { type: 'string' } },
-  },
-  check(next) {
-    if ((next.items as string[]).some((i) => i.trim() === '')) {
-      throw new ValidationFailedError('items must not be blank', {
-        pointer: '/items',
-        rule: 'no-blank-items',
-      });
-    }
-    return undefined;
-  },
-  file: {
-    defaultPath: (id) => `.todo/${id}.json`,
-    idFromPath: (p) => /(?:^|\/)\.todo\/([^/]+)\.json$/.exec(p)?.[1] ?? null,
-    parse(text) {
-      let data: JsonObject;
-      try {
-        data = JSON.parse(text) as JsonObject;
-      } catch (err) {
-        throw new InvalidInputError(`not JSON: ${(err as Error).message}`);
-      }
-      const { $agentstate, ...body } = data;
-      return { body, stamp: ($agentstate as never) ?? null };
-    },
-    render: (body, stamp) => `${JSON.stringify({ $agentstate: stamp, ...body }, null, 2)}\n`,
-  },
-};
+import { todoKind } from './todo-kind.js';
 
 const root = tempDir();
 let n = 0;
@@ -233,32 +197,5 @@ describe('watch', () => {
     ac.abort();
     await running;
     expect(seen).toEqual(['exported:1', 'imported:2', 'exported:3']);
-  });
-});
-
-describe('watch conflicts', () => {
-  it('a refused edit is kept beside the file before the store version is written back', async () => {
-    await fresh();
-    await inst.docs.commit({ kind: 'test-todo', id: 'plan', expected_version: 0, body: { items: ['a'] } });
-    const ac = new AbortController();
-    const seen: string[] = [];
-    const running = watchView(inst, target(), {
-      signal: ac.signal,
-      pollMs: 20,
-      onEvent: (e) => seen.push(e.action),
-    });
-    const until = async (pred: () => boolean | Promise<boolean>) => {
-      for (let i = 0; i < 300 && !(await pred()); i++) await new Promise((r) => setTimeout(r, 20));
-    };
-    await until(() => existsSync(file()));
-    // An invalid edit: refused by the kind's rule.
-    const bad = JSON.stringify({ ...readJson(), items: ['a', ' '] });
-    writeFileSync(file(), bad);
-    await until(() => seen.includes('invalid'));
-    await until(() => JSON.stringify(readJson().items) === '["a"]');
-    ac.abort();
-    await running;
-    expect(readFileSync(`${file()}.rejected`, 'utf8')).toBe(bad);
-    expect((await inst.docs.get({ kind: 'test-todo', id: 'plan' })).version).toBe(1);
   });
 });
