@@ -2,7 +2,7 @@
 // JSON.stringify writes it (toJSON honoured: a Date is its ISO string, a URL its href), a bigint or a Map is
 // refused with INVALID_INPUT writing nothing, and the stored form is the one its hash covers (verify).
 import { describe, expect } from 'vitest';
-import type { Json, JsonObject } from '../../src/core/types.js';
+import type { CommitInput, Json, JsonObject } from '../../src/core/types.js';
 import { type ConformanceTest, type Ctx, eventCount, expectCode } from './setup.js';
 
 const WHEN = new Date(Date.UTC(2026, 0, 2, 3, 4, 5, 6));
@@ -53,39 +53,23 @@ const item = (c: Ctx, id: string | number) => c.work.get(`${id}`);
 const eventV = async (c: Ctx, position: string | number) =>
   ((await c.events.read({ after: (position as number) - 1, limit: 1 }))[0]!.data as JsonObject).v as Json;
 
+/** A commit of `change(value)` to a document at `from` (0: a new one; 1: one at version 1). */
+function docPath(name: string, from: 0 | 1, change: (v: Json) => Partial<CommitInput>): WritePath {
+  return {
+    name,
+    prepare: from === 0 ? fresh : docAtOne,
+    write: async (c, id, v) => {
+      await c.docs.commit({ kind: 'json', id, expected_version: from, ...change(v) });
+      return id;
+    },
+    read: docV,
+  };
+}
+
 const PATHS: WritePath[] = [
-  {
-    name: 'document commit body',
-    prepare: fresh,
-    write: async (c, id, v) => {
-      await c.docs.commit({ kind: 'json', id, expected_version: 0, body: { v } });
-      return id;
-    },
-    read: docV,
-  },
-  {
-    name: 'document merge patch',
-    prepare: docAtOne,
-    write: async (c, id, v) => {
-      await c.docs.commit({ kind: 'json', id, expected_version: 1, merge_patch: { v } });
-      return id;
-    },
-    read: docV,
-  },
-  {
-    name: 'document json patch',
-    prepare: docAtOne,
-    write: async (c, id, v) => {
-      await c.docs.commit({
-        kind: 'json',
-        id,
-        expected_version: 1,
-        json_patch: [{ op: 'add', path: '/v', value: v }],
-      });
-      return id;
-    },
-    read: docV,
-  },
+  docPath('document commit body', 0, (v) => ({ body: { v } })),
+  docPath('document merge patch', 1, (v) => ({ merge_patch: { v } })),
+  docPath('document json patch', 1, (v) => ({ json_patch: [{ op: 'add', path: '/v', value: v }] })),
   {
     name: 'work item payload',
     prepare: fresh,

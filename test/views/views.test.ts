@@ -3,38 +3,16 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { JsonObject } from '../../src/core/types.js';
-import { type Instance, openInstance } from '../../src/instance/instance.js';
-import { registerKind } from '../../src/kinds/registry.js';
+import { openInstance } from '../../src/instance/instance.js';
 import { targetFor, targetOfPath } from '../../src/views/files.js';
 import { recoverView } from '../../src/views/recover.js';
 import { checkpointPath, exportView, importView } from '../../src/views/sync.js';
 import { validateView } from '../../src/views/validate.js';
 import { watchView } from '../../src/views/watch.js';
-import { tempDir } from '../helpers/tmp.js';
-import { todoKind } from './todo-kind.js';
+import { file, fresh, inst, project, target } from './todo-fixture.js';
 
-const root = tempDir();
-let n = 0;
-let inst: Instance;
-let project: string;
-
-beforeAll(() => registerKind(todoKind));
-
-async function fresh(): Promise<void> {
-  n += 1;
-  project = join(root, `p${n}`);
-  mkdirSync(project, { recursive: true });
-  inst = await openInstance({ dir: join(root, `i${n}`) });
-}
-
-afterAll(async () => {
-  await inst?.close();
-});
-
-const file = () => join(project, '.todo/plan.json');
-const target = () => targetFor('test-todo', 'plan', project);
 const readJson = () => JSON.parse(readFileSync(file(), 'utf8')) as JsonObject;
 
 describe('export and import', () => {
@@ -137,7 +115,7 @@ describe('recover', () => {
     expect(readJson().items).toEqual(['s']);
 
     // A store that never had the document: the checkpoint next to the file.
-    const other = await openInstance({ dir: join(root, `other${n}`) });
+    const other = await openInstance({ dir: `${project}-other` });
     try {
       writeFileSync(file(), 'garbage');
       expect(await recoverView(other, target())).toMatchObject({ source: 'checkpoint', version: 1 });
@@ -156,7 +134,7 @@ describe('recover', () => {
       expect(g.commit).toMatch(/^[0-9a-f]{40}$/);
 
       // Nothing valid anywhere: a typed error, and the file is left alone.
-      const lonely = join(root, `lonely${n}`);
+      const lonely = `${project}-lonely`;
       mkdirSync(join(lonely, '.todo'), { recursive: true });
       writeFileSync(join(lonely, '.todo/plan.json'), 'garbage');
       await expect(recoverView(other, targetFor('test-todo', 'plan', lonely))).rejects.toMatchObject({

@@ -3,38 +3,14 @@
 // exactly as written when it cannot be; the store's versions are never exported over an edit that was not
 // imported. The loop is stepped one poll at a time on an injected clock, so no test depends on wall time;
 // one test runs the real loop (file-system wake-ups, real timers) and waits only for conditions.
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { closeSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
 import type { CommitInput, JsonObject } from '../../src/core/types.js';
-import { type Instance, openInstance } from '../../src/instance/instance.js';
-import { registerKind } from '../../src/kinds/registry.js';
 import { targetFor, type ViewTarget } from '../../src/views/files.js';
 import { exportView, importView } from '../../src/views/sync.js';
 import { type WatchEvent, type WatchOptions, watchView } from '../../src/views/watch.js';
-import { tempDir } from '../helpers/tmp.js';
-import { todoKind } from './todo-kind.js';
+import { file, fresh, inst, project, target } from './todo-fixture.js';
 
-const root = tempDir();
-let n = 0;
-let inst: Instance;
-let project: string;
-
-beforeAll(() => registerKind(todoKind));
-
-async function fresh(): Promise<void> {
-  n += 1;
-  project = join(root, `p${n}`);
-  mkdirSync(project, { recursive: true });
-  inst = await openInstance({ dir: join(root, `i${n}`) });
-}
-
-afterEach(async () => {
-  await inst?.close();
-});
-
-const file = () => join(project, '.todo/plan.json');
-const target = () => targetFor('test-todo', 'plan', project);
 const text = () => readFileSync(file(), 'utf8');
 const stored = async () => inst.docs.get({ kind: 'test-todo', id: 'plan' });
 const commit = (expected: number, items: string[]) =>

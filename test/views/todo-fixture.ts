@@ -1,7 +1,15 @@
-// A small test kind with a JSON file view (`.todo/<id>.json`), shared by the view tests.
+// The view tests' fixture: a small test kind with a JSON file view (`.todo/<id>.json`), registered for the
+// file, and a fresh project folder and instance per test (`fresh()`), closed when the next opens or the file ends.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 import type { KindDefinition } from '../../src/core/kind.js';
 import type { JsonObject } from '../../src/core/types.js';
 import { InvalidInputError, ValidationFailedError } from '../../src/errors.js';
+import { type Instance, openInstance } from '../../src/instance/instance.js';
+import { registerKind } from '../../src/kinds/registry.js';
+import { targetFor, type ViewTarget } from '../../src/views/files.js';
+import { tempDir } from '../helpers/tmp.js';
 
 /** Kind `test-todo`: `{ items: string[], phase? }`, no blank item; its file is the body plus a `$agentstate` stamp. */
 export const todoKind: KindDefinition = {
@@ -38,3 +46,28 @@ export const todoKind: KindDefinition = {
     render: (body, stamp) => `${JSON.stringify({ $agentstate: stamp, ...body }, null, 2)}\n`,
   },
 };
+
+const root = tempDir();
+let n = 0;
+/** The current test's instance (an ESM live binding: it follows `fresh()`). */
+export let inst: Instance;
+/** The current test's project folder. */
+export let project: string;
+
+beforeAll(() => registerKind(todoKind));
+afterAll(async () => {
+  await inst?.close();
+});
+
+/** Opens a new project folder and instance for the next test, closing the previous instance. */
+export async function fresh(): Promise<void> {
+  await inst?.close();
+  n += 1;
+  project = join(root, `p${n}`);
+  mkdirSync(project, { recursive: true });
+  inst = await openInstance({ dir: join(root, `i${n}`) });
+}
+
+/** The file of test-todo `plan` in the current project. */
+export const file = (): string => join(project, '.todo/plan.json');
+export const target = (): ViewTarget => targetFor('test-todo', 'plan', project);
