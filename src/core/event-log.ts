@@ -254,6 +254,25 @@ export class EventLog {
 }
 
 /** The query a backend runs: a per-item work-item type asked for finds the batch events of that type too. */
+/**
+ * The newest event of a work item's history, a batch event seen as the item's own; null when it has none.
+ * For the rare reads the queue makes on a refusal's path, not for history pages (`EventLog.read`).
+ */
+export async function newestItemEvent(backend: StoreBackend, id: string): Promise<EventRecord | null> {
+  const q: EventQuery = {
+    after: 0,
+    until: null,
+    stream: null,
+    types: null,
+    work_item_id: id,
+    since: null,
+    before: null,
+    limit: 1,
+    reverse: true,
+  };
+  return perItemViews(await backend.events.read(q), q)[0] ?? null;
+}
+
 function storedQuery(q: EventQuery): EventQuery {
   if (q.types === null) return q;
   const extra = q.types.map((t) => BATCH_TYPE_OF[t]).filter((t): t is string => t !== undefined);

@@ -75,16 +75,18 @@ export const RESERVED_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constru
 
 /**
  * The first problem in a JSON value (too deep, a reserved key, a number JSON cannot carry, a string or key
- * that is not portable text), with the path to it, and while at it an upper bound of its UTF-8 JSON size,
- * or -1 when the value holds anything JSON.stringify could treat specially (toJSON, non-plain objects, ...).
+ * that is not portable text), with the path to it, and while at it an upper bound of its UTF-8 JSON size.
+ * It stops at anything JSON.stringify writes other than as itself (a toJSON method, an instance of a class,
+ * undefined, a function): `special` is then set and the value is checked again as `copy` makes it.
  */
 class JsonWalk {
   problem: string | null = null;
   /** Segments from the root to the problem, filled in while unwinding. */
   readonly path: Array<string | number> = [];
   bound = 0;
+  special = false;
 
-  /** Returns false once a problem is found. */
+  /** Returns false once a problem (or something special) is found. */
   visit(v: unknown, limit: number): boolean {
     switch (typeof v) {
       case 'string':
@@ -93,7 +95,7 @@ class JsonWalk {
           return false;
         }
         // Escaped, one UTF-16 unit takes at most 6 bytes (\uXXXX).
-        if (this.bound >= 0) this.bound += 6 * v.length + 2;
+        this.bound += 6 * v.length + 2;
         return true;
       case 'number':
         if (!Number.isFinite(v)) {
@@ -104,34 +106,38 @@ class JsonWalk {
           this.problem = 'holds -0, which JSON text cannot tell apart from 0: write 0';
           return false;
         }
-        if (this.bound >= 0) this.bound += 32;
+        this.bound += 32;
         return true;
       case 'boolean':
-        if (this.bound >= 0) this.bound += 32;
+        this.bound += 32;
         return true;
       case 'object':
         break;
       case 'bigint':
-        this.problem = 'holds a bigint, which JSON cannot carry';
+        this.problem = BIGINT;
         return false;
       default:
-        this.bound = -1;
-        return true;
+        this.special = true;
+        return false;
     }
     if (v === null) {
-      if (this.bound >= 0) this.bound += 4;
+      this.bound += 4;
       return true;
     }
     if (limit === 0) {
       this.problem = `is nested deeper than ${LIMITS.jsonDepth} levels`;
       return false;
     }
+    const proto = Object.getPrototypeOf(v);
+    if (
+      (proto !== Object.prototype && proto !== Array.prototype && proto !== null) ||
+      typeof (v as { toJSON?: unknown }).toJSON === 'function'
+    ) {
+      this.special = true;
+      return false;
+    }
     if (Array.isArray(v)) {
-      if (this.bound >= 0) {
-        if (Object.getPrototypeOf(v) === Array.prototype && !Object.hasOwn(v, 'toJSON'))
-          this.bound += 2 + v.length;
-        else this.bound = -1;
-      }
+      this.bound += 2 + v.length;
       for (let i = 0; i < v.length; i++) {
         if (!this.visit(v[i], limit - 1)) {
           this.path.push(i);
@@ -141,14 +147,10 @@ class JsonWalk {
       return true;
     }
     const obj = v as Record<string, unknown>;
-    if (this.bound >= 0) {
-      const proto = Object.getPrototypeOf(obj);
-      if ((proto !== Object.prototype && proto !== null) || typeof obj.toJSON === 'function') this.bound = -1;
-      else this.bound += 2;
-    }
+    this.bound += 2;
     for (const k of Object.keys(obj)) {
       if (RESERVED_KEYS.has(k)) {
-        this.problem = `has the key ${JSON.stringify(k)}, which is refused (${[...RESERVED_KEYS].join(', ')} are never accepted as keys)`;
+        this.problem = reservedKey(k);
         this.path.push(k);
         return false;
       }
@@ -157,7 +159,7 @@ class JsonWalk {
         this.path.push(k);
         return false;
       }
-      if (this.bound >= 0) this.bound += 6 * k.length + 4;
+      this.bound += 6 * k.length + 4;
       if (!this.visit(obj[k], limit - 1)) {
         this.path.push(k);
         return false;
@@ -166,10 +168,91 @@ class JsonWalk {
     return true;
   }
 
+  /**
+   * What JSON.stringify writes for `v` (found under `key`), as plain data: toJSON honoured (a Date is its ISO
+   * string, a URL its href), boxed primitives unwrapped, undefined, functions and symbols left out of objects
+   * (OMITTED; null in arrays), other objects by their own enumerable keys. Refuses what no JSON text carries:
+   * a bigint, and the collections JSON.stringify writes as {} losing every entry. FAILED once a problem is
+   * found (the numbers, strings and keys of the copy are checked by `visit` afterwards).
+   */
+  copy(v: unknown, key: string, limit: number): unknown {
+    if ((typeof v === 'object' && v !== null) || typeof v === 'bigint') {
+      const toJSON = (v as { toJSON?: unknown }).toJSON;
+      if (typeof toJSON === 'function') v = toJSON.call(v, key);
+    }
+    if (v instanceof Number || v instanceof String || v instanceof Boolean || v instanceof BigInt)
+      v = v.valueOf();
+    switch (typeof v) {
+      case 'string':
+      case 'number':
+      case 'boolean':
+        return v;
+      case 'bigint':
+        this.problem = BIGINT;
+        return FAILED;
+      case 'object':
+        break;
+      default:
+        return OMITTED;
+    }
+    if (v === null) return null;
+    const lost =
+      v instanceof Map || v instanceof WeakMap
+        ? 'Map'
+        : v instanceof Set || v instanceof WeakSet
+          ? 'Set'
+          : null;
+    if (lost) {
+      this.problem = `holds a ${lost}, which JSON.stringify writes as {} (every entry would be lost): store ${lost === 'Map' ? 'Object.fromEntries(map) or [...map]' : '[...set]'} instead`;
+      return FAILED;
+    }
+    if (limit === 0) {
+      this.problem = `is nested deeper than ${LIMITS.jsonDepth} levels`;
+      return FAILED;
+    }
+    if (Array.isArray(v)) {
+      const out: unknown[] = new Array(v.length);
+      for (let i = 0; i < v.length; i++) {
+        const x = this.copy(v[i], String(i), limit - 1);
+        if (x === FAILED) {
+          this.path.push(i);
+          return FAILED;
+        }
+        out[i] = x === OMITTED ? null : x;
+      }
+      return out;
+    }
+    const obj = v as Record<string, unknown>;
+    const out: Record<string, unknown> = {};
+    for (const k of Object.keys(obj)) {
+      // Refused before it is assigned: out["__proto__"] = x would set the copy's prototype.
+      if (RESERVED_KEYS.has(k)) {
+        this.problem = reservedKey(k);
+        this.path.push(k);
+        return FAILED;
+      }
+      const x = this.copy(obj[k], k, limit - 1);
+      if (x === FAILED) {
+        this.path.push(k);
+        return FAILED;
+      }
+      if (x !== OMITTED) out[k] = x;
+    }
+    return out;
+  }
+
   /** The pointer to the problem (segments were pushed innermost first). */
   pointer(): string {
     return toPointer([...this.path].reverse());
   }
+}
+
+const BIGINT = 'holds a bigint, which JSON cannot carry: store it as a string or a number';
+const OMITTED = Symbol('left out, as JSON.stringify leaves out undefined');
+const FAILED = Symbol('refused');
+
+function reservedKey(k: string): string {
+  return `has the key ${JSON.stringify(k)}, which is refused (${[...RESERVED_KEYS].join(', ')} are never accepted as keys)`;
 }
 
 function walkFailure(op: string | null, field: string, walk: JsonWalk): never {
@@ -183,35 +266,59 @@ function walkFailure(op: string | null, field: string, walk: JsonWalk): never {
 }
 
 /**
- * The one JSON policy of the store, for a value that did not come through an input spec (a parsed file, a
- * dump record): nesting depth, reserved keys, finite numbers and no -0, portable text. Throws INVALID_INPUT
- * naming `field` and the JSON pointer of the first problem. Checks inputs' JSON fields the same way.
+ * The one JSON rule of the store, for every value written anywhere (document bodies and patches, payloads,
+ * results, notes, event data, adapters' values), on every backend: a value is stored as JSON.stringify writes
+ * it — toJSON honoured (a Date is stored as its ISO string, a URL as its href), undefined, functions and
+ * symbols left out of objects and written as null in arrays, an instance of a class as its own enumerable
+ * fields — and its content hash is taken of that same form. Refused with INVALID_INPUT naming `field` and
+ * the JSON pointer of the first problem: a bigint; a Map, Set, WeakMap or WeakSet (JSON.stringify would
+ * write {} and lose their entries); NaN, ±Infinity and -0; the reserved keys; NUL or unpaired surrogates;
+ * nesting deeper than `depth`. Returns the value to store (`value` itself when it is plain JSON data, which
+ * costs one walk and no copy) and an upper bound of its JSON size in bytes; `undefined` when JSON.stringify
+ * writes nothing for it (a function).
+ */
+export function toStoredJson(
+  op: string | null,
+  field: string,
+  value: unknown,
+  depth: number = LIMITS.jsonDepth,
+): { value: unknown; bound: number } {
+  const walk = new JsonWalk();
+  if (walk.visit(value, depth)) return { value, bound: walk.bound };
+  if (!walk.special) walkFailure(op, field, walk);
+  const copier = new JsonWalk();
+  const copy = copier.copy(value, '', depth);
+  if (copy === FAILED) walkFailure(op, field, copier);
+  if (copy === OMITTED) return { value: undefined, bound: 0 };
+  const plain = new JsonWalk();
+  if (!plain.visit(copy, depth)) walkFailure(op, field, plain);
+  return { value: copy, bound: plain.bound };
+}
+
+/**
+ * The store's JSON rule (`toStoredJson`) as a check, for a value that did not come through an input spec
+ * (a parsed file, a dump record): throws INVALID_INPUT naming `field` and the JSON pointer of the first problem.
  */
 export function checkJsonValue(value: unknown, field: string, depth: number = LIMITS.jsonDepth): void {
-  const walk = new JsonWalk();
-  if (!walk.visit(value, depth)) walkFailure(null, field, walk);
+  toStoredJson(null, field, value, depth);
 }
 
-function jsonSize(op: string, field: string, v: unknown): void {
-  const walk = new JsonWalk();
-  if (!walk.visit(v, LIMITS.jsonDepth)) walkFailure(op, field, walk);
+/** A JSON field of an input, as it is stored (`toStoredJson`), within the size limit. */
+function jsonField(op: string, field: string, v: unknown): unknown {
+  const stored = toStoredJson(op, field, v);
+  if (stored.value === undefined) fail(op, field, 'is not a JSON value');
   // Plain data whose size bound is within the limit needs no serializing.
-  if (walk.bound >= 0 && walk.bound <= LIMITS.jsonBytes) return;
-  let text: string | undefined;
-  try {
-    text = JSON.stringify(v);
-  } catch {
-    fail(op, field, 'is not serializable as JSON');
-  }
-  if (text === undefined) fail(op, field, 'is not a JSON value');
-  if (Buffer.byteLength(text) > LIMITS.jsonBytes) {
+  if (stored.bound <= LIMITS.jsonBytes) return stored.value;
+  if (Buffer.byteLength(JSON.stringify(stored.value)) > LIMITS.jsonBytes) {
     fail(op, field, `is larger than the ${LIMITS.jsonBytes} byte limit`);
   }
+  return stored.value;
 }
 
-function checkField(op: string, field: string, v: unknown, spec: FieldSpec): void {
+/** Checks one field; returns the value to use (a JSON field as it is stored, anything else as given). */
+function checkField(op: string, field: string, v: unknown, spec: FieldSpec): unknown {
   if (v === null) {
-    if (spec.nullable || spec.type === 'json') return;
+    if (spec.nullable || spec.type === 'json') return v;
     fail(op, field, 'must not be null');
   }
   switch (spec.type) {
@@ -227,31 +334,32 @@ function checkField(op: string, field: string, v: unknown, spec: FieldSpec): voi
       if (spec.type === 'name' && hasControlChar(v)) fail(op, field, 'must not contain control characters');
       if (spec.enum && !spec.enum.includes(v))
         fail(op, field, `must be one of ${spec.enum.join(', ')}, got ${JSON.stringify(v)}`);
-      return;
+      return v;
     }
     case 'int': {
       if (typeof v !== 'number' || !Number.isSafeInteger(v))
         fail(op, field, `must be an integer, got ${JSON.stringify(v)}`);
       if (spec.min !== undefined && v < spec.min) fail(op, field, `must be at least ${spec.min}`);
       if (spec.max !== undefined && v > spec.max) fail(op, field, `must be at most ${spec.max}`);
-      return;
+      return v;
     }
     case 'bool':
       if (typeof v !== 'boolean') fail(op, field, `must be true or false, got ${typeName(v)}`);
-      return;
+      return v;
     case 'json':
-      jsonSize(op, field, v);
-      return;
-    case 'object':
-      if (typeof v !== 'object' || Array.isArray(v))
-        fail(op, field, `must be a JSON object, got ${typeName(v)}`);
-      jsonSize(op, field, v);
-      return;
+      return jsonField(op, field, v);
+    case 'object': {
+      // Checked as stored: a Date is a string, not an object.
+      const stored = jsonField(op, field, v);
+      if (typeof stored !== 'object' || stored === null || Array.isArray(stored))
+        fail(op, field, `must be a JSON object, got ${typeName(stored)}`);
+      return stored;
+    }
     case 'names': {
       if (!Array.isArray(v)) fail(op, field, `must be an array of strings, got ${typeName(v)}`);
       if (v.length > LIMITS.blockedBy) fail(op, field, `has more than ${LIMITS.blockedBy} entries`);
       for (const [i, x] of v.entries()) checkField(op, `${field}[${i}]`, x, { type: 'name' });
-      return;
+      return v;
     }
     case 'time': {
       if (typeof v !== 'string') fail(op, field, `must be an ISO-8601 time string, got ${typeName(v)}`);
@@ -264,14 +372,16 @@ function checkField(op: string, field: string, v: unknown, spec: FieldSpec): voi
           `must be an ISO-8601 time, got ${JSON.stringify(v)}: ${(err as Error).message.split(': ').pop()}`,
         );
       }
-      return;
+      return v;
     }
   }
 }
 
 /**
  * Checks `input` against `spec`: an object, no unknown fields, required fields present, types and sizes.
- * Returns the same object typed as T. Throws INVALID_INPUT naming the first bad field.
+ * Returns it typed as T: the same object, or, when a JSON field holds something JSON.stringify writes other
+ * than as itself (a Date, a URL, undefined), a shallow copy with that field as it is stored (`toStoredJson`);
+ * the caller's object is never changed. Throws INVALID_INPUT naming the first bad field.
  */
 export function checkInput<T>(op: string, input: unknown, spec: InputSpec): T {
   if (input === undefined) input = {};
@@ -281,6 +391,7 @@ export function checkInput<T>(op: string, input: unknown, spec: InputSpec): T {
     });
   }
   const obj = input as Record<string, unknown>;
+  let out: Record<string, unknown> | undefined;
   for (const key of Object.keys(obj)) {
     if (!Object.hasOwn(spec, key)) {
       throw new InvalidInputError(
@@ -298,9 +409,13 @@ export function checkInput<T>(op: string, input: unknown, spec: InputSpec): T {
       if (fs.required) fail(op, field, 'is required');
       continue;
     }
-    checkField(op, field, v, fs);
+    const stored = checkField(op, field, v, fs);
+    if (stored !== v) {
+      out ??= { ...obj };
+      out[field] = stored;
+    }
   }
-  return obj as T;
+  return (out ?? obj) as T;
 }
 
 /** Parses JSON text from a user (env var, flag, stdin), turning syntax errors into INVALID_INPUT. */

@@ -1,7 +1,8 @@
 // The work-item service: checks inputs, fills defaults, and calls the backend's atomic operations.
-import { InvalidInputError, NotFoundError } from '../errors.js';
+import { InvalidInputError, isAgentStateError, NotFoundError } from '../errors.js';
 import type { LeaseQuery, NewWorkItem, ResolveQuery, StoreBackend } from './backend.js';
 import { type CoalesceOptions, Coalescer, DEFAULT_COALESCE } from './coalesce.js';
+import { newestItemEvent } from './event-log.js';
 import { newId } from './ids.js';
 import { checkInput, type InputSpec, LIMITS } from './input.js';
 import type { Clock } from './time.js';
@@ -23,7 +24,7 @@ import {
   type WorkItem,
   type WorkItemStatus,
 } from './types.js';
-import { humanDecisionRefusal, OWNED_KEY_PREFIX, ownerOf } from './work-rules.js';
+import { humanDecisionRefusal, isRepeatedHumanResolution, OWNED_KEY_PREFIX, ownerOf } from './work-rules.js';
 
 /** Default lease length: one minute, extended by heartbeats. */
 export const DEFAULT_LEASE_MS = 60_000;
@@ -301,11 +302,24 @@ export class WorkQueue {
     }
     if (this.#resolves) {
       // Overlapping resolves on this handle go in one transaction, each answered on its own.
-      const [q] = this.#resolveQueries([input]);
-      return this.#resolves.submit(q!);
+      const q = this.#resolveQueries([input])[0]!;
+      return this.#resolves.submit(q).catch((err: unknown) => this.#repeatedResolve(err, q));
     }
     const [item] = await this.resolveMany([input]);
     return item as WorkItem;
+  }
+
+  /**
+   * The item, when the resolve `q` that `err` refused is the retry of one that already finished it outside
+   * a lease (an item waiting for a human); otherwise throws `err`. Only a refusal's path pays these reads.
+   */
+  async #repeatedResolve(err: unknown, q: ResolveQuery): Promise<WorkItem> {
+    if (!isAgentStateError(err) || (err.code !== 'INVALID_TRANSITION' && err.code !== 'LEASE_LOST'))
+      throw err;
+    const current = await this.#backend.work.get(q.id);
+    if (current && isRepeatedHumanResolution(current, await newestItemEvent(this.#backend, q.id), q))
+      return current;
+    throw err;
   }
 
   /**
@@ -324,7 +338,23 @@ export class WorkQueue {
     }
     const qs = this.#resolveQueries(inputs);
     if (qs.length === 0) return [];
-    return this.#backend.work.resolve(qs);
+    // Resolves retried after they finished items waiting for a human get those items as they are; the
+    // rest of the batch runs again without them (all or nothing still holds for the rest).
+    const repeated = new Map<string, WorkItem>();
+    for (;;) {
+      const rest = repeated.size === 0 ? qs : qs.filter((q) => !repeated.has(q.id));
+      try {
+        const items = rest.length === 0 ? [] : await this.#backend.work.resolve(rest);
+        if (repeated.size === 0) return items;
+        const resolved = new Map(items.map((item) => [item.id, item]));
+        return qs.map((q) => (repeated.get(q.id) ?? resolved.get(q.id))!);
+      } catch (err) {
+        const id = isAgentStateError(err) ? err.details.id : undefined;
+        const q = rest.find((x) => x.id === id);
+        if (!q) throw err;
+        repeated.set(q.id, await this.#repeatedResolve(err, q));
+      }
+    }
   }
 
   #resolveQueries(inputs: ResolveInput[]): ResolveQuery[] {

@@ -10,7 +10,7 @@ import {
 } from '../errors.js';
 import type { NewEvent, ResolveQuery, RetryQuery, StatusChange, WorkItemBackend } from './backend.js';
 import { canonicalJson, contentHash } from './json.js';
-import type { Json, JsonObject, WorkItem, WorkItemStatus } from './types.js';
+import type { EventRecord, Json, JsonObject, WorkItem, WorkItemStatus } from './types.js';
 
 /** Legal status changes. done, failed and cancelled are terminal. */
 export const TRANSITIONS: Record<WorkItemStatus, readonly WorkItemStatus[]> = {
@@ -234,6 +234,29 @@ export function isRepeatedResolve(
     current.status === q.status &&
     current.lease_owner === q.worker &&
     (q.attempt === null || q.attempt === current.attempts)
+  );
+}
+
+/**
+ * A resolve retried after it finished an item waiting for a human (`humanResolution`: no lease, so no lease
+ * owner or attempt to recognise the retry by): the item holds the same status, result and error, and its
+ * newest event is that resolution, by the same actor. A resolution inside a lease names its worker and
+ * attempt (`resolvedEvent`), so a late worker whose lease is gone is never taken for the retry.
+ */
+export function isRepeatedHumanResolution(
+  current: WorkItem,
+  newest: Pick<EventRecord, 'type' | 'actor' | 'data'> | null,
+  q: { worker: string; status: 'done' | 'failed'; result: Json; error: string | null },
+): boolean {
+  const data = newest?.data;
+  return (
+    newest?.type === 'work_item_resolved' &&
+    newest.actor === q.worker &&
+    typeof data === 'object' &&
+    data !== null &&
+    !Array.isArray(data) &&
+    data.worker === undefined &&
+    isRepeatedAnswer(current, q)
   );
 }
 

@@ -6,7 +6,7 @@ import { LIMITS } from '../core/input.js';
 import type { FileStamp, KindDefinition, KindFile } from '../core/kind.js';
 import { decodeUtf8 } from '../core/text-input.js';
 import type { JsonObject } from '../core/types.js';
-import { InvalidInputError, ValidationFailedError } from '../errors.js';
+import { AgentStateError, InvalidInputError, ValidationFailedError } from '../errors.js';
 import { readRegularFile, writeFileAtomic } from '../instance/files.js';
 import { getKind, kindNames } from '../kinds/registry.js';
 import { confineToProject, projectRelative } from './confine.js';
@@ -84,6 +84,27 @@ export function readViewFile(path: string, root?: string): string {
   if (buf.includes(0))
     throw new InvalidInputError(`${path} is binary (contains NUL bytes), not a text state file`, { path });
   return decodeUtf8(buf, path);
+}
+
+/**
+ * What a view file holds, for comparing one read with another: its text, null when it is missing, and for a
+ * file that is refused unread (a FIFO, oversize, binary, invalid UTF-8, a path leading out of the project)
+ * NUL + the reason, which is never the text of a readable file (NUL is refused in those) yet differs from
+ * any other read.
+ */
+export function readViewState(t: ViewTarget): string | null {
+  try {
+    return readViewFile(t.path, t.root);
+  } catch (err) {
+    if (err instanceof AgentStateError && err.code === 'NOT_FOUND') return null;
+    if (err instanceof AgentStateError && err.code === 'INVALID_INPUT') return `\u0000${err.message}`;
+    throw err;
+  }
+}
+
+/** The reason an unreadable view file was refused, when `state` (from readViewState) is one; else null. */
+export function unreadableReason(state: string | null): string | null {
+  return state?.startsWith('\u0000') ? state.slice(1) : null;
 }
 
 /**

@@ -6,7 +6,7 @@ import type { CommitResult, JsonObject, JsonPatchOp } from '../core/types.js';
 import { AgentStateError, StateConflictError } from '../errors.js';
 import type { Instance } from '../instance/instance.js';
 import { confineToProject } from './confine.js';
-import { parseView, readViewFile, type ViewTarget, writeViewFile } from './files.js';
+import { parseView, readViewFile, readViewState, type ViewTarget, writeViewFile } from './files.js';
 import { withFileLock } from './lock.js';
 
 export interface ExportResult {
@@ -14,8 +14,19 @@ export interface ExportResult {
   id: string;
   version: number;
   path: string;
-  /** False when the file already showed this version with the same text. */
+  /** False when the file already showed this version with the same text, or was kept (`kept`). */
   written: boolean;
+  /** True when the file no longer held what `ifFileIs` expected: it was left as it is. */
+  kept?: boolean;
+}
+
+export interface ExportOptions {
+  /**
+   * Write only if the file still holds this (as readViewState reads it: its text, null when missing),
+   * checked under the lock just before writing, so an edit saved since the caller read the file is never
+   * overwritten. @default undefined (write whatever the file holds)
+   */
+  ifFileIs?: string | null;
 }
 
 /** The checkpoint kept next to a view file: the last good export, for recovery. */
@@ -49,10 +60,16 @@ function readPrevious(t: ViewTarget): string | undefined {
 }
 
 /** Renders the latest version of the document and writes it atomically (temp + rename) under a lock. */
-export async function exportView(inst: Instance, t: ViewTarget): Promise<ExportResult> {
+export async function exportView(
+  inst: Instance,
+  t: ViewTarget,
+  opts: ExportOptions = {},
+): Promise<ExportResult> {
   const doc = await inst.docs.get({ kind: t.kind.name, id: t.id });
   return withFileLock(t.root, t.path, async () => {
     const previous = readPrevious(t);
+    if (opts.ifFileIs !== undefined && readViewState(t) !== opts.ifFileIs)
+      return { kind: t.kind.name, id: t.id, version: doc.version, path: t.path, written: false, kept: true };
     const text = t.kind.file.render(
       doc.body,
       { kind: t.kind.name, id: t.id, version: doc.version },
@@ -73,6 +90,8 @@ export interface ImportOptions {
   role?: string;
   /** Commit against this version instead of the file's stamp (for files never exported). */
   expected_version?: number;
+  /** The file's text as the caller already read it (watch imports the text it saw settle). @default read now */
+  text?: string;
 }
 
 export interface ImportResult extends CommitResult {
@@ -92,14 +111,15 @@ export function describePatch(patch: JsonPatchOp[], max = 12): string[] {
 /**
  * Reads a hand-edited file and commits it against the version it was exported from. An edit made on
  * an old export is STATE_CONFLICT carrying both diffs (what the store changed since, and what the file
- * changes); nothing is overwritten. On success the file is re-exported at the new version.
+ * changes); nothing is overwritten. On success the file is re-exported at the new version, unless it was
+ * saved again meanwhile (then it is left as it is, for the next import).
  */
 export async function importView(
   inst: Instance,
   t: ViewTarget,
   opts: ImportOptions = {},
 ): Promise<ImportResult> {
-  const text = readViewFile(t.path, t.root);
+  const text = opts.text ?? readViewFile(t.path, t.root);
   const { body, stamp } = parseView(t, text);
   if (stamp && (stamp.kind !== t.kind.name || stamp.id !== t.id)) {
     throw new StateConflictError(
@@ -120,7 +140,7 @@ export async function importView(
       ...(opts.role === undefined ? {} : { role: opts.role }),
       reason: `imported from ${t.path}`,
     });
-    if (r.changed) await exportView(inst, t);
+    if (r.changed) await exportView(inst, t, { ifFileIs: text });
     return { ...r, path: t.path };
   } catch (err) {
     if (!(err instanceof AgentStateError) || err.code !== 'STATE_CONFLICT' || !current) throw err;

@@ -128,5 +128,37 @@ for (const backend of await backendsForThisFile()) {
         await inst.close();
       }
     });
+
+    it('stores a value as JSON.stringify writes it: a Date, a URL; a bigint or a Map is refused', async () => {
+      const inst = await backend.open();
+      try {
+        const store = new AgentStateStore(inst);
+        const when = new Date(Date.UTC(2026, 0, 2, 3, 4, 5, 6));
+        await store.put(['notes'], 'visit', { when, where: new URL('https://example.test/a b'), n: 1 });
+        expect((await store.get(['notes'], 'visit'))?.value).toEqual({
+          when: '2026-01-02T03:04:05.006Z',
+          where: 'https://example.test/a%20b',
+          n: 1,
+        });
+        // Read back the same on every handle, and from the history.
+        const id = storeItemId(['notes'], 'visit');
+        expect((await inst.docs.get({ kind: 'langgraph-store', id, version: 1 })).body.value).toMatchObject({
+          when: '2026-01-02T03:04:05.006Z',
+        });
+        const head = (await inst.events.head())?.position;
+        for (const value of [{ big: 10n }, { m: new Map([['a', 1]]) }]) {
+          const err = await store.put(['notes'], 'bad', value).then(
+            () => null,
+            (e: unknown) => e,
+          );
+          expect(isAgentStateError(err, 'INVALID_INPUT'), String(err)).toBe(true);
+        }
+        expect((await inst.events.head())?.position).toBe(head);
+        expect(await store.get(['notes'], 'bad')).toBeNull();
+        expect((await inst.events.verify()).problems).toEqual([]);
+      } finally {
+        await inst.close();
+      }
+    });
   });
 }

@@ -51,6 +51,11 @@ for (const backend of await backendsForThisFile()) {
           (s) => s.getItems(2),
           (s) => s.getItems(0),
           (s) => s.getItems(10),
+          // Limits as MemorySession reads them: a fraction rounds up, Infinity is all, 0 or less is none.
+          (s) => s.getItems(1.5),
+          (s) => s.getItems(0.5),
+          (s) => s.getItems(Number.POSITIVE_INFINITY),
+          (s) => s.getItems(-1),
           (s) => s.popItem(),
           (s) => s.getItems(),
           (s) => s.addItems([msg('d')]),
@@ -75,6 +80,77 @@ for (const backend of await backendsForThisFile()) {
         expect(types.filter((t) => t === 'session_item_added')).toHaveLength(5);
         expect(types.filter((t) => t === 'session_item_popped')).toHaveLength(3);
         expect(types.filter((t) => t === 'session_cleared')).toHaveLength(1);
+      } finally {
+        await inst.close();
+      }
+    });
+
+    it('takes any session id a user system produces, each its own session, through the SDK’s runner', async () => {
+      const inst = await backend.open();
+      try {
+        const ids = [
+          'auth0|abc',
+          'ana+agents@example.com',
+          'dGVzdA==',
+          'ticket#42',
+          'a b',
+          'a_20b',
+          '_a_20b',
+          'a%20b',
+          'ünïcödé — 会话 🙂',
+          '_leading',
+          'x'.repeat(152),
+          'y'.repeat(400),
+          `${'y'.repeat(399)}z`,
+          'line\nbreak\ttab',
+          'user-42',
+        ];
+        const model = new ScriptedModel(ids.map((id) => modelResponse([assistantMessage(`hello ${id}`)])));
+        const agent = new Agent({ name: 'assistant', model });
+        for (const id of ids) {
+          const result = await run(agent, `I am ${id}`, {
+            session: new AgentStateSession(inst, { sessionId: id }),
+          });
+          expect(result.finalOutput).toBe(`hello ${id}`);
+        }
+        // Each id, on a new handle, finds its own two items and no one else's.
+        const streams = new Set<string>();
+        for (const id of ids) {
+          const session = new AgentStateSession(inst, { sessionId: id });
+          expect(await session.getSessionId()).toBe(id);
+          const items = await session.getItems();
+          expect(JSON.stringify(items)).toContain(`I am ${JSON.stringify(id).slice(1, -1)}`);
+          expect(items).toHaveLength(2);
+          streams.add(session.stream);
+        }
+        expect(streams.size).toBe(ids.length);
+        // An id that always worked keeps its stream and document, so sessions stored before stay readable.
+        expect(new AgentStateSession(inst, { sessionId: 'user-42' }).stream).toBe('session:user-42');
+        expect(new AgentStateSession(inst, { sessionId: 'auth0|abc' }).stream).toBe('session:_auth0_7Cabc');
+        expect((await inst.events.verify()).problems).toEqual([]);
+      } finally {
+        await inst.close();
+      }
+    });
+
+    it('refuses, at construction, only a session id no store can keep; getItems(NaN) is refused', async () => {
+      const inst = await backend.open();
+      try {
+        for (const sessionId of ['', 42, 'a\u0000b', 'lone \ud800', 'z'.repeat(10_001)]) {
+          expect(
+            () => new AgentStateSession(inst, { sessionId: sessionId as string }),
+            String(sessionId),
+          ).toThrow(expect.objectContaining({ code: 'INVALID_INPUT', details: { field: 'sessionId' } }));
+        }
+        expect(() => new AgentStateSession(inst, { actor: 'bad\nactor' })).toThrow(
+          expect.objectContaining({ code: 'INVALID_INPUT' }),
+        );
+        const session = new AgentStateSession(inst, { sessionId: 'limits' });
+        await expect(session.getItems(Number.NaN)).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+        await expect(session.getItems('2' as unknown as number)).rejects.toMatchObject({
+          code: 'INVALID_INPUT',
+        });
+        expect(await inst.events.head()).toBeNull();
       } finally {
         await inst.close();
       }
@@ -135,6 +211,32 @@ for (const backend of await backendsForThisFile()) {
           const [w, n] = c.split(':') as [string, string];
           if (Number(n) % 10 === 9 && Number(n) < 499) expect(items[i + 1]).toBe(`${w}:${Number(n) + 1}`);
         }
+      } finally {
+        await inst.close();
+      }
+    });
+
+    it('stores items as JSON.stringify writes them: a Date, a URL; a bigint or a Map is refused', async () => {
+      const inst = await backend.open();
+      try {
+        const session = new AgentStateSession(inst, { sessionId: 'values' });
+        const item = {
+          ...msg('when?'),
+          providerData: { at: new Date(Date.UTC(2026, 0, 2)), link: new URL('https://example.test/x') },
+        } as AgentInputItem;
+        await session.addItems([item]);
+        expect(await session.getItems()).toEqual([
+          {
+            ...msg('when?'),
+            providerData: { at: '2026-01-02T00:00:00.000Z', link: 'https://example.test/x' },
+          },
+        ]);
+        for (const providerData of [{ big: 10n }, { m: new Map([['a', 1]]) }]) {
+          const bad = { ...msg('x'), providerData } as AgentInputItem;
+          await expect(session.addItems([msg('ok'), bad])).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+        }
+        expect(await session.getItems()).toHaveLength(1);
+        expect((await inst.events.verify()).problems).toEqual([]);
       } finally {
         await inst.close();
       }

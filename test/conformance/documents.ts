@@ -203,6 +203,50 @@ export function documentConformance(name: string, t: ConformanceTest): void {
     });
 
     t(
+      'a JSON Patch resolves pointers in the document, never in what a JavaScript object inherits',
+      async (c) => {
+        await c.docs.commit({ ...doc, expected_version: 0, body: { a: 1, o: { x: 1 } } });
+        // Each would read Object.prototype's functions into the body, stored unlike its hash (verify broke).
+        for (const op of [
+          { op: 'copy', from: '/valueOf', path: '/x' },
+          { op: 'move', from: '/toString', path: '/-' },
+          { op: 'move', from: '/o/hasOwnProperty', path: '/y' },
+          { op: 'replace', path: '/isPrototypeOf', value: 2 },
+          { op: 'remove', path: '/toString' },
+          { op: 'add', path: '/toString/x', value: 1 },
+        ]) {
+          const d = await expectCode(
+            c.docs.commit({ ...doc, expected_version: 1, json_patch: [op] as never }),
+            'INVALID_INPUT',
+          );
+          expect(d.pointer, JSON.stringify(op)).toMatch(/^\/0\/(path|from)$/);
+        }
+        // A test of such a name fails as for any absent member.
+        await expectCode(
+          c.docs.commit({
+            ...doc,
+            expected_version: 1,
+            json_patch: [{ op: 'test', path: '/toString', value: {} }],
+          }),
+          'STATE_CONFLICT',
+        );
+        expect((await c.docs.get(doc)).version).toBe(1);
+        // Such a name is an ordinary key to add, and then to copy, move or remove.
+        const j = await c.docs.commit({
+          ...doc,
+          expected_version: 1,
+          json_patch: [
+            { op: 'add', path: '/toString', value: 'mine' },
+            { op: 'copy', from: '/toString', path: '/o/valueOf' },
+            { op: 'remove', path: '/toString' },
+          ],
+        });
+        expect(j.body).toEqual({ a: 1, o: { x: 1, valueOf: 'mine' } });
+        expect((await c.docs.get(doc)).body).toEqual(j.body);
+      },
+    );
+
+    t(
       'a retry with the same write_id and payload returns the original result; another payload conflicts',
       async (c) => {
         await c.docs.commit({ ...doc, expected_version: 0, body: { n: 0 } });

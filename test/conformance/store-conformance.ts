@@ -6,6 +6,7 @@ import { documentConformance } from './documents.js';
 import { eventConformance } from './events.js';
 import { kindEffectConformance } from './kind-effects.js';
 import { conformanceTest, type StoreFactory } from './setup.js';
+import { valueConformance } from './values.js';
 import { workItemConformance } from './work-items.js';
 
 export type { StoreFactory } from './setup.js';
@@ -19,4 +20,5 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
   eventConformance(name, t);
   documentConformance(name, t);
   kindEffectConformance(name, t);
+  valueConformance(name, t);
 }

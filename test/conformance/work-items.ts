@@ -449,6 +449,61 @@ export function workItemConformance(name: string, t: ConformanceTest): void {
       expect(done).toMatchObject({ status: 'done', result: { approved: true } });
     });
 
+    t(
+      'the identical retry of a resolve of a parked item returns it unchanged, writing nothing',
+      async (c) => {
+        // Parked before any claim, and parked after a claim was given back: neither has a lease to match.
+        const fresh = await c.work.enqueue({ title: 'approve?' });
+        const held = await c.work.enqueue({ title: 'deploy?' });
+        await c.work.claim({ id: held.id, worker: 'w1' });
+        await c.work.release({ id: held.id, worker: 'w1' });
+        const answers = [
+          { id: fresh.id, status: 'done' as const, actor: 'ana', result: { approved: true, at: 'noon' } },
+          { id: held.id, status: 'failed' as const, actor: 'ana', error: 'not today' },
+        ];
+        for (const a of answers) {
+          await c.work.park({ id: a.id, reason: 'needs a decision' });
+          const first = await c.work.resolve(a);
+          const n = await eventCount(c);
+          // The same call again (the reply was lost), with the keys of its result in another order too.
+          expect(await c.work.resolve(a)).toEqual(first);
+          expect(await c.work.resolve({ ...a, result: a.result && { at: 'noon', approved: true } })).toEqual(
+            first,
+          );
+          expect(await c.work.resolveMany([a])).toEqual([first]);
+          expect(await eventCount(c)).toBe(n);
+          // Not the same call: another outcome, or another actor, is still refused.
+          await expectCode(
+            c.work.resolve({ ...a, status: a.status === 'done' ? 'failed' : 'done' }),
+            a.id === fresh.id ? 'INVALID_TRANSITION' : 'LEASE_LOST',
+          );
+          await expectCode(
+            c.work.resolve({ ...a, actor: 'bob' }),
+            a.id === fresh.id ? 'INVALID_TRANSITION' : 'LEASE_LOST',
+          );
+          await expectCode(
+            c.work.resolve({ ...a, result: { approved: false } }),
+            a.id === fresh.id ? 'INVALID_TRANSITION' : 'LEASE_LOST',
+          );
+        }
+        // In a batch, the retried resolve comes back as it is and the rest commits.
+        const other = await c.work.enqueue({ title: 'other' });
+        await c.work.claim({ id: other.id, worker: 'w' });
+        const out = await c.work.resolveMany([answers[0]!, { id: other.id, worker: 'w', status: 'done' }]);
+        expect(out.map((i) => [i.id, i.status])).toEqual([
+          [fresh.id, 'done'],
+          [other.id, 'done'],
+        ]);
+        // A worker whose lease is gone is never taken for the retry, even with the outcome the item holds.
+        const late = await c.work.enqueue({ title: 'late' });
+        await c.work.claim({ id: late.id, worker: 'w1', lease_ms: 1000 });
+        c.advance(2000);
+        await c.work.claim({ id: late.id, worker: 'w2' });
+        await c.work.resolve({ id: late.id, worker: 'w2', status: 'done' });
+        await expectCode(c.work.resolve({ id: late.id, worker: 'w1', status: 'done' }), 'LEASE_LOST');
+      },
+    );
+
     t('terminal items accept no transition', async (c) => {
       const ids: Record<string, WorkItem> = {};
       for (const s of ['done', 'failed'] as const) {

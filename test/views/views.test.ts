@@ -3,74 +3,16 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { KindDefinition } from '../../src/core/kind.js';
+import { describe, expect, it } from 'vitest';
 import type { JsonObject } from '../../src/core/types.js';
-import { InvalidInputError, ValidationFailedError } from '../../src/errors.js';
-import { type Instance, openInstance } from '../../src/instance/instance.js';
-import { registerKind } from '../../src/kinds/registry.js';
+import { openInstance } from '../../src/instance/instance.js';
 import { targetFor, targetOfPath } from '../../src/views/files.js';
 import { recoverView } from '../../src/views/recover.js';
 import { checkpointPath, exportView, importView } from '../../src/views/sync.js';
 import { validateView } from '../../src/views/validate.js';
 import { watchView } from '../../src/views/watch.js';
-import { tempDir } from '../helpers/tmp.js';
+import { file, fresh, inst, project, target } from './todo-fixture.js';
 
-const todoKind: KindDefinition = {
-  name: 'test-todo',
-  description: 'a todo list kept in .todo/<id>.json (test kind)',
-  schema: {
-    type: 'object',
-    required: ['items'],
-    additionalProperties: false,
-    properties: { items: { type: 'array', items: { type: 'string' } }, phase: { type: 'string' } },
-  },
-  check(next) {
-    if ((next.items as string[]).some((i) => i.trim() === '')) {
-      throw new ValidationFailedError('items must not be blank', {
-        pointer: '/items',
-        rule: 'no-blank-items',
-      });
-    }
-    return undefined;
-  },
-  file: {
-    defaultPath: (id) => `.todo/${id}.json`,
-    idFromPath: (p) => /(?:^|\/)\.todo\/([^/]+)\.json$/.exec(p)?.[1] ?? null,
-    parse(text) {
-      let data: JsonObject;
-      try {
-        data = JSON.parse(text) as JsonObject;
-      } catch (err) {
-        throw new InvalidInputError(`not JSON: ${(err as Error).message}`);
-      }
-      const { $agentstate, ...body } = data;
-      return { body, stamp: ($agentstate as never) ?? null };
-    },
-    render: (body, stamp) => `${JSON.stringify({ $agentstate: stamp, ...body }, null, 2)}\n`,
-  },
-};
-
-const root = tempDir();
-let n = 0;
-let inst: Instance;
-let project: string;
-
-beforeAll(() => registerKind(todoKind));
-
-async function fresh(): Promise<void> {
-  n += 1;
-  project = join(root, `p${n}`);
-  mkdirSync(project, { recursive: true });
-  inst = await openInstance({ dir: join(root, `i${n}`) });
-}
-
-afterAll(async () => {
-  await inst?.close();
-});
-
-const file = () => join(project, '.todo/plan.json');
-const target = () => targetFor('test-todo', 'plan', project);
 const readJson = () => JSON.parse(readFileSync(file(), 'utf8')) as JsonObject;
 
 describe('export and import', () => {
@@ -173,7 +115,7 @@ describe('recover', () => {
     expect(readJson().items).toEqual(['s']);
 
     // A store that never had the document: the checkpoint next to the file.
-    const other = await openInstance({ dir: join(root, `other${n}`) });
+    const other = await openInstance({ dir: `${project}-other` });
     try {
       writeFileSync(file(), 'garbage');
       expect(await recoverView(other, target())).toMatchObject({ source: 'checkpoint', version: 1 });
@@ -192,7 +134,7 @@ describe('recover', () => {
       expect(g.commit).toMatch(/^[0-9a-f]{40}$/);
 
       // Nothing valid anywhere: a typed error, and the file is left alone.
-      const lonely = join(root, `lonely${n}`);
+      const lonely = `${project}-lonely`;
       mkdirSync(join(lonely, '.todo'), { recursive: true });
       writeFileSync(join(lonely, '.todo/plan.json'), 'garbage');
       await expect(recoverView(other, targetFor('test-todo', 'plan', lonely))).rejects.toMatchObject({
@@ -233,32 +175,5 @@ describe('watch', () => {
     ac.abort();
     await running;
     expect(seen).toEqual(['exported:1', 'imported:2', 'exported:3']);
-  });
-});
-
-describe('watch conflicts', () => {
-  it('a refused edit is kept beside the file before the store version is written back', async () => {
-    await fresh();
-    await inst.docs.commit({ kind: 'test-todo', id: 'plan', expected_version: 0, body: { items: ['a'] } });
-    const ac = new AbortController();
-    const seen: string[] = [];
-    const running = watchView(inst, target(), {
-      signal: ac.signal,
-      pollMs: 20,
-      onEvent: (e) => seen.push(e.action),
-    });
-    const until = async (pred: () => boolean | Promise<boolean>) => {
-      for (let i = 0; i < 300 && !(await pred()); i++) await new Promise((r) => setTimeout(r, 20));
-    };
-    await until(() => existsSync(file()));
-    // An invalid edit: refused by the kind's rule.
-    const bad = JSON.stringify({ ...readJson(), items: ['a', ' '] });
-    writeFileSync(file(), bad);
-    await until(() => seen.includes('invalid'));
-    await until(() => JSON.stringify(readJson().items) === '["a"]');
-    ac.abort();
-    await running;
-    expect(readFileSync(`${file()}.rejected`, 'utf8')).toBe(bad);
-    expect((await inst.docs.get({ kind: 'test-todo', id: 'plan' })).version).toBe(1);
   });
 });

@@ -3,6 +3,7 @@
 // popped or cleared is a small versioned document changed by compare-and-swap.
 import { createHash, randomUUID } from 'node:crypto';
 import type { AgentInputItem, Session } from '@openai/agents';
+import { checkInput, isPortableText, LIMITS } from '../../core/input.js';
 import {
   type CommitEffects,
   type Instance,
@@ -61,8 +62,47 @@ function registerSessionKind(): void {
   registered = true;
 }
 
-const STREAM_SAFE = /^[A-Za-z0-9][A-Za-z0-9_.:/@-]{0,150}$/;
-const digest = (s: string) => createHash('sha256').update(s).digest('hex').slice(0, 40);
+/** Ids that have always been their own key (so the sessions stored under them stay where they are). */
+const PLAIN_KEY = /^[A-Za-z0-9][A-Za-z0-9_.:/@-]{0,150}$/;
+/** Characters an escaped key keeps as they are (`_` is the escape itself). */
+const KEPT = /[A-Za-z0-9.:/@-]/;
+const STREAM_PREFIX = 'session:';
+/** The longest key: `session:<key>` is a stream name, at most LIMITS.name (200) characters. */
+const MAX_KEY = LIMITS.name - STREAM_PREFIX.length;
+/** The longest session id: it is stored with every item. */
+const MAX_ID = 10_000;
+
+/**
+ * The key of a session id in the store: the id of its control document and, after `session:`, its event
+ * stream, both of which allow only some characters. Deterministic and injective, so two ids never share a
+ * session; three forms that cannot meet:
+ * - an id that is a plain name (a letter or digit, then letters, digits and `_.:/@-`, at most 151
+ *   characters) is its own key, as it always was;
+ * - any other id is `_` then the id with each UTF-8 byte outside `[A-Za-z0-9.:/@-]` written `_XX` (hex),
+ *   reversible (`auth0|abc` → `_auth0_7Cabc`), when that fits in 192 characters;
+ * - a longer one is `.sha256:` then the SHA-256 of the id in hex.
+ */
+function sessionKey(id: string): string {
+  if (PLAIN_KEY.test(id)) return id;
+  let key = '_';
+  for (const ch of id) {
+    if (KEPT.test(ch)) key += ch;
+    else for (const b of Buffer.from(ch, 'utf8')) key += `_${b.toString(16).toUpperCase().padStart(2, '0')}`;
+    if (key.length > MAX_KEY) return `.sha256:${createHash('sha256').update(id, 'utf8').digest('hex')}`;
+  }
+  return key;
+}
+
+/** Refuses, at construction, a session id no store can keep; every other string is accepted. */
+function checkSessionId(id: unknown): string {
+  const refuse = (why: string) => new InvalidInputError(`sessionId ${why}`, { field: 'sessionId' });
+  if (typeof id !== 'string') throw refuse(`must be a string, got ${id === null ? 'null' : typeof id}`);
+  if (id.length === 0) throw refuse('must not be empty');
+  if (id.length > MAX_ID) throw refuse(`is longer than ${MAX_ID} characters`);
+  if (!isPortableText(id))
+    throw refuse('must not contain NUL or an unpaired UTF-16 surrogate (neither backend can store them)');
+  return id;
+}
 
 interface Control {
   version: number;
@@ -96,17 +136,14 @@ export class AgentStateSession implements Session {
 
   constructor(instance: Instance, options: AgentStateSessionOptions = {}) {
     registerSessionKind();
-    const id = options.sessionId ?? randomUUID();
-    if (typeof id !== 'string' || id.length === 0 || id.length > 10_000) {
-      throw new InvalidInputError('sessionId must be a non-empty string of at most 10000 characters', {
-        field: 'sessionId',
-      });
-    }
+    const id = checkSessionId(options.sessionId ?? randomUUID());
+    const actor = options.actor ?? instance.name;
+    checkInput('AgentStateSession', { actor }, { actor: { type: 'name' } });
     this.instance = instance;
     this.sessionId = id;
-    this.#docId = STREAM_SAFE.test(id) ? id : `%${digest(id)}`;
-    this.stream = `session:${this.#docId}`;
-    this.#actor = options.actor ?? instance.name;
+    this.#docId = sessionKey(id);
+    this.stream = `${STREAM_PREFIX}${this.#docId}`;
+    this.#actor = actor;
   }
 
   async getSessionId(): Promise<string> {
@@ -148,10 +185,22 @@ export class AgentStateSession implements Session {
     return out;
   }
 
+  /**
+   * The newest `limit` items, oldest first; all of them without a limit. A limit means what it means to the
+   * SDK's MemorySession: none for 0 or less, the newest ⌈limit⌉ for a fraction (1.5 → 2), all for Infinity.
+   * A limit that is not a number (or NaN) is INVALID_INPUT.
+   */
   async getItems(limit?: number): Promise<AgentInputItem[]> {
-    if (limit !== undefined && (!Number.isFinite(limit) || limit <= 0)) return [];
+    if (limit !== undefined && (typeof limit !== 'number' || Number.isNaN(limit))) {
+      throw new InvalidInputError(
+        `getItems: limit must be a number of items, got ${typeof limit === 'number' ? 'NaN' : typeof limit}`,
+        { field: 'limit' },
+      );
+    }
+    if (limit !== undefined && limit <= 0) return [];
     const c = await this.#control();
-    if (limit !== undefined) return (await this.#newest(c, Math.floor(limit))).reverse().map((x) => x.item);
+    if (limit !== undefined && limit !== Number.POSITIVE_INFINITY)
+      return (await this.#newest(c, Math.ceil(limit))).reverse().map((x) => x.item);
     const popped = new Set(c.popped);
     const items: AgentInputItem[] = [];
     let after = c.cleared_after;
