@@ -1,36 +1,21 @@
 // AgentStateSession: the OpenAI Agents SDK's Session contract (the same answers as the SDK's own
 // MemorySession), used by a real run, durable across instances, and safe for two processes at once.
-import { spawn } from 'node:child_process';
 import type { AgentInputItem } from '@openai/agents';
 import { Agent, MemorySession, run, setTracingDisabled } from '@openai/agents';
 import { assistantMessage, modelResponse, ScriptedModel } from '@openai/agents-core/testing';
 import { describe, expect, it } from 'vitest';
 import { AgentStateSession } from '../../src/adapters/openai-agents/index.js';
 import { backendsForThisFile } from '../helpers/backends.js';
+import { race } from '../helpers/racers.js';
 
 setTracingDisabled(true);
 
 const WRITER = new URL('../fixtures/session-writer.mjs', import.meta.url).pathname;
 const msg = (content: string): AgentInputItem => ({ type: 'message', role: 'user', content });
 
-function writer(args: string[], startAt: number): Promise<{ worker: string; added: number }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [WRITER, ...args], {
-      env: { ...process.env, AGENTSTATE_TEST_START_AT: String(startAt) },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => {
-      out += d;
-    });
-    child.stderr.on('data', (d) => {
-      err += d;
-    });
-    child.on('exit', (code) =>
-      code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`exit ${code}: ${err}`)),
-    );
-  });
+/** Session writers, started together behind the gate (test/helpers/racers.ts). */
+function writers(argsOf: string[][]): Promise<Array<{ worker: string; added: number }>> {
+  return race(argsOf.map((args) => ({ script: WRITER, args, label: `writer ${args[1]}` })));
 }
 
 for (const backend of await backendsForThisFile()) {
@@ -192,10 +177,7 @@ for (const backend of await backendsForThisFile()) {
       const args = backend.cliArgs(key);
       const dir = args[1]!;
       const url = args[3];
-      const startAt = Date.now() + 1500;
-      const results = await Promise.all(
-        ['p1', 'p2'].map((w) => writer([dir, w, '500', ...(url ? [url] : [])], startAt)),
-      );
+      const results = await writers(['p1', 'p2'].map((w) => [dir, w, '500', ...(url ? [url] : [])]));
       expect(results.map((r) => r.added)).toEqual([500, 500]);
       try {
         const items = (await new AgentStateSession(inst, { sessionId: 'shared-session' }).getItems()).map(
