@@ -158,8 +158,9 @@ describe('watch', () => {
       pollMs: 20,
       onEvent: (e) => seen.push(`${e.action}:${e.version}`),
     });
+    // Waits for a condition; the 30 s bound only ends a wait that would never succeed.
     const until = async (pred: () => boolean | Promise<boolean>) => {
-      for (let i = 0; i < 300 && !(await pred()); i++) await new Promise((r) => setTimeout(r, 20));
+      for (let i = 0; i < 1500 && !(await pred()); i++) await new Promise((r) => setTimeout(r, 20));
     };
     await until(() => existsSync(file()));
     expect(readJson().items).toEqual(['w']);
