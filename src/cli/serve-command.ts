@@ -3,7 +3,7 @@
 // this command runs, so no other command or workflow pays for loading it.
 import type { Command } from 'commander';
 import { resolveInstance } from '../service/instance-resolver.js';
-import { type GlobalOpts, int } from './context.js';
+import { type GlobalOpts, port } from './context.js';
 
 interface ServeOpts {
   port?: number;
@@ -17,7 +17,7 @@ export function addServeCommand(program: Command): void {
     .description(
       'serve the HTTP API (/api/v1), the live event stream, MCP (/mcp) and the web dashboard (/) on 127.0.0.1; see docs/http.md',
     )
-    .option('--port <n>', 'TCP port [default: 8780]', int('--port'))
+    .option('--port <n>', 'TCP port [default: 8780]', port())
     .option(
       '--bind <address>',
       'address to listen on; anything but loopback needs AGENTSTATE_TOKEN [default: 127.0.0.1]',

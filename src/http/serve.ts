@@ -7,7 +7,7 @@ import { createAdaptorServer } from '@hono/node-server';
 import { InvalidInputError } from '../errors.js';
 import { createServeApp } from './app.js';
 import { loadOrCreateToken, type ServeToken } from './auth.js';
-import { isLoopback } from './guards.js';
+import { isLoopback, listen } from './guards.js';
 import { InstanceRegistry, type ServeTarget } from './instances.js';
 
 export interface ServeOptions {
@@ -56,10 +56,13 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     ...(opts.pollMs === undefined ? {} : { pollMs: opts.pollMs }),
   });
   const server = createAdaptorServer({ fetch: app.fetch, hostname: host }) as Server;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port ?? 8780, host, () => resolve());
-  });
+  try {
+    await listen(server, 'serve', host, opts.port ?? 8780);
+  } catch (err) {
+    await closeApp();
+    await registry.close();
+    throw err;
+  }
   const addr = server.address() as AddressInfo;
   const shown = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   let closing: Promise<void> | null = null;
