@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { EXIT_CODES, InvalidInputError, toAgentStateError } from '../errors.js';
+import { inEdgeTerms } from '../service/instance-resolver.js';
 import { WORKFLOW_NAMES, WORKFLOWS } from '../workflows/registry.js';
 import { type GlobalOpts, Output } from './context.js';
 import { addEventCommands } from './event-commands.js';
@@ -132,7 +133,7 @@ export async function runCli(argv: string[]): Promise<number> {
       return EXIT_CODES.INVALID_INPUT;
     }
     const e = toAgentStateError(
-      err instanceof InvalidArgumentError ? new InvalidInputError(err.message) : err,
+      err instanceof InvalidArgumentError ? new InvalidInputError(err.message) : inEdgeTerms(err),
     );
     if (wantsJson) process.stderr.write(`${JSON.stringify({ error: e.toJSON() })}\n`);
     else {

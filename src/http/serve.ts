@@ -17,7 +17,10 @@ export interface ServeOptions {
   port?: number;
   /** Address to bind. Anything but loopback needs a token that was given (not generated). @default '127.0.0.1' */
   host?: string;
-  /** The bearer token. @default AGENTSTATE_TOKEN, else the token file in the root (created at first start) */
+  /**
+   * The bearer token. @default AGENTSTATE_TOKEN, else the token file in the root (created at first start):
+   * `agentstate-serve.token`, or for one `dir` `agentstate-serve.<folder>-<hash>.token`; never in the folder
+   */
   token?: string;
   /** Poll interval of event streams when caught up, ms. @default 100 */
   pollMs?: number;
@@ -48,7 +51,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     );
   }
   const registry = new InstanceRegistry(opts.target);
-  const token = loadOrCreateToken(given, registry.root);
+  const token = loadOrCreateToken(given, registry.root, registry.tokenFile);
   const { app, close: closeApp } = createServeApp({
     registry,
     token: token.token,

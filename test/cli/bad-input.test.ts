@@ -684,6 +684,7 @@ describe('SQL metacharacters are data, never SQL', () => {
   }
 
   it('round-trips titles, kinds, keys, workers, notes and event fields verbatim; the tables survive', async () => {
+    ok(await wf('ScaffoldFolders', {}));
     const one = ok(
       await wf('EnqueueWorkItem', {
         title: SQL,
