@@ -326,7 +326,7 @@ describe('the packed package, installed into a fresh project', () => {
 
   it("README's library example runs as written", async () => {
     const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-    const example = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)]
+    const example = [...readme.matchAll(/```ts[^\n]*\n([\s\S]*?)```/g)]
       .map((m) => m[1]!)
       .find((b) => b.includes("from '@agentstate/store'"));
     expect(example).toBeDefined();
