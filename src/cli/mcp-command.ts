@@ -1,6 +1,7 @@
 // `agentstate mcp`: the MCP server of one instance, over stdio (the session a host spawns) or Streamable HTTP.
 // The MCP SDK is imported only when this command runs, so no other command or workflow pays for loading it.
 import { type Command, Option } from 'commander';
+import { InvalidInputError } from '../errors.js';
 import { listenError } from '../http/guards.js';
 import { openInstance } from '../instance/instance.js';
 import { resolveInstance } from '../service/instance-resolver.js';
@@ -42,6 +43,12 @@ export function addMcpCommand(program: Command): void {
     .action(async (o: McpOpts, cmd: Command) => {
       const g = cmd.optsWithGlobals<GlobalOpts>();
       const env = process.env;
+      // Without --http the server speaks stdio and would ignore them: a newcomer asking for a port gets told.
+      if (!o.http && (o.port !== undefined || o.bind !== undefined)) {
+        throw new InvalidInputError('mcp: --port and --bind are for Streamable HTTP: add --http', {
+          field: o.port !== undefined ? 'port' : 'host',
+        });
+      }
       const set = (v: string | undefined) => (v === undefined || v === '' ? undefined : v);
       if (o.init) await invoke('scaffold', {}, { instance: g });
       const mcpModule = await import('../mcp/index.js');

@@ -90,6 +90,24 @@ describe('ports', () => {
   }
 });
 
+describe('addresses', () => {
+  it('serve and mcp --http: an address this machine does not have is INVALID_INPUT naming it', async () => {
+    const token = 'x'.repeat(24);
+    const results = await Promise.all([
+      runCliAsync(['--dir', dir, 'serve', '--bind', '10.255.255.1', '--token', token, '--port', '0']),
+      runCliAsync(['--dir', dir, 'mcp', '--http', '--bind', '10.255.255.1', '--token', token, '--port', '0']),
+    ]);
+    for (const r of results) {
+      expect(refused(r, 2, 'INVALID_INPUT')).toContain('10.255.255.1 is not an address of this machine');
+    }
+  });
+
+  it('mcp --port or --bind without --http is refused, not ignored by a stdio server', () => {
+    const r = runCli(['--dir', dir, 'mcp', '--port', '9000']);
+    expect(refused(r, 2, 'INVALID_INPUT')).toContain('add --http');
+  });
+});
+
 describe('flags with a fixed set of values or a range say what they take', () => {
   it('list --status names the allowed statuses', () => {
     for (const status of ['bogus', 'pending,bogus']) {
