@@ -95,12 +95,33 @@ export class Output {
   }
 }
 
-export function int(name: string) {
+/**
+ * A commander parser for a whole-number flag or argument (`name` as the refusal shows it: `--limit`, `from`). `range` bounds it where the flag itself has bounds the
+ * operation cannot check (a TCP port, a poll interval); the operations' own limits are checked by the
+ * operation, naming its field.
+ */
+export function int(name: string, range: { min?: number; max?: number } = {}) {
   return (v: string) => {
-    if (!/^-?\d+$/.test(v)) throw new InvalidArgumentError(`${name} must be an integer`);
-    return Number(v);
+    const n = Number(v);
+    if (!/^-?\d+$/.test(v.trim()) || !Number.isSafeInteger(n)) {
+      throw new InvalidArgumentError(`${name} must be a whole number, got ${JSON.stringify(v)}`);
+    }
+    const { min, max } = range;
+    if ((min !== undefined && n < min) || (max !== undefined && n > max)) {
+      const bounds =
+        min !== undefined && max !== undefined
+          ? `from ${min} to ${max}`
+          : min !== undefined
+            ? `at least ${min}`
+            : `at most ${max}`;
+      throw new InvalidArgumentError(`${name} must be ${bounds}, got ${n}`);
+    }
+    return n;
   };
 }
+
+/** The TCP port flag of `serve` and `mcp --http`: 0 (a free port) to 65535. */
+export const port = () => int('--port', { min: 0, max: 65_535 });
 
 /** A commander parser for the one duration grammar (core/time.ts), e.g. `--lease 30s`. */
 export function duration(flag: string) {

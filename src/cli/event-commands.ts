@@ -35,14 +35,14 @@ export function addEventCommands(program: Command): void {
   program
     .command('events')
     .description('read the event log (by position, stream, type, item, time); --follow tails it')
-    .option('--after <n>', 'events after this position', int('after'))
-    .option('--until <n>', 'events up to this position', int('until'))
+    .option('--after <n>', 'events after this position', int('--after'))
+    .option('--until <n>', 'events up to this position', int('--until'))
     .option('-s, --stream <stream>', 'only this stream')
     .option('-t, --type <type>', 'only these types (repeatable, comma-separated)', list)
     .option('-i, --item <id>', 'only events of this work item')
     .option('--since <time>', 'ISO time or duration ago, e.g. 1h')
     .option('--before <time>', 'ISO time or duration ago')
-    .option('-n, --limit <n>', 'at most n events [default: 100]', int('limit'))
+    .option('-n, --limit <n>', 'at most n events [default: 100]', int('--limit'))
     .option('-f, --follow', 'keep printing new events until interrupted')
     .action(async (o, cmd: Command) => {
       const q = {

@@ -1,10 +1,12 @@
 // `agentstate mcp`: the MCP server of one instance, over stdio (the session a host spawns) or Streamable HTTP.
 // The MCP SDK is imported only when this command runs, so no other command or workflow pays for loading it.
 import { type Command, Option } from 'commander';
+import { InvalidInputError } from '../errors.js';
+import { listenError } from '../http/guards.js';
 import { openInstance } from '../instance/instance.js';
 import { resolveInstance } from '../service/instance-resolver.js';
 import { invoke } from '../service/invoke.js';
-import { type GlobalOpts, int } from './context.js';
+import { type GlobalOpts, port } from './context.js';
 
 interface McpOpts {
   http?: boolean;
@@ -25,7 +27,7 @@ export function addMcpCommand(program: Command): void {
       'serve the instance to agents over MCP (stdio; --http for Streamable HTTP on 127.0.0.1); see docs/mcp.md',
     )
     .option('--http', 'serve Streamable HTTP instead of stdio')
-    .option('--port <n>', 'HTTP port [default: 8765]', int('--port'))
+    .option('--port <n>', 'HTTP port [default: 8765]', port())
     .option('--bind <address>', 'HTTP address; anything but loopback needs --token [default: 127.0.0.1]')
     .option('--token <token>', 'bearer token HTTP requests must carry (or AGENTSTATE_MCP_TOKEN)')
     .option(
@@ -41,6 +43,12 @@ export function addMcpCommand(program: Command): void {
     .action(async (o: McpOpts, cmd: Command) => {
       const g = cmd.optsWithGlobals<GlobalOpts>();
       const env = process.env;
+      // Without --http the server speaks stdio and would ignore them: a newcomer asking for a port gets told.
+      if (!o.http && (o.port !== undefined || o.bind !== undefined)) {
+        throw new InvalidInputError('mcp: --port and --bind are for Streamable HTTP: add --http', {
+          field: o.port !== undefined ? 'port' : 'host',
+        });
+      }
       const set = (v: string | undefined) => (v === undefined || v === '' ? undefined : v);
       if (o.init) await invoke('scaffold', {}, { instance: g });
       const mcpModule = await import('../mcp/index.js');
@@ -65,15 +73,17 @@ export function addMcpCommand(program: Command): void {
       if (o.http) {
         const token = set(o.token) ?? set(env.AGENTSTATE_MCP_TOKEN);
         let served: Awaited<ReturnType<typeof mcpModule.serveMcpHttp>>;
+        const port = o.port ?? 8765;
+        const host = o.bind ?? '127.0.0.1';
         try {
           served = await mcpModule.serveMcpHttp(mcp, {
-            port: o.port ?? 8765,
-            ...(o.bind === undefined ? {} : { host: o.bind }),
+            port,
+            host,
             ...(token === undefined ? {} : { token }),
           });
         } catch (err) {
           await instance.close();
-          throw err;
+          throw listenError(err, 'mcp --http', host, port);
         }
         process.stderr.write(`agentstate mcp: ${mcp.tools.length} tools at ${served.url}\n`);
         stop = served.close;

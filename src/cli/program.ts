@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { EXIT_CODES, InvalidInputError, toAgentStateError } from '../errors.js';
+import { inEdgeTerms } from '../service/instance-resolver.js';
 import { WORKFLOW_NAMES, WORKFLOWS } from '../workflows/registry.js';
 import { type GlobalOpts, Output } from './context.js';
 import { addEventCommands } from './event-commands.js';
@@ -106,15 +107,22 @@ function addWorkflowCommands(program: Command): void {
 /** Runs the CLI with `argv` (without node and script); returns the exit code. */
 export async function runCli(argv: string[]): Promise<number> {
   const program = buildProgram();
+  // Bare `agentstate` asks what the command can do: the help, on stdout, exit 0.
+  if (argv.length === 0) {
+    program.outputHelp();
+    return 0;
+  }
   const wantsJson = argv.includes('--json');
   try {
     await program.parseAsync(argv, { from: 'user' });
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (err) {
     if (err instanceof CommanderError) {
-      // Help and version output were already printed by commander.
+      // Help and version output were already printed by commander. Help it printed because a group was
+      // given without its command (`agentstate state`) is a usage error: exit 2, never commander's 1 (which
+      // means "not found" here).
       if (err.exitCode === 0 || err.code === 'commander.help' || err.code === 'commander.helpDisplayed') {
-        return err.exitCode;
+        return err.exitCode === 0 ? 0 : EXIT_CODES.INVALID_INPUT;
       }
       const message = `${err.message.replace(/^error: /, '')} (see agentstate --help)`;
       process.stderr.write(
@@ -125,7 +133,7 @@ export async function runCli(argv: string[]): Promise<number> {
       return EXIT_CODES.INVALID_INPUT;
     }
     const e = toAgentStateError(
-      err instanceof InvalidArgumentError ? new InvalidInputError(err.message) : err,
+      err instanceof InvalidArgumentError ? new InvalidInputError(err.message) : inEdgeTerms(err),
     );
     if (wantsJson) process.stderr.write(`${JSON.stringify({ error: e.toJSON() })}\n`);
     else {

@@ -1,9 +1,11 @@
 // `agentstate serve`: the HTTP API, live event stream, MCP endpoint and web dashboard of every instance under
 // the root (or of one --dir, or of every instance of a --url PostgreSQL store). Hono is imported only when
 // this command runs, so no other command or workflow pays for loading it.
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { resolveInstance } from '../service/instance-resolver.js';
-import { type GlobalOpts, int } from './context.js';
+import { type GlobalOpts, port } from './context.js';
 
 interface ServeOpts {
   port?: number;
@@ -17,7 +19,7 @@ export function addServeCommand(program: Command): void {
     .description(
       'serve the HTTP API (/api/v1), the live event stream, MCP (/mcp) and the web dashboard (/) on 127.0.0.1; see docs/http.md',
     )
-    .option('--port <n>', 'TCP port [default: 8780]', int('--port'))
+    .option('--port <n>', 'TCP port [default: 8780]', port())
     .option(
       '--bind <address>',
       'address to listen on; anything but loopback needs AGENTSTATE_TOKEN [default: 127.0.0.1]',
@@ -28,8 +30,16 @@ export function addServeCommand(program: Command): void {
     )
     .action(async (o: ServeOpts, cmd: Command) => {
       const g = cmd.optsWithGlobals<GlobalOpts>();
-      const { startServer } = await import('../http/index.js');
+      const { startServer, TOKEN_FILE } = await import('../http/index.js');
       const target = resolveInstance(g);
+      // Earlier builds of `serve --dir` kept the token inside the instance folder, where it travels with every copy
+      // of the data. It is no longer read: say so once, so the old copy gets deleted.
+      const stale = target.dir === undefined ? undefined : join(resolve(target.dir), TOKEN_FILE);
+      if (stale !== undefined && existsSync(stale)) {
+        process.stderr.write(
+          `agentstate serve: ${stale} is no longer read (a token inside the instance folder travels with every copy of it): delete it\n`,
+        );
+      }
       const server = await startServer({
         target,
         ...(o.port === undefined ? {} : { port: o.port }),

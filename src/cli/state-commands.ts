@@ -77,7 +77,7 @@ export function addStateCommands(program: Command): void {
   state
     .command('get <kind> <id>')
     .description('print a document (latest, or --version N; --path for only some fields)')
-    .option('-v, --version <n>', 'a past version', int('version'))
+    .option('-v, --version <n>', 'a past version', int('--version'))
     .option('-p, --path <path>', 'only this field (dot path or JSON pointer; repeatable)', list)
     .action((kind: string, id: string, o, cmd: Command) =>
       runCommand<DocumentRecord | Projection>(
@@ -101,7 +101,7 @@ export function addStateCommands(program: Command): void {
     .description(
       'commit a new version if the document is still at --expect (STATE_CONFLICT, exit 3, otherwise)',
     )
-    .requiredOption('-e, --expect <version>', 'the version you read (0: must not exist yet)', int('expect'))
+    .requiredOption('-e, --expect <version>', 'the version you read (0: must not exist yet)', int('--expect'))
     .option('-b, --body <file>', 'the whole new body (JSON file, - for stdin)')
     .option('-m, --merge <file>', 'an RFC 7396 merge patch (JSON file, - for stdin)')
     .option('--patch <file>', 'an RFC 6902 JSON Patch (JSON file, - for stdin)')
@@ -150,8 +150,8 @@ export function addStateCommands(program: Command): void {
   state
     .command('history <kind> <id>')
     .description('every commit of a document, no-ops included')
-    .option('--after <seq>', 'page after this entry', int('after'))
-    .option('-n, --limit <n>', 'entries per page [default: 100]', int('limit'))
+    .option('--after <seq>', 'page after this entry', int('--after'))
+    .option('-n, --limit <n>', 'entries per page [default: 100]', int('--limit'))
     .option('--reverse', 'newest first')
     .action((kind: string, id: string, o, cmd: Command) =>
       runCommand<{ entries: HistoryEntry[]; next_after: number | null }>(
@@ -183,7 +183,7 @@ export function addStateCommands(program: Command): void {
   state
     .command('fork <kind> <id> <new-id>')
     .description('copy a version into a new document, recording where it came from')
-    .option('-v, --version <n>', 'the version to fork [default: latest]', int('version'))
+    .option('-v, --version <n>', 'the version to fork [default: latest]', int('--version'))
     .option('-r, --reason <text>', 'why')
     .action((kind: string, id: string, newId: string, o, cmd: Command) =>
       runCommand<CommitResult>(
@@ -204,7 +204,7 @@ export function addStateCommands(program: Command): void {
   state
     .command('log <kind> <id>')
     .description("the document's event stream: commits, no-ops and what they caused")
-    .option('-n, --limit <n>', 'at most n events [default: 100]', int('limit'))
+    .option('-n, --limit <n>', 'at most n events [default: 100]', int('--limit'))
     .action((kind: string, id: string, o, cmd: Command) =>
       runCommand<EventRecord[]>(
         cmd,

@@ -68,7 +68,11 @@ export function addViewCommands(program: Command): void {
       'commit a hand-edited file against the version it was exported from (STATE_CONFLICT with a diff if stale)',
     )
     .option('-k, --kind <kind>', 'the kind, when the path does not tell')
-    .option('-e, --expect <version>', 'commit against this version instead of the file stamp', int('expect'))
+    .option(
+      '-e, --expect <version>',
+      'commit against this version instead of the file stamp',
+      int('--expect'),
+    )
     .option('--role <role>', 'your role, for kinds with field permissions')
     .option('--actor <name>', 'who edited the file [default: the agent name]')
     .action((file: string, o, cmd: Command) =>
@@ -128,7 +132,11 @@ export function addViewCommands(program: Command): void {
     .command('watch <kind> <id>')
     .description('keep the file and the store in step both ways until interrupted')
     .option('--role <role>', 'your role, for imports')
-    .option('--interval <ms>', 'poll interval [default: 500]', int('interval'))
+    .option(
+      '--interval <ms>',
+      'poll interval, 10 ms to 1 hour [default: 500]',
+      int('--interval', { min: 10, max: 3_600_000 }),
+    )
     .action(async (kind: string, id: string, o, cmd: Command) =>
       withInstance(cmd, async (inst, out) => {
         const ac = new AbortController();

@@ -16,7 +16,7 @@ export function addWorkCommands(program: Command): void {
     .command('enqueue <title>')
     .description('add a work item')
     .option('-k, --kind <kind>', 'item kind (workers can claim by kind)')
-    .option('-p, --priority <n>', 'higher is claimed first [default: 0]', int('priority'))
+    .option('-p, --priority <n>', 'higher is claimed first [default: 0]', int('--priority'))
     .option('--payload <json>', 'JSON payload', json('--payload'))
     .option('--key <key>', 'idempotency key: a retried enqueue returns the existing item')
     .option('-b, --blocked-by <ids>', 'ids that must be done first (comma-separated or repeated)', list)
@@ -28,7 +28,7 @@ export function addWorkCommands(program: Command): void {
     .option(
       '--max-attempts <n>',
       'attempts before an expiring lease fails the item [default: 3]',
-      int('max-attempts'),
+      int('--max-attempts'),
     )
     .option('--waiting-human', 'start parked for a human decision')
     .addOption(
@@ -64,7 +64,7 @@ export function addWorkCommands(program: Command): void {
     .option('-l, --lease <duration>', 'lease length, e.g. 30s, 5m [default: 60s]', duration('--lease'))
     .option('-k, --kind <kind>', 'only items of this kind')
     .option('--id <id>', 'claim this item if it is ready')
-    .option('-n, --limit <n>', 'claim up to n items at once', int('limit'))
+    .option('-n, --limit <n>', 'claim up to n items at once', int('--limit'))
     .action(async (o, cmd: Command) => {
       const input = {
         ...given('worker', o.worker),
@@ -88,7 +88,7 @@ export function addWorkCommands(program: Command): void {
     .description('extend your lease on an item')
     .option('-w, --worker <id>', 'lease owner [default: the agent name]')
     .option('-l, --lease <duration>', 'new lease length from now [default: 60s]', duration('--lease'))
-    .option('--attempt <n>', 'fencing token: the attempt number your claim returned', int('attempt'))
+    .option('--attempt <n>', 'fencing token: the attempt number your claim returned', int('--attempt'))
     .action((id: string, o, cmd: Command) =>
       runCommand<WorkItem>(
         cmd,
@@ -104,7 +104,7 @@ export function addWorkCommands(program: Command): void {
     .option('-w, --worker <id>', 'lease owner [default: the agent name]')
     .option('--result <json>', 'JSON result', json('--result'))
     .option('-e, --error <message>', 'why it failed')
-    .option('--attempt <n>', 'fencing token: the attempt number your claim returned', int('attempt'))
+    .option('--attempt <n>', 'fencing token: the attempt number your claim returned', int('--attempt'))
     .option('--actor <name>', 'who resolves an item waiting for a human (who answered a decision)')
     .addOption(
       new Option('--actor-kind <kind>', 'human answers a decision a document asked for').choices([
@@ -133,7 +133,7 @@ export function addWorkCommands(program: Command): void {
     .command('release <id>')
     .description('hand an item you hold back to the queue without spending the attempt')
     .option('-w, --worker <id>', 'lease owner [default: the agent name]')
-    .option('--attempt <n>', 'fencing token: the attempt number your claim returned', int('attempt'))
+    .option('--attempt <n>', 'fencing token: the attempt number your claim returned', int('--attempt'))
     .action((id: string, o, cmd: Command) =>
       runCommand<WorkItem>(
         cmd,
@@ -194,7 +194,7 @@ export function addWorkCommands(program: Command): void {
     .option('--ready', 'only items claimable now')
     .option('--blocked', 'only pending items still blocked or scheduled later')
     .option('--blocked-on-failure', 'only pending items blocked on a failed or cancelled blocker')
-    .option('-n, --limit <n>', 'at most n items [default: 100]', int('limit'))
+    .option('-n, --limit <n>', 'at most n items [default: 100]', int('--limit'))
     .action((o, cmd: Command) =>
       runCommand<WorkItem[]>(
         cmd,

@@ -1,14 +1,31 @@
 // Who may call `agentstate serve`: one bearer token (AGENTSTATE_TOKEN, else generated once and kept in the
-// root with mode 0600), a signed session cookie for the dashboard that carries the signed-in human's name,
-// and a CSRF token bound to that session for every state-changing browser request.
-import { createHmac, randomBytes } from 'node:crypto';
+// root with mode 0600, never inside an instance folder), a signed session cookie for the dashboard that
+// carries the signed-in human's name, and a CSRF token bound to that session for every state-changing
+// browser request.
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { InvalidInputError } from '../errors.js';
 import { sameSecret } from './guards.js';
 
-/** The token file's name inside the root. */
+/** The token file's name inside the root, for a server of every instance under it (or of a `url`). */
 export const TOKEN_FILE = 'agentstate-serve.token';
+
+/**
+ * The token file's name inside the root for a server of one instance folder: the folder's name and a hash
+ * of its path, so each folder has its own token and none is kept inside the folder, where it would travel
+ * with every copy (a backup, a tarball, a shared drive) of the data.
+ * @example join(root, dirTokenFile('/srv/agents/planner')) // <root>/agentstate-serve.planner-3f2a9c0d41b7.token
+ */
+export function dirTokenFile(dir: string): string {
+  const abs = resolve(dir);
+  const label =
+    basename(abs)
+      .replace(/[^A-Za-z0-9._-]/g, '-')
+      .replace(/^\.+/, '') || 'instance';
+  const hash = createHash('sha256').update(abs).digest('hex').slice(0, 12);
+  return `agentstate-serve.${label}-${hash}.token`;
+}
 
 /** Where the token came from: given (option or AGENTSTATE_TOKEN), read from the file, or generated now. */
 export interface ServeToken {
@@ -19,18 +36,18 @@ export interface ServeToken {
 }
 
 /**
- * The server's token: `given` when set, else the token file in `root`, else a new random one written there
- * with mode 0600 (the caller prints it once). A token file readable by others is refused.
+ * The server's token: `given` when set, else the token file `name` in `root`, else a new random one written
+ * there with mode 0600 (the caller prints it once). A token file readable by others is refused.
  * @example const { token, source } = loadOrCreateToken(undefined, '/srv/agents')
  */
-export function loadOrCreateToken(given: string | undefined, root: string): ServeToken {
+export function loadOrCreateToken(given: string | undefined, root: string, name = TOKEN_FILE): ServeToken {
   if (given !== undefined && given !== '') {
     if (given.length < 16) {
       throw new InvalidInputError('the serve token must be at least 16 characters', { field: 'token' });
     }
     return { token: given, source: 'given' };
   }
-  const file = join(root, TOKEN_FILE);
+  const file = join(root, name);
   const st = statSync(file, { throwIfNoEntry: false });
   if (st) {
     if ((st.mode & 0o077) !== 0) {

@@ -1,12 +1,76 @@
 // Checks every network edge of agentstate shares (the HTTP API and dashboard, MCP over Streamable HTTP):
-// loopback binding, constant-time token comparison, and Host/Origin checks against DNS rebinding.
+// loopback binding, listening with typed refusals, constant-time token comparison, and Host/Origin checks
+// against DNS rebinding.
 import { timingSafeEqual } from 'node:crypto';
+import type { Server } from 'node:net';
+import {
+  type AgentStateError,
+  InvalidInputError,
+  PermissionDeniedError,
+  StorageUnavailableError,
+  toAgentStateError,
+} from '../errors.js';
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
 
 /** Whether `host` is a loopback address (127.0.0.0/8, ::1, localhost). */
 export function isLoopback(host: string): boolean {
   return LOOPBACK.has(host) || /^127(\.\d{1,3}){3}$/.test(host);
+}
+
+/**
+ * What a failed listen means to the person who started the server, as a typed error naming the port and
+ * what to do: a port outside 0–65535 or an address this machine does not have is INVALID_INPUT (exit 2); a
+ * port another process holds is STORAGE_UNAVAILABLE (exit 5: the resource the command needs is taken, and
+ * the same command may succeed once it is free, which is what that code's `retry` says); a port only root
+ * may bind is PERMISSION_DENIED (exit 4). Anything else stays what it was.
+ * @example throw listenError(err, 'serve', '127.0.0.1', 8780)
+ */
+export function listenError(err: unknown, what: string, host: string, port: number): AgentStateError {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  const details = { field: 'port', host, port };
+  const at = `${host}:${port}`;
+  switch (code) {
+    case 'ERR_SOCKET_BAD_PORT':
+      return new InvalidInputError(
+        `${what}: port ${port} is not a TCP port: use 0 to 65535 (0 picks a free one)`,
+        details,
+      );
+    case 'EADDRINUSE':
+      return new StorageUnavailableError(
+        `${what}: port ${port} on ${host} is already in use by another program (another agentstate server?): stop it, or choose another port (0 picks a free one)`,
+        { ...details, reason: 'address_in_use' },
+      );
+    case 'EACCES':
+      return new PermissionDeniedError(
+        `${what}: this user may not listen on ${at} (ports below 1024 need privileges): choose a port from 1024 to 65535`,
+        details,
+      );
+    case 'EADDRNOTAVAIL':
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return new InvalidInputError(
+        `${what}: cannot listen on ${at}: ${host} is not an address of this machine: bind 127.0.0.1 (the default) or one of its own addresses`,
+        { ...details, field: 'host' },
+      );
+    default:
+      return toAgentStateError(err);
+  }
+}
+
+/** Starts `server` listening on `host`:`port`; a refusal is a typed error (see listenError). */
+export async function listen(server: Server, what: string, host: string, port: number): Promise<void> {
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  } catch (err) {
+    throw listenError(err, what, host, port);
+  }
 }
 
 /** Compares a secret the caller gave with the expected one in constant time. */

@@ -5,6 +5,8 @@ import { NotFoundError } from '../errors.js';
 import { type Instance, type OpenInstanceOptions, openInstance } from '../instance/instance.js';
 import { listInstances } from '../instance/list.js';
 import { checkName, instanceRoot } from '../instance/paths.js';
+import { inEdgeTerms } from '../service/instance-resolver.js';
+import { dirTokenFile, TOKEN_FILE } from './auth.js';
 
 /** What the server serves; the instance resolver's options (flags over the environment). */
 export interface ServeTarget extends Omit<OpenInstanceOptions, 'create'> {
@@ -27,9 +29,17 @@ export class InstanceRegistry {
     return this.#target.dir !== undefined;
   }
 
-  /** The root the server's own files (the token) live in. */
+  /**
+   * The folder the server's own files (the token) live in: the root, also when one `--dir` is served, so no
+   * secret is ever kept inside an instance folder.
+   */
   get root(): string {
-    return this.#target.dir ?? instanceRoot(this.#target.root);
+    return instanceRoot(this.#target.root);
+  }
+
+  /** The token file's name in `root`: one per served folder, else one for the root (or URL). */
+  get tokenFile(): string {
+    return this.#target.dir === undefined ? TOKEN_FILE : dirTokenFile(this.#target.dir);
   }
 
   /** The served instances, sorted by key. */
@@ -88,7 +98,9 @@ export class InstanceRegistry {
   async #openKey(key: string): Promise<Instance> {
     const t = this.#target;
     if (this.single) {
-      const inst = await openInstance({ ...t, create: false });
+      const inst = await openInstance({ ...t, create: false }).catch((err: unknown) => {
+        throw inEdgeTerms(err);
+      });
       const own = `${inst.host}/${inst.name}`;
       if (key !== '' && key !== own) {
         await inst.close();
@@ -115,6 +127,8 @@ export class InstanceRegistry {
       name,
       create: false,
       ...(poolSize === undefined ? {} : { postgres: { ...t.postgres, poolSize } }),
+    }).catch((err: unknown) => {
+      throw inEdgeTerms(err);
     });
   }
 

@@ -7,7 +7,7 @@ import { createAdaptorServer } from '@hono/node-server';
 import { InvalidInputError } from '../errors.js';
 import { createServeApp } from './app.js';
 import { loadOrCreateToken, type ServeToken } from './auth.js';
-import { isLoopback } from './guards.js';
+import { isLoopback, listen } from './guards.js';
 import { InstanceRegistry, type ServeTarget } from './instances.js';
 
 export interface ServeOptions {
@@ -17,7 +17,10 @@ export interface ServeOptions {
   port?: number;
   /** Address to bind. Anything but loopback needs a token that was given (not generated). @default '127.0.0.1' */
   host?: string;
-  /** The bearer token. @default AGENTSTATE_TOKEN, else the token file in the root (created at first start) */
+  /**
+   * The bearer token. @default AGENTSTATE_TOKEN, else the token file in the root (created at first start):
+   * `agentstate-serve.token`, or for one `dir` `agentstate-serve.<folder>-<hash>.token`; never in the folder
+   */
   token?: string;
   /** Poll interval of event streams when caught up, ms. @default 100 */
   pollMs?: number;
@@ -48,7 +51,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     );
   }
   const registry = new InstanceRegistry(opts.target);
-  const token = loadOrCreateToken(given, registry.root);
+  const token = loadOrCreateToken(given, registry.root, registry.tokenFile);
   const { app, close: closeApp } = createServeApp({
     registry,
     token: token.token,
@@ -56,10 +59,13 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     ...(opts.pollMs === undefined ? {} : { pollMs: opts.pollMs }),
   });
   const server = createAdaptorServer({ fetch: app.fetch, hostname: host }) as Server;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port ?? 8780, host, () => resolve());
-  });
+  try {
+    await listen(server, 'serve', host, opts.port ?? 8780);
+  } catch (err) {
+    await closeApp();
+    await registry.close();
+    throw err;
+  }
   const addr = server.address() as AddressInfo;
   const shown = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   let closing: Promise<void> | null = null;

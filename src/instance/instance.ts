@@ -1,6 +1,6 @@
 // An open instance: one agent persona's store plus its folder, with the services hung off it.
 
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import type { PostgresOptions } from '../backends/postgres/connection.js';
 import { type Durability, openSqliteBackend } from '../backends/sqlite/backend.js';
 import type { StoreBackend } from '../core/backend.js';
@@ -10,10 +10,16 @@ import { EventLog } from '../core/event-log.js';
 import { redactUrl } from '../core/redact.js';
 import { type Clock, systemClock } from '../core/time.js';
 import { WorkQueue } from '../core/work-queue.js';
-import { InvalidInputError, NotFoundError, StorageUnavailableError } from '../errors.js';
+import { InvalidInputError, isAgentStateError, NotFoundError, StorageUnavailableError } from '../errors.js';
 import { eventTypeOwner } from '../kinds/event-owners.js';
 import { ensureDir } from './files.js';
-import { type InstanceLocation, type InstancePaths, instancePaths, locateInstance } from './paths.js';
+import {
+  type InstanceLocation,
+  type InstancePaths,
+  instancePaths,
+  locateInstance,
+  NO_SUCH_INSTANCE,
+} from './paths.js';
 
 export interface OpenInstanceOptions extends InstanceLocation {
   /**
@@ -36,9 +42,10 @@ export interface OpenInstanceOptions extends InstanceLocation {
   /** Document history to keep: the newest N versions of each document, or 'all'. @default 'all' */
   retention?: number | 'all';
   /**
-   * Create the instance (folder, database, migrations) when it does not exist yet. With false, a missing
-   * instance is NOT_FOUND ("run agentstate init") and nothing is created: what every CLI command but
-   * `init` uses, so a mistyped --name or --dir never makes a new empty instance. @default true
+   * Create the instance (database and migrations; the folder too on SQLite) when it does not exist yet. With
+   * false, a missing instance is NOT_FOUND (`details.reason: 'no_such_instance'`) and nothing is created:
+   * what every CLI command and workflow but `init` / ScaffoldFolders and `instance import` uses, so a
+   * mistyped name or folder never makes a new empty instance. @default true
    */
   create?: boolean;
   /**
@@ -98,7 +105,9 @@ export class Instance {
 }
 
 /**
- * Opens an instance, creating its folder and database (with migrations) when missing.
+ * Opens an instance, creating it when missing (unless `create: false`): on SQLite its folder and database
+ * (with migrations); on PostgreSQL its rows only, the local folder (dashboard, retros) being made by the
+ * first file written there.
  * @example const inst = await openInstance({ host: 'laptop', name: 'planner' });
  */
 export async function openInstance(options: OpenInstanceOptions): Promise<Instance> {
@@ -110,14 +119,23 @@ export async function openInstance(options: OpenInstanceOptions): Promise<Instan
       });
     }
   }
+  const hint =
+    '(with `create: false` only an existing instance is opened; leave `create` unset to create it)';
   if (options.create === false && !options.url && !existsSync(instancePaths(id.dir).db)) {
-    throw new NotFoundError(
-      `no agentstate instance at ${id.dir}: run \`agentstate init\` first (or check --dir / --name / MF_AGENT_NAME)`,
-      { dir: id.dir, name: id.name, host: id.host },
-    );
+    if (existsSync(id.dir) && !statSync(id.dir).isDirectory()) {
+      throw new StorageUnavailableError(`the instance folder ${id.dir} is a file, not a folder`, {
+        path: id.dir,
+      });
+    }
+    throw new NotFoundError(`no agentstate instance at ${id.dir} ${hint}`, {
+      dir: id.dir,
+      name: id.name,
+      host: id.host,
+      reason: NO_SUCH_INSTANCE,
+    });
   }
   try {
-    if (options.create !== false) ensureDir(id.dir);
+    if (options.create !== false && !options.url) ensureDir(id.dir);
   } catch (err) {
     throw new StorageUnavailableError(
       `cannot create the instance folder ${id.dir}: ${(err as Error).message}`,
@@ -127,7 +145,29 @@ export async function openInstance(options: OpenInstanceOptions): Promise<Instan
     );
   }
   const backend = options.url
-    ? await openUrl(options.url, `${id.host}/${id.name}`, options.schema, options.postgres, options.create)
+    ? await openUrl(
+        options.url,
+        `${id.host}/${id.name}`,
+        options.schema,
+        options.postgres,
+        options.create,
+      ).catch((err: unknown) => {
+        // The backend words a missing instance for the CLI; the library says it with its own options.
+        if (options.create === false && isAgentStateError(err, 'NOT_FOUND')) {
+          const { schema } = err.details;
+          throw new NotFoundError(
+            `no agentstate instance ${id.host}/${id.name} in schema ${String(schema)} of ${redactUrl(options.url!)} ${hint}`,
+            {
+              instance: `${id.host}/${id.name}`,
+              name: id.name,
+              host: id.host,
+              schema,
+              reason: NO_SUCH_INSTANCE,
+            },
+          );
+        }
+        throw err;
+      })
     : await openSqliteBackend({
         path: instancePaths(id.dir).db,
         durability: options.durability ?? 'full',

@@ -5,6 +5,11 @@ import { InvalidInputError } from '../errors.js';
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
+/** `details.reason` of the INVALID_INPUT an unnamed instance gets (edges reword it in their own terms). */
+export const NO_INSTANCE_GIVEN = 'no_instance_given';
+/** `details.reason` of the NOT_FOUND a missing instance gets with `create: false`. */
+export const NO_SUCH_INSTANCE = 'no_such_instance';
+
 /** Whether `value` is an allowed host or instance name (what checkName accepts). */
 export function isInstanceName(value: unknown): value is string {
   return typeof value === 'string' && NAME.test(value) && !value.includes('..');
@@ -78,9 +83,10 @@ export function locateInstance(loc: InstanceLocation): { host: string; name: str
     return { host, name, dir };
   }
   if (loc.name === undefined) {
+    // The library's own words; edges that take flags and variables say it in theirs (instanceHint).
     throw new InvalidInputError(
-      'no instance given: pass --name (or --dir), or set MF_AGENT_NAME (or MF_INSTANCE_DIR)',
-      { field: 'name' },
+      'no instance given: pass its `name` (with `host` and `root` when not the defaults), or its folder as `dir`',
+      { field: 'name', reason: NO_INSTANCE_GIVEN },
     );
   }
   const name = checkName(loc.name, 'name');

@@ -1,8 +1,9 @@
 // The one instance resolver: which instance an edge (CLI, workflow process, MCP, HTTP) opens, from its
 // flags or options first and the environment second.
 import { isAbsolute } from 'node:path';
-import { InvalidInputError } from '../errors.js';
+import { type AgentStateError, InvalidInputError, isAgentStateError, NotFoundError } from '../errors.js';
 import type { OpenInstanceOptions } from '../instance/instance.js';
+import { NO_INSTANCE_GIVEN, NO_SUCH_INSTANCE } from '../instance/paths.js';
 
 /** What an edge can be told about the instance (flags, tool options); every field optional. */
 export interface InstanceFlags {
@@ -70,4 +71,33 @@ export function resolveInstance(
 export function namesAnInstance(flags: InstanceFlags = {}, env: NodeJS.ProcessEnv = process.env): boolean {
   const o = resolveInstance(flags, env);
   return o.dir !== undefined || o.name !== undefined;
+}
+
+/**
+ * A library error about which instance, in the terms of the edges that take flags and variables (the CLI,
+ * the workflow processes, the servers they start): the library names its options (`name`, `dir`,
+ * `create`); these name --name / --dir / MF_AGENT_NAME and the commands that create an instance. Any other
+ * error comes back as it was.
+ * @example process.stderr.write(String(inEdgeTerms(err)))
+ */
+export function inEdgeTerms(err: unknown): unknown {
+  if (!isAgentStateError(err)) return err;
+  const details = (err as AgentStateError).details ?? {};
+  if (details.reason === NO_INSTANCE_GIVEN) {
+    return new InvalidInputError(
+      'no instance given: pass --name (or --dir), or set MF_AGENT_NAME (or MF_INSTANCE_DIR)',
+      details,
+    );
+  }
+  if (details.reason === NO_SUCH_INSTANCE) {
+    const where =
+      typeof details.dir === 'string'
+        ? `at ${details.dir}`
+        : `${String(details.instance)} in schema ${String(details.schema)}`;
+    return new NotFoundError(
+      `no agentstate instance ${where}: create it with \`agentstate init\` (or run the ScaffoldFolders workflow first), or check --dir / --name / --host / MF_AGENT_NAME`,
+      details,
+    );
+  }
+  return err;
 }

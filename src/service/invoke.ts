@@ -25,11 +25,6 @@ export interface InvokeOptions {
   /** Which instance (flags, options); the environment fills in the rest. */
   instance?: InstanceFlags;
   env?: NodeJS.ProcessEnv;
-  /**
-   * Create a missing instance for operations that need one. The CLI says false (only `init` and `instance
-   * import` create), the bundle workflows true (a host may skip ScaffoldFolders). @default false
-   */
-  createMissing?: boolean;
   /** Progress of long work, for edges that show it. */
   progress?: Progress;
 }
@@ -52,10 +47,9 @@ export async function invoke(name: string, input: unknown = {}, opts: InvokeOpti
   if (mode === 'none' || (mode === 'optional' && !namesAnInstance(flags, env))) {
     return op.run(null as unknown as Instance, i, ctx);
   }
-  const inst = await openInstance({
-    ...location,
-    create: mode === 'create' || (mode === 'required' && opts.createMissing === true),
-  });
+  // Only the operations whose job is to make an instance (init, import) create one; every other refuses a
+  // missing instance with NOT_FOUND, creating nothing.
+  const inst = await openInstance({ ...location, create: mode === 'create' });
   try {
     return await op.run(inst, i, ctx);
   } finally {

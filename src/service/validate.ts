@@ -66,12 +66,40 @@ export async function validateInput<I>(op: Operation<I, unknown>, input: unknown
   if (spec) checkInput(op.name, value, spec);
   if (!valid) {
     const v = cache.get(op.name)!;
-    const e = v.errors?.[0];
+    const e = mostSpecific(v.errors ?? []);
     const field = e?.instancePath ? e.instancePath.slice(1).split('/')[0] : undefined;
     throw new InvalidInputError(
-      `${op.name}: ${e ? `${e.instancePath || 'input'} ${e.message ?? 'is invalid'}` : 'input is invalid'}`,
+      `${op.name}: ${e ? `${e.instancePath || 'input'} ${wording(e, value)}` : 'input is invalid'}`,
       { operation: op.name, ...(field ? { field } : {}) },
     );
   }
   return value as I;
+}
+
+type AjvError = NonNullable<Validator['errors']>[number];
+
+/**
+ * The error that says most about what is wrong. A value that fits no branch of an `anyOf` (a status, or a
+ * list of statuses) fails every branch: the branch that got furthest into the value (the deepest path)
+ * names the real problem (`/status/0` is not a status), not the first branch's type.
+ */
+function mostSpecific(errors: AjvError[]): AjvError | undefined {
+  let best: AjvError | undefined;
+  for (const e of errors) {
+    if (e.keyword === 'anyOf') continue;
+    if (!best || e.instancePath.split('/').length > best.instancePath.split('/').length) best = e;
+  }
+  return best ?? errors[0];
+}
+
+/** ajv's message, with the allowed values and the given one for an enum (ajv says only "allowed values"). */
+function wording(e: AjvError, input: unknown): string {
+  if (e.keyword === 'enum' && Array.isArray(e.params.allowedValues)) {
+    let got: unknown = input;
+    for (const seg of e.instancePath.split('/').slice(1)) {
+      got = (got as Record<string, unknown> | undefined)?.[seg.replace(/~1/g, '/').replace(/~0/g, '~')];
+    }
+    return `must be one of ${e.params.allowedValues.map(String).join(', ')}, got ${JSON.stringify(got)}`;
+  }
+  return e.message ?? 'is invalid';
 }

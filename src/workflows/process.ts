@@ -13,8 +13,8 @@ import {
 } from '../errors.js';
 import { readRegularFile } from '../instance/files.js';
 import { openInstance } from '../instance/instance.js';
-import { resolveInstance } from '../service/instance-resolver.js';
-import { checkPayload, isWorkflowName, runWorkflow, WORKFLOW_NAMES } from './registry.js';
+import { inEdgeTerms, resolveInstance } from '../service/instance-resolver.js';
+import { checkPayload, isWorkflowName, runWorkflow, WORKFLOW_NAMES, workflowOperation } from './registry.js';
 
 export interface WorkflowInvocation {
   /** Overrides MF_TRIGGER_PAYLOAD_JSON and MF_TRIGGER_PAYLOAD_FILE. */
@@ -46,7 +46,7 @@ const PROCESS_OUTPUT: WorkflowOutput = {
 
 /** Writes the JSON error document to stderr and returns the exit code for it. */
 export function reportError(err: unknown, out: WorkflowOutput = PROCESS_OUTPUT): number {
-  const e = toAgentStateError(err);
+  const e = toAgentStateError(inEdgeTerms(err));
   out.stderr(`${JSON.stringify({ error: e.toJSON() })}\n`);
   if (e.code === 'INTERNAL' && process.env.AGENTSTATE_DEBUG && err instanceof Error) {
     out.stderr(`${err.stack}\n`);
@@ -144,7 +144,10 @@ export async function runWorkflowProcess(
     const { text, source } = await payloadInput(inv, env);
     const payload = parsePayload(text, source);
     await checkPayload(name, payload);
-    const inst = await openInstance(resolveInstance(inv, env));
+    // Only the workflow whose job is to make the instance (ScaffoldFolders) creates one: any other refuses a
+    // missing instance with NOT_FOUND, so a host's mistyped MF_AGENT_NAME never grows an empty instance.
+    const { instance } = await workflowOperation(name);
+    const inst = await openInstance({ ...resolveInstance(inv, env), create: instance === 'create' });
     try {
       const result = await runWorkflow(inst, name, payload);
       out.stdout(`${JSON.stringify(result ?? null)}\n`);

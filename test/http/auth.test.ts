@@ -1,10 +1,10 @@
 // Who may call `agentstate serve`: the bearer token, a signed-in human's cookie (writes recorded as theirs,
 // actor_kind human), CSRF on every cookie write, the token file (0600, created once), and no non-loopback
 // bind without a token.
-import { statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TOKEN_FILE } from '../../src/http/auth.js';
+import { dirTokenFile, TOKEN_FILE } from '../../src/http/auth.js';
 import { startServer } from '../../src/http/serve.js';
 import { openInstance } from '../../src/instance/instance.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -167,6 +167,32 @@ describe('the token', () => {
       const second = await startServer({ target: { root }, port: 0 });
       await second.close();
       expect(second.token).toMatchObject({ source: 'file', token: first.token.token });
+    } finally {
+      if (saved !== undefined) process.env.AGENTSTATE_TOKEN = saved;
+    }
+  });
+
+  it('serving one folder keeps its token in the root, one per folder, never inside the folder (issue 23)', async () => {
+    const root = tempDir('agentstate-token-dir-');
+    const dir = join(root, 'data', 'planner');
+    const other = join(root, 'data', 'other');
+    for (const d of [dir, other]) await (await openInstance({ dir: d })).close();
+    const saved = process.env.AGENTSTATE_TOKEN;
+    delete process.env.AGENTSTATE_TOKEN;
+    try {
+      const first = await startServer({ target: { dir, root }, port: 0 });
+      await first.close();
+      expect(first.token).toMatchObject({ source: 'generated', file: join(root, dirTokenFile(dir)) });
+      expect(statSync(first.token.file!).mode & 0o777).toBe(0o600);
+      // Nothing secret travels with a copy of the data folder.
+      expect(readdirSync(dir).filter((f) => f.includes('token'))).toEqual([]);
+      const again = await startServer({ target: { dir, root }, port: 0 });
+      await again.close();
+      expect(again.token).toMatchObject({ source: 'file', token: first.token.token });
+      const second = await startServer({ target: { dir: other, root }, port: 0 });
+      await second.close();
+      expect(second.token.file).not.toBe(first.token.file);
+      expect(second.token.token).not.toBe(first.token.token);
     } finally {
       if (saved !== undefined) process.env.AGENTSTATE_TOKEN = saved;
     }

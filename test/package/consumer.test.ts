@@ -1,5 +1,6 @@
-// The package as a stranger gets it: `npm pack`, installed into a fresh project, then imported,
-// required, run as `npx agentstate` and type-checked from there (issue 11, "consumer test").
+// The package as a stranger gets it: packed as it is published (scripts/pack.mjs: npm pack with the
+// published manifest), installed into a fresh project, then imported, required, run as `npx agentstate`
+// and type-checked from there (issue 11, "consumer test"; issue 23: the manifest, missing peers, node16).
 import { execFile, execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -37,20 +38,28 @@ const repoSqlite = join(ROOT, 'node_modules', 'better-sqlite3');
 const appSqlite = join(app, 'node_modules', 'better-sqlite3');
 let tarball = '';
 let packed: string[] = [];
+let manifest: Record<string, unknown> = {};
 let withoutAddon = { code: 0, stderr: '' };
 
 beforeAll(async () => {
   if (!existsSync(join(ROOT, 'dist', 'index.js')))
     throw new Error('dist/ is missing: run `npm run build` first');
-  // --ignore-scripts: prepack would empty dist/ while the other test files run the CLI from it.
-  const out = execFileSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], {
-    cwd: ROOT,
-    env: childEnv(),
-    encoding: 'utf8',
-  });
-  const info = (JSON.parse(out) as Array<{ filename: string; files: Array<{ path: string }> }>)[0]!;
-  tarball = join(dir, info.filename);
-  packed = info.files.map((f) => f.path);
+  // --no-build: a build would empty dist/ while the other test files run the CLI from it.
+  tarball = execFileSync(
+    process.execPath,
+    [join(ROOT, 'scripts', 'pack.mjs'), '--no-build', '--pack-destination', dir],
+    { cwd: ROOT, env: childEnv(), encoding: 'utf8' },
+  )
+    .trim()
+    .split('\n')
+    .pop()!;
+  packed = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' })
+    .split('\n')
+    .filter(Boolean)
+    .map((f) => f.replace(/^package\//, ''));
+  manifest = JSON.parse(
+    execFileSync('tar', ['-xzOf', tarball, 'package/package.json'], { encoding: 'utf8' }),
+  );
 
   mkdirSync(app);
   writeFileSync(
@@ -163,6 +172,36 @@ describe('the packed package, installed into a fresh project', () => {
     );
   });
 
+  it("the published manifest holds what a consumer's tools read, and none of the repository's scripts or settings", async () => {
+    const { PUBLISHED_FIELDS } = (await import(join(ROOT, 'scripts', 'pack.mjs'))) as {
+      PUBLISHED_FIELDS: string[];
+    };
+    const repo = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as Record<string, unknown>;
+    // prepare (builds dist/ and the addon in a clone; npm warns about it on every install), prepack, start,
+    // the dev dependencies and npm's allowScripts mean nothing in a tarball.
+    for (const key of ['scripts', 'devDependencies', 'allowScripts']) {
+      expect(repo).toHaveProperty(key);
+      expect(manifest).not.toHaveProperty(key);
+    }
+    expect(Object.keys(manifest).every((k) => PUBLISHED_FIELDS.includes(k))).toBe(true);
+    for (const key of [
+      'name',
+      'version',
+      'type',
+      'engines',
+      'bin',
+      'exports',
+      'dependencies',
+      'peerDependencies',
+    ]) {
+      expect(manifest[key], key).toEqual(repo[key]);
+    }
+    // Every file the exports name is in the tarball, the CommonJS entries included.
+    const targets = JSON.stringify(manifest.exports).match(/\.\/dist\/[^"]+/g) ?? [];
+    expect(targets.length).toBeGreaterThan(12);
+    for (const t of targets) expect(packed, t).toContain(t.slice(2));
+  });
+
   it('publint and Are the Types Wrong find nothing wrong with the tarball', async () => {
     await run(process.execPath, [join(ROOT, 'scripts', 'check-package.mjs'), tarball], {
       cwd: ROOT,
@@ -196,6 +235,42 @@ describe('the packed package, installed into a fresh project', () => {
     const { out, stderr } = await consumer('cjs.cjs', 'cjs');
     expectRoundTrips(out);
     expect(stderr).not.toMatch(/ERR_REQUIRE_(ESM|ASYNC_MODULE)/);
+  });
+
+  it('without their optional peers, /langgraph says which packages to install (import and require); /openai-agents loads', async () => {
+    expect(existsSync(join(app, 'node_modules', '@langchain'))).toBe(false);
+    const install = 'npm install @langchain/langgraph @langchain/langgraph-checkpoint @langchain/core';
+    writeFileSync(
+      join(app, 'peers.mjs'),
+      `const out = {};\n` +
+        `await import('@agentstate/store/langgraph').catch((e) => { out.esm = { code: e.code, message: e.message }; });\n` +
+        `const oa = await import('@agentstate/store/openai-agents');\n` +
+        `out.openai = typeof oa.AgentStateSession;\n` +
+        `console.log(JSON.stringify(out));\n`,
+    );
+    const esm = JSON.parse(
+      (await run(process.execPath, ['peers.mjs'], { cwd: app, env: childEnv() })).stdout,
+    );
+    expect(esm.esm.code).toBe('ERR_MODULE_NOT_FOUND');
+    expect(esm.esm.message).toContain(install);
+    expect(esm.esm.message).toContain('@langchain/langgraph-checkpoint is not installed');
+    expect(esm.openai).toBe('function');
+    writeFileSync(
+      join(app, 'peers.cjs'),
+      `try { require('@agentstate/store/langgraph'); } catch (e) { console.log(JSON.stringify({ code: e.code, message: e.message })); }\n`,
+    );
+    const cjs = JSON.parse(
+      (await run(process.execPath, ['peers.cjs'], { cwd: app, env: childEnv() })).stdout,
+    );
+    expect(cjs.code).toBe('ERR_MODULE_NOT_FOUND');
+    expect(cjs.message).toContain(install);
+  });
+
+  it('the ESM entry of /langgraph re-exports every runtime export of the adapter (with its peers, here in the repository)', async () => {
+    const entry = await import(join(ROOT, 'dist', 'adapters', 'langgraph', 'entry.js'));
+    const index = await import(join(ROOT, 'dist', 'adapters', 'langgraph', 'index.js'));
+    expect(Object.keys(entry).sort()).toEqual(Object.keys(index).sort());
+    expect(entry.AgentStateSaver).toBe(index.AgentStateSaver);
   });
 
   it('npx agentstate --help in the project runs our bin, not the unrelated unscoped package', async () => {
@@ -251,7 +326,7 @@ describe('the packed package, installed into a fresh project', () => {
 
   it("README's library example runs as written", async () => {
     const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-    const example = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)]
+    const example = [...readme.matchAll(/```ts[^\n]*\n([\s\S]*?)```/g)]
       .map((m) => m[1]!)
       .find((b) => b.includes("from '@agentstate/store'"));
     expect(example).toBeDefined();
@@ -266,23 +341,15 @@ describe('the packed package, installed into a fresh project', () => {
   });
 
   it('the bundle scripts run under Bun from the installed package (they run its shipped sources)', async () => {
-    const script = join(
-      app,
-      'node_modules',
-      '@agentstate',
-      'store',
-      'skill',
-      'scripts',
-      'EnqueueWorkItem.ts',
-    );
-    const r = await run(join(ROOT, 'node_modules', '.bin', 'bun'), [script], {
-      cwd: app,
-      env: {
-        ...childEnv(),
-        MF_INSTANCE_DIR: join(dir, 'inst-bun'),
-        MF_TRIGGER_PAYLOAD_JSON: '{"title":"triage"}',
-      },
-    });
+    const scripts = join(app, 'node_modules', '@agentstate', 'store', 'skill', 'scripts');
+    const bun = (workflow: string, payload = '') =>
+      run(join(ROOT, 'node_modules', '.bin', 'bun'), [join(scripts, `${workflow}.ts`)], {
+        cwd: app,
+        env: { ...childEnv(), MF_INSTANCE_DIR: join(dir, 'inst-bun'), MF_TRIGGER_PAYLOAD_JSON: payload },
+      });
+    // ScaffoldFolders makes the instance (no other workflow creates one).
+    expect(JSON.parse((await bun('ScaffoldFolders')).stdout)).toMatchObject({ name: 'inst-bun' });
+    const r = await bun('EnqueueWorkItem', '{"title":"triage"}');
     expect(JSON.parse(r.stdout)).toMatchObject({ title: 'triage', status: 'pending' });
   });
 
@@ -314,10 +381,16 @@ export const open: (o: PostgresOptions) => Promise<unknown> = openPostgresBacken
 export { options };
 `;
 
-  // Our declarations are type-checked once, under node16, the strictest, against the Node types a
-  // consumer has (8 s more); the other modes check that the usage file resolves and types the same.
+  // Our declarations are type-checked under node16, the strictest, against the Node types a consumer has
+  // (ESM, and CommonJS through the "require" entries' declarations, which were TS1479 on every import); the
+  // other modes check that the usage file resolves and types the same.
   it.each([
     ['node16', { module: 'node16', moduleResolution: 'node16', skipLibCheck: false }, 'usage.mts'],
+    [
+      'node16, from CommonJS',
+      { module: 'node16', moduleResolution: 'node16', skipLibCheck: false },
+      'usage.cts',
+    ],
     ['bundler', { module: 'esnext', moduleResolution: 'bundler', skipLibCheck: true }, 'usage.ts'],
     // CommonJS code that imports the package: TypeScript >= 5.8 types require(esm) under nodenext.
     [
@@ -326,7 +399,7 @@ export { options };
       'usage.cts',
     ],
   ])('tsc --noEmit of a typed usage file under moduleResolution %s', async (name, options, file) => {
-    const folder = join(app, `ts-${name.split(',')[0]}`);
+    const folder = join(app, `ts-${name.replace(/\W+/g, '-')}`);
     mkdirSync(folder, { recursive: true });
     writeFileSync(join(folder, file), USAGE);
     writeFileSync(

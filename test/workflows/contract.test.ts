@@ -108,7 +108,7 @@ const root = tempDir('agentstate-contract-');
 const home = join(root, 'home');
 let seq = 0;
 
-/** A path for an instance folder that does not exist yet (the first workflow creates it). */
+/** A path for an instance folder that does not exist yet (only ScaffoldFolders creates one). */
 function freshDir(label: string): string {
   seq += 1;
   // A folder name that is a valid instance name as it is ('cli+postgres' becomes 'cli-postgres').
@@ -180,6 +180,21 @@ describe.each(RUNNERS)('workflow contract via %s', (label, run, storage) => {
     return ok(call(dir, 'EnqueueWorkItem', payload));
   }
 
+  /**
+   * A new instance, made as a host makes one: ScaffoldFolders first (run in-process on the runner's storage,
+   * to spare a subprocess per test), since no other workflow creates an instance.
+   */
+  async function scaffolded(): Promise<string> {
+    const dir = freshDir(label);
+    const inst = await openInstance({ dir, url: storage.url });
+    try {
+      await runWorkflow(inst, 'ScaffoldFolders');
+    } finally {
+      await inst.close();
+    }
+    return dir;
+  }
+
   it('ScaffoldFolders creates the instance layout, and a second call creates nothing', () => {
     const dir = freshDir(label);
     const first = ok(call(dir, 'ScaffoldFolders'));
@@ -227,8 +242,8 @@ describe.each(RUNNERS)('workflow contract via %s', (label, run, storage) => {
     });
   }
 
-  it('EnqueueWorkItem stores every field; an idempotency_key returns the same item', () => {
-    const dir = freshDir(label);
+  it('EnqueueWorkItem stores every field; an idempotency_key returns the same item', async () => {
+    const dir = await scaffolded();
     const blocker = enqueue(dir, { title: 'fetch sources' });
     expectItemShape(blocker);
     expect(blocker).toMatchObject({
@@ -288,8 +303,8 @@ describe.each(RUNNERS)('workflow contract via %s', (label, run, storage) => {
     expect(enqueued.find((e) => e.work_item_id === item.id)?.actor).toBe('planner');
   });
 
-  it('ClaimWorkItem claims the highest-priority ready item under a lease, filters by id and kind, null when none', () => {
-    const dir = freshDir(label);
+  it('ClaimWorkItem claims the highest-priority ready item under a lease, filters by id and kind, null when none', async () => {
+    const dir = await scaffolded();
     const low = enqueue(dir, { title: 'low', priority: 1 });
     const high = enqueue(dir, { title: 'high', priority: 9 });
     const mid = enqueue(dir, { title: 'mid', priority: 5 });
@@ -323,8 +338,8 @@ describe.each(RUNNERS)('workflow contract via %s', (label, run, storage) => {
     expect(friendly(dir, ['get', blocked.id]).status).toBe('pending');
   });
 
-  it('ResolveWorkItem finishes done with a result or failed with an error; a wrong worker gets LEASE_LOST', () => {
-    const dir = freshDir(label);
+  it('ResolveWorkItem finishes done with a result or failed with an error; a wrong worker gets LEASE_LOST', async () => {
+    const dir = await scaffolded();
     const a = enqueue(dir, { title: 'a', priority: 2 });
     const b = enqueue(dir, { title: 'b', priority: 1 });
     expect(ok(call(dir, 'ClaimWorkItem', { worker: 'w1' })).id).toBe(a.id);
@@ -377,8 +392,8 @@ describe.each(RUNNERS)('workflow contract via %s', (label, run, storage) => {
     ]);
   });
 
-  it('GetWorkItem returns the item, or exits 1 with NOT_FOUND', () => {
-    const dir = freshDir(label);
+  it('GetWorkItem returns the item, or exits 1 with NOT_FOUND', async () => {
+    const dir = await scaffolded();
     const item = enqueue(dir, { title: 'read me', payload: { k: 'v' } });
     const got = ok(call(dir, 'GetWorkItem', { id: item.id }));
     expectItemShape(got);
@@ -388,8 +403,8 @@ describe.each(RUNNERS)('workflow contract via %s', (label, run, storage) => {
     expect(err.message).toContain('wi_does_not_exist');
   });
 
-  it('AnnotateWorkItem merges notes and emits work_item_annotated', () => {
-    const dir = freshDir(label);
+  it('AnnotateWorkItem merges notes and emits work_item_annotated', async () => {
+    const dir = await scaffolded();
     const item = enqueue(dir, { title: 'annotate me' });
     const one = ok(call(dir, 'AnnotateWorkItem', { id: item.id, notes: { session_id: 's-1', tries: 1 } }));
     expectItemShape(one);
@@ -407,8 +422,8 @@ describe.each(RUNNERS)('workflow contract via %s', (label, run, storage) => {
     fails(call(dir, 'AnnotateWorkItem', { id: 'wi_nope', notes: { a: 1 } }), 'NOT_FOUND', 1);
   });
 
-  it('AppendEvent returns the event with its position and chained hash', () => {
-    const dir = freshDir(label);
+  it('AppendEvent returns the event with its position and chained hash', async () => {
+    const dir = await scaffolded();
     const item = enqueue(dir, { title: 'subject' });
     const before = friendly(dir, ['verify']).events as number; // at least the work_item_enqueued event
     expect(before).toBeGreaterThanOrEqual(1);
@@ -459,8 +474,8 @@ describe.each(RUNNERS)('workflow contract via %s', (label, run, storage) => {
     expect(friendly(dir, ['verify'])).toMatchObject({ ok: true, events: before + 3, head: e3.hash });
   });
 
-  it('ReplayPending returns every unfinished item and re-emits it', () => {
-    const dir = freshDir(label);
+  it('ReplayPending returns every unfinished item and re-emits it', async () => {
+    const dir = await scaffolded();
     const pending = enqueue(dir, { title: 'pending', priority: 1 });
     const inFlight = enqueue(dir, { title: 'in flight', priority: 3 });
     const finished = enqueue(dir, { title: 'finished', priority: 2 });
@@ -487,8 +502,8 @@ describe.each(RUNNERS)('workflow contract via %s', (label, run, storage) => {
     });
   });
 
-  it('RegenerateDashboard writes dashboard.md and returns its path, position and counts', () => {
-    const dir = freshDir(label);
+  it('RegenerateDashboard writes dashboard.md and returns its path, position and counts', async () => {
+    const dir = await scaffolded();
     enqueue(dir, { title: 'first item' });
     enqueue(dir, { title: 'second item' });
     const c = enqueue(dir, { title: 'claimed item', priority: 9 });
@@ -553,6 +568,28 @@ describe.each(RUNNERS)('workflow contract via %s', (label, run, storage) => {
     expect(existsSync(join(home, '.config'))).toBe(false);
   });
 
+  it('every workflow but ScaffoldFolders refuses a missing instance: NOT_FOUND (exit 1) saying how to create it, creating nothing', () => {
+    const dir = freshDir(label);
+    for (const [workflow, payload] of [
+      ['EnqueueWorkItem', { title: 't' }],
+      ['ClaimWorkItem', {}],
+      ['RegenerateDashboard', {}],
+      ['RetrospectiveSummary', {}],
+    ] as const) {
+      const err = fails(call(dir, workflow, payload), 'NOT_FOUND', 1);
+      expect(err.message, workflow).toContain('agentstate init');
+      expect(err.message, workflow).toContain('ScaffoldFolders');
+      expect(err.reason, workflow).toBe('no_such_instance');
+    }
+    const named = { HOME: home, AGENTSTATE_ROOT: freshDir(`${label}-root`), MF_AGENT_NAME: 'nobody' };
+    fails(run('GetWorkItem', { ...named, MF_TRIGGER_PAYLOAD_JSON: '{"id":"wi_x"}' }), 'NOT_FOUND', 1);
+    expect(existsSync(dir)).toBe(false);
+    expect(existsSync(named.AGENTSTATE_ROOT)).toBe(false);
+    // ScaffoldFolders creates it; then the same call succeeds.
+    ok(call(dir, 'ScaffoldFolders'));
+    expect(ok(call(dir, 'ClaimWorkItem', {}))).toBeNull();
+  });
+
   it('MF_AGENT_NAME / MF_HOST with AGENTSTATE_ROOT place the instance at <root>/<host>/agents/<name>', () => {
     const r = freshDir(`${label}-root`);
     const env = { HOME: home, AGENTSTATE_ROOT: r, MF_AGENT_NAME: 'planner', MF_HOST: 'box-1' };
@@ -568,8 +605,8 @@ describe.each(RUNNERS)('workflow contract via %s', (label, run, storage) => {
     ).toBe(item.id);
   });
 
-  it('MF_TRIGGER_PAYLOAD_FILE (a file, or - for stdin) carries a payload larger than an environment variable can (issue 12, point 13)', () => {
-    const dir = freshDir(label);
+  it('MF_TRIGGER_PAYLOAD_FILE (a file, or - for stdin) carries a payload larger than an environment variable can (issue 12, point 13)', async () => {
+    const dir = await scaffolded();
     const files = join(root, `${label.replace(/[^A-Za-z0-9_-]/g, '-')}-payloads-${++seq}`);
     mkdirSync(files, { recursive: true });
     // Just under the 1 MiB limit of one JSON value: eight times what Linux lets one variable carry.
@@ -643,6 +680,7 @@ describe.each(RUNNERS)('workflow contract via %s', (label, run, storage) => {
       expect(err.field, text).toBe('payload');
     }
     expect(existsSync(dir)).toBe(false);
+    ok(call(dir, 'ScaffoldFolders'));
     const file = join(root, `${label.replace(/[^A-Za-z0-9_-]/g, '-')}-null-${++seq}.json`);
     writeFileSync(file, 'null');
     const fromFile = fails(
@@ -673,7 +711,7 @@ describe.each(RUNNERS)('workflow contract via %s', (label, run, storage) => {
   });
 
   it('the library (runWorkflow) gives the same documents and errors as this runner', async () => {
-    const viaRunner = freshDir(label);
+    const viaRunner = await scaffolded();
     const viaLib = freshDir(`${label}-lib`);
     // Same name as the runner's instance (default lease owner and actor); on PostgreSQL in a schema of its
     // own, since the same host/name in one schema would be the same instance.
@@ -693,8 +731,9 @@ describe.each(RUNNERS)('workflow contract via %s', (label, run, storage) => {
       expect(Object.keys(b).sort()).toEqual(Object.keys(a).sort());
       expect(masked(b)).toEqual(masked(a));
 
-      const claimA = ok(call(viaRunner, 'ClaimWorkItem', { worker: 'w', lease_ms: 5000 }));
-      const claimB = json(await runWorkflow(inst, 'ClaimWorkItem', { worker: 'w', lease_ms: 5000 }));
+      // A lease that cannot run out while the subprocesses below run, however loaded the machine.
+      const claimA = ok(call(viaRunner, 'ClaimWorkItem', { worker: 'w', lease_ms: 600_000 }));
+      const claimB = json(await runWorkflow(inst, 'ClaimWorkItem', { worker: 'w', lease_ms: 600_000 }));
       expect(masked(claimB)).toEqual(masked(claimA));
       expect(ok(call(viaRunner, 'ClaimWorkItem', {}))).toBeNull();
       expect(await runWorkflow(inst, 'ClaimWorkItem', {})).toBeNull();
@@ -776,6 +815,7 @@ describe('workflow entry points', () => {
 
   it('the CLI takes the payload from --payload and the instance from --dir as well', () => {
     const dir = freshDir('flags');
+    ok(runCli(['ScaffoldFolders', '--dir', dir], { HOME: home }));
     const item = ok(
       runCli(['EnqueueWorkItem', '--dir', dir, '--payload', '{"title":"by flag"}'], { HOME: home }),
     );

@@ -4,19 +4,9 @@
 // text updates that YAML document in place, so its comments, key order and styles survive wherever the
 // data did not change.
 
-import {
-  Document,
-  isMap,
-  isPair,
-  isScalar,
-  isSeq,
-  type Node,
-  type Pair,
-  parseDocument,
-  Scalar,
-  visit,
-  type YAMLMap,
-} from 'yaml';
+import { createRequire } from 'node:module';
+import type * as YamlModule from 'yaml';
+import type { Document, Node, Pair, YAMLMap } from 'yaml';
 import type { FileStamp, KindFile, ViewContext } from '../../core/kind.js';
 import type { Json, JsonObject } from '../../core/types.js';
 import { InvalidInputError } from '../../errors.js';
@@ -35,6 +25,14 @@ const MAX_ALIASES = 100;
  * as Python's `yaml.safe_load` then refuses.
  */
 const YAML_OPTIONS = { schema: 'core', resolveKnownTags: false, uniqueKeys: true } as const;
+
+// The yaml package costs as much to load as the rest of a CLI command's start-up; as for Grid's STATE.md,
+// only what reads or writes an .aios file pays for it.
+let yamlModule: typeof YamlModule | undefined;
+function Y(): typeof YamlModule {
+  yamlModule ??= createRequire(import.meta.url)('yaml') as typeof YamlModule;
+  return yamlModule;
+}
 
 const KIND = 'aios-workflow';
 const STAMP_LINE = /^#\s*agentstate:(.*)$/;
@@ -132,7 +130,7 @@ function checkJson(v: unknown, pointer: string): void {
 function parse(text: string): { body: JsonObject; stamp: FileStamp | null } {
   checkText(text);
   const stamp = readYamlStamp(text);
-  const doc = parseDocument(text, YAML_OPTIONS);
+  const doc = Y().parseDocument(text, YAML_OPTIONS);
   const err = doc.errors[0] ?? doc.warnings[0];
   if (err) {
     const pos = err.linePos?.[0];
@@ -143,7 +141,7 @@ function parse(text: string): { body: JsonObject; stamp: FileStamp | null } {
     });
   }
   if (doc.contents === null) invalid('the file holds no YAML document (it is empty or only comments)');
-  if (!isMap(doc.contents)) {
+  if (!Y().isMap(doc.contents)) {
     const line = doc.contents.range ? text.slice(0, doc.contents.range[0]).split('\n').length : 1;
     invalid(`line ${line}: the document must be a YAML mapping of the state fields`, { line });
   }
@@ -167,12 +165,12 @@ const LOOKS_TYPED =
   /^(\d{4}-\d{2}-\d{2}([Tt ].*)?|y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF|true|True|TRUE|false|False|FALSE|~|null|Null|NULL)$/;
 
 function style(node: unknown): void {
-  visit(node as Node, {
+  Y().visit(node as Node, {
     Scalar(_k, n) {
-      if (typeof n.value === 'string' && LOOKS_TYPED.test(n.value)) n.type = Scalar.QUOTE_DOUBLE;
+      if (typeof n.value === 'string' && LOOKS_TYPED.test(n.value)) n.type = Y().Scalar.QUOTE_DOUBLE;
     },
     Seq(_k, n) {
-      if (n.items.length > 0 && n.items.every((x) => isScalar(x) && typeof x.value !== 'object'))
+      if (n.items.length > 0 && n.items.every((x) => Y().isScalar(x) && typeof x.value !== 'object'))
         n.flow = true;
     },
   });
@@ -199,7 +197,7 @@ function rank(order: readonly string[], key: string): number {
 }
 
 function keyOf(pair: Pair): string | undefined {
-  return isScalar(pair.key) ? String(pair.key.value) : undefined;
+  return Y().isScalar(pair.key) ? String(pair.key.value) : undefined;
 }
 
 function newNode(doc: Document, value: Json, path: string[]): Node {
@@ -210,7 +208,7 @@ function newNode(doc: Document, value: Json, path: string[]): Node {
 
 /** Updates `node` to hold `value`, keeping it (with its comments and style) wherever the data is the same. */
 function update(doc: Document, node: unknown, value: Json, path: string[]): Node {
-  if (isMap(node) && isPlainObject(value)) {
+  if (Y().isMap(node) && isPlainObject(value)) {
     const map = node as YAMLMap;
     for (const pair of [...map.items]) {
       const k = keyOf(pair);
@@ -230,7 +228,7 @@ function update(doc: Document, node: unknown, value: Json, path: string[]): Node
     }
     return map;
   }
-  if (isSeq(node) && Array.isArray(value)) {
+  if (Y().isSeq(node) && Array.isArray(value)) {
     const items = node.items;
     value.forEach((v, i) => {
       if (i < items.length) {
@@ -247,10 +245,10 @@ function update(doc: Document, node: unknown, value: Json, path: string[]): Node
     items.splice(value.length);
     return node;
   }
-  if (isScalar(node) && (value === null || typeof value !== 'object')) {
+  if (Y().isScalar(node) && (value === null || typeof value !== 'object')) {
     if (!deepEqual(node.value, value)) {
       node.value = value;
-      if (typeof value === 'string' && LOOKS_TYPED.test(value)) node.type = Scalar.QUOTE_DOUBLE;
+      if (typeof value === 'string' && LOOKS_TYPED.test(value)) node.type = Y().Scalar.QUOTE_DOUBLE;
     }
     return node;
   }
@@ -271,13 +269,13 @@ function previousDocument(previous: string | undefined): Document | null {
   if (previous === undefined || Buffer.byteLength(previous) > MAX_AIOS_FILE_BYTES) return null;
   try {
     // A tagged previous file is rendered afresh, so no tag survives an export.
-    const doc = parseDocument(previous, YAML_OPTIONS);
-    if (doc.errors.length > 0 || doc.warnings.length > 0 || !isMap(doc.contents)) return null;
+    const doc = Y().parseDocument(previous, YAML_OPTIONS);
+    if (doc.errors.length > 0 || doc.warnings.length > 0 || !Y().isMap(doc.contents)) return null;
     let aliased = false;
-    visit(doc, {
+    Y().visit(doc, {
       Alias() {
         aliased = true;
-        return visit.BREAK;
+        return Y().visit.BREAK;
       },
     });
     return aliased ? null : doc;
@@ -298,7 +296,7 @@ function render(body: JsonObject, stamp: FileStamp, _ctx: ViewContext, previous?
     const map = doc.contents as YAMLMap;
     const first = map.items[0];
     const rest = withoutStamp(doc.commentBefore);
-    if (first && isPair(first) && isScalar(first.key) && first.key.commentBefore) {
+    if (first && Y().isPair(first) && Y().isScalar(first.key) && first.key.commentBefore) {
       const own = withoutStamp(first.key.commentBefore);
       first.key.commentBefore = own.length > 0 ? own.join('\n') : undefined;
     }
@@ -308,15 +306,15 @@ function render(body: JsonObject, stamp: FileStamp, _ctx: ViewContext, previous?
     }
     doc.commentBefore = [line, ...rest].join('\n');
   } else {
-    doc = new Document();
+    doc = new (Y().Document)();
     doc.contents = newNode(doc, body, []) as never;
     const map = doc.contents as unknown as YAMLMap;
     for (const pair of map.items) {
       const k = keyOf(pair);
-      if ((k === 'steps' || k === 'artifacts' || k === 'decisions') && isScalar(pair.key)) {
+      if ((k === 'steps' || k === 'artifacts' || k === 'decisions') && Y().isScalar(pair.key)) {
         pair.key.spaceBefore = true;
       }
-      if (k === 'steps' && isSeq(pair.value)) {
+      if (k === 'steps' && Y().isSeq(pair.value)) {
         pair.value.items.forEach((item, i) => {
           if (i > 0) (item as { spaceBefore?: boolean }).spaceBefore = true;
         });
