@@ -104,9 +104,38 @@ function addWorkflowCommands(program: Command): void {
   }
 }
 
+/** Global options that take a value: the command word is the first argument that is neither. */
+const VALUE_OPTIONS = new Set(['--dir', '--name', '--host', '--root', '--durability', '--url', '--project']);
+
+/** The first argument that is not a global option (or its value): the command a run asks for. */
+function commandWord(argv: string[]): string | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (VALUE_OPTIONS.has(a)) i++;
+    else if (!a.startsWith('-')) return a;
+  }
+  return undefined;
+}
+
+/**
+ * The program for `argv`: every command, and each kind's operations (which load every kind, about a third of
+ * a command's start-up) only when the run names none of the others (a kind's group, `help`, no command).
+ */
+export async function programFor(argv: string[]): Promise<Command> {
+  const program = buildProgram();
+  const word = commandWord(argv);
+  const known =
+    word !== undefined && program.commands.some((c) => c.name() === word || c.aliases().includes(word));
+  if (!known) {
+    const { addKindCommands } = await import('./kind-commands.js');
+    addKindCommands(program);
+  }
+  return program;
+}
+
 /** Runs the CLI with `argv` (without node and script); returns the exit code. */
 export async function runCli(argv: string[]): Promise<number> {
-  const program = buildProgram();
+  const program = await programFor(argv);
   // Bare `agentstate` asks what the command can do: the help, on stdout, exit 0.
   if (argv.length === 0) {
     program.outputHelp();

@@ -2,8 +2,8 @@
 // over the project's .copilot/state/*.json files (and the store, when an instance is named).
 import { type Command, InvalidArgumentError } from 'commander';
 import { EXIT_CODES } from '../errors.js';
-import { GATES, type GateResult } from '../kinds/workflow-sessions/gates.js';
-import { type ResumeSummary, renderResume } from '../kinds/workflow-sessions/resume.js';
+import type { GateResult } from '../kinds/workflow-sessions/gates.js';
+import type { ResumeSummary } from '../kinds/workflow-sessions/resume.js';
 import { duration, given, projectOf, runCommand } from './context.js';
 
 export function addSessionCommands(program: Command): void {
@@ -18,7 +18,9 @@ export function addSessionCommands(program: Command): void {
       'gate B: the longest the active session may go unchanged, e.g. 30m',
       duration('--max-age'),
     )
-    .action((gateArg: string, workflow: string | undefined, o, cmd: Command) => {
+    .action(async (gateArg: string, workflow: string | undefined, o, cmd: Command) => {
+      // The kind's modules load with the command that needs them, not with every command.
+      const { GATES } = await import('../kinds/workflow-sessions/gates.js');
       const want = gateArg.toUpperCase();
       if (want !== 'ALL' && !(GATES as readonly string[]).includes(want)) {
         throw new InvalidArgumentError(`gate must be one of ${GATES.join(', ')} or all, got ${gateArg}`);
@@ -53,7 +55,13 @@ export function addSessionCommands(program: Command): void {
     .description(
       'what an agent needs to pick a workflow up: active session, phase, open todos, blockers, lessons, directives',
     )
-    .action((workflow: string, _o, cmd: Command) =>
-      runCommand<ResumeSummary>(cmd, 'resume_workflow', { workflow, project: projectOf(cmd) }, renderResume),
-    );
+    .action(async (workflow: string, _o, cmd: Command) => {
+      const { renderResume } = await import('../kinds/workflow-sessions/resume.js');
+      await runCommand<ResumeSummary>(
+        cmd,
+        'resume_workflow',
+        { workflow, project: projectOf(cmd) },
+        renderResume,
+      );
+    });
 }
