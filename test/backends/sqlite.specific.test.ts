@@ -287,6 +287,28 @@ describe('sqlite: reads that cost what they find', () => {
     }
   });
 
+  it('a read of several event types walks each type in order, never sorting all of their events', async () => {
+    // The retro pages through a window by type and the dashboard reads the newest outcomes: with
+    // `type IN (…)` SQLite read every event of those types after the cursor and sorted them for each page.
+    const inst = await openInstance({ dir: fresh() });
+    const db = new Database(inst.paths.db, { readonly: true });
+    try {
+      await inst.events.appendMany(['a', 'b', 'x'].map((type) => ({ type })));
+      const ran = (
+        await statementsOf(() => inst.events.read({ type: ['a', 'b'], after: 0, reverse: true, limit: 2 }))
+      ).filter((s) => s.sql.includes('FROM events'));
+      expect(ran).toHaveLength(1);
+      const plan = db.prepare(`EXPLAIN QUERY PLAN ${ran[0]!.sql}`).all(...ran[0]!.params) as PlanRow[];
+      const walks = plan.filter((r) => r.detail.includes('events_type'));
+      expect(walks.length).toBe(2);
+      // Each walk is a subquery of its own (its LIMIT stops it), not the statement's scan.
+      expect(walks.every((r) => r.parent !== 0)).toBe(true);
+    } finally {
+      db.close();
+      await inst.close();
+    }
+  });
+
   it('items enqueued before the blocker index existed are found by it once the store opens', async () => {
     // A database at migration 0005, written as that version wrote it: a failed, b waits on it, c on b.
     const path = `${fresh()}.sqlite`;
