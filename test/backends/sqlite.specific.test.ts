@@ -276,6 +276,16 @@ describe('sqlite: reads that cost what they find', () => {
         expect(stuck.length).toBeGreaterThan(0);
         expect(costly(stuck)).toEqual([]);
       }
+      // The dashboard's list of items blocked otherwise walks the pending items in claim order and stops at
+      // its limit, as a claim does, instead of sorting them all.
+      for (const plan of await plans(
+        () => work.list({ ready: false, blocked_on_failure: false, limit: 5 }),
+        listing,
+      )) {
+        const top = plan.filter((r) => r.parent === 0).map((r) => r.detail);
+        expect(top.some((d) => d.includes('work_items_ready'))).toBe(true);
+        expect(top).not.toContain('USE TEMP B-TREE FOR ORDER BY');
+      }
       const cascades = (sql: string) => sql.startsWith('UPDATE') && sql.includes('cascaded_from = ?');
       for (const plan of await plans(() => work.cancel({ id: open.id }), cascades)) {
         expect(costly(plan)).toEqual([]);

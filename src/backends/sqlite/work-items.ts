@@ -533,7 +533,9 @@ export function createWorkItemBackend(conn: SqliteConnection): WorkItemBackend {
       }
       // Blocked on a failure: the rows come from the stuck set (CROSS JOIN keeps it the outer loop), one
       // lookup each, so the read costs what it finds; its complement tests each row against that set.
-      let from = 'work_items w';
+      // Ready or not, the items are pending: walked in claim order (as a claim does), the read stops at its
+      // limit instead of sorting every pending item (the dashboard's and resume's lists).
+      let from = q.ready === undefined ? 'work_items w' : 'work_items w INDEXED BY work_items_ready';
       if (q.blocked_on_failure === true) {
         from = 'stuck AS s CROSS JOIN work_items AS w ON w.id = s.id';
         where.push("w.status = 'pending'");
