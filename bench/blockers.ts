@@ -274,7 +274,22 @@ export async function blockedOnFailureSection(
     const [found, none] = [(await all(big)).length, (await all(base)).length];
     if (found !== fx.stuck || none !== 0)
       throw new Error(`blocked on a failure: ${found} and ${none} listed`);
-    const vs0 = 'the same at 10k pending / 0 failed';
+    /** `call` at 40k / 2k against the same at 10k / 0; `max`: a bound on the paired ratio (else info). */
+    const vs0 = (
+      name: string,
+      call: (i: Instance) => Promise<unknown>,
+      n: number,
+      max?: { value: number; why: string },
+    ): ReadCase => ({
+      name,
+      baselineName: 'the same at 10k pending / 0 failed',
+      a: () => call(big),
+      b: () => call(base),
+      n,
+      target: max ? `≤ ${max.value}× (${max.why})` : 'info',
+      rule: max ? { op: 'max', value: max.value } : { op: 'info' },
+    });
+    const linear = { value: 4, why: '4× the items' };
     const cases: ReadCase[] = [
       {
         name: `list({ blocked_on_failure: true }): all ${fmt(fx.stuck)} at 40k pending / 2k failed`,
@@ -286,51 +301,14 @@ export async function blockedOnFailureSection(
         rule: { op: 'max', value: 4 },
         note: `what retro asks for (limit 100,000); it starts from the ${fmt(fx.failed)} failed items and returns ${fmt(fx.stuck)} (each failed item blocks a chain of two)`,
       },
+      { ...vs0('the same read', all, 3), note: 'the baseline returns none' },
+      vs0('list({ blocked_on_failure: true, limit: 20 }) (dashboard, resume), 40k / 2k', page, 5),
+      vs0('regenerateDashboard, 40k pending / 2k failed', (i) => lib.regenerateDashboard(i), 2, linear),
       {
-        name: 'the same read',
-        baselineName: `${vs0} (returns none)`,
-        a: () => all(big),
-        b: () => all(base),
-        n: 3,
-        target: 'info',
-        rule: { op: 'info' },
+        ...vs0('retrospective (24 h), 40k pending / 2k failed', (i) => lib.retrospective(i), 2),
+        note: 'it lists every item blocked on a failure (4,000) and reads every failure in its window',
       },
-      {
-        name: 'list({ blocked_on_failure: true, limit: 20 }) (dashboard, resume), 40k / 2k',
-        baselineName: vs0,
-        a: () => page(big),
-        b: () => page(base),
-        n: 5,
-        target: 'info',
-        rule: { op: 'info' },
-      },
-      {
-        name: 'regenerateDashboard, 40k pending / 2k failed',
-        baselineName: vs0,
-        a: () => lib.regenerateDashboard(big),
-        b: () => lib.regenerateDashboard(base),
-        n: 2,
-        target: '≤ 4× (4× the items)',
-        rule: { op: 'max', value: 4 },
-      },
-      {
-        name: 'retrospective (24 h), 40k pending / 2k failed',
-        baselineName: vs0,
-        a: () => lib.retrospective(big),
-        b: () => lib.retrospective(base),
-        n: 2,
-        target: 'info: it reports every stuck item and failure',
-        rule: { op: 'info' },
-      },
-      {
-        name: 'resume, 40k pending / 2k failed',
-        baselineName: vs0,
-        a: () => lib.runOperation(big, 'resume', {}),
-        b: () => lib.runOperation(base, 'resume', {}),
-        n: 3,
-        target: '≤ 4× (4× the items)',
-        rule: { op: 'max', value: 4 },
-      },
+      vs0('resume, 40k pending / 2k failed', (i) => lib.runOperation(i, 'resume', {}), 3, linear),
     ];
     return await measure(section, cases, rounds);
   } finally {

@@ -23,6 +23,7 @@ import { batchEvents, claimedEvent, resolvedEvent } from '../../src/core/work-ru
 import { getKind, validateSchema } from '../../src/kinds/registry.js';
 import { adminQuery, PG_URL, postgresForThisFile } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/tmp.js';
+import { enqueueStuck, expectBlockerRowsReported, type StuckIds } from './stuck-fixture.js';
 
 const schema = await postgresForThisFile();
 const suite = schema === null ? describe.skip : describe;
@@ -446,18 +447,10 @@ suite('postgres: append-only events', () => {
     // cascade every pending cascade item of the instance for each failed blocker.
     const instance = `spec/stuck-${++n}`;
     const setup = await open(instance);
-    let ids: Record<'a' | 'b' | 'c' | 'open' | 'gone', string>;
+    let ids: StuckIds;
     try {
       const { work } = services(setup);
-      const a = await work.enqueue({ title: 'a', priority: 9 });
-      const b = await work.enqueue({ title: 'b', blocked_by: [a.id] });
-      const c = await work.enqueue({ title: 'c', blocked_by: [b.id] });
-      const open = await work.enqueue({ title: 'open' });
-      const gone = await work.enqueue({
-        title: 'gone',
-        blocked_by: [open.id],
-        on_blocker_failure: 'cascade',
-      });
+      ids = await enqueueStuck(work);
       // 3,000 more pending items, each waiting on a blocker, a third of them cascading.
       const gates = await work.enqueueMany(Array.from({ length: 100 }, (_, i) => ({ title: `gate ${i}` })));
       for (let k = 0; k < 3; k++) {
@@ -469,9 +462,6 @@ suite('postgres: append-only events', () => {
           })),
         );
       }
-      const held = await work.claim({ worker: 'w', id: a.id });
-      await work.resolve({ id: a.id, status: 'failed', worker: 'w', attempt: held!.attempts });
-      ids = { a: a.id, b: b.id, c: c.id, open: open.id, gone: gone.id };
     } finally {
       await setup.close();
     }
@@ -528,6 +518,28 @@ suite('postgres: append-only events', () => {
     const touched = (await rowsTouched(['events'])) - before;
     expect(touched).toBeGreaterThan(0);
     expect(touched).toBeLessThan(100);
+  });
+
+  it('verify reports a blocker row removed or added behind the store', async () => {
+    // blocked-on-failure and the cascade follow work_item_blockers alone: a row removed would hide c.
+    const b = await open();
+    try {
+      const { work, events } = services(b);
+      const ids = await enqueueStuck(work);
+      expect((await events.verify()).ok).toBe(true);
+      await adminQuery(`DELETE FROM "${schema}".work_item_blockers WHERE instance = $1 AND item = $2`, [
+        b.instance,
+        ids.c,
+      ]);
+      await adminQuery(
+        `INSERT INTO "${schema}".work_item_blockers (instance, blocker, item) VALUES ($1, $2, $3)`,
+        [b.instance, ids.a, ids.open],
+      );
+      const r = await events.verify();
+      expectBlockerRowsReported(r, ids);
+    } finally {
+      await b.close();
+    }
   });
 
   it('verify reports the first broken link after tampering that bypassed the triggers', async () => {

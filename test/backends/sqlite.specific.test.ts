@@ -11,6 +11,7 @@ import { SqliteConnection } from '../../src/backends/sqlite/connection.js';
 import { migrationNames } from '../../src/backends/sqlite/migrate.js';
 import { openInstance } from '../../src/instance/instance.js';
 import { tempDir } from '../helpers/tmp.js';
+import { enqueueStuck, expectBlockerRowsReported } from './stuck-fixture.js';
 
 const dir = tempDir();
 let n = 0;
@@ -241,20 +242,10 @@ describe('sqlite: reads that cost what they find', () => {
     const db = new Database(inst.paths.db, { readonly: true });
     try {
       const { work } = inst;
-      const a = await work.enqueue({ title: 'a', priority: 9 });
-      const b = await work.enqueue({ title: 'b', blocked_by: [a.id] });
-      const c = await work.enqueue({ title: 'c', blocked_by: [b.id] });
-      const open = await work.enqueue({ title: 'open' });
-      const gone = await work.enqueue({
-        title: 'gone',
-        blocked_by: [open.id],
-        on_blocker_failure: 'cascade',
-      });
+      const ids = await enqueueStuck(work);
       await work.enqueueMany(
-        Array.from({ length: 50 }, (_, i) => ({ title: `other ${i}`, blocked_by: [open.id] })),
+        Array.from({ length: 50 }, (_, i) => ({ title: `other ${i}`, blocked_by: [ids.open] })),
       );
-      const held = await work.claim({ worker: 'w', id: a.id });
-      await work.resolve({ id: a.id, status: 'failed', worker: 'w', attempt: held!.attempts });
 
       const plans = async (fn: () => Promise<unknown>, pick: (sql: string) => boolean) => {
         const ran = (await statementsOf(fn)).filter((s) => pick(s.sql));
@@ -269,7 +260,7 @@ describe('sqlite: reads that cost what they find', () => {
       }, listing)) {
         expect(costly(plan)).toEqual([]);
       }
-      expect(listed).toEqual([b.id, c.id]);
+      expect(listed).toEqual([ids.b, ids.c]);
       // The complement reads the items it lists, but finds the stuck ones the same way.
       for (const plan of await plans(() => work.list({ blocked_on_failure: false }), listing)) {
         const stuck = under(plan, /\bstuck\b/);
@@ -287,10 +278,10 @@ describe('sqlite: reads that cost what they find', () => {
         expect(top).not.toContain('USE TEMP B-TREE FOR ORDER BY');
       }
       const cascades = (sql: string) => sql.startsWith('UPDATE') && sql.includes('cascaded_from = ?');
-      for (const plan of await plans(() => work.cancel({ id: open.id }), cascades)) {
+      for (const plan of await plans(() => work.cancel({ id: ids.open }), cascades)) {
         expect(costly(plan)).toEqual([]);
       }
-      expect((await work.get(gone.id)).status).toBe('cancelled');
+      expect((await work.get(ids.gone)).status).toBe('cancelled');
     } finally {
       db.close();
       await inst.close();
@@ -316,6 +307,25 @@ describe('sqlite: reads that cost what they find', () => {
     } finally {
       db.close();
       await inst.close();
+    }
+  });
+
+  it('verify reports a blocker row removed or added behind the store', async () => {
+    // blocked-on-failure and the cascade follow work_item_blockers alone: a row removed would hide c.
+    const inst = await openInstance({ dir: fresh() });
+    const ids = await enqueueStuck(inst.work);
+    expect((await inst.events.verify()).ok).toBe(true);
+    await inst.close();
+    const db = new Database(inst.paths.db);
+    db.prepare('DELETE FROM work_item_blockers WHERE item = ?').run(ids.c);
+    db.prepare('INSERT INTO work_item_blockers (blocker, item) VALUES (?, ?)').run(ids.a, ids.open);
+    db.close();
+    const again = await openInstance({ dir: inst.paths.dir });
+    try {
+      const r = await again.events.verify();
+      expectBlockerRowsReported(r, ids);
+    } finally {
+      await again.close();
     }
   });
 

@@ -58,8 +58,6 @@ interface Tamperer {
   rewriteEvent(position: number, data: Json): Promise<void>;
   /** Removes the newest `count` events (triggers dropped or off), rewinding what names the head. */
   deleteNewest(count: number, opts: { rewindStreams: boolean }): Promise<void>;
-  /** Removes the work_item_blockers rows of `item`, and adds one saying `item` waits on `blocker`. */
-  moveBlockerRows(item: string, blocker: string): Promise<void>;
 }
 
 interface Backend {
@@ -157,12 +155,6 @@ const sqlite: Backend = {
         run((db) => {
           db.exec('DROP TRIGGER events_no_delete');
           db.prepare('DELETE FROM events WHERE position > (SELECT MAX(position) FROM events) - ?').run(count);
-        });
-      },
-      async moveBlockerRows(item, blocker) {
-        run((db) => {
-          db.prepare('DELETE FROM work_item_blockers WHERE item = ?').run(item);
-          db.prepare('INSERT INTO work_item_blockers (blocker, item) VALUES (?, ?)').run(blocker, item);
         });
       },
     };
@@ -303,15 +295,6 @@ const postgres: Backend = {
           statements.push([`DELETE FROM ${s}.event_streams WHERE instance = $1 AND seq = 0`, [key]]);
         }
         await pgSession(statements);
-      },
-      async moveBlockerRows(item, blocker) {
-        await pgSession([
-          [`DELETE FROM ${s}.work_item_blockers WHERE instance = $1 AND item = $2`, [key, item]],
-          [
-            `INSERT INTO ${s}.work_item_blockers (instance, blocker, item) VALUES ($1, $2, $3)`,
-            [key, blocker, item],
-          ],
-        ]);
       },
     };
   },
@@ -591,20 +574,6 @@ const cases: Case[] = [
     plain: ['row_differs'],
     head: ['row_differs'],
     says: /cascaded_from is null, the log says "wi_|on_blocker_failure is "cascade", the log says "wait"/,
-  },
-  {
-    name: 'the blocker index (work_item_blockers): an item made to wait on another blocker',
-    prepare: async (inst, ids) => {
-      const top = await inst.work.enqueue({ title: 'top' });
-      const dep = await inst.work.enqueue({ title: 'dep', blocked_by: [top.id] });
-      ids.top = top.id;
-      ids.dep = dep.id;
-    },
-    // The failure of `top` would no longer reach `dep`, and that of `a` would.
-    tamper: (t, ids) => t.moveBlockerRows(ids.dep!, ids.a!),
-    plain: ['event_missing', 'row_missing'],
-    head: ['event_missing', 'row_missing'],
-    says: /is blocked by wi_\w+, but work_item_blockers has no row for it/,
   },
   {
     name: 'a document body, content hash left alone',
