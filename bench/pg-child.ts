@@ -1,7 +1,8 @@
-// The PostgreSQL sections (P1–P3), run in a child process on plain `node` (see pg-launch.ts for why):
+// The PostgreSQL sections (P1–P6), run in a child process on plain `node` (see pg-launch.ts for why):
 // measures, logs progress to stderr, and sends each result row to the parent over IPC.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { blockedOnFailureSection, scaleSection } from './blockers.js';
 import { fmt, log, max, median, min, REPO_ROOT } from './lib.js';
 import { designQueue, type EventDesign } from './pg-designs.js';
 import {
@@ -452,6 +453,11 @@ async function main(): Promise<void> {
     await timed('p2', () => p2(env, Math.min(rounds, 3), 10_000));
     await timed('p3', () => p3(env, rounds, 5000));
     await timed('p4', () => p4(env, Math.min(rounds, 3), 10_000));
+    const rows = async (made: Promise<PgRow[]>) => {
+      for (const row of await made) await send({ type: 'row', row });
+    };
+    await timed('p5', () => rows(blockedOnFailureSection('P5', (label) => env.open(label), rounds)));
+    await timed('p6', () => rows(scaleSection('P6', (label, clock) => env.open(label, clock), rounds)));
   } finally {
     await env.close();
   }

@@ -96,11 +96,11 @@ export class PgEnv {
     await closeInst(await this.open('setup'));
   }
 
-  /** A fresh agentstate instance (its own instance key) in the benchmark schema. */
-  async open(label: string): Promise<Instance & { dir: string }> {
+  /** A fresh agentstate instance (its own instance key) in the benchmark schema, on `clock` if given. */
+  async open(label: string, clock?: () => number): Promise<Instance & { dir: string }> {
     const lib = await loadLib();
     const dir = freshDir(`pg-${label}`);
-    const inst = await lib.openInstance({ dir, url: this.url, worker: 'bench' });
+    const inst = await lib.openInstance({ dir, url: this.url, worker: 'bench', ...(clock ? { clock } : {}) });
     return Object.assign(inst, { dir });
   }
 

@@ -1,6 +1,6 @@
 // `npm run bench`: agentstate against a raw better-sqlite3 baseline measured in the same run.
-// Options: --rounds N (default 5), --only 1,2,3,4,5,6,docs,pg,mcp,langgraph,http (sections; docs = d1,d2,d3,d4;
-// pg = p1,p2,p3,p4, run only when PostgreSQL answers at AGENTSTATE_BENCH_PG_URL; mcp = bench/mcp.ts and
+// Options: --rounds N (default 5), --only 1,2,3,4,5,6,7,8,docs,pg,mcp,langgraph,http (sections; docs = d1,d2,d3,d4;
+// pg = p1,p2,p3,p4,p5 (p6 only by name), run only when PostgreSQL answers at AGENTSTATE_BENCH_PG_URL; mcp = bench/mcp.ts and
 // langgraph = bench/langgraph.ts, http = bench/http.ts, each run as its own process with its own table), --json PATH (write the
 // results of the sections in this process).
 import { spawnSync } from 'node:child_process';
@@ -9,6 +9,7 @@ import { cpus } from 'node:os';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import { resumeOutput } from './agent-output.js';
+import { blockedOnFailureSection, type OpenInstance, type ReadRow, scaleSection } from './blockers.js';
 import {
   buildReadFixture,
   commitPair,
@@ -29,7 +30,19 @@ import {
   singlePair,
   timeOnBigInstance,
 } from './inprocess.js';
-import { cleanTmp, type Durability, fmt, log, max, median, min, removeDir, textTable } from './lib.js';
+import {
+  cleanTmp,
+  type Durability,
+  fmt,
+  freshDir,
+  loadLib,
+  log,
+  max,
+  median,
+  min,
+  removeDir,
+  textTable,
+} from './lib.js';
 import type { PgMeta, PgRule } from './pg-child.js';
 import { pgReachable, redactedPgUrl, runPgChild } from './pg-launch.js';
 import { claimRace, workflowProcess } from './processes.js';
@@ -38,7 +51,7 @@ import { RESUME_FIXTURE } from './resume-fixture.js';
 const { values: args } = parseArgs({
   options: {
     rounds: { type: 'string', default: '5' },
-    only: { type: 'string', default: '1,2,3,4,5,6,docs,pg,mcp,langgraph,http' },
+    only: { type: 'string', default: '1,2,3,4,5,6,7,8,docs,pg,mcp,langgraph,http' },
     json: { type: 'string' },
   },
 });
@@ -337,6 +350,22 @@ async function section6(): Promise<void> {
   log(`[6] resume: text ${r.textTokens} tokens (${r.textChars} chars), --json ${r.jsonTokens} tokens`);
 }
 
+/** 7 and 8: reads as failures and history pile up (bench/blockers.ts), on SQLite at NORMAL (reads only). */
+async function readSection(
+  id: string,
+  run: (section: string, open: OpenInstance, rounds: number) => Promise<ReadRow[]>,
+): Promise<void> {
+  const lib = await loadLib();
+  const open: OpenInstance = (label, clock) =>
+    lib.openInstance({
+      dir: freshDir(label),
+      durability: 'normal',
+      worker: 'bench',
+      ...(clock ? { clock } : {}),
+    });
+  for (const { rule, ...row } of await run(id, open, ROUNDS)) ratioRow(row, ruleCheck(rule));
+}
+
 /** D1: one CAS commit per transaction, agentstate vs raw better-sqlite3, at both durabilities. */
 async function sectionD1(): Promise<void> {
   for (const durability of ['full', 'normal'] as Durability[]) {
@@ -585,7 +614,9 @@ async function sectionD4(): Promise<void> {
   );
 }
 
-const PG_PARTS = ['p1', 'p2', 'p3', 'p4'];
+const PG_PARTS = ['p1', 'p2', 'p3', 'p4', 'p5', 'p6'];
+/** What `--only pg` runs: P6 builds 100,000 items and 1,000,000 events (about 25 minutes here), so it is asked for by name. */
+const PG_DEFAULT = PG_PARTS.filter((p) => p !== 'p6');
 let pgMeta: PgMeta | null = null;
 
 function ruleCheck(rule: PgRule): (ratio: number, value: number) => boolean | null {
@@ -612,7 +643,7 @@ async function sectionPg(): Promise<void> {
     );
     return;
   }
-  const parts = PG_PARTS.filter((p) => ONLY.has('pg') || ONLY.has(p));
+  const parts = PG_PARTS.filter((p) => (ONLY.has('pg') && PG_DEFAULT.includes(p)) || ONLY.has(p));
   const { rows, meta } = await runPgChild(ROUNDS, parts);
   pgMeta = meta;
   for (const { rule, ...row } of rows) ratioRow(row, ruleCheck(rule));
@@ -671,6 +702,8 @@ async function main(): Promise<void> {
       ['4', section4],
       ['5', section5],
       ['6', section6],
+      ['7', () => readSection('7', blockedOnFailureSection)],
+      ['8', () => readSection('8', scaleSection)],
       ['d1', sectionD1],
       ['d2', sectionD2],
       ['d3', sectionD3],

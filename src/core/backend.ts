@@ -354,12 +354,15 @@ export type DumpRecord =
   | { t: 'history'; row: HistoryRowDump };
 
 /**
- * A row that names an event position, kept beside the log by a backend whose head is not the log itself
- * (PostgreSQL: the instance's `event_heads` row and its `event_streams` counters). Never part of a dump file.
+ * A row kept beside the rows and the log, derived from them, for verify to check: a backend whose head is not
+ * the log itself names event positions (PostgreSQL: the instance's `event_heads` row and its `event_streams`
+ * counters), and every backend keeps blocked_by read backwards (`work_item_blockers`, all its rows in one
+ * record). Never part of a dump file: an import derives them again.
  */
 export type CounterRecord =
   | { t: 'event_head'; row: { position: number; hash: string } }
-  | { t: 'event_stream'; row: { stream: string; seq: number } };
+  | { t: 'event_stream'; row: { stream: string; seq: number } }
+  | { t: 'blocker_edges'; row: { edges: Array<{ blocker: string; item: string }> } };
 
 export interface DumpOptions {
   /** Also yield the counter rows (after everything else), for verify. @default false */

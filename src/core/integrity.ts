@@ -190,6 +190,8 @@ export class IntegrityChecker {
   #counterHead: HeadAnchor | null = null;
   readonly #counterStreams: Array<{ stream: string; seq: number }> = [];
   #hasCounters = false;
+  /** The rows of work_item_blockers, when the records carry them. */
+  #edges: Array<{ blocker: string; item: string }> | null = null;
 
   constructor(options: IntegrityOptions = {}) {
     this.#anchor = options.head ?? null;
@@ -262,6 +264,9 @@ export class IntegrityChecker {
       case 'event_stream':
         this.#hasCounters = true;
         this.#counterStreams.push(r.row);
+        break;
+      case 'blocker_edges':
+        this.#edges = r.row.edges;
         break;
     }
   }
@@ -554,6 +559,7 @@ export class IntegrityChecker {
     if (this.#rows) {
       this.#checkItems();
       this.#checkDocuments();
+      if (this.#edges !== null) this.#checkEdges(this.#edges);
     }
     if (this.#hasCounters) this.#checkCounters();
     const anchorOk = this.#anchor === null || this.#anchor.position === 0 || this.#anchorMatches;
@@ -761,6 +767,42 @@ export class IntegrityChecker {
           'document_history',
           `${key}@${h.seq}`,
           `document_history ${key}@${h.seq}: a no-op at v${h.version} is kept, but v${h.version} itself is gone`,
+        );
+      }
+    }
+  }
+
+  /**
+   * work_item_blockers holds blocked_by read backwards, one row per (blocker, item): what blocked-on-failure
+   * and the cascade of a failure follow. A row missing hides an item blocked on a failure (and keeps it
+   * from being cancelled with its blocker); a row too many reports one that is not.
+   */
+  #checkEdges(edges: Array<{ blocker: string; item: string }>): void {
+    const key = (blocker: string, item: string) => `${item} <- ${blocker}`;
+    const stored = new Set(edges.map((e) => key(e.blocker, e.item)));
+    const expected = new Set<string>();
+    for (const r of this.#itemRows) {
+      for (const b of Array.isArray(r.blocked_by) ? r.blocked_by : []) {
+        if (typeof b !== 'string') continue;
+        const k = key(b, r.id);
+        expected.add(k);
+        if (!stored.has(k)) {
+          this.#report(
+            'row_missing',
+            'work_item_blockers',
+            k,
+            `work item ${r.id} is blocked by ${b}, but work_item_blockers has no row for it`,
+          );
+        }
+      }
+    }
+    for (const k of stored) {
+      if (!expected.has(k)) {
+        this.#report(
+          'event_missing',
+          'work_item_blockers',
+          k,
+          `work_item_blockers says ${k.replace(' <- ', ' is blocked by ')}, which no item's blocked_by says`,
         );
       }
     }

@@ -79,7 +79,7 @@ export async function exportInstance(
   let anchor: string | null = null;
   let written = 0;
   for await (const r of backend.dump()) {
-    if (r.t === 'event_head' || r.t === 'event_stream') continue;
+    if (r.t === 'event_head' || r.t === 'event_stream' || r.t === 'blocker_edges') continue;
     counts[countKey[r.t]] += 1;
     if (onProgress && ++written % 10_000 === 0) onProgress(written);
     if (r.t === 'event') anchor = `${r.row.position}:${r.row.hash}`;

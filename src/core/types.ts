@@ -215,7 +215,14 @@ export type IntegrityProblemKind =
 /** One disagreement between the stored rows and the event log. */
 export interface IntegrityProblem {
   problem: IntegrityProblemKind;
-  table: 'events' | 'work_items' | 'documents' | 'document_history' | 'event_heads' | 'event_streams';
+  table:
+    | 'events'
+    | 'work_items'
+    | 'documents'
+    | 'document_history'
+    | 'event_heads'
+    | 'event_streams'
+    | 'work_item_blockers';
   /** The row: `#position` for events, the item id, `kind/id`, `kind/id@seq`, the stream name. */
   key: string;
   /** The column that differs, when one does. */

@@ -64,6 +64,12 @@ CREATE TABLE schema_migrations (
   applied_at bigint NOT NULL
 );
 
+CREATE TABLE work_item_blockers (
+  instance text NOT NULL,
+  blocker text NOT NULL,
+  item text NOT NULL
+);
+
 CREATE TABLE work_items (
   instance text NOT NULL,
   id text NOT NULL,
@@ -112,6 +118,8 @@ ALTER TABLE events ADD CONSTRAINT events_stream_seq_check CHECK ((stream_seq >= 
 
 ALTER TABLE schema_migrations ADD CONSTRAINT schema_migrations_pkey PRIMARY KEY (name);
 
+ALTER TABLE work_item_blockers ADD CONSTRAINT work_item_blockers_pkey PRIMARY KEY (instance, blocker, item);
+
 ALTER TABLE work_items ADD CONSTRAINT work_items_check CHECK (((status = 'in_flight'::text) = (lease_expires_at IS NOT NULL)));
 
 ALTER TABLE work_items ADD CONSTRAINT work_items_idempotency UNIQUE (instance, idempotency_key);
@@ -150,9 +158,11 @@ CREATE INDEX events_work_item ON agentstate.events USING btree (instance, work_i
 
 CREATE UNIQUE INDEX schema_migrations_pkey ON agentstate.schema_migrations USING btree (name);
 
-CREATE INDEX work_items_cascade ON agentstate.work_items USING btree (instance) WHERE ((status = 'pending'::text) AND (on_blocker_failure = 'cascade'::text));
+CREATE UNIQUE INDEX work_item_blockers_pkey ON agentstate.work_item_blockers USING btree (instance, blocker, item);
 
 CREATE INDEX work_items_cascaded ON agentstate.work_items USING btree (instance, cascaded_from) WHERE (cascaded_from IS NOT NULL);
+
+CREATE INDEX work_items_ended ON agentstate.work_items USING btree (instance, status, id) WHERE (status = ANY (ARRAY['failed'::text, 'cancelled'::text]));
 
 CREATE UNIQUE INDEX work_items_idempotency ON agentstate.work_items USING btree (instance, idempotency_key);
 
@@ -171,6 +181,8 @@ CREATE TRIGGER events_no_delete BEFORE DELETE ON agentstate.events FOR EACH STAT
 CREATE TRIGGER events_no_truncate BEFORE TRUNCATE ON agentstate.events FOR EACH STATEMENT EXECUTE FUNCTION agentstate.refuse_change('events are append-only: TRUNCATE');
 
 CREATE TRIGGER events_no_update BEFORE UPDATE ON agentstate.events FOR EACH STATEMENT EXECUTE FUNCTION agentstate.refuse_change('events are append-only: UPDATE');
+
+CREATE TRIGGER work_items_blockers AFTER INSERT ON agentstate.work_items FOR EACH ROW WHEN ((cardinality(new.blocked_by) > 0)) EXECUTE FUNCTION agentstate.work_item_blockers_insert();
 
 CREATE OR REPLACE FUNCTION agentstate.append_events(p_instance text, p_streams text[], p_types text[], p_data text[], p_actors text[], p_correlation text[], p_causation text[], p_work_items text[], p_created bigint[], p_stream_json text[], p_tails text[])
  RETURNS TABLE(e_position bigint, e_stream_seq bigint, e_prev_hash text, e_hash text)
@@ -279,6 +291,20 @@ CREATE OR REPLACE FUNCTION agentstate.refuse_change()
 AS $function$
 BEGIN
   RAISE EXCEPTION '% is not allowed', TG_ARGV[0] USING ERRCODE = 'P0001';
+END
+$function$
+;
+
+CREATE OR REPLACE FUNCTION agentstate.work_item_blockers_insert()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET search_path TO 'agentstate'
+AS $function$
+BEGIN
+  INSERT INTO work_item_blockers (instance, blocker, item)
+  SELECT NEW.instance, b.id, NEW.id FROM unnest(NEW.blocked_by) AS b(id)
+  ON CONFLICT DO NOTHING;
+  RETURN NULL;
 END
 $function$
 ;

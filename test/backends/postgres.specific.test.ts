@@ -23,6 +23,7 @@ import { batchEvents, claimedEvent, resolvedEvent } from '../../src/core/work-ru
 import { getKind, validateSchema } from '../../src/kinds/registry.js';
 import { adminQuery, PG_URL, postgresForThisFile } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/tmp.js';
+import { enqueueStuck, expectBlockerRowsReported, type StuckIds } from './stuck-fixture.js';
 
 const schema = await postgresForThisFile();
 const suite = schema === null ? describe.skip : describe;
@@ -68,6 +69,30 @@ function event(type: string, extra: Partial<NewEvent> = {}): NewEvent {
     created_at: Date.now(),
     ...extra,
   };
+}
+
+/**
+ * Rows the server read or updated in `tables` of this file's schema so far (seq and index scans, bitmap heap
+ * scans, updates): what the calls between two readings touched. A backend's counters reach them when its
+ * connections end, so it waits until two readings 300 ms apart agree.
+ */
+async function rowsTouched(tables: string[]): Promise<number> {
+  const read = async () =>
+    (
+      await adminQuery<{ n: string }>(
+        `SELECT COALESCE(sum(seq_tup_read + COALESCE(idx_tup_fetch, 0) + n_tup_upd), 0)::text AS n
+         FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = ANY($2::text[])`,
+        [schema, tables],
+      )
+    )[0]?.n;
+  let last = await read();
+  for (let k = 0; k < 20; k++) {
+    await new Promise((r) => setTimeout(r, 300));
+    const now = await read();
+    if (now === last) return Number(now);
+    last = now;
+  }
+  return Number(last);
 }
 
 suite('postgres: instance isolation', () => {
@@ -378,29 +403,9 @@ suite('postgres: append-only events', () => {
 
   it('claims, heartbeats and resolves of a few items read only their rows, however many the instance holds', async () => {
     // The planner knows nothing of a new instance, and json_to_recordset is always "100 rows": joined by id,
-    // an UPDATE of 8 items was planned as a scan of every item of the instance. The server's own counters
-    // of rows read (seq and index scans, bitmap heap scans) show what each call touched; a backend's
-    // counters reach them when its connections end.
+    // an UPDATE of 8 items was planned as a scan of every item of the instance.
     const instance = `spec/plans-${++n}`;
-    const counted = async () => {
-      const read = async () =>
-        (
-          await adminQuery<{ n: string }>(
-            `SELECT (seq_tup_read + COALESCE(idx_tup_fetch, 0) + n_tup_upd)::text AS n FROM pg_stat_user_tables
-             WHERE schemaname = $1 AND relname = 'work_items'`,
-            [schema],
-          )
-        )[0]?.n;
-      // Until two readings 300 ms apart agree: the ended connections' counters arrive meanwhile.
-      let last = await read();
-      for (let k = 0; k < 20; k++) {
-        await new Promise((r) => setTimeout(r, 300));
-        const now = await read();
-        if (now === last) return Number(now);
-        last = now;
-      }
-      return Number(last);
-    };
+    const counted = () => rowsTouched(['work_items']);
     const setup = await open(instance);
     try {
       const { work } = services(setup);
@@ -435,6 +440,106 @@ suite('postgres: append-only events', () => {
     const touched = (await counted()) - before;
     expect(touched).toBeGreaterThanOrEqual(26);
     expect(touched).toBeLessThan(300);
+  });
+
+  it('blocked-on-failure lists and a failure’s cascade read only the items they find, however many are pending', async () => {
+    // The old recursive query read every pending item's blocked_by at each step (pending × failed), and the
+    // cascade every pending cascade item of the instance for each failed blocker.
+    const instance = `spec/stuck-${++n}`;
+    const setup = await open(instance);
+    let ids: StuckIds;
+    try {
+      const { work } = services(setup);
+      ids = await enqueueStuck(work);
+      // 3,000 more pending items, each waiting on a blocker, a third of them cascading.
+      const gates = await work.enqueueMany(Array.from({ length: 100 }, (_, i) => ({ title: `gate ${i}` })));
+      for (let k = 0; k < 3; k++) {
+        await work.enqueueMany(
+          Array.from({ length: 1000 }, (_, i) => ({
+            title: `waiting ${k}-${i}`,
+            blocked_by: [gates[i % 100]!.id],
+            on_blocker_failure: k === 0 ? ('cascade' as const) : ('wait' as const),
+          })),
+        );
+      }
+    } finally {
+      await setup.close();
+    }
+    const tables = ['work_items', 'work_item_blockers'];
+    const before = await rowsTouched(tables);
+    const b = await open(instance);
+    try {
+      const { work } = services(b);
+      expect((await work.list({ blocked_on_failure: true })).map((i) => i.id)).toEqual([ids.b, ids.c]);
+      expect((await work.list({ blocked_on_failure: true, limit: 1 })).map((i) => i.id)).toEqual([ids.b]);
+      await work.cancel({ id: ids.open });
+      expect((await work.get(ids.gone)).status).toBe('cancelled');
+    } finally {
+      await b.close();
+    }
+    // Each list: the failed item, its edge and 2 items (and their blockers' states); the cancel: 2 updates
+    // and their lookups. A walk of the pending items reads 3,000 rows at each step.
+    const touched = (await rowsTouched(tables)) - before;
+    expect(touched).toBeGreaterThan(0);
+    expect(touched).toBeLessThan(300);
+  });
+
+  it('a read of several event types reads about as many events as it returns, however long the log', async () => {
+    // The dashboard's newest outcomes and the retro's pages: with `type = ANY(…)` the planner walked the log
+    // by position and filtered it, or read every event of those types and sorted them.
+    const instance = `spec/types-${++n}`;
+    const setup = await open(instance);
+    try {
+      // 4 events of the types asked for, 3,000 others, then 3,000 of those types: sparse then dense, so
+      // either plan of the old SQL reads thousands of rows for one of the two reads below.
+      const { events } = services(setup);
+      await events.appendMany(['a', 'b', 'a', 'b'].map((type) => ({ type })));
+      for (const type of ['x', 'ab']) {
+        for (let k = 0; k < 3; k++) {
+          await events.appendMany(
+            Array.from({ length: 1000 }, (_, i) => ({ type: type === 'x' ? 'x' : i % 2 ? 'a' : 'b' })),
+          );
+        }
+      }
+    } finally {
+      await setup.close();
+    }
+    const before = await rowsTouched(['events']);
+    const b = await open(instance);
+    try {
+      const { events } = services(b);
+      const newest = await events.read({ type: ['a', 'b'], until: 3004, reverse: true, limit: 3 });
+      expect(newest.map((e) => e.position)).toEqual([4, 3, 2]);
+      const page = await events.read({ type: ['b', 'a'], after: 1, limit: 2 });
+      expect(page.map((e) => e.position)).toEqual([2, 3]);
+    } finally {
+      await b.close();
+    }
+    const touched = (await rowsTouched(['events'])) - before;
+    expect(touched).toBeGreaterThan(0);
+    expect(touched).toBeLessThan(100);
+  });
+
+  it('verify reports a blocker row removed or added behind the store', async () => {
+    // blocked-on-failure and the cascade follow work_item_blockers alone: a row removed would hide c.
+    const b = await open();
+    try {
+      const { work, events } = services(b);
+      const ids = await enqueueStuck(work);
+      expect((await events.verify()).ok).toBe(true);
+      await adminQuery(`DELETE FROM "${schema}".work_item_blockers WHERE instance = $1 AND item = $2`, [
+        b.instance,
+        ids.c,
+      ]);
+      await adminQuery(
+        `INSERT INTO "${schema}".work_item_blockers (instance, blocker, item) VALUES ($1, $2, $3)`,
+        [b.instance, ids.a, ids.open],
+      );
+      const r = await events.verify();
+      expectBlockerRowsReported(r, ids);
+    } finally {
+      await b.close();
+    }
   });
 
   it('verify reports the first broken link after tampering that bypassed the triggers', async () => {
@@ -537,6 +642,36 @@ suite('postgres: migrations', () => {
       });
     } finally {
       await adminQuery(`DROP SCHEMA IF EXISTS "${fresh}" CASCADE`);
+    }
+  });
+
+  it('items enqueued before the blocker index existed are found by it once the store opens', async () => {
+    // A schema at migration 0005, written as that version wrote it: a failed, b waits on it, c on b.
+    const old = `${schema}_0005`;
+    const dir = new URL('../../src/backends/postgres/migrations/', import.meta.url);
+    const files = migrationNames().filter((m) => m < '0006');
+    try {
+      await adminQuery(
+        `CREATE SCHEMA "${old}"; BEGIN; SET LOCAL search_path TO "${old}";
+         ${files.map((f) => readFileSync(new URL(f, dir), 'utf8')).join('\n')};
+         CREATE TABLE schema_migrations (name text PRIMARY KEY, applied_at bigint NOT NULL);
+         INSERT INTO schema_migrations VALUES ${files.map((f) => `('${f}', 0)`).join(', ')};
+         INSERT INTO work_items (instance, id, title, status, blocked_by, created_at, updated_at) VALUES
+           ('old', 'wi_a', 'a', 'failed', '{}', 1, 1), ('old', 'wi_b', 'b', 'pending', '{wi_a}', 2, 2),
+           ('old', 'wi_c', 'c', 'pending', '{wi_b,wi_a}', 3, 3), ('old', 'wi_d', 'd', 'pending', '{}', 4, 4),
+           ('other', 'wi_b', 'b', 'pending', '{wi_a}', 2, 2);
+         COMMIT;`,
+      );
+      const b = await openPostgresBackend({ url: PG_URL, schema: old, instance: 'old' });
+      try {
+        expect(b.migrationsApplied).toEqual(migrationNames().filter((m) => m >= '0006'));
+        const q = { statuses: null, kind: null, blocked_on_failure: true, now: 5, limit: 10 };
+        expect((await b.work.list(q)).map((i) => i.id)).toEqual(['wi_b', 'wi_c']);
+      } finally {
+        await b.close();
+      }
+    } finally {
+      await adminQuery(`DROP SCHEMA IF EXISTS "${old}" CASCADE`);
     }
   });
 

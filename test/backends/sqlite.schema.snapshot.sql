@@ -8,9 +8,9 @@ CREATE INDEX events_type ON events (type, position);
 
 CREATE INDEX events_work_item ON events (work_item_id, position) WHERE work_item_id IS NOT NULL;
 
-CREATE INDEX work_items_cascade ON work_items (id) WHERE status = 'pending' AND on_blocker_failure = 'cascade';
-
 CREATE INDEX work_items_cascaded ON work_items (cascaded_from) WHERE cascaded_from IS NOT NULL;
+
+CREATE INDEX work_items_ended ON work_items (status, id) WHERE status IN ('failed', 'cancelled');
 
 CREATE INDEX work_items_leases ON work_items (lease_expires_at) WHERE status = 'in_flight';
 
@@ -73,6 +73,12 @@ CREATE TABLE events (
 );
 
 CREATE TABLE schema_migrations (name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL);
+
+CREATE TABLE work_item_blockers (
+  blocker TEXT NOT NULL,
+  item    TEXT NOT NULL,
+  PRIMARY KEY (blocker, item)
+) WITHOUT ROWID;
 
 CREATE TABLE work_items (
   id               TEXT PRIMARY KEY,
@@ -149,5 +155,12 @@ END;
 CREATE TRIGGER events_no_update BEFORE UPDATE ON events
 BEGIN
   SELECT RAISE(ABORT, 'events are append-only: UPDATE is not allowed');
+END;
+
+CREATE TRIGGER work_items_blockers AFTER INSERT ON work_items
+WHEN NEW.blocked_by <> '[]'
+BEGIN
+  INSERT OR IGNORE INTO work_item_blockers (blocker, item)
+  SELECT b.value, NEW.id FROM json_each(NEW.blocked_by) AS b;
 END;
 

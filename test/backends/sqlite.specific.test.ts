@@ -1,14 +1,17 @@
 // SQLite-only guarantees: triggers enforce append-only even for plain sqlite3, tampering is detected,
-// durability pragmas, migrations and the committed schema snapshot.
+// durability pragmas, migrations and the committed schema snapshot, and the plans of reads that must cost what
+// they find.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { openSqliteBackend } from '../../src/backends/sqlite/backend.js';
+import { SqliteConnection } from '../../src/backends/sqlite/connection.js';
 import { migrationNames } from '../../src/backends/sqlite/migrate.js';
 import { openInstance } from '../../src/instance/instance.js';
 import { tempDir } from '../helpers/tmp.js';
+import { enqueueStuck, expectBlockerRowsReported } from './stuck-fixture.js';
 
 const dir = tempDir();
 let n = 0;
@@ -178,5 +181,185 @@ describe('sqlite: connection settings', () => {
     const snapshot = new URL('./sqlite.schema.snapshot.sql', import.meta.url);
     if (process.env.UPDATE_SNAPSHOT) writeFileSync(snapshot, dump);
     expect(dump).toBe(readFileSync(snapshot, 'utf8'));
+  });
+});
+
+describe('sqlite: reads that cost what they find', () => {
+  type Ran = { sql: string; params: unknown[] };
+  type PlanRow = { id: number; parent: number; detail: string };
+
+  /** The statements the store ran during `fn`, with their parameters. */
+  async function statementsOf(fn: () => Promise<unknown>): Promise<Ran[]> {
+    const ran: Ran[] = [];
+    const original = SqliteConnection.prototype.stmt;
+    const spy = vi.spyOn(SqliteConnection.prototype, 'stmt').mockImplementation(function (
+      this: SqliteConnection,
+      sql: string,
+    ) {
+      const st = original.call(this, sql);
+      const record =
+        <R>(run: (...p: unknown[]) => R) =>
+        (...params: unknown[]) => {
+          ran.push({ sql, params });
+          return run.apply(st, params);
+        };
+      return { run: record(st.run), get: record(st.get), all: record(st.all) };
+    });
+    try {
+      await fn();
+    } finally {
+      spy.mockRestore();
+    }
+    return ran;
+  }
+
+  /** Plan rows that visit rows other than by id, blocker or the failed-items index. */
+  const costly = (rows: PlanRow[]) =>
+    rows
+      .map((r) => r.detail)
+      .filter((d) =>
+        /work_items_(status|ready|cascade)\b|VIRTUAL TABLE|AUTOMATIC|^SCAN (?!(s|stuck)$)/.test(d),
+      );
+
+  /** The rows of `rows` under the first one whose detail matches `re` (the CTE's own plan). */
+  function under(rows: PlanRow[], re: RegExp): PlanRow[] {
+    const top = rows.find((r) => re.test(r.detail));
+    if (!top) return [];
+    const ids = new Set([top.id]);
+    const out: PlanRow[] = [];
+    for (const r of rows) {
+      if (!ids.has(r.parent)) continue;
+      ids.add(r.id);
+      out.push(r);
+    }
+    return out;
+  }
+
+  it('blocked-on-failure lists and a failure’s cascade reach items by id, never by walking the pending ones', async () => {
+    // The cost is the plan's, not the clock's: the old recursive query read every pending item's blocked_by
+    // at each step (pending × failed), and the cascade every pending cascade item for each failed blocker.
+    const inst = await openInstance({ dir: fresh() });
+    const db = new Database(inst.paths.db, { readonly: true });
+    try {
+      const { work } = inst;
+      const ids = await enqueueStuck(work);
+      await work.enqueueMany(
+        Array.from({ length: 50 }, (_, i) => ({ title: `other ${i}`, blocked_by: [ids.open] })),
+      );
+
+      const plans = async (fn: () => Promise<unknown>, pick: (sql: string) => boolean) => {
+        const ran = (await statementsOf(fn)).filter((s) => pick(s.sql));
+        expect(ran.length).toBeGreaterThan(0);
+        return ran.map((s) => db.prepare(`EXPLAIN QUERY PLAN ${s.sql}`).all(...s.params) as PlanRow[]);
+      };
+      const listing = (sql: string) => sql.includes('ORDER BY w.priority');
+
+      let listed: string[] = [];
+      for (const plan of await plans(async () => {
+        listed = (await work.list({ blocked_on_failure: true })).map((i) => i.id);
+      }, listing)) {
+        expect(costly(plan)).toEqual([]);
+      }
+      expect(listed).toEqual([ids.b, ids.c]);
+      // The complement reads the items it lists, but finds the stuck ones the same way.
+      for (const plan of await plans(() => work.list({ blocked_on_failure: false }), listing)) {
+        const stuck = under(plan, /\bstuck\b/);
+        expect(stuck.length).toBeGreaterThan(0);
+        expect(costly(stuck)).toEqual([]);
+      }
+      // The dashboard's list of items blocked otherwise walks the pending items in claim order and stops at
+      // its limit, as a claim does, instead of sorting them all.
+      for (const plan of await plans(
+        () => work.list({ ready: false, blocked_on_failure: false, limit: 5 }),
+        listing,
+      )) {
+        const top = plan.filter((r) => r.parent === 0).map((r) => r.detail);
+        expect(top.some((d) => d.includes('work_items_ready'))).toBe(true);
+        expect(top).not.toContain('USE TEMP B-TREE FOR ORDER BY');
+      }
+      const cascades = (sql: string) => sql.startsWith('UPDATE') && sql.includes('cascaded_from = ?');
+      for (const plan of await plans(() => work.cancel({ id: ids.open }), cascades)) {
+        expect(costly(plan)).toEqual([]);
+      }
+      expect((await work.get(ids.gone)).status).toBe('cancelled');
+    } finally {
+      db.close();
+      await inst.close();
+    }
+  });
+
+  it('a read of several event types walks each type in order, never sorting all of their events', async () => {
+    // The retro pages through a window by type and the dashboard reads the newest outcomes: with
+    // `type IN (…)` SQLite read every event of those types after the cursor and sorted them for each page.
+    const inst = await openInstance({ dir: fresh() });
+    const db = new Database(inst.paths.db, { readonly: true });
+    try {
+      await inst.events.appendMany(['a', 'b', 'x'].map((type) => ({ type })));
+      const ran = (
+        await statementsOf(() => inst.events.read({ type: ['a', 'b'], after: 0, reverse: true, limit: 2 }))
+      ).filter((s) => s.sql.includes('FROM events'));
+      expect(ran).toHaveLength(1);
+      const plan = db.prepare(`EXPLAIN QUERY PLAN ${ran[0]!.sql}`).all(...ran[0]!.params) as PlanRow[];
+      const walks = plan.filter((r) => r.detail.includes('events_type'));
+      expect(walks.length).toBe(2);
+      // Each walk is a subquery of its own (its LIMIT stops it), not the statement's scan.
+      expect(walks.every((r) => r.parent !== 0)).toBe(true);
+    } finally {
+      db.close();
+      await inst.close();
+    }
+  });
+
+  it('verify reports a blocker row removed or added behind the store', async () => {
+    // blocked-on-failure and the cascade follow work_item_blockers alone: a row removed would hide c.
+    const inst = await openInstance({ dir: fresh() });
+    const ids = await enqueueStuck(inst.work);
+    expect((await inst.events.verify()).ok).toBe(true);
+    await inst.close();
+    const db = new Database(inst.paths.db);
+    db.prepare('DELETE FROM work_item_blockers WHERE item = ?').run(ids.c);
+    db.prepare('INSERT INTO work_item_blockers (blocker, item) VALUES (?, ?)').run(ids.a, ids.open);
+    db.close();
+    const again = await openInstance({ dir: inst.paths.dir });
+    try {
+      const r = await again.events.verify();
+      expectBlockerRowsReported(r, ids);
+    } finally {
+      await again.close();
+    }
+  });
+
+  it('items enqueued before the blocker index existed are found by it once the store opens', async () => {
+    // A database at migration 0005, written as that version wrote it: a failed, b waits on it, c on b.
+    const path = `${fresh()}.sqlite`;
+    const db = new Database(path);
+    const dirUrl = new URL('../../src/backends/sqlite/migrations/', import.meta.url);
+    db.exec('CREATE TABLE schema_migrations (name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)');
+    for (const name of migrationNames().filter((m) => m < '0006')) {
+      db.exec(readFileSync(new URL(name, dirUrl), 'utf8'));
+      db.prepare('INSERT INTO schema_migrations VALUES (?, 0)').run(name);
+    }
+    const insert = db.prepare(
+      'INSERT INTO work_items (id, title, status, blocked_by, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
+    );
+    insert.run('wi_a', 'a', 'failed', '[]', 1, 1);
+    insert.run('wi_b', 'b', 'pending', '["wi_a"]', 2, 2);
+    insert.run('wi_c', 'c', 'pending', '["wi_b","wi_a"]', 3, 3);
+    insert.run('wi_d', 'd', 'pending', '[]', 4, 4);
+    db.close();
+    const b = await openSqliteBackend({ path });
+    try {
+      expect(b.migrationsApplied).toEqual(migrationNames().filter((m) => m >= '0006'));
+      const listed = await b.work.list({
+        statuses: null,
+        kind: null,
+        blocked_on_failure: true,
+        now: 5,
+        limit: 10,
+      });
+      expect(listed.map((i) => i.id)).toEqual(['wi_b', 'wi_c']);
+    } finally {
+      await b.close();
+    }
   });
 });

@@ -2,6 +2,7 @@
 // blocked on the failure (wait) or cancelled with it in the same transaction (cascade); a retry puts the
 // blocker back to pending with a fresh attempt budget and re-opens what its failure cancelled.
 import { describe, expect } from 'vitest';
+import type { DumpRecord } from '../../src/core/backend.js';
 import type { WorkItem } from '../../src/core/types.js';
 import { WorkQueue } from '../../src/core/work-queue.js';
 import { type ConformanceTest, type Ctx, eventCount, expectCode, typesOf } from './setup.js';
@@ -233,6 +234,102 @@ export function blockerFailureConformance(name: string, t: ConformanceTest): voi
       expect((await lastEvent(c, b.id)).data).toMatchObject({ previous_blocker: a.id });
       expect((await c.work.get(b.id)).blocked_on_failure).toEqual([a.id]);
     });
+  });
+
+  describe(`${name}: listing what is blocked on a failure`, () => {
+    t(
+      'list({ blocked_on_failure }) names exactly the items that say so, through every path that changes it',
+      async (c) => {
+        /** The store's filtered lists against each item's own blocked_on_failure (the core's walk upstream). */
+        const agrees = async (s: Pick<Ctx, 'work'>, step: string, expected: string[]) => {
+          const all = await s.work.list({ limit: 1000 });
+          const stuck = all.filter((i) => i.blocked_on_failure !== undefined).map((i) => i.id);
+          expect(stuck.sort(), step).toEqual([...expected].sort());
+          const yes = await s.work.list({ blocked_on_failure: true, limit: 1000 });
+          expect(
+            yes.map((i) => i.id),
+            step,
+          ).toEqual(all.filter((i) => stuck.includes(i.id)).map((i) => i.id));
+          const no = await s.work.list({ blocked_on_failure: false, limit: 1000 });
+          expect(
+            no.map((i) => i.id),
+            step,
+          ).toEqual(all.filter((i) => !stuck.includes(i.id)).map((i) => i.id));
+          const pending = await s.work.list({ status: 'pending', blocked_on_failure: true, limit: 1000 });
+          expect(
+            pending.map((i) => i.id),
+            step,
+          ).toEqual(yes.map((i) => i.id));
+          expect((await s.work.list({ blocked_on_failure: true, limit: 1 })).length, step).toBe(
+            Math.min(1, stuck.length),
+          );
+        };
+        const [a, b, d] = await chain(c);
+        const gate = await c.work.enqueue({ title: 'gate', priority: -1 });
+        const both = await c.work.enqueue({ title: 'a and gate', blocked_by: [a.id, gate.id] });
+        const diamond = await c.work.enqueue({ title: 'b and c', blocked_by: [b.id, d.id] });
+        const afterC = await c.work.enqueue({ title: 'after c', blocked_by: [d.id] });
+        const gone = await c.work.enqueue({ title: 'x', blocked_by: [a.id], on_blocker_failure: 'cascade' });
+        const afterGone = await c.work.enqueue({ title: 'after x', blocked_by: [gone.id] });
+        const flaky = await c.work.enqueue({ title: 'flaky', priority: -2, max_attempts: 1 });
+        const afterFlaky = await c.work.enqueue({ title: 'after flaky', blocked_by: [flaky.id] });
+        const asked = await c.work.enqueue({ title: 'ask', waiting_human: true });
+        const afterAsked = await c.work.enqueue({ title: 'after ask', blocked_by: [asked.id] });
+        await agrees(c, 'enqueued', []);
+
+        // A resolve that fails: its chain, the diamond and the item waiting on a cascade-cancelled one.
+        await failByResolve(c, a.id);
+        const downstream = [b.id, d.id, both.id, diamond.id, afterC.id];
+        await agrees(c, 'a failed', [...downstream, afterGone.id]);
+        // Parked, c no longer carries the failure down to what waits on it alone; back, it does.
+        await c.work.park({ id: d.id });
+        await agrees(c, 'c parked', [b.id, both.id, diamond.id, afterGone.id]);
+        await c.work.unpark({ id: d.id });
+        await agrees(c, 'c unparked', [...downstream, afterGone.id]);
+        // A stuck item cancelled by hand is itself a failed blocker for what waits on it.
+        await c.work.cancel({ id: b.id });
+        await agrees(c, 'b cancelled', [d.id, both.id, diamond.id, afterC.id, afterGone.id]);
+        // Retried, a is pending again and re-opens x (cascade); b stays cancelled by hand.
+        await c.work.retry({ id: a.id });
+        await agrees(c, 'a retried', [d.id, diamond.id, afterC.id]);
+        await c.work.retryMany([{ id: b.id }]);
+        await agrees(c, 'b retried', []);
+
+        // The sweep failing a last attempt, and a human failing what was asked.
+        await c.work.claim({ worker: 'w', id: flaky.id, lease_ms: 1000 });
+        c.advance(2000);
+        await c.work.reclaimExpired();
+        await agrees(c, 'flaky expired', [afterFlaky.id]);
+        await c.work.resolve({ id: asked.id, status: 'failed', error: 'no', worker: 'ana' });
+        await agrees(c, 'ask refused', [afterFlaky.id, afterAsked.id]);
+        // Enqueued behind a failure or behind a stuck item: blocked from the start, in one batch.
+        const late = await c.work.enqueueMany([
+          { title: 'late 1', blocked_by: [flaky.id] },
+          { title: 'late 2', blocked_by: [afterAsked.id, gate.id] },
+        ]);
+        const stuckNow = [afterFlaky.id, afterAsked.id, ...late.map((i) => i.id)];
+        await agrees(c, 'enqueued behind failures', stuckNow);
+        // A batch resolve failing two blockers at once.
+        const tops = await c.work.enqueueMany([
+          { title: 't1', priority: 9 },
+          { title: 't2', priority: 9 },
+        ]);
+        const deps = await c.work.enqueueMany(tops.map((x) => ({ title: 'dep', blocked_by: [x.id] })));
+        const held = await c.work.claimMany({ worker: 'w', limit: 2 });
+        expect(held.map((h) => h.id).sort()).toEqual(tops.map((x) => x.id).sort());
+        await c.work.resolveMany(held.map((h) => ({ id: h.id, status: 'failed' as const, worker: 'w' })));
+        const final = [...stuckNow, ...deps.map((x) => x.id)];
+        await agrees(c, 'resolveMany failed', final);
+
+        // A copy loaded from the dump reads the same.
+        const copy = await c.another();
+        if (!c.backend.dump || !copy.backend.load) return; // a backend without dumps has nothing to load
+        const records: DumpRecord[] = [];
+        for await (const r of c.backend.dump()) records.push(r as DumpRecord);
+        await copy.backend.load(records);
+        await agrees(copy, 'loaded from a dump', final);
+      },
+    );
   });
 
   describe(`${name}: retry is refused`, () => {

@@ -62,6 +62,56 @@ export function eventConformance(name: string, t: ConformanceTest): void {
       expect((await c.events.read({ reverse: true, limit: 1 }))[0]!.type).toBe('c');
     });
 
+    t('a read of several types pages through positions and a time window as one ordered list', async (c) => {
+      // Types interleaved unevenly with others, time moving every few events: each read must equal the
+      // full log filtered by hand, whichever way it is paged.
+      const kinds = ['a', 'b', 'a', 'x', 'c', 'a', 'x', 'x', 'd', 'b'];
+      for (let i = 0; i < 60; i++) {
+        if (i % 7 === 0) c.advance(1000);
+        await c.events.append({ type: kinds[i % kinds.length]!, data: { i } });
+      }
+      const log = await c.events.read({});
+      const at = (k: number) => new Date(T0 + k * 1000).toISOString();
+      const types = ['a', 'b', 'c', 'd'];
+      for (const q of [
+        { type: types },
+        { type: types, limit: 7 },
+        { type: types, after: 13, limit: 5 },
+        { type: types, until: 40, reverse: true, limit: 6 },
+        { type: ['d', 'c'], reverse: true },
+        { type: types, since: at(3), before: at(6), limit: 4 },
+        { type: types, since: at(3), before: at(6), after: 30, limit: 4 },
+        { type: types, since: at(8), reverse: true, limit: 3 },
+        { type: types, since: at(20) },
+      ]) {
+        const want = log.filter(
+          (e) =>
+            q.type.includes(e.type) &&
+            e.position > (q.after ?? 0) &&
+            e.position <= (q.until ?? Number.POSITIVE_INFINITY) &&
+            (q.since === undefined || e.created_at >= q.since) &&
+            (q.before === undefined || e.created_at < q.before),
+        );
+        if (q.reverse) want.reverse();
+        const got = await c.events.read(q);
+        expect(
+          got.map((e) => e.position),
+          JSON.stringify(q),
+        ).toEqual(want.slice(0, q.limit ?? 1000).map((e) => e.position));
+      }
+      // Paging by `after` through a window visits each of its events once, in order.
+      const window = { type: types, since: at(2), before: at(8) };
+      const seen: number[] = [];
+      for (let after = 0; ; ) {
+        const page = await c.events.read({ ...window, after, limit: 4 });
+        seen.push(...page.map((e) => e.position));
+        if (page.length < 4) break;
+        after = page[page.length - 1]!.position;
+      }
+      expect(seen).toEqual((await c.events.read({ ...window, limit: 1000 })).map((e) => e.position));
+      expect(seen.length).toBeGreaterThan(8);
+    });
+
     t('system event types, bad names and unknown work items are refused', async (c) => {
       await expectCode(c.events.append({ type: 'work_item_claimed' }), 'INVALID_INPUT');
       await expectCode(c.events.append({ type: '' }), 'INVALID_INPUT');

@@ -69,6 +69,7 @@ export interface PostgresOptions extends PostgresPoolOptions {
 export interface Names {
   schema: string;
   work_items: string;
+  work_item_blockers: string;
   events: string;
   event_heads: string;
   event_streams: string;
@@ -87,6 +88,7 @@ export function names(schema: string): Names {
   return {
     schema: q,
     work_items: `${q}.work_items`,
+    work_item_blockers: `${q}.work_item_blockers`,
     events: `${q}.events`,
     event_heads: `${q}.event_heads`,
     event_streams: `${q}.event_streams`,

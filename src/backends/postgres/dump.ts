@@ -108,6 +108,11 @@ export async function* dumpRows(
         [conn.instance],
       );
       for (const row of streams) yield { t: 'event_stream', row };
+      const edges = await query<{ blocker: string; item: string }>(
+        `SELECT blocker, item FROM ${t.work_item_blockers} WHERE instance = $1 ORDER BY blocker, item`,
+        [conn.instance],
+      );
+      yield { t: 'blocker_edges', row: { edges } };
     }
   } finally {
     if (broken === null) {

@@ -297,7 +297,13 @@ export function createEventBackend(conn: PostgresConnection, hint: AppendHint | 
       const where: string[] = ['instance = $1', `position > ${p.add(q.after)}`];
       if (q.until !== null) where.push(`position <= ${p.add(q.until)}`);
       if (q.stream !== null) where.push(`stream = ${p.add(q.stream)}`);
-      if (q.types !== null && q.types.length > 0) where.push(`type = ANY(${p.add(q.types)}::text[])`);
+      const types = q.types ?? [];
+      // One walk of events_type per type, in position order, each stopping at `limit`, merged; then the rows
+      // of the positions kept. With `type = ANY(…)` the planner walked the log by position and filtered it
+      // (110,000 rows read for the newest 200 outcomes at 1,000,000 events), or read every event of those
+      // types and sorted them (issue 23). An item's or a stream's events are few: their own index reads those.
+      const walks = types.length > 1 && q.work_item_id === null && q.stream === null;
+      if (types.length > 0 && !walks) where.push(`type = ANY(${p.add(types)}::text[])`);
       if (q.work_item_id !== null) {
         // The item's own events, and the batch events naming it (through their GIN index, migration 0004).
         const id = p.add(q.work_item_id);
@@ -307,8 +313,15 @@ export function createEventBackend(conn: PostgresConnection, hint: AppendHint | 
       }
       if (q.since !== null) where.push(`created_at >= ${p.add(q.since)}`);
       if (q.before !== null) where.push(`created_at < ${p.add(q.before)}`);
-      const sql = `SELECT ${EVENT_COLS} FROM ${t.events} WHERE ${where.join(' AND ')}
-        ORDER BY position ${q.reverse ? 'DESC' : 'ASC'} LIMIT ${p.add(q.limit)}`;
+      const order = `ORDER BY position ${q.reverse ? 'DESC' : 'ASC'}`;
+      const limit = p.add(q.limit);
+      let sql = `SELECT ${EVENT_COLS} FROM ${t.events} WHERE ${where.join(' AND ')} ${order} LIMIT ${limit}`;
+      if (walks) {
+        const walk = (type: string) =>
+          `(SELECT position FROM ${t.events} WHERE type = ${p.add(type)} AND ${where.join(' AND ')} ${order} LIMIT ${limit})`;
+        sql = `SELECT ${EVENT_COLS} FROM ${t.events} WHERE instance = $1 AND position IN (
+          SELECT position FROM (${types.map(walk).join(' UNION ALL ')}) AS u ${order} LIMIT ${limit}) ${order}`;
+      }
       const res = await conn.query<StoredEvent>(sql, p.values);
       return res.rows.map(toEventRecord);
     },

@@ -150,20 +150,41 @@ function dueAndUnblocked(t: Names, now: string): string {
 }
 
 /**
- * A pending item blocked on a failure: a blocker ended failed or cancelled, or is a pending item blocked on
- * one. It cannot become ready until the failed blocker is retried.
+ * The rows of work_item_blockers naming blocker `id` (`e.item`), as a LATERAL join. OFFSET 0 keeps it a
+ * subquery the planner cannot merge into the join, so it stays one index range per blocker: merged, it was
+ * planned as a scan of every row of the instance (22,000 read to cascade the failure of 2 items).
+ */
+const dependantsOf = (t: Names, id: string) =>
+  `CROSS JOIN LATERAL (
+        SELECT item FROM ${t.work_item_blockers} WHERE instance = $1 AND blocker = ${id} OFFSET 0) AS e`;
+
+/**
+ * Item `id`'s columns `cols` (as `alias`), as a LATERAL join: one primary-key lookup (LIMIT 1 keeps it
+ * inside the loop), its status tested by the caller; `lock` (FOR UPDATE) locks it first, as inAt does. As
+ * there: with the status in the lookup the planner may walk the instance's pending items instead.
+ */
+const itemById = (t: Names, id: string, cols: string, alias: string, lock = '') =>
+  `CROSS JOIN LATERAL (
+        SELECT ${cols} FROM ${t.work_items} WHERE instance = $1 AND id = ${id} LIMIT 1 ${lock}) AS ${alias}`;
+
+/**
+ * The CTE `stuck(id)`: the pending items blocked on a failure, a blocker ended failed or cancelled or is a
+ * pending item blocked on one (it cannot become ready until the failed blocker is retried). Found from the
+ * failed and cancelled items along work_item_blockers, so it reads those, the items it finds and their
+ * dependants, never every pending item. UNION (not ALL) keeps each item once and ends on any cycle an
+ * import brought.
  */
 function blockedOnFailure(t: Names): string {
-  return `w.status = 'pending' AND w.id IN (
-    WITH RECURSIVE stuck(id) AS (
-      SELECT p.id FROM ${t.work_items} AS p
-      WHERE p.instance = $1 AND p.status = 'pending' AND cardinality(p.blocked_by) > 0 AND EXISTS (
-        SELECT 1 FROM ${t.work_items} AS d
-        WHERE d.instance = $1 AND d.id = ANY(p.blocked_by) AND d.status IN ('failed', 'cancelled'))
-      UNION
-      SELECT p.id FROM stuck AS s JOIN ${t.work_items} AS p ON s.id = ANY(p.blocked_by)
-      WHERE p.instance = $1 AND p.status = 'pending')
-    SELECT id FROM stuck)`;
+  return `stuck(id) AS (
+    SELECT e.item FROM ${t.work_items} AS f
+      ${dependantsOf(t, 'f.id')}
+      ${itemById(t, 'e.item', 'status', 'p')}
+    WHERE f.instance = $1 AND f.status IN ('failed', 'cancelled') AND p.status = 'pending'
+    UNION
+    SELECT e.item FROM stuck AS s
+      ${dependantsOf(t, 's.id')}
+      ${itemById(t, 'e.item', 'status', 'p')}
+    WHERE p.status = 'pending')`;
 }
 
 /** A pending item is ready when its not_before has passed and every blocker is done. */
@@ -286,18 +307,28 @@ export async function cascadeRows(
   while (level.length > 0) {
     const p = conn.params();
     const blockers = p.add(
-      JSON.stringify(level.map((b) => ({ id: b.item.id, error: cascadeError(b.item) }))),
+      JSON.stringify(level.map((b, ord) => ({ ord, id: b.item.id, error: cascadeError(b.item) }))),
     );
     const nowP = p.add(now);
-    // A dependant of two blockers ending together records one of them (UPDATE … FROM takes one match).
+    // The blockers' dependants by their rows in work_item_blockers, each locked (in id order) and then
+    // tested and updated by primary key, as inAt does: never every pending item, which the planner walked
+    // when the UPDATE tested the status itself. A dependant of two blockers ending together records the
+    // first of them.
     const res = await tx.query<{ rows: WorkItemRow[] | null }>(
-      `WITH _b AS (SELECT * FROM json_to_recordset(${blockers}::json) AS x(id text, error text)),
+      `WITH _b AS (SELECT * FROM json_to_recordset(${blockers}::json) AS x(ord int, id text, error text)),
+       _e AS MATERIALIZED (
+         SELECT DISTINCT ON (e.item) e.item AS id, b.id AS blocker, b.error
+         FROM _b AS b ${dependantsOf(t, 'b.id')}
+         ORDER BY e.item, b.ord),
+       _d AS MATERIALIZED (
+         SELECT x.*, w.instance AS inst FROM _e AS x
+           ${itemById(t, 'x.id', 'instance, status, on_blocker_failure', 'w', 'FOR UPDATE')}
+         WHERE w.status = 'pending' AND w.on_blocker_failure = 'cascade'),
        _u AS (
-         UPDATE ${t.work_items} AS w SET status = 'cancelled', error = b.error, cascaded_from = b.id,
+         UPDATE ${t.work_items} AS w SET status = 'cancelled', error = d.error, cascaded_from = d.blocker,
            resolved_at = ${nowP}, updated_at = ${nowP}
-         FROM _b AS b
-         WHERE w.instance = $1 AND w.status = 'pending' AND w.on_blocker_failure = 'cascade'
-           AND b.id = ANY(w.blocked_by)
+         FROM _d AS d
+         WHERE ${sameItem('d')}
          RETURNING ${W_COLS})
        SELECT (SELECT json_agg(u) FROM _u AS u) AS rows`,
       p.values,
@@ -891,11 +922,18 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
         const now = p.add(q.now);
         where.push(q.ready ? `(${ready(t, now)})` : `w.status = 'pending' AND NOT (${ready(t, now)})`);
       }
-      if (q.blocked_on_failure !== undefined) {
-        where.push(q.blocked_on_failure ? `(${blockedOnFailure(t)})` : `NOT (${blockedOnFailure(t)})`);
+      // Blocked on a failure: the rows come from the stuck set, one primary-key lookup each, so the read
+      // costs what it finds; its complement tests each row against that set (hashed once).
+      let from = `${t.work_items} AS w`;
+      if (q.blocked_on_failure === true) {
+        from = `stuck AS s ${itemById(t, 's.id', `${COLS}, instance`, 'w')}`;
+        where.push("w.status = 'pending'");
+      } else if (q.blocked_on_failure === false) {
+        where.push("NOT (w.status = 'pending' AND w.id IN (SELECT id FROM stuck))");
       }
       const res = await conn.query<WorkItemRow>(
-        `SELECT ${W_COLS} FROM ${t.work_items} AS w WHERE ${where.join(' AND ')} ${ORDER} LIMIT ${p.add(q.limit)}`,
+        `${q.blocked_on_failure === undefined ? '' : `WITH RECURSIVE ${blockedOnFailure(t)} `}SELECT ${W_COLS}
+         FROM ${from} WHERE ${where.join(' AND ')} ${ORDER} LIMIT ${p.add(q.limit)}`,
         p.values,
       );
       return res.rows.map(toWorkItem);

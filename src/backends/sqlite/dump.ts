@@ -1,6 +1,7 @@
 // Portable dump and load for SQLite: every row verbatim (event data text and hashes untouched), read in
 // one snapshot.
 import type {
+  CounterRecord,
   DocumentRowDump,
   DumpOptions,
   DumpRecord,
@@ -29,13 +30,13 @@ function itemRow(r: Raw): WorkItemRowDump {
 
 /**
  * Every row, read on a read-only connection of its own inside one read transaction: a consistent snapshot
- * (WAL) however long the reader takes, while this connection keeps serving writes. No counter rows: the
- * log is its own head here.
+ * (WAL) however long the reader takes, while this connection keeps serving writes. With `counters`, the
+ * rows of work_item_blockers follow (the log is its own head here: no head or stream rows).
  */
 export async function* dumpRows(
   conn: SqliteConnection,
-  _options: DumpOptions = {},
-): AsyncIterable<DumpRecord> {
+  options: DumpOptions = {},
+): AsyncIterable<DumpRecord | CounterRecord> {
   // A closed store refuses like every other call (STORAGE_UNAVAILABLE, closed), before a reader opens.
   conn.stmt('SELECT 1');
   let db: SqliteDatabase;
@@ -104,6 +105,13 @@ export async function* dumpRows(
           },
         };
       }
+    }
+    if (options.counters) {
+      const edges = all('SELECT blocker, item FROM work_item_blockers ORDER BY blocker, item') as Array<{
+        blocker: string;
+        item: string;
+      }>;
+      yield { t: 'blocker_edges', row: { edges } };
     }
   } finally {
     statements.clear();

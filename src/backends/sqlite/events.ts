@@ -91,9 +91,15 @@ export function createEventBackend(conn: SqliteConnection): EventBackend {
         where.push('stream = ?');
         params.push(q.stream);
       }
-      if (q.types !== null && q.types.length > 0) {
-        where.push(`type IN (${q.types.map(() => '?').join(', ')})`);
-        params.push(...q.types);
+      const types = q.types ?? [];
+      // One walk of events_type per type, in position order, each stopping at `limit`, merged; then the rows
+      // of the positions kept. With `type IN (…)` the planner read every event of those types after `after`
+      // and sorted them for each page, so paging through a window (a retro) cost pages × the window (issue
+      // 23). An item's or a stream's events are few: their own index reads those.
+      const walks = types.length > 1 && q.work_item_id === null && q.stream === null;
+      if (types.length > 0 && !walks) {
+        where.push(`type IN (${types.map(() => '?').join(', ')})`);
+        params.push(...types);
       }
       if (q.work_item_id !== null) {
         // The item's own events, and the batch events naming it (event_items, migration 0004).
@@ -110,9 +116,17 @@ export function createEventBackend(conn: SqliteConnection): EventBackend {
         where.push('created_at < ?');
         params.push(q.before);
       }
-      const sql = `SELECT * FROM events WHERE ${where.join(' AND ')} ORDER BY position ${q.reverse ? 'DESC' : 'ASC'} LIMIT ?`;
-      params.push(q.limit);
-      const rows = conn.read(() => conn.stmt(sql).all(...params)) as StoredEvent[];
+      const order = `ORDER BY position ${q.reverse ? 'DESC' : 'ASC'}`;
+      let sql = `SELECT * FROM events WHERE ${where.join(' AND ')} ${order} LIMIT ?`;
+      let all = [...params, q.limit];
+      if (walks) {
+        const walk = `SELECT position FROM events WHERE type = ? AND ${where.join(' AND ')} ${order} LIMIT ?`;
+        sql = `SELECT * FROM events WHERE position IN (${types
+          .map(() => `SELECT position FROM (${walk})`)
+          .join(' UNION ALL ')} ${order} LIMIT ?) ${order}`;
+        all = [...types.flatMap((t) => [t, ...params, q.limit]), q.limit];
+      }
+      const rows = conn.read(() => conn.stmt(sql).all(...all)) as StoredEvent[];
       return rows.map(toEventRecord);
     },
 

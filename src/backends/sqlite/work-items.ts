@@ -86,16 +86,24 @@ const READY = `w.status = 'pending' AND (w.not_before IS NULL OR w.not_before <=
 
 const ORDER = 'ORDER BY w.priority DESC, w.created_at, w.id';
 
-// A pending item blocked on a failure: a blocker ended failed or cancelled, or is a pending item blocked on
-// one. It cannot become ready until the failed blocker is retried.
-const BLOCKED_ON_FAILURE = `w.status = 'pending' AND w.id IN (
-    WITH RECURSIVE stuck(id) AS (
-      SELECT p.id FROM work_items p, json_each(p.blocked_by) b JOIN work_items d ON d.id = b.value
-      WHERE p.status = 'pending' AND d.status IN ('failed', 'cancelled')
-      UNION
-      SELECT p.id FROM stuck s, work_items p, json_each(p.blocked_by) b
-      WHERE p.status = 'pending' AND b.value = s.id)
-    SELECT id FROM stuck)`;
+/**
+ * `stuck(id)`: the pending items blocked on a failure, a blocker ended failed or cancelled or is a pending
+ * item blocked on one (it cannot become ready until the failed blocker is retried). Found from the failed
+ * and cancelled items along work_item_blockers, so it reads those, the items it finds and their dependants,
+ * never every pending item. CROSS JOIN fixes that order and `+p.status` keeps the status index out of it:
+ * without statistics the planner otherwise walked every pending item, or every edge, at each step. UNION
+ * (not ALL) keeps each item once and ends on any cycle an import brought.
+ */
+const BLOCKED_ON_FAILURE = `stuck(id) AS (
+    SELECT e.item FROM work_items AS f INDEXED BY work_items_ended
+      CROSS JOIN work_item_blockers AS e ON e.blocker = f.id
+      CROSS JOIN work_items AS p ON p.id = e.item
+    WHERE f.status IN ('failed', 'cancelled') AND +p.status = 'pending'
+    UNION
+    SELECT e.item FROM stuck AS s
+      CROSS JOIN work_item_blockers AS e ON e.blocker = s.id
+      CROSS JOIN work_items AS p ON p.id = e.item
+    WHERE +p.status = 'pending')`;
 
 // INDEXED BY: the planner otherwise walks work_items_status and sorts; these keep claims flat as queues grow.
 const RECLAIM = `UPDATE work_items INDEXED BY work_items_leases SET
@@ -178,11 +186,11 @@ export function cascadeRows(
 ): NewEvent[] {
   const events: NewEvent[] = [];
   const cancel = conn.stmt(
-    // INDEXED BY: the planner otherwise walks every pending item (work_items_status) on each failure.
-    `UPDATE work_items INDEXED BY work_items_cascade SET status = 'cancelled', error = ?, cascaded_from = ?,
-       resolved_at = ?, updated_at = ?
-     WHERE status = 'pending' AND on_blocker_failure = 'cascade'
-       AND EXISTS (SELECT 1 FROM json_each(work_items.blocked_by) b WHERE b.value = ?)
+    // The blocker's dependants by its rows in work_item_blockers, one lookup each (`+status`: not by walking
+    // every pending item, which the planner preferred without statistics).
+    `UPDATE work_items SET status = 'cancelled', error = ?, cascaded_from = ?, resolved_at = ?, updated_at = ?
+     WHERE id IN (SELECT item FROM work_item_blockers WHERE blocker = ?)
+       AND +status = 'pending' AND on_blocker_failure = 'cascade'
      RETURNING *`,
   );
   let level = ended.filter((i) => endedUnsuccessfully(i.status));
@@ -523,11 +531,19 @@ export function createWorkItemBackend(conn: SqliteConnection): WorkItemBackend {
         where.push(q.ready ? `(${READY})` : `w.status = 'pending' AND NOT (${READY})`);
         params.push(q.now);
       }
-      if (q.blocked_on_failure !== undefined) {
-        where.push(q.blocked_on_failure ? `(${BLOCKED_ON_FAILURE})` : `NOT (${BLOCKED_ON_FAILURE})`);
+      // Blocked on a failure: the rows come from the stuck set (CROSS JOIN keeps it the outer loop), one
+      // lookup each, so the read costs what it finds; its complement tests each row against that set.
+      // Ready or not, the items are pending: walked in claim order (as a claim does), the read stops at its
+      // limit instead of sorting every pending item (the dashboard's and resume's lists).
+      let from = q.ready === undefined ? 'work_items w' : 'work_items w INDEXED BY work_items_ready';
+      if (q.blocked_on_failure === true) {
+        from = 'stuck AS s CROSS JOIN work_items AS w ON w.id = s.id';
+        where.push("w.status = 'pending'");
+      } else if (q.blocked_on_failure === false) {
+        where.push("NOT (w.status = 'pending' AND w.id IN (SELECT id FROM stuck))");
       }
       params.push(q.limit);
-      const sql = `SELECT * FROM work_items w ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ${ORDER} LIMIT ?`;
+      const sql = `${q.blocked_on_failure === undefined ? '' : `WITH RECURSIVE ${BLOCKED_ON_FAILURE} `}SELECT w.* FROM ${from} ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ${ORDER} LIMIT ?`;
       return conn.read(() => (conn.stmt(sql).all(...params) as WorkItemRow[]).map(toWorkItem));
     },
 
