@@ -9,6 +9,7 @@ import { basename, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openPostgresBackend } from '../../src/backends/postgres/backend.js';
 import { isAgentStateError, openInstance, runWorkflow, WORKFLOW_NAMES } from '../../src/index.js';
+import { invoke } from '../../src/service/invoke.js';
 import { ROOT, type RunResult, runBun, runCli } from '../helpers/cli.js';
 import { adminQuery, PG_URL, postgresForThisFile } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -147,10 +148,25 @@ function expectItemShape(item: Doc): void {
 }
 
 /** Friendly CLI with --json against an instance folder (used to read back what a workflow did). */
-function friendlyWith(storage: Storage, dir: string, args: string[]): Doc {
-  const r = runCli(['--dir', dir, '--json', ...args], { HOME: home, AGENTSTATE_URL: storage.url });
-  expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
-  return r.json;
+/**
+ * What the store holds, read through the operations the CLI's `list`, `events -t`, `get` and `verify` run, in
+ * this process: a check of what a workflow did, not part of the contract under test (which keeps every
+ * workflow a real process).
+ */
+async function inspectWith(storage: Storage, dir: string, args: string[]): Promise<Doc> {
+  const [command, a, b] = args;
+  const [op, input] =
+    command === 'list'
+      ? ['list_items', {}]
+      : command === 'events' && a === '-t'
+        ? ['read_events', { type: b, limit: 100 }]
+        : command === 'get'
+          ? ['get_item', { id: a }]
+          : command === 'verify'
+            ? ['verify', {}]
+            : expect.unreachable(`no check for ${args.join(' ')}`);
+  const r = await invoke(op, input, { instance: { dir, url: storage.url }, env: { HOME: home } });
+  return JSON.parse(JSON.stringify(r));
 }
 
 /** Values that differ between two otherwise identical calls. */
@@ -164,7 +180,12 @@ function masked(x: Doc): Doc {
 
 describe.each(RUNNERS)('workflow contract via %s', (label, run, storage) => {
   const onPostgres = storage.url !== undefined;
-  const friendly = (dir: string, args: string[]): Doc => friendlyWith(storage, dir, args);
+  /**
+   * How a process reads its payload and its environment does not depend on where the store is: those tests run
+   * with the embedded store only (under node and bun), the store's own behaviour on every runner.
+   */
+  const itEmbedded: typeof it = (onPostgres ? () => {} : it) as typeof it;
+  const friendly = (dir: string, args: string[]): Promise<Doc> => inspectWith(storage, dir, args);
 
   /** Runs `workflow` against instance folder `dir` with `payload` as MF_TRIGGER_PAYLOAD_JSON. */
   function call(dir: string, workflow: string, payload?: unknown): RunResult {
@@ -176,8 +197,22 @@ describe.each(RUNNERS)('workflow contract via %s', (label, run, storage) => {
     });
   }
 
-  function enqueue(dir: string, payload: Record<string, unknown>): Doc {
+  /** EnqueueWorkItem as the workflow under test. */
+  function enqueueViaWorkflow(dir: string, payload: Record<string, unknown>): Doc {
     return ok(call(dir, 'EnqueueWorkItem', payload));
+  }
+
+  /**
+   * An item to work on, enqueued through the library on the runner's storage (set-up: the tests of the other
+   * workflows start from items, EnqueueWorkItem has its own test).
+   */
+  async function enqueue(dir: string, payload: Record<string, unknown>): Promise<Doc> {
+    const inst = await openInstance({ dir, url: storage.url, create: false });
+    try {
+      return JSON.parse(JSON.stringify(await runWorkflow(inst, 'EnqueueWorkItem', payload)));
+    } finally {
+      await inst.close();
+    }
   }
 
   /**
@@ -244,7 +279,7 @@ describe.each(RUNNERS)('workflow contract via %s', (label, run, storage) => {
 
   it('EnqueueWorkItem stores every field; an idempotency_key returns the same item', async () => {
     const dir = await scaffolded();
-    const blocker = enqueue(dir, { title: 'fetch sources' });
+    const blocker = enqueueViaWorkflow(dir, { title: 'fetch sources' });
     expectItemShape(blocker);
     expect(blocker).toMatchObject({
       title: 'fetch sources',
@@ -273,7 +308,7 @@ describe.each(RUNNERS)('workflow contract via %s', (label, run, storage) => {
       max_attempts: 5,
       actor: 'planner',
     };
-    const item = enqueue(dir, full);
+    const item = enqueueViaWorkflow(dir, full);
     expectItemShape(item);
     expect(item).toMatchObject({
       title: full.title,
@@ -289,27 +324,27 @@ describe.each(RUNNERS)('workflow contract via %s', (label, run, storage) => {
     });
     expect(item.id).not.toBe(blocker.id);
 
-    const again = enqueue(dir, { ...full, title: 'a retried enqueue' });
+    const again = enqueueViaWorkflow(dir, { ...full, title: 'a retried enqueue' });
     expect(again.id).toBe(item.id);
     expect(again.title).toBe(full.title);
 
-    const parked = enqueue(dir, { title: 'ask a human', waiting_human: true });
+    const parked = enqueueViaWorkflow(dir, { title: 'ask a human', waiting_human: true });
     expect(parked.status).toBe('waiting_human');
 
-    const items = friendly(dir, ['list']) as Doc[];
+    const items = (await friendly(dir, ['list'])) as Doc[];
     expect(items.map((i) => i.id).sort()).toEqual([blocker.id, item.id, parked.id].sort());
-    const enqueued = friendly(dir, ['events', '-t', 'work_item_enqueued']) as Doc[];
+    const enqueued = (await friendly(dir, ['events', '-t', 'work_item_enqueued'])) as Doc[];
     expect(enqueued).toHaveLength(3);
     expect(enqueued.find((e) => e.work_item_id === item.id)?.actor).toBe('planner');
   });
 
   it('ClaimWorkItem claims the highest-priority ready item under a lease, filters by id and kind, null when none', async () => {
     const dir = await scaffolded();
-    const low = enqueue(dir, { title: 'low', priority: 1 });
-    const high = enqueue(dir, { title: 'high', priority: 9 });
-    const mid = enqueue(dir, { title: 'mid', priority: 5 });
-    const blocked = enqueue(dir, { title: 'blocked', priority: 100, blocked_by: [low.id] });
-    const kindX = enqueue(dir, { title: 'kind x', kind: 'x', priority: -5 });
+    const low = await enqueue(dir, { title: 'low', priority: 1 });
+    const high = await enqueue(dir, { title: 'high', priority: 9 });
+    const mid = await enqueue(dir, { title: 'mid', priority: 5 });
+    const blocked = await enqueue(dir, { title: 'blocked', priority: 100, blocked_by: [low.id] });
+    const kindX = await enqueue(dir, { title: 'kind x', kind: 'x', priority: -5 });
 
     const claimed = ok(call(dir, 'ClaimWorkItem', { worker: 'w1', lease_ms: 30_000 }));
     expectItemShape(claimed);
@@ -335,13 +370,13 @@ describe.each(RUNNERS)('workflow contract via %s', (label, run, storage) => {
     const none = call(dir, 'ClaimWorkItem');
     expect(ok(none)).toBeNull();
     expect(none.stdout).toBe('null\n');
-    expect(friendly(dir, ['get', blocked.id]).status).toBe('pending');
+    expect((await friendly(dir, ['get', blocked.id])).status).toBe('pending');
   });
 
   it('ResolveWorkItem finishes done with a result or failed with an error; a wrong worker gets LEASE_LOST', async () => {
     const dir = await scaffolded();
-    const a = enqueue(dir, { title: 'a', priority: 2 });
-    const b = enqueue(dir, { title: 'b', priority: 1 });
+    const a = await enqueue(dir, { title: 'a', priority: 2 });
+    const b = await enqueue(dir, { title: 'b', priority: 1 });
     expect(ok(call(dir, 'ClaimWorkItem', { worker: 'w1' })).id).toBe(a.id);
     expect(ok(call(dir, 'ClaimWorkItem', { worker: 'w1' })).id).toBe(b.id);
 
@@ -364,7 +399,7 @@ describe.each(RUNNERS)('workflow contract via %s', (label, run, storage) => {
       3,
     );
     expect(fenced.message).toContain(b.id);
-    expect(friendly(dir, ['get', b.id])).toMatchObject({ status: 'in_flight', lease_owner: 'w1' });
+    expect(await friendly(dir, ['get', b.id])).toMatchObject({ status: 'in_flight', lease_owner: 'w1' });
 
     const failed = ok(
       call(dir, 'ResolveWorkItem', {
@@ -385,7 +420,7 @@ describe.each(RUNNERS)('workflow contract via %s', (label, run, storage) => {
     );
     fails(call(dir, 'ResolveWorkItem', { id: 'wi_missing', status: 'done' }), 'NOT_FOUND', 1);
 
-    const resolved = friendly(dir, ['events', '-t', 'work_item_resolved']) as Doc[];
+    const resolved = (await friendly(dir, ['events', '-t', 'work_item_resolved'])) as Doc[];
     expect(resolved.map((e) => [e.work_item_id, e.data.status])).toEqual([
       [a.id, 'done'],
       [b.id, 'failed'],
@@ -394,7 +429,7 @@ describe.each(RUNNERS)('workflow contract via %s', (label, run, storage) => {
 
   it('GetWorkItem returns the item, or exits 1 with NOT_FOUND', async () => {
     const dir = await scaffolded();
-    const item = enqueue(dir, { title: 'read me', payload: { k: 'v' } });
+    const item = await enqueue(dir, { title: 'read me', payload: { k: 'v' } });
     const got = ok(call(dir, 'GetWorkItem', { id: item.id }));
     expectItemShape(got);
     expect(got).toEqual(item);
@@ -405,7 +440,7 @@ describe.each(RUNNERS)('workflow contract via %s', (label, run, storage) => {
 
   it('AnnotateWorkItem merges notes and emits work_item_annotated', async () => {
     const dir = await scaffolded();
-    const item = enqueue(dir, { title: 'annotate me' });
+    const item = await enqueue(dir, { title: 'annotate me' });
     const one = ok(call(dir, 'AnnotateWorkItem', { id: item.id, notes: { session_id: 's-1', tries: 1 } }));
     expectItemShape(one);
     expect(one.notes).toEqual({ session_id: 's-1', tries: 1 });
@@ -415,7 +450,7 @@ describe.each(RUNNERS)('workflow contract via %s', (label, run, storage) => {
     expect(two.notes).toEqual({ host: 'claude', tries: 2 });
     expect(ok(call(dir, 'GetWorkItem', { id: item.id })).notes).toEqual({ host: 'claude', tries: 2 });
 
-    const events = friendly(dir, ['events', '-t', 'work_item_annotated']) as Doc[];
+    const events = (await friendly(dir, ['events', '-t', 'work_item_annotated'])) as Doc[];
     expect(events).toHaveLength(2);
     expect(events.every((e) => e.work_item_id === item.id)).toBe(true);
 
@@ -424,8 +459,8 @@ describe.each(RUNNERS)('workflow contract via %s', (label, run, storage) => {
 
   it('AppendEvent returns the event with its position and chained hash', async () => {
     const dir = await scaffolded();
-    const item = enqueue(dir, { title: 'subject' });
-    const before = friendly(dir, ['verify']).events as number; // at least the work_item_enqueued event
+    const item = await enqueue(dir, { title: 'subject' });
+    const before = (await friendly(dir, ['verify'])).events as number; // at least the work_item_enqueued event
     expect(before).toBeGreaterThanOrEqual(1);
     const e1 = ok(
       call(dir, 'AppendEvent', {
@@ -471,15 +506,15 @@ describe.each(RUNNERS)('workflow contract via %s', (label, run, storage) => {
     });
     expect(e3.prev_hash).toBe(e2.hash);
 
-    expect(friendly(dir, ['verify'])).toMatchObject({ ok: true, events: before + 3, head: e3.hash });
+    expect(await friendly(dir, ['verify'])).toMatchObject({ ok: true, events: before + 3, head: e3.hash });
   });
 
   it('ReplayPending returns every unfinished item and re-emits it', async () => {
     const dir = await scaffolded();
-    const pending = enqueue(dir, { title: 'pending', priority: 1 });
-    const inFlight = enqueue(dir, { title: 'in flight', priority: 3 });
-    const finished = enqueue(dir, { title: 'finished', priority: 2 });
-    const waiting = enqueue(dir, { title: 'waiting', waiting_human: true });
+    const pending = await enqueue(dir, { title: 'pending', priority: 1 });
+    const inFlight = await enqueue(dir, { title: 'in flight', priority: 3 });
+    const finished = await enqueue(dir, { title: 'finished', priority: 2 });
+    const waiting = await enqueue(dir, { title: 'waiting', waiting_human: true });
     expect(ok(call(dir, 'ClaimWorkItem', { id: finished.id, worker: 'w' })).id).toBe(finished.id);
     ok(call(dir, 'ResolveWorkItem', { id: finished.id, status: 'done', worker: 'w' }));
     expect(ok(call(dir, 'ClaimWorkItem', { id: inFlight.id, worker: 'w' })).id).toBe(inFlight.id);
@@ -492,7 +527,7 @@ describe.each(RUNNERS)('workflow contract via %s', (label, run, storage) => {
       [inFlight.id]: 'in_flight',
       [waiting.id]: 'waiting_human',
     });
-    const events = friendly(dir, ['events', '-t', 'work_item_replayed']) as Doc[];
+    const events = (await friendly(dir, ['events', '-t', 'work_item_replayed'])) as Doc[];
     expect(events.map((e) => e.work_item_id).sort()).toEqual([pending.id, inFlight.id, waiting.id].sort());
 
     // The lease survives a replay: the item is still the worker's.
@@ -504,12 +539,12 @@ describe.each(RUNNERS)('workflow contract via %s', (label, run, storage) => {
 
   it('RegenerateDashboard writes dashboard.md and returns its path, position and counts', async () => {
     const dir = await scaffolded();
-    enqueue(dir, { title: 'first item' });
-    enqueue(dir, { title: 'second item' });
-    const c = enqueue(dir, { title: 'claimed item', priority: 9 });
+    await enqueue(dir, { title: 'first item' });
+    await enqueue(dir, { title: 'second item' });
+    const c = await enqueue(dir, { title: 'claimed item', priority: 9 });
     expect(ok(call(dir, 'ClaimWorkItem', { worker: 'w' })).id).toBe(c.id);
 
-    const head = friendly(dir, ['verify']).events as number;
+    const head = (await friendly(dir, ['verify'])).events as number;
     const r = ok(call(dir, 'RegenerateDashboard'));
     expect(r.path).toBe(join(dir, 'dashboard.md'));
     expect(r.position).toBe(head);
@@ -522,17 +557,17 @@ describe.each(RUNNERS)('workflow contract via %s', (label, run, storage) => {
     expect(md).toContain('claimed item');
   });
 
-  it('RetrospectiveSummary writes a retro to retros/ and returns its summary', () => {
+  it('RetrospectiveSummary writes a retro to retros/ and returns its summary', async () => {
     const dir = freshDir(label);
     ok(call(dir, 'ScaffoldFolders'));
-    const a = enqueue(dir, { title: 'went well', priority: 2 });
-    const b = enqueue(dir, { title: 'went badly', priority: 1 });
+    const a = await enqueue(dir, { title: 'went well', priority: 2 });
+    const b = await enqueue(dir, { title: 'went badly', priority: 1 });
     expect(ok(call(dir, 'ClaimWorkItem', { worker: 'w' })).id).toBe(a.id);
     ok(call(dir, 'ResolveWorkItem', { id: a.id, status: 'done', worker: 'w' }));
     expect(ok(call(dir, 'ClaimWorkItem', { worker: 'w' })).id).toBe(b.id);
     ok(call(dir, 'ResolveWorkItem', { id: b.id, status: 'failed', error: 'disk full', worker: 'w' }));
 
-    const events = friendly(dir, ['verify']).events as number;
+    const events = (await friendly(dir, ['verify'])).events as number;
     const r = ok(call(dir, 'RetrospectiveSummary', { since: '1h' }));
     expect(r.summary).toMatchObject({ done: 1, failed: 1, reclaimed: 0, retried_items: 0, events });
     expect(events).toBeGreaterThanOrEqual(6); // 2 enqueued, 2 claimed, 2 resolved
@@ -546,7 +581,7 @@ describe.each(RUNNERS)('workflow contract via %s', (label, run, storage) => {
     expect(r.markdown).toContain('disk full');
   });
 
-  it('EnqueueWorkItem without MF_TRIGGER_PAYLOAD_JSON is INVALID_INPUT naming title', () => {
+  itEmbedded('EnqueueWorkItem without MF_TRIGGER_PAYLOAD_JSON is INVALID_INPUT naming title', () => {
     const dir = freshDir(label);
     const err = fails(call(dir, 'EnqueueWorkItem'), 'INVALID_INPUT', 2);
     expect(err.field).toBe('title');
@@ -559,7 +594,7 @@ describe.each(RUNNERS)('workflow contract via %s', (label, run, storage) => {
     expect(blank.field).toBe('title');
   });
 
-  it('a workflow without an instance (no MF_INSTANCE_DIR / MF_AGENT_NAME) exits 2', () => {
+  itEmbedded('a workflow without an instance (no MF_INSTANCE_DIR / MF_AGENT_NAME) exits 2', () => {
     for (const workflow of ['ScaffoldFolders', 'ClaimWorkItem']) {
       const err = fails(run(workflow, { HOME: home }), 'INVALID_INPUT', 2);
       expect(err.message).toMatch(/MF_AGENT_NAME|MF_INSTANCE_DIR|--name|--dir/);
@@ -605,110 +640,123 @@ describe.each(RUNNERS)('workflow contract via %s', (label, run, storage) => {
     ).toBe(item.id);
   });
 
-  it('MF_TRIGGER_PAYLOAD_FILE (a file, or - for stdin) carries a payload larger than an environment variable can (issue 12, point 13)', async () => {
-    const dir = await scaffolded();
-    const files = join(root, `${label.replace(/[^A-Za-z0-9_-]/g, '-')}-payloads-${++seq}`);
-    mkdirSync(files, { recursive: true });
-    // Just under the 1 MiB limit of one JSON value: eight times what Linux lets one variable carry.
-    const blob = 'x'.repeat(1_000_000);
-    const text = JSON.stringify({ title: 'big', payload: { blob } });
-    if (process.platform === 'linux') {
-      const viaEnv = spawnSync(process.execPath, ['-e', ''], { env: { MF_TRIGGER_PAYLOAD_JSON: text } });
-      expect((viaEnv.error as NodeJS.ErrnoException | undefined)?.code).toBe('E2BIG');
-    }
-    const file = join(files, 'payload.json');
-    writeFileSync(file, text);
-    const env = { HOME: home, MF_INSTANCE_DIR: dir };
-    const fromFile = ok(run('EnqueueWorkItem', { ...env, MF_TRIGGER_PAYLOAD_FILE: file }));
-    expect([fromFile.title, fromFile.payload.blob.length]).toEqual(['big', blob.length]);
-    const fromStdin = ok(run('EnqueueWorkItem', { ...env, MF_TRIGGER_PAYLOAD_FILE: '-' }, text));
-    expect(fromStdin.payload.blob).toBe(blob);
-    expect(
-      ok(run('GetWorkItem', { ...env, MF_TRIGGER_PAYLOAD_JSON: JSON.stringify({ id: fromFile.id }) })).payload
-        .blob,
-    ).toBe(blob);
-  });
+  itEmbedded(
+    'MF_TRIGGER_PAYLOAD_FILE (a file, or - for stdin) carries a payload larger than an environment variable can (issue 12, point 13)',
+    async () => {
+      const dir = await scaffolded();
+      const files = join(root, `${label.replace(/[^A-Za-z0-9_-]/g, '-')}-payloads-${++seq}`);
+      mkdirSync(files, { recursive: true });
+      // Just under the 1 MiB limit of one JSON value: eight times what Linux lets one variable carry.
+      const blob = 'x'.repeat(1_000_000);
+      const text = JSON.stringify({ title: 'big', payload: { blob } });
+      if (process.platform === 'linux') {
+        const viaEnv = spawnSync(process.execPath, ['-e', ''], { env: { MF_TRIGGER_PAYLOAD_JSON: text } });
+        expect((viaEnv.error as NodeJS.ErrnoException | undefined)?.code).toBe('E2BIG');
+      }
+      const file = join(files, 'payload.json');
+      writeFileSync(file, text);
+      const env = { HOME: home, MF_INSTANCE_DIR: dir };
+      const fromFile = ok(run('EnqueueWorkItem', { ...env, MF_TRIGGER_PAYLOAD_FILE: file }));
+      expect([fromFile.title, fromFile.payload.blob.length]).toEqual(['big', blob.length]);
+      const fromStdin = ok(run('EnqueueWorkItem', { ...env, MF_TRIGGER_PAYLOAD_FILE: '-' }, text));
+      expect(fromStdin.payload.blob).toBe(blob);
+      expect(
+        ok(run('GetWorkItem', { ...env, MF_TRIGGER_PAYLOAD_JSON: JSON.stringify({ id: fromFile.id }) }))
+          .payload.blob,
+      ).toBe(blob);
+    },
+  );
 
-  it('a hostile payload file is refused unread, INVALID_INPUT (exit 2), and nothing is written (issue 12, point 13)', () => {
-    const files = join(root, `${label.replace(/[^A-Za-z0-9_-]/g, '-')}-hostile-${++seq}`);
-    mkdirSync(files, { recursive: true });
-    const fifo = join(files, 'fifo');
-    expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
-    const huge = join(files, 'huge.json');
-    // One byte over the 4 MiB input cap.
-    writeFileSync(huge, `{"title":"${'x'.repeat(4 * 1024 * 1024 - 11)}"}`);
-    const bad = join(files, 'bad.json');
-    writeFileSync(bad, Buffer.from([0x7b, 0xff, 0x7d]));
-    const cases: Array<[string, Env, RegExp]> = [
-      ['a FIFO', { MF_TRIGGER_PAYLOAD_FILE: fifo }, /FIFO.*refused unread/],
-      ['a device', { MF_TRIGGER_PAYLOAD_FILE: '/dev/zero' }, /device.*refused unread/],
-      ['a directory', { MF_TRIGGER_PAYLOAD_FILE: files }, /directory.*refused unread/],
-      ['over the cap', { MF_TRIGGER_PAYLOAD_FILE: huge }, /larger than the 4194304 byte limit/],
-      ['invalid UTF-8', { MF_TRIGGER_PAYLOAD_FILE: bad }, /not valid UTF-8/],
-      ['missing', { MF_TRIGGER_PAYLOAD_FILE: join(files, 'nope.json') }, /does not exist/],
-      [
-        'both variables',
-        { MF_TRIGGER_PAYLOAD_FILE: huge, MF_TRIGGER_PAYLOAD_JSON: '{"title":"t"}' },
-        /both MF_TRIGGER_PAYLOAD_JSON and MF_TRIGGER_PAYLOAD_FILE/,
-      ],
-    ];
-    for (const [what, extra, message] of cases) {
+  itEmbedded(
+    'a hostile payload file is refused unread, INVALID_INPUT (exit 2), and nothing is written (issue 12, point 13)',
+    () => {
+      const files = join(root, `${label.replace(/[^A-Za-z0-9_-]/g, '-')}-hostile-${++seq}`);
+      mkdirSync(files, { recursive: true });
+      const fifo = join(files, 'fifo');
+      expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
+      const huge = join(files, 'huge.json');
+      // One byte over the 4 MiB input cap.
+      writeFileSync(huge, `{"title":"${'x'.repeat(4 * 1024 * 1024 - 11)}"}`);
+      const bad = join(files, 'bad.json');
+      writeFileSync(bad, Buffer.from([0x7b, 0xff, 0x7d]));
+      const cases: Array<[string, Env, RegExp]> = [
+        ['a FIFO', { MF_TRIGGER_PAYLOAD_FILE: fifo }, /FIFO.*refused unread/],
+        ['a device', { MF_TRIGGER_PAYLOAD_FILE: '/dev/zero' }, /device.*refused unread/],
+        ['a directory', { MF_TRIGGER_PAYLOAD_FILE: files }, /directory.*refused unread/],
+        ['over the cap', { MF_TRIGGER_PAYLOAD_FILE: huge }, /larger than the 4194304 byte limit/],
+        ['invalid UTF-8', { MF_TRIGGER_PAYLOAD_FILE: bad }, /not valid UTF-8/],
+        ['missing', { MF_TRIGGER_PAYLOAD_FILE: join(files, 'nope.json') }, /does not exist/],
+        [
+          'both variables',
+          { MF_TRIGGER_PAYLOAD_FILE: huge, MF_TRIGGER_PAYLOAD_JSON: '{"title":"t"}' },
+          /both MF_TRIGGER_PAYLOAD_JSON and MF_TRIGGER_PAYLOAD_FILE/,
+        ],
+      ];
+      for (const [what, extra, message] of cases) {
+        const dir = freshDir(label);
+        const started = Date.now();
+        const err = fails(
+          run('EnqueueWorkItem', { HOME: home, MF_INSTANCE_DIR: dir, ...extra }),
+          'INVALID_INPUT',
+          2,
+        );
+        expect(err.message, what).toMatch(message);
+        expect(err.message, what).toMatch(/MF_TRIGGER_PAYLOAD_FILE/);
+        expect(err.field, what).toBe('payload');
+        expect(Date.now() - started, what).toBeLessThan(30_000);
+        // Refused before the instance was opened: no folder, no database, no schema written.
+        expect(existsSync(dir), what).toBe(false);
+      }
+    },
+  );
+
+  itEmbedded(
+    'a payload is a JSON object: null is refused like a list or a number, empty means {} (issue 12, point 14)',
+    async () => {
       const dir = freshDir(label);
-      const started = Date.now();
-      const err = fails(
-        run('EnqueueWorkItem', { HOME: home, MF_INSTANCE_DIR: dir, ...extra }),
+      const env = { HOME: home, MF_INSTANCE_DIR: dir };
+      for (const text of ['null', '[]', '5', '"x"', ' null ']) {
+        const err = fails(
+          run('ClaimWorkItem', { ...env, MF_TRIGGER_PAYLOAD_JSON: text }),
+          'INVALID_INPUT',
+          2,
+        );
+        expect(err.message, text).toMatch(
+          /^MF_TRIGGER_PAYLOAD_JSON must be a JSON object of the workflow's fields, not /,
+        );
+        expect(err.field, text).toBe('payload');
+      }
+      expect(existsSync(dir)).toBe(false);
+      ok(call(dir, 'ScaffoldFolders'));
+      const file = join(root, `${label.replace(/[^A-Za-z0-9_-]/g, '-')}-null-${++seq}.json`);
+      writeFileSync(file, 'null');
+      const fromFile = fails(
+        run('ClaimWorkItem', { ...env, MF_TRIGGER_PAYLOAD_FILE: file }),
         'INVALID_INPUT',
         2,
       );
-      expect(err.message, what).toMatch(message);
-      expect(err.message, what).toMatch(/MF_TRIGGER_PAYLOAD_FILE/);
-      expect(err.field, what).toBe('payload');
-      expect(Date.now() - started, what).toBeLessThan(30_000);
-      // Refused before the instance was opened: no folder, no database, no schema written.
-      expect(existsSync(dir), what).toBe(false);
-    }
-  });
-
-  it('a payload is a JSON object: null is refused like a list or a number, empty means {} (issue 12, point 14)', async () => {
-    const dir = freshDir(label);
-    const env = { HOME: home, MF_INSTANCE_DIR: dir };
-    for (const text of ['null', '[]', '5', '"x"', ' null ']) {
-      const err = fails(run('ClaimWorkItem', { ...env, MF_TRIGGER_PAYLOAD_JSON: text }), 'INVALID_INPUT', 2);
-      expect(err.message, text).toMatch(
-        /^MF_TRIGGER_PAYLOAD_JSON must be a JSON object of the workflow's fields, not /,
-      );
-      expect(err.field, text).toBe('payload');
-    }
-    expect(existsSync(dir)).toBe(false);
-    ok(call(dir, 'ScaffoldFolders'));
-    const file = join(root, `${label.replace(/[^A-Za-z0-9_-]/g, '-')}-null-${++seq}.json`);
-    writeFileSync(file, 'null');
-    const fromFile = fails(
-      run('ClaimWorkItem', { ...env, MF_TRIGGER_PAYLOAD_FILE: file }),
-      'INVALID_INPUT',
-      2,
-    );
-    expect(fromFile.message).toMatch(/^MF_TRIGGER_PAYLOAD_FILE must be a JSON object/);
-    // Unset, empty or blank (variable or file) is {}.
-    writeFileSync(file, '\n');
-    for (const extra of [
-      {},
-      { MF_TRIGGER_PAYLOAD_JSON: '' },
-      { MF_TRIGGER_PAYLOAD_JSON: '  ' },
-      { MF_TRIGGER_PAYLOAD_FILE: file },
-    ]) {
-      expect(ok(run('ClaimWorkItem', { ...env, ...extra }))).toBeNull();
-    }
-    // The library holds the same rule: no payload is {}, null is refused.
-    const inst = await openInstance({ dir: freshDir(`${label}-lib`), url: storage.libraryUrl });
-    try {
-      expect(await runWorkflow(inst, 'ClaimWorkItem')).toBeNull();
-      const e = await runWorkflow(inst, 'ClaimWorkItem', null).catch((x: unknown) => x);
-      expect(isAgentStateError(e, 'INVALID_INPUT')).toBe(true);
-    } finally {
-      await inst.close();
-    }
-  });
+      expect(fromFile.message).toMatch(/^MF_TRIGGER_PAYLOAD_FILE must be a JSON object/);
+      // Unset, empty or blank (variable or file) is {}.
+      writeFileSync(file, '\n');
+      for (const extra of [
+        {},
+        { MF_TRIGGER_PAYLOAD_JSON: '' },
+        { MF_TRIGGER_PAYLOAD_JSON: '  ' },
+        { MF_TRIGGER_PAYLOAD_FILE: file },
+      ]) {
+        expect(ok(run('ClaimWorkItem', { ...env, ...extra }))).toBeNull();
+      }
+      // The library holds the same rule: no payload is {}, null is refused.
+      const inst = await openInstance({ dir: freshDir(`${label}-lib`), url: storage.libraryUrl });
+      try {
+        expect(await runWorkflow(inst, 'ClaimWorkItem')).toBeNull();
+        const e = await runWorkflow(inst, 'ClaimWorkItem', null).catch((x: unknown) => x);
+        expect(isAgentStateError(e, 'INVALID_INPUT')).toBe(true);
+      } finally {
+        await inst.close();
+      }
+    },
+  );
 
   it('the library (runWorkflow) gives the same documents and errors as this runner', async () => {
     const viaRunner = await scaffolded();
