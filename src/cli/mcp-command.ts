@@ -3,7 +3,9 @@
 import { type Command, Option } from 'commander';
 import { InvalidInputError } from '../errors.js';
 import { listenError } from '../http/guards.js';
+import { PrincipalStore } from '../http/principals.js';
 import { openInstance } from '../instance/instance.js';
+import { instanceRoot } from '../instance/paths.js';
 import { resolveInstance } from '../service/instance-resolver.js';
 import { invoke } from '../service/invoke.js';
 import { type GlobalOpts, port } from './context.js';
@@ -80,6 +82,7 @@ export function addMcpCommand(program: Command): void {
             port,
             host,
             ...(token === undefined ? {} : { token }),
+            principals: new PrincipalStore(instanceRoot(resolveInstance(g).root)),
           });
         } catch (err) {
           await instance.close();

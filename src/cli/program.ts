@@ -5,6 +5,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { EXIT_CODES, InvalidInputError, toAgentStateError } from '../errors.js';
 import { inEdgeTerms } from '../service/instance-resolver.js';
 import { WORKFLOW_NAMES, WORKFLOWS } from '../workflows/registry.js';
+import { addAuthCommands } from './auth-commands.js';
 import { type GlobalOpts, Output } from './context.js';
 import { addEventCommands } from './event-commands.js';
 import { addInstanceCommands } from './instance-commands.js';
@@ -69,6 +70,7 @@ export function buildProgram(): Command {
   addInstanceCommands(program);
   addMcpCommand(program);
   addServeCommand(program);
+  addAuthCommands(program);
   addWorkflowCommands(program);
   return program;
 }

@@ -4,8 +4,8 @@
 import type { Context, Hono } from 'hono';
 import { VIEW_RECENT_EVENTS, viewContextOf } from '../core/kind.js';
 import type { EventRecord, WorkItem } from '../core/types.js';
+import { ownerOf } from '../core/work-rules.js';
 import { ERROR_TABLE, toAgentStateError } from '../errors.js';
-import { csrfToken } from '../http/auth.js';
 import { type AppContext, type AppEnv, attributed, instanceOf } from '../http/context.js';
 import type { Instance } from '../instance/instance.js';
 import { getKind, kindNames } from '../kinds/registry.js';
@@ -54,11 +54,11 @@ const ACTIONS: Record<string, { op: string; label: string; ask: string; when: (i
   },
 };
 
-const isDecision = (i: WorkItem) =>
-  i.payload !== null &&
-  typeof i.payload === 'object' &&
-  !Array.isArray(i.payload) &&
-  'ambiguity_id' in i.payload;
+/**
+ * A human decision is an item a document's commit enqueued (its key is the store's own `doc:…`, which no
+ * plain enqueue may use), never an item whose payload merely looks like one.
+ */
+const isDecision = (i: WorkItem) => ownerOf(i) !== null;
 
 const fmtTime = (t: string | null) => (t ? t.replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '');
 
@@ -84,8 +84,8 @@ async function frame(
       section,
       instance: key,
       instances: await ctx.registry.list(),
-      actor: caller.via === 'session' ? caller.actor : null,
-      csrf: caller.via === 'session' ? csrfToken(ctx.token, caller.session) : null,
+      actor: caller.via === 'session' ? caller.session.actor : null,
+      csrf: caller.via === 'session' ? caller.session.csrf : null,
       path: new URL(c.req.url).pathname,
     },
   };
@@ -232,7 +232,7 @@ ${more ? h`<div class="pager"><a href="${href('/items', { instance: key, status,
       await runOperation(
         inst,
         'retry_many',
-        attributed(getOperation('retry_many').input.properties, { ids }, c.get('caller')),
+        attributed(getOperation('retry_many'), { ids }, c.get('caller')),
       );
       return c.redirect(href('/items', { instance: key, status: 'failed' }), 303);
     }),
@@ -248,13 +248,16 @@ ${more ? h`<div class="pager"><a href="${href('/items', { instance: key, status,
       const actions = Object.entries(ACTIONS).filter(([, a]) => a.when(item));
       let answer: Html | string = '';
       if (item.status === 'waiting_human' && isDecision(item)) {
-        const p = item.payload as { doc_id?: string; ambiguity_id?: string; question?: string };
+        // The store wrote this payload (the item is its document's): the question and options come from the
+        // document that owns the item.
+        const p = item.payload as { ambiguity_id?: string; question?: string };
+        const owner = ownerOf(item)!;
         let options: string[] = [];
-        if (typeof p.doc_id === 'string') {
+        if (owner.kind === 'task-ir') {
           const doc = await run<{ body: { ambiguities?: Array<{ id: string; options?: string[] }> } }>(
             inst,
             'get_document',
-            { kind: 'task-ir', id: p.doc_id },
+            { kind: owner.kind, id: owner.id },
           ).catch(() => null);
           options = doc?.body.ambiguities?.find((a) => a.id === p.ambiguity_id)?.options ?? [];
         }
@@ -317,17 +320,12 @@ ${
       const form = await c.req.parseBody();
       const action = typeof form.action === 'string' ? form.action : '';
       const caller = c.get('caller');
-      const who = { actor: 1, actor_kind: 1 };
       if (action === 'answer') {
         const answer = typeof form.answer === 'string' ? form.answer : '';
         await runOperation(
           inst,
           'resolve',
-          attributed(
-            who,
-            { id, status: 'done', result: { answer }, actor: 'human', actor_kind: 'human' },
-            caller,
-          ),
+          attributed(getOperation('resolve'), { id, status: 'done', result: { answer } }, caller),
         );
       } else {
         const a = ACTIONS[action];
@@ -345,8 +343,7 @@ ${
           const item = (await runOperation(inst, 'get_item', { id })) as WorkItem;
           if (item.lease_owner) input.worker = item.lease_owner;
         }
-        const props = getOperation(a.op).input.properties;
-        await runOperation(inst, a.op, attributed(props, input, caller));
+        await runOperation(inst, a.op, attributed(getOperation(a.op), input, caller));
       }
       return c.redirect(href(`/items/${encodeURIComponent(id)}`, { instance: key }), 303);
     }),

@@ -14,17 +14,10 @@ import {
   toAgentStateError,
   UnauthenticatedError,
 } from '../errors.js';
+import type { McpEndpoint } from '../mcp/serve.js';
+import { checkAccess, OWNER, type Principal } from '../service/access.js';
 import { runOperation } from '../service/invoke.js';
-import {
-  bearerOf,
-  csrfToken,
-  csrfValid,
-  isActorName,
-  readSession,
-  SESSION_COOKIE,
-  SESSION_MS,
-  signSession,
-} from './auth.js';
+import { bearerOf, csrfValid, isActorName, SESSION_COOKIE, SESSION_MS, Sessions } from './auth.js';
 import {
   type AppContext,
   type AppEnv,
@@ -82,6 +75,8 @@ export function createServeApp(options: ServeAppOptions): { app: Hono<AppEnv>; c
   const ctx: AppContext = {
     registry: options.registry,
     token: options.token,
+    principals: options.principals ?? null,
+    sessions: options.sessions ?? new Sessions(),
     bind: options.bind,
     signal: ac.signal,
     pollMs: options.pollMs ?? 100,
@@ -111,19 +106,31 @@ export function createServeApp(options: ServeAppOptions): { app: Hono<AppEnv>; c
     c.header('x-frame-options', 'DENY');
   });
 
-  // Authentication: the bearer token, or the dashboard's session cookie; then CSRF for cookie writes.
+  /** The owner's token, or the principal a named token belongs to; null for any other token. */
+  const principalOf = (bearer: string): { principal: Principal; id: string | null } | null => {
+    if (sameSecret(bearer, token)) return { principal: OWNER, id: null };
+    const p = ctx.principals?.authenticate(bearer);
+    return p ? { principal: p.principal, id: p.id } : null;
+  };
+
+  // Authentication: a bearer token (the owner's or a principal's), or the dashboard's session cookie; then
+  // CSRF for cookie writes.
   app.use('*', async (c, next) => {
     const path = c.req.path;
     if (PUBLIC.has(path)) return next();
     const bearer = bearerOf(c.req.header('authorization'));
     if (bearer !== undefined) {
-      if (!sameSecret(bearer, token)) return errorResponse(c, new UnauthenticatedError('wrong bearer token'));
-      c.set('caller', { via: 'bearer' });
+      const who = principalOf(bearer);
+      if (who === null) return errorResponse(c, new UnauthenticatedError('wrong bearer token'));
+      c.set('caller', { via: 'bearer', principal: who.principal });
       return next();
     }
-    const session = getCookie(c, SESSION_COOKIE);
-    const actor = readSession(token, session);
-    if (actor === null || session === undefined || path === '/mcp') {
+    const session = ctx.sessions.get(getCookie(c, SESSION_COOKIE));
+    // A session of a principal revoked since it signed in ends with it.
+    const live =
+      session !== null &&
+      (session.principalId === null || ctx.principals?.active(session.principalId) === true);
+    if (!live || path === '/mcp') {
       const wantsHtml = !path.startsWith('/api/') && path !== '/mcp' && c.req.method === 'GET';
       if (wantsHtml) {
         const u = new URL(c.req.url);
@@ -147,17 +154,18 @@ export function createServeApp(options: ServeAppOptions): { app: Hono<AppEnv>; c
           given = typeof form._csrf === 'string' ? form._csrf : undefined;
         }
       }
-      if (!csrfValid(token, session, given)) {
+      if (!csrfValid(session, given)) {
         return errorResponse(c, new PermissionDeniedError('missing or wrong CSRF token', { field: 'csrf' }));
       }
     }
-    c.set('caller', { via: 'session', actor, session });
+    c.set('caller', { via: 'session', principal: session.principal, session });
     return next();
   });
 
   app.get('/healthz', (c) => c.json({ ok: true }));
 
-  // Sign-in: the token once, and the name this human's writes are recorded under.
+  // Sign-in: a person's token once (the owner's, with the name their writes are recorded under, or a human
+  // or admin principal's, whose name it is). Agents do not sign in to the dashboard.
   app.post('/login', async (c) => {
     if (!originAllowed(c.req.header('origin'), c.req.header('host'))) {
       return errorResponse(c, new PermissionDeniedError('cross-origin sign-in refused', { field: 'origin' }));
@@ -166,11 +174,21 @@ export function createServeApp(options: ServeAppOptions): { app: Hono<AppEnv>; c
     const given = typeof form.token === 'string' ? form.token.trim() : '';
     const name = typeof form.name === 'string' ? form.name.trim() : '';
     const next = typeof form.next === 'string' && /^\/(?!\/)[^\s\\]*$/.test(form.next) ? form.next : '/';
-    if (!sameSecret(given, token)) {
-      return c.html(loginPage(next, 'That token is not this server’s.'), 401);
+    const who = given === '' ? null : principalOf(given);
+    if (who === null) return c.html(loginPage(next, 'That token is not one of this server’s.'), 401);
+    if (who.principal.role === 'agent') {
+      return c.html(
+        loginPage(next, 'That token is an agent’s: people sign in with a human or admin token.'),
+        403,
+      );
     }
-    if (!isActorName(name)) return c.html(loginPage(next, 'Give your name (1–100 characters).'), 400);
-    setCookie(c, SESSION_COOKIE, signSession(token, name), {
+    let principal: Principal;
+    if (who.principal.role === 'owner') {
+      if (!isActorName(name)) return c.html(loginPage(next, 'Give your name (1–100 characters).'), 400);
+      // The owner is admin and human at once; the session records the name they gave.
+      principal = { name, role: 'admin', read_only: false };
+    } else principal = who.principal;
+    setCookie(c, SESSION_COOKIE, ctx.sessions.create(principal.name, principal, who.id), {
       httpOnly: true,
       sameSite: 'Strict',
       path: '/',
@@ -183,6 +201,8 @@ export function createServeApp(options: ServeAppOptions): { app: Hono<AppEnv>; c
     return c.html(loginPage(next && /^\/(?!\/)[^\s\\]*$/.test(next) ? next : '/'));
   });
   app.post('/logout', (c) => {
+    // Ends the session on the server: the old cookie (and its CSRF token) write nothing more.
+    ctx.sessions.end(getCookie(c, SESSION_COOKIE));
     setCookie(c, SESSION_COOKIE, '', { httpOnly: true, sameSite: 'Strict', path: '/', maxAge: 0 });
     return c.redirect('/login', 303);
   });
@@ -190,8 +210,13 @@ export function createServeApp(options: ServeAppOptions): { app: Hono<AppEnv>; c
     const caller = c.get('caller');
     return c.json(
       caller.via === 'session'
-        ? { via: 'session', actor: caller.actor, csrf: csrfToken(token, caller.session) }
-        : { via: 'bearer' },
+        ? {
+            via: 'session',
+            actor: caller.session.actor,
+            role: caller.principal.role,
+            csrf: caller.session.csrf,
+          }
+        : { via: 'bearer', principal: caller.principal.name, role: caller.principal.role },
     );
   });
 
@@ -207,8 +232,8 @@ export function createServeApp(options: ServeAppOptions): { app: Hono<AppEnv>; c
       const caller = c.get('caller');
       const input =
         raw !== null && typeof raw === 'object' && !Array.isArray(raw)
-          ? attributed(op.input.properties, raw as Record<string, unknown>, caller)
-          : raw;
+          ? attributed(op, raw as Record<string, unknown>, caller)
+          : (checkAccess(caller.principal, op), raw);
       const inst = op.instance === 'none' ? null : await instanceOf(c, ctx.registry);
       const result = await runOperation(inst, op.name, input);
       return c.json(result === undefined ? null : (result as object));
@@ -242,10 +267,7 @@ export function createServeApp(options: ServeAppOptions): { app: Hono<AppEnv>; c
 
 /** /mcp: the Streamable HTTP handler of `agentstate mcp --http`, for the instance `?instance=` names. */
 function mountMcp(app: Hono<AppEnv>, ctx: AppContext, closers: Array<() => Promise<void>>): void {
-  const endpoints = new Map<
-    string,
-    Promise<{ fetch(r: Request): Promise<Response>; close(): Promise<void> }>
-  >();
+  const endpoints = new Map<string, Promise<McpEndpoint>>();
   closers.push(async () => {
     for (const p of endpoints.values()) await p.then((e) => e.close()).catch(() => {});
   });
@@ -263,7 +285,8 @@ function mountMcp(app: Hono<AppEnv>, ctx: AppContext, closers: Array<() => Promi
       p = import('../mcp/index.js').then((m) => m.mcpEndpoint(m.createAgentStateMcp({ instance: inst })));
       endpoints.set(key, p);
     }
-    return (await p).fetch(c.req.raw);
+    const { authInfoOf } = await import('../mcp/server.js');
+    return (await p).fetch(c.req.raw, { authInfo: authInfoOf(c.get('caller').principal) });
   });
 }
 
@@ -275,5 +298,5 @@ function esc(s: string): string {
 export function loginPage(next: string, problem?: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Sign in · agentstate</title><link rel="stylesheet" href="/assets/app.css"></head><body class="login"><main><h1>agentstate</h1>${
     problem ? `<p class="problem" role="alert">${esc(problem)}</p>` : ''
-  }<form method="post" action="/login"><input type="hidden" name="next" value="${esc(next)}"><label for="name">Your name (recorded with every change you make)</label><input id="name" name="name" required maxlength="100" autocomplete="username"><label for="token">Server token</label><input id="token" name="token" type="password" required autocomplete="current-password"><button type="submit">Sign in</button></form></main></body></html>`;
+  }<form method="post" action="/login"><input type="hidden" name="next" value="${esc(next)}"><label for="name">Your name (recorded with every change you make; a personal token signs in under its own)</label><input id="name" name="name" maxlength="100" autocomplete="username"><label for="token">Server token, or your personal token</label><input id="token" name="token" type="password" required autocomplete="current-password"><button type="submit">Sign in</button></form></main></body></html>`;
 }

@@ -1,11 +1,12 @@
-// Who may call `agentstate serve`: one bearer token (AGENTSTATE_TOKEN, else generated once and kept in the
-// root with mode 0600, never inside an instance folder), a signed session cookie for the dashboard that
-// carries the signed-in human's name, and a CSRF token bound to that session for every state-changing
-// browser request.
-import { createHash, createHmac, randomBytes } from 'node:crypto';
+// Who may call `agentstate serve`: the owner's bearer token (AGENTSTATE_TOKEN, else generated once and kept
+// in the root with mode 0600, never inside an instance folder) or a principal's (principals.ts), a session
+// the server keeps for the dashboard's signed-in human, and that session's CSRF token for every
+// state-changing browser request.
+import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { InvalidInputError } from '../errors.js';
+import type { Principal } from '../service/access.js';
 import { sameSecret } from './guards.js';
 
 /** The token file's name inside the root, for a server of every instance under it (or of a `url`). */
@@ -71,34 +72,70 @@ export const SESSION_COOKIE = 'agentstate_session';
 /** How long a dashboard session lasts, ms. */
 export const SESSION_MS = 12 * 60 * 60 * 1000;
 
-const mac = (token: string, what: string) => createHmac('sha256', token).update(what).digest('base64url');
-
-/** A session cookie value for `actor` signed with the token (a new token ends every session). */
-export function signSession(token: string, actor: string, now = Date.now()): string {
-  const body = `${Buffer.from(actor).toString('base64url')}.${now + SESSION_MS}`;
-  return `${body}.${mac(token, `session:${body}`)}`;
+/** What a dashboard session is: who signed in, as which principal, until when, and its CSRF token. */
+export interface SessionInfo {
+  /** The name the session's writes are recorded under. */
+  actor: string;
+  /** The principal it signed in as: the owner (the serve token) or a human or admin principal. */
+  principal: Principal;
+  /** The principal record's id, checked at every request (a revoked principal's sessions end). */
+  principalId: string | null;
+  expires: number;
+  csrf: string;
 }
 
-/** The signed-in actor of a session cookie, or null when it is forged, malformed or expired. */
-export function readSession(token: string, cookie: string | undefined, now = Date.now()): string | null {
-  if (!cookie) return null;
-  const parts = cookie.split('.');
-  if (parts.length !== 3) return null;
-  const [name, expires, sig] = parts as [string, string, string];
-  if (!sameSecret(sig, mac(token, `session:${name}.${expires}`))) return null;
-  if (!/^\d+$/.test(expires) || Number(expires) < now) return null;
-  const actor = Buffer.from(name, 'base64url').toString('utf8');
-  return isActorName(actor) ? actor : null;
-}
+/**
+ * The dashboard's sessions, kept by the server: the cookie is a random id, so signing out, expiry and a
+ * revoked principal end a session at once, and a restart ends them all. At most `max` at a time (the
+ * oldest go first).
+ */
+export class Sessions {
+  readonly #map = new Map<string, SessionInfo>();
+  readonly #clock: () => number;
+  readonly #ttl: number;
+  readonly #max: number;
 
-/** The CSRF token of a session: forms carry it as `_csrf`, scripts as the `x-csrf-token` header. */
-export function csrfToken(token: string, session: string): string {
-  return mac(token, `csrf:${session}`);
+  constructor(options: { clock?: () => number; ttlMs?: number; max?: number } = {}) {
+    this.#clock = options.clock ?? Date.now;
+    this.#ttl = options.ttlMs ?? SESSION_MS;
+    this.#max = options.max ?? 10_000;
+  }
+
+  /** Starts a session; returns the cookie value. */
+  create(actor: string, principal: Principal, principalId: string | null): string {
+    const id = randomBytes(32).toString('base64url');
+    while (this.#map.size >= this.#max) this.#map.delete(this.#map.keys().next().value as string);
+    this.#map.set(id, {
+      actor,
+      principal,
+      principalId,
+      expires: this.#clock() + this.#ttl,
+      csrf: randomBytes(32).toString('base64url'),
+    });
+    return id;
+  }
+
+  /** The live session a cookie names, or null (unknown, ended or expired). */
+  get(id: string | undefined): SessionInfo | null {
+    if (id === undefined || id === '') return null;
+    const s = this.#map.get(id);
+    if (!s) return null;
+    if (s.expires <= this.#clock()) {
+      this.#map.delete(id);
+      return null;
+    }
+    return s;
+  }
+
+  /** Ends a session (sign-out). */
+  end(id: string | undefined): void {
+    if (id !== undefined) this.#map.delete(id);
+  }
 }
 
 /** Whether `given` is the CSRF token of `session`. */
-export function csrfValid(token: string, session: string, given: string | undefined): boolean {
-  return given !== undefined && given !== '' && sameSecret(given, csrfToken(token, session));
+export function csrfValid(session: SessionInfo, given: string | undefined): boolean {
+  return given !== undefined && given !== '' && sameSecret(given, session.csrf);
 }
 
 /** A name a human may sign in with: 1–100 printable characters, no control characters. */

@@ -3,18 +3,32 @@
 import type { Context } from 'hono';
 import { ERROR_TABLE, errorBody, toAgentStateError } from '../errors.js';
 import type { Instance } from '../instance/instance.js';
+import { attributeTo, checkAccess, type Principal } from '../service/access.js';
+import type { Operation } from '../service/operation.js';
+import type { SessionInfo, Sessions } from './auth.js';
 import type { InstanceRegistry } from './instances.js';
+import type { PrincipalStore } from './principals.js';
 import { INSTANCE_PARAM } from './routes.js';
 
-/** Who a request is: a bearer-token caller (a program) or a signed-in human (the dashboard's cookie). */
-export type Caller = { via: 'bearer' } | { via: 'session'; actor: string; session: string };
+/**
+ * Who a request is: a bearer token's principal (the owner's token, or a named principal's), or a human
+ * signed in to the dashboard (the session's principal is named as they signed in, role human or admin).
+ */
+export type Caller =
+  | { via: 'bearer'; principal: Principal }
+  | { via: 'session'; principal: Principal; session: SessionInfo };
 
 export type AppEnv = { Variables: { caller: Caller } };
 
 /** What the dashboard needs of the app (kept apart so the API runs without it). */
 export interface AppContext {
   registry: InstanceRegistry;
+  /** The owner's token (admin and human at once). */
   token: string;
+  /** The named principals that may call, besides the owner; null when the server takes only the owner's token. */
+  principals: PrincipalStore | null;
+  /** The dashboard's sessions. */
+  sessions: Sessions;
   /** The address the server is bound to (Host checks follow it). */
   bind: string;
   /** Aborted when the server shuts down: ends open event streams. */
@@ -23,7 +37,11 @@ export interface AppContext {
   pollMs: number;
 }
 
-export interface ServeAppOptions extends Omit<AppContext, 'signal' | 'pollMs'> {
+export interface ServeAppOptions extends Omit<AppContext, 'signal' | 'pollMs' | 'sessions' | 'principals'> {
+  /** @default null (the owner's token only) */
+  principals?: PrincipalStore | null;
+  /** @default new sessions */
+  sessions?: Sessions;
   signal?: AbortSignal;
   /** @default 100 */
   pollMs?: number;
@@ -48,18 +66,16 @@ export function instanceOf(c: Context, registry: InstanceRegistry): Promise<Inst
 }
 
 /**
- * The operation input a caller's fields become: a signed-in human's writes are recorded as theirs
- * (actor = their name, actor_kind `human`) whatever the form says; a bearer caller's stand as given, as the
- * CLI's do (the operations default to `system`).
+ * The input a caller's call of `op` runs with, after the access check of the principal × operation matrix
+ * (service/access.ts): a principal's and a signed-in human's writes are recorded as theirs (actor, the actor
+ * kind of their role) and naming anyone else is PERMISSION_DENIED; the owner's token stands as given, as the
+ * CLI's does (the operations default to `system`).
  */
 export function attributed(
-  properties: Record<string, unknown>,
+  op: Pick<Operation, 'name' | 'writes' | 'input'>,
   input: Record<string, unknown>,
   caller: Caller,
 ): Record<string, unknown> {
-  if (caller.via !== 'session') return input;
-  const out = { ...input };
-  if ('actor' in properties) out.actor = caller.actor;
-  if ('actor_kind' in properties) out.actor_kind = 'human';
-  return out;
+  checkAccess(caller.principal, op);
+  return attributeTo(caller.principal, op.name, op.input.properties, input);
 }

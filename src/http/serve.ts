@@ -9,6 +9,7 @@ import { createServeApp } from './app.js';
 import { loadOrCreateToken, type ServeToken } from './auth.js';
 import { isLoopback, listen } from './guards.js';
 import { InstanceRegistry, type ServeTarget } from './instances.js';
+import { PrincipalStore } from './principals.js';
 
 export interface ServeOptions {
   /** What to serve: one `dir`, the instances under `root`, or every instance of a PostgreSQL `url`. */
@@ -55,6 +56,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const { app, close: closeApp } = createServeApp({
     registry,
     token: token.token,
+    principals: new PrincipalStore(registry.root),
     bind: host,
     ...(opts.pollMs === undefined ? {} : { pollMs: opts.pollMs }),
   });

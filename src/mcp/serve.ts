@@ -8,11 +8,14 @@ import {
   localhostOriginValidation,
   toNodeHandler,
 } from '@modelcontextprotocol/node';
-import { createMcpHandler } from '@modelcontextprotocol/server';
+import { type AuthInfo, createMcpHandler } from '@modelcontextprotocol/server';
 import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
 import { InvalidInputError } from '../errors.js';
+import { bearerOf } from '../http/auth.js';
 import { isLoopback, sameSecret } from '../http/guards.js';
-import type { AgentStateMcp } from './server.js';
+import type { PrincipalStore } from '../http/principals.js';
+import { OWNER } from '../service/access.js';
+import { type AgentStateMcp, authInfoOf } from './server.js';
 import { jsonRpcLines } from './stdio-lines.js';
 
 /**
@@ -40,8 +43,13 @@ export interface HttpOptions {
   port?: number;
   /** Address to bind. Anything but loopback needs `token`. @default '127.0.0.1' */
   host?: string;
-  /** Bearer token every request must carry (`Authorization: Bearer <token>`). @default none (loopback only) */
+  /**
+   * Bearer token every request must carry (`Authorization: Bearer <token>`), at least 16 characters; with it
+   * the tokens of `principals` are taken too. @default none (loopback only, no authentication)
+   */
   token?: string;
+  /** Named principals whose tokens are taken besides `token` (the root's principals file). */
+  principals?: PrincipalStore | null;
   /** The endpoint path. @default '/mcp' */
   path?: string;
 }
@@ -55,8 +63,11 @@ function refuse(res: ServerResponse, status: number, message: string, headers: R
 
 /** The Streamable HTTP handler of `mcp`, as a web-standard `fetch`; what `agentstate serve` mounts at /mcp. */
 export interface McpEndpoint {
-  /** Serves one HTTP request (auth and Host/Origin checks are the caller's). */
-  fetch(request: Request): Promise<Response>;
+  /**
+   * Serves one HTTP request (auth and Host/Origin checks are the caller's, which passes the principal it
+   * authenticated as `authInfo`: see authInfoOf).
+   */
+  fetch(request: Request, options?: { authInfo?: AuthInfo }): Promise<Response>;
   /** The SDK handler itself (for Node's adapter). */
   readonly handler: ReturnType<typeof createMcpHandler>;
   /** Stops the document watcher and the handler's open exchanges; the instance stays open. */
@@ -72,7 +83,7 @@ export function mcpEndpoint(mcp: AgentStateMcp): McpEndpoint {
   const stopWatching = mcp.watchDocuments((uri) => handler.notify.resourceUpdated(uri));
   return {
     handler,
-    fetch: (request) => handler.fetch(request),
+    fetch: (request, options) => handler.fetch(request, options),
     async close() {
       stopWatching();
       await handler.close();
@@ -99,6 +110,11 @@ export async function serveMcpHttp(
       { field: 'token' },
     );
   }
+  if (token !== undefined && token.length < 16) {
+    throw new InvalidInputError('mcp --http: the token must be at least 16 characters (as serve’s)', {
+      field: 'token',
+    });
+  }
   const endpoint = mcpEndpoint(mcp);
   const serve = toNodeHandler(endpoint.handler);
   // On loopback only the names of this machine: a page that rebinds its own name to 127.0.0.1 is refused.
@@ -115,13 +131,19 @@ export async function serveMcpHttp(
     const url = req.url ?? '/';
     if (url.split('?')[0] !== path) return refuse(res, 404, `not found: the MCP endpoint is ${path}`);
     if (token !== undefined) {
-      const auth = req.headers.authorization ?? '';
-      const m = /^Bearer\s+(.+)$/i.exec(auth);
-      if (!m || !sameSecret(m[1]!.trim(), token)) {
+      const given = bearerOf(req.headers.authorization);
+      const principal =
+        given === undefined
+          ? undefined
+          : sameSecret(given, token)
+            ? OWNER
+            : opts.principals?.authenticate(given)?.principal;
+      if (principal === undefined) {
         return refuse(res, 401, 'a bearer token is required', {
           'www-authenticate': 'Bearer realm="agentstate"',
         });
       }
+      (req as IncomingMessage & { auth?: AuthInfo }).auth = authInfoOf(principal);
     }
     void serve(req, res);
   });

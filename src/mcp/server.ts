@@ -17,6 +17,7 @@ import {
 import { InvalidInputError, isAgentStateError, toAgentStateError, toolError } from '../errors.js';
 import type { Instance } from '../instance/instance.js';
 import { kindNames } from '../kinds/registry.js';
+import { checkAccess, type Principal } from '../service/access.js';
 import { runOperation } from '../service/invoke.js';
 import { getOperation } from '../service/table.js';
 import { attributed, type CallOrigin } from './attribution.js';
@@ -82,6 +83,21 @@ export function parseDocumentUri(uri: string): { kind: string; id: string; versi
   } catch {
     return null;
   }
+}
+
+/** The `authInfo` an HTTP edge hands the MCP handler for a caller it authenticated (principal in `extra`). */
+export function authInfoOf(principal: Principal): {
+  token: string;
+  clientId: string;
+  scopes: string[];
+  extra: { principal: Principal };
+} {
+  return { token: '', clientId: principal.name, scopes: [principal.role], extra: { principal } };
+}
+
+function principalOfAuth(auth: { extra?: Record<string, unknown> } | undefined): Principal | undefined {
+  const p = auth?.extra?.principal as Principal | undefined;
+  return p && typeof p.name === 'string' && typeof p.role === 'string' ? p : undefined;
 }
 
 /** A name fit to be part of a worker name (client names are free text). */
@@ -170,6 +186,9 @@ export function createAgentStateMcp(options: AgentStateMcpOptions): AgentStateMc
       },
     );
     const connection = randomBytes(3).toString('hex');
+    // Who the HTTP request authenticated as (the edge in front of the handler checked the token).
+    const principal = principalOfAuth(reqCtx?.authInfo);
+    const named = principal !== undefined && principal.role !== 'owner';
 
     const origin = (ctx: ServerContext): CallOrigin => {
       const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
@@ -182,13 +201,26 @@ export function createAgentStateMcp(options: AgentStateMcpOptions): AgentStateMc
           ? { name: info.name, version: typeof info.version === 'string' ? info.version : '' }
           : undefined;
       const session = ctx.sessionId ?? `mcp-${connection}`;
-      const actor =
-        options.worker ??
-        (http ? slug(client?.name ?? 'mcp') : `${slug(client?.name ?? 'mcp')}-${connection}`);
-      return { actor, model: options.model, client, session, request: ctx.mcpReq.id };
+      // Over HTTP a named principal works under its own name (a session, when the transport keeps one, as a
+      // worker of its own) and holds no one else's leases; the owner's clients name their workers as they
+      // like (one credential: the worker is what tells them apart), by default the client's name.
+      const base = named ? principal!.name : slug(client?.name ?? 'mcp');
+      const own = ctx.sessionId === undefined ? base : `${base}/${slug(ctx.sessionId).slice(0, 12)}`;
+      const actor = http && named ? own : (options.worker ?? (http ? own : `${base}-${connection}`));
+      const actorKind = named && principal!.role !== 'agent' ? 'human' : 'model';
+      return {
+        actor,
+        actorKind,
+        ownWorkersOnly: http && named,
+        model: options.model,
+        client,
+        session,
+        request: ctx.mcpReq.id,
+        ...(principal ? { principal: principal.name } : {}),
+      };
     };
 
-    for (const def of definitions()) registerTool(server, def, origin);
+    for (const def of definitions()) registerTool(server, def, origin, principal);
     registerDocuments(server);
 
     // Per-document subscriptions (2025-era connections): notify only what was subscribed. On a 2026-era
@@ -232,7 +264,12 @@ export function createAgentStateMcp(options: AgentStateMcpOptions): AgentStateMc
     return server;
   };
 
-  function registerTool(server: McpServer, def: ToolDefinition, origin: (ctx: ServerContext) => CallOrigin) {
+  function registerTool(
+    server: McpServer,
+    def: ToolDefinition,
+    origin: (ctx: ServerContext) => CallOrigin,
+    principal: Principal | undefined,
+  ) {
     const properties = getOperation(def.name).input.properties;
     server.registerTool(
       def.name,
@@ -245,6 +282,7 @@ export function createAgentStateMcp(options: AgentStateMcpOptions): AgentStateMc
       async (args: unknown, ctx: ServerContext) => {
         try {
           const o = origin(ctx);
+          if (principal) checkAccess(principal, getOperation(def.name));
           const raw = args === undefined || args === null ? {} : args;
           if (typeof raw === 'object' && !Array.isArray(raw)) {
             const proto = Object.getPrototypeOf(raw);

@@ -100,12 +100,22 @@ describe('the dashboard session', () => {
     );
     expect(foreign.status).toBe(403);
     expect((await s.call('GET', '/api/v1/get_item', { query: { id: item.id } })).json.status).toBe('pending');
-    // The form may claim another actor; the signed-in human is recorded.
-    const done = await browserCall(
+    // A write that names another actor is refused, writing nothing; without one it is the signed-in human's.
+    const other = await browserCall(
       cookie!,
       'POST',
       '/api/v1/cancel',
       { id: item.id, actor: 'someone-else' },
+      { 'x-csrf-token': csrf, origin: s.url },
+    );
+    expect(other.status).toBe(403);
+    expect(other.json.error).toMatchObject({ code: 'PERMISSION_DENIED', field: 'actor' });
+    expect((await s.call('GET', '/api/v1/get_item', { query: { id: item.id } })).json.status).toBe('pending');
+    const done = await browserCall(
+      cookie!,
+      'POST',
+      '/api/v1/cancel',
+      { id: item.id },
       { 'x-csrf-token': csrf, origin: s.url },
     );
     expect(done.status).toBe(200);
@@ -126,11 +136,20 @@ describe('the dashboard session', () => {
     });
     await s.call('POST', '/api/v1/escalate', { body: { id: 'dec' } });
     const [q] = (await s.call('GET', '/api/v1/list_items', { query: { status: 'waiting_human' } })).json;
-    const r = await browserCall(
+    // A person's session cannot write as a model either.
+    const asModel = await browserCall(
       cookie!,
       'POST',
       '/api/v1/resolve',
       { id: q.id, status: 'done', result: { answer: 'utc' }, actor_kind: 'model' },
+      { 'x-csrf-token': csrf },
+    );
+    expect(asModel.json.error).toMatchObject({ code: 'PERMISSION_DENIED', field: 'actor_kind' });
+    const r = await browserCall(
+      cookie!,
+      'POST',
+      '/api/v1/resolve',
+      { id: q.id, status: 'done', result: { answer: 'utc' } },
       { 'x-csrf-token': csrf },
     );
     expect(r.status, JSON.stringify(r.json)).toBe(200);
@@ -140,7 +159,10 @@ describe('the dashboard session', () => {
 
   it('a forged or tampered cookie is 401', async () => {
     const { cookie } = await signIn('ada');
-    const tampered = cookie!.replace(/=([^.]+)\./, `=${Buffer.from('mallory').toString('base64url')}.`);
+    expect((await browserCall(cookie!, 'GET', '/api/v1/count_items')).status).toBe(200);
+    // The cookie is a random session id the server keeps: any other value names no session.
+    const last = cookie!.at(-1) === 'A' ? 'B' : 'A';
+    const tampered = `${cookie!.slice(0, -1)}${last}`;
     expect((await browserCall(tampered, 'GET', '/api/v1/count_items')).status).toBe(401);
     expect((await browserCall('agentstate_session=x.y.z', 'GET', '/api/v1/count_items')).status).toBe(401);
   });

@@ -80,9 +80,13 @@ describe('Streamable HTTP', () => {
       code: 'INVALID_INPUT',
       details: { field: 'token' },
     });
+    // As serve's: a token under 16 characters is refused before anything is served.
+    await expect(
+      serveMcpHttp(createAgentStateMcp({ instance: inst }), { port: 0, token: 'x' }),
+    ).rejects.toMatchObject({ code: 'INVALID_INPUT', details: { field: 'token' } });
     const served = await serveMcpHttp(createAgentStateMcp({ instance: inst }), {
       port: 0,
-      token: 's3cret-token',
+      token: 's3cret-token-0123456789',
     });
     try {
       const none = await fetch(served.url, { method: 'POST', headers: HEADERS, body: INIT });
@@ -90,14 +94,14 @@ describe('Streamable HTTP', () => {
       expect(none.headers.get('www-authenticate')).toMatch(/^Bearer/);
       const wrong = await fetch(served.url, {
         method: 'POST',
-        headers: { ...HEADERS, authorization: 'Bearer s3cret-tokeX' },
+        headers: { ...HEADERS, authorization: 'Bearer s3cret-token-012345678X' },
         body: INIT,
       });
       expect(wrong.status).toBe(401);
       const client = new Client({ name: 'with-token', version: '1' });
       await client.connect(
         new StreamableHTTPClientTransport(new URL(served.url), {
-          requestInit: { headers: { authorization: 'Bearer s3cret-token' } },
+          requestInit: { headers: { authorization: 'Bearer s3cret-token-0123456789' } },
         }),
       );
       expect((await client.listTools()).tools.length).toBe(10);
