@@ -43,15 +43,15 @@ interface PrincipalsFile {
   principals: StoredPrincipal[];
 }
 
-const NAME = /^[A-Za-z0-9][A-Za-z0-9._@+-]{0,63}$/;
+const NAME = /^[A-Za-z0-9][A-Za-z0-9._@+|:-]{0,63}$/;
 const TOKEN = /^ast_([0-9a-f]{16})_([A-Za-z0-9_-]{43})$/;
 const SCRYPT = { N: 16384, r: 8, p: 1 } as const;
 
-/** A principal name: 1–64 letters, digits and `._@+-`, starting with a letter or digit. */
+/** A principal name: 1–64 letters, digits and `._@+|:-`, starting with a letter or digit. */
 export function checkPrincipalName(name: unknown): string {
   if (typeof name !== 'string' || !NAME.test(name)) {
     throw new InvalidInputError(
-      `principal name ${JSON.stringify(name)}: use 1–64 letters, digits and . _ @ + - (starting with a letter or digit)`,
+      `principal name ${JSON.stringify(name)}: use 1–64 letters, digits and . _ @ + | : - (starting with a letter or digit)`,
       { field: 'name' },
     );
   }
