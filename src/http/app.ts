@@ -3,6 +3,7 @@
 // Host/Origin/CSRF checks. Transport (Node's HTTP server, shutdown) is in serve.ts.
 import { createRequire } from 'node:module';
 import { type Context, Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import { getCookie, setCookie } from 'hono/cookie';
 import { mountDashboard } from '../dashboard/routes.js';
 import {
@@ -35,6 +36,22 @@ const VERSION = (createRequire(import.meta.url)('../../package.json') as { versi
 
 /** Largest JSON body a write may send (the store's own limits are smaller; this caps reading). */
 export const MAX_BODY_BYTES = 8 * 1024 * 1024;
+/** Largest body of a sign-in. */
+export const MAX_LOGIN_BYTES = 16 * 1024;
+/** Largest body of a dashboard form (a bulk retry of many ids). */
+export const MAX_FORM_BYTES = 256 * 1024;
+/** Largest MCP message over HTTP (the SDK's own limit). */
+export const MAX_MCP_BYTES = 4 * 1024 * 1024;
+/** Sign-in attempts one address may make per minute (the others are 429 until the minute is over). */
+export const LOGIN_ATTEMPTS_PER_MINUTE = 10;
+
+/** The body limit of a request to `path`, in bytes. */
+export function bodyLimitOf(path: string): number {
+  if (path.startsWith('/api/')) return MAX_BODY_BYTES;
+  if (path === '/mcp') return MAX_MCP_BYTES;
+  if (path === '/login') return MAX_LOGIN_BYTES;
+  return MAX_FORM_BYTES;
+}
 
 const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
 const PUBLIC = new Set(['/login', '/assets/app.js', '/assets/app.css', '/healthz']);
@@ -104,6 +121,44 @@ export function createServeApp(options: ServeAppOptions): { app: Hono<AppEnv>; c
     // same-origin, not no-referrer: under no-referrer browsers send `Origin: null` on form posts.
     c.header('referrer-policy', 'same-origin');
     c.header('x-frame-options', 'DENY');
+  });
+
+  // Every body is bounded before it is read: a declared length over the route's limit is refused unread, and
+  // a chunked body is cut off as soon as it passes it (413, nothing buffered beyond the limit).
+  app.use('*', async (c, next) => {
+    if (SAFE.has(c.req.method)) return next();
+    const max = bodyLimitOf(c.req.path);
+    return bodyLimit({
+      maxSize: max,
+      onError: (cc) =>
+        cc.json(
+          errorBody(
+            new InvalidInputError(`the body is larger than ${max} bytes, the limit of ${c.req.path}`, {
+              field: 'body',
+              limit: max,
+            }),
+          ),
+          413,
+          { connection: 'close' },
+        ),
+    })(c, next);
+  });
+
+  // Sign-in is the one write anyone may try: a few attempts a minute per address.
+  const attempts = new Map<string, { minute: number; n: number }>();
+  app.use('/login', async (c, next) => {
+    if (c.req.method !== 'POST') return next();
+    const addr = remoteAddress(c);
+    const minute = Math.floor(Date.now() / 60_000);
+    const a = attempts.get(addr);
+    const n = a && a.minute === minute ? a.n + 1 : 1;
+    if (attempts.size > 10_000) attempts.clear();
+    attempts.set(addr, { minute, n });
+    if (n > LOGIN_ATTEMPTS_PER_MINUTE) {
+      c.header('retry-after', String(60 - (Math.floor(Date.now() / 1000) % 60)));
+      return c.html(loginPage('/', 'Too many sign-in attempts from this address: wait a minute.'), 429);
+    }
+    return next();
   });
 
   /** The owner's token, or the principal a named token belongs to; null for any other token. */
@@ -230,10 +285,12 @@ export function createServeApp(options: ServeAppOptions): { app: Hono<AppEnv>; c
       const raw =
         route.method === 'GET' ? inputFromQuery(op, new URL(c.req.url).searchParams) : await jsonBody(c);
       const caller = c.get('caller');
+      checkAccess(caller.principal, op);
+      // Anything but an object is left for the operation's schema to refuse.
       const input =
         raw !== null && typeof raw === 'object' && !Array.isArray(raw)
           ? attributed(op, raw as Record<string, unknown>, caller)
-          : (checkAccess(caller.principal, op), raw);
+          : raw;
       const inst = op.instance === 'none' ? null : await instanceOf(c, ctx.registry);
       const result = await runOperation(inst, op.name, input);
       return c.json(result === undefined ? null : (result as object));
@@ -288,6 +345,12 @@ function mountMcp(app: Hono<AppEnv>, ctx: AppContext, closers: Array<() => Promi
     const { authInfoOf } = await import('../mcp/server.js');
     return (await p).fetch(c.req.raw, { authInfo: authInfoOf(c.get('caller').principal) });
   });
+}
+
+/** The address a request came from (Node's socket), for per-address limits. */
+function remoteAddress(c: Context): string {
+  const env = c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined;
+  return env?.incoming?.socket?.remoteAddress ?? 'unknown';
 }
 
 function esc(s: string): string {

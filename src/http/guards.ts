@@ -2,6 +2,7 @@
 // loopback binding, listening with typed refusals, constant-time token comparison, and Host/Origin checks
 // against DNS rebinding.
 import { timingSafeEqual } from 'node:crypto';
+import type { Server as HttpServer } from 'node:http';
 import type { Server } from 'node:net';
 import {
   type AgentStateError,
@@ -112,4 +113,25 @@ export function originAllowed(origin: string | undefined | null, host: string | 
   } catch {
     return false;
   }
+}
+
+/** How long an idle keep-alive connection stays open, ms. */
+export const IDLE_TIMEOUT_MS = 5_000;
+/** How long a client may take to send a request's headers (from its connection or its previous request), ms. */
+export const HEADERS_TIMEOUT_MS = 15_000;
+/** How long a client may take to send a whole request, ms (responses, such as event streams, may last). */
+export const REQUEST_TIMEOUT_MS = 60_000;
+/** Open connections a server takes at once; more are refused until some close. */
+export const MAX_CONNECTIONS = 512;
+
+/**
+ * The limits every server of ours runs with (serve, mcp --http): idle keep-alive connections close after
+ * IDLE_TIMEOUT_MS, a request must arrive within HEADERS_TIMEOUT_MS / REQUEST_TIMEOUT_MS, and at most
+ * MAX_CONNECTIONS are open at once.
+ */
+export function limitConnections(server: HttpServer): void {
+  server.keepAliveTimeout = IDLE_TIMEOUT_MS;
+  server.headersTimeout = HEADERS_TIMEOUT_MS;
+  server.requestTimeout = REQUEST_TIMEOUT_MS;
+  server.maxConnections = MAX_CONNECTIONS;
 }

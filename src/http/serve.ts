@@ -7,7 +7,7 @@ import { createAdaptorServer } from '@hono/node-server';
 import { InvalidInputError } from '../errors.js';
 import { createServeApp } from './app.js';
 import { loadOrCreateToken, type ServeToken } from './auth.js';
-import { isLoopback, listen } from './guards.js';
+import { isLoopback, limitConnections, listen } from './guards.js';
 import { InstanceRegistry, type ServeTarget } from './instances.js';
 import { PrincipalStore } from './principals.js';
 
@@ -61,6 +61,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     ...(opts.pollMs === undefined ? {} : { pollMs: opts.pollMs }),
   });
   const server = createAdaptorServer({ fetch: app.fetch, hostname: host }) as Server;
+  limitConnections(server);
   try {
     await listen(server, 'serve', host, opts.port ?? 8780);
   } catch (err) {

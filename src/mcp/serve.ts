@@ -12,7 +12,7 @@ import { type AuthInfo, createMcpHandler } from '@modelcontextprotocol/server';
 import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
 import { InvalidInputError } from '../errors.js';
 import { bearerOf } from '../http/auth.js';
-import { isLoopback, sameSecret } from '../http/guards.js';
+import { isLoopback, limitConnections, sameSecret } from '../http/guards.js';
 import type { PrincipalStore } from '../http/principals.js';
 import { OWNER } from '../service/access.js';
 import { type AgentStateMcp, authInfoOf } from './server.js';
@@ -147,6 +147,7 @@ export async function serveMcpHttp(
     }
     void serve(req, res);
   });
+  limitConnections(server);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port ?? 0, host, () => resolve());

@@ -34,9 +34,9 @@ it('8 processes committing to one document: one success per version, no lost upd
   const wins = results.flatMap((r) => r.wins).sort((a, b) => a.version - b.version);
   // Versions 2..TARGET+1, each won by exactly one process.
   expect(wins.map((w) => w.version)).toEqual(Array.from({ length: TARGET }, (_, i) => i + 2));
-  // Real contention happened (otherwise the test proves nothing).
+  // Real contention happened (otherwise the test proves nothing): a conflict is a process that lost a version
+  // to another. (Which processes win is the scheduler's business: on a loaded machine one may win them all.)
   expect(results.reduce((n, r) => n + r.conflicts, 0)).toBeGreaterThan(0);
-  expect(results.filter((r) => r.wins.length > 0).length).toBeGreaterThan(1);
 
   const check = await openInstance({ dir });
   try {

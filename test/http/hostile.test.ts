@@ -106,10 +106,10 @@ describe('hostile input over HTTP', () => {
     });
   }
 
-  it('a body over the limit is refused before it is read whole', async () => {
+  it('a body over the limit is refused before it is read whole: 413', async () => {
     const before = await state();
     const r = await s.call('POST', '/api/v1/enqueue', { text: `{"title":"${'x'.repeat(MAX_BODY_BYTES)}"}` });
-    expect(r.status).toBe(400);
+    expect(r.status).toBe(413);
     expect(r.json.error).toMatchObject({ code: 'INVALID_INPUT', field: 'body' });
     expect(await state()).toEqual(before);
   });
