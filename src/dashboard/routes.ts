@@ -110,11 +110,23 @@ function eventRows(key: string, events: EventRecord[]): Html {
   )}</tbody></table></div>`;
 }
 
+/** The page the browser came from, when it is one of ours (the CSP allows no `javascript:` link). */
+function back(c: C): string {
+  const ref = c.req.header('referer');
+  if (!ref) return '/';
+  try {
+    const u = new URL(ref);
+    return u.host === c.req.header('host') ? `${u.pathname}${u.search}` : '/';
+  } catch {
+    return '/';
+  }
+}
+
 /** An error page with the error table's status (no stack trace). */
 function errorPage(c: C, err: unknown): Response {
   const e = toAgentStateError(err);
   if (e.code === 'UNAUTHENTICATED') return c.redirect('/login', 303);
-  const body = h`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${e.code} · agentstate</title><link rel="stylesheet" href="/assets/app.css"></head><body><main><h1>${e.code}</h1><p class="problem" role="alert">${e.message}</p><p><a href="javascript:history.back()">Back</a> · <a href="/">Overview</a></p></main></body></html>`;
+  const body = h`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${e.code} · agentstate</title><link rel="stylesheet" href="/assets/app.css"></head><body><main><h1>${e.code}</h1><p class="problem" role="alert">${e.message}</p><p><a href="${back(c)}">Back</a> · <a href="/">Overview</a></p></main></body></html>`;
   return c.html(body.value, ERROR_TABLE[e.code].http as 400);
 }
 
@@ -136,16 +148,6 @@ export function mountDashboard(app: Hono<AppEnv>, ctx: AppContext): void {
   app.get('/assets/app.css', (c) =>
     c.body(APP_CSS, 200, { 'content-type': 'text/css; charset=utf-8', 'cache-control': 'max-age=300' }),
   );
-  // No external requests, no inline script: the page may load only what this server serves.
-  app.use('*', async (c, next) => {
-    await next();
-    if ((c.res.headers.get('content-type') ?? '').startsWith('text/html')) {
-      c.res.headers.set(
-        'content-security-policy',
-        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-      );
-    }
-  });
 
   app.get(
     '/',

@@ -54,6 +54,9 @@ export function bodyLimitOf(path: string): number {
 }
 
 const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
+/** The pages' Content-Security-Policy: only what this server serves. */
+export const PAGE_CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 const PUBLIC = new Set(['/login', '/assets/app.js', '/assets/app.css', '/healthz']);
 
 async function jsonBody(c: Context): Promise<unknown> {
@@ -121,6 +124,10 @@ export function createServeApp(options: ServeAppOptions): { app: Hono<AppEnv>; c
     // same-origin, not no-referrer: under no-referrer browsers send `Origin: null` on form posts.
     c.header('referrer-policy', 'same-origin');
     c.header('x-frame-options', 'DENY');
+    // Every page (the dashboard's, the sign-in form, error pages): no external requests, no inline script.
+    if ((c.res.headers.get('content-type') ?? '').startsWith('text/html')) {
+      c.res.headers.set('content-security-policy', PAGE_CSP);
+    }
   });
 
   // Every body is bounded before it is read: a declared length over the route's limit is refused unread, and

@@ -50,6 +50,12 @@ export function loadOrCreateToken(given: string | undefined, root: string, name 
   }
   const file = join(root, name);
   const st = statSync(file, { throwIfNoEntry: false });
+  if (st && !st.isFile()) {
+    throw new InvalidInputError(`${file} is not a file: remove it (or move it aside) and start again`, {
+      field: 'token',
+      path: file,
+    });
+  }
   if (st) {
     if ((st.mode & 0o077) !== 0) {
       throw new InvalidInputError(`${file} is readable by other users: chmod 600 it (or remove it)`, {

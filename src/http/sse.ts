@@ -36,7 +36,16 @@ export async function eventStream(c: Context, ctx: AppContext): Promise<Response
   ] as const) {
     if (v !== undefined && v.length > 200) throw new InvalidInputError(`${field} is too long`, { field });
   }
-  const after = resume ?? asked ?? (await inst.events.head())?.position ?? 0;
+  const head = (await inst.events.head())?.position ?? 0;
+  const after = resume ?? asked ?? head;
+  // A position past the head names events this log never had (another store's, or a typo): waiting for
+  // them would be silent, so it is refused.
+  if (after > head) {
+    throw new InvalidInputError(
+      `${resume !== undefined ? 'Last-Event-ID' : 'after'} ${after} is past the head of this log (${head}): resume from a position it gave you, or leave it out to start at the head`,
+      { field: resume !== undefined ? 'Last-Event-ID' : 'after', head },
+    );
+  }
   return streamSSE(c, async (stream) => {
     const ac = new AbortController();
     const stop = () => ac.abort();
