@@ -1,10 +1,12 @@
 // Shared CLI plumbing: global options, opening the instance, output mode, argument parsers.
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import { parseJsonInput } from '../core/input.js';
 import { parseDuration, parseIsoTime } from '../core/time.js';
 import type { Json } from '../core/types.js';
+import { InvalidInputError } from '../errors.js';
 import { type Instance, openInstance } from '../instance/instance.js';
 import { resolveInstance } from '../service/instance-resolver.js';
 import { invoke } from '../service/invoke.js';
@@ -185,4 +187,28 @@ export async function withInstance<T>(
   } finally {
     await inst.close();
   }
+}
+
+/** The certificate and key `--tls-cert` / `--tls-key` name, read now (both or neither), for `command`. */
+export function tlsOf(
+  cert: string | undefined,
+  key: string | undefined,
+  command: string,
+): { tls: { cert: Buffer; key: Buffer } } | undefined {
+  if (cert === undefined && key === undefined) return undefined;
+  if (cert === undefined || key === undefined) {
+    throw new InvalidInputError(`${command}: give --tls-cert and --tls-key together`, {
+      field: cert === undefined ? 'tls-cert' : 'tls-key',
+    });
+  }
+  const read = (file: string, field: string) => {
+    try {
+      return readFileSync(file);
+    } catch (err) {
+      throw new InvalidInputError(`${command}: cannot read --${field} ${file}: ${(err as Error).message}`, {
+        field,
+      });
+    }
+  };
+  return { tls: { cert: read(cert, 'tls-cert'), key: read(key, 'tls-key') } };
 }

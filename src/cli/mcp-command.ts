@@ -8,13 +8,16 @@ import { openInstance } from '../instance/instance.js';
 import { instanceRoot } from '../instance/paths.js';
 import { resolveInstance } from '../service/instance-resolver.js';
 import { invoke } from '../service/invoke.js';
-import { type GlobalOpts, port } from './context.js';
+import { type GlobalOpts, port, tlsOf } from './context.js';
 
 interface McpOpts {
   http?: boolean;
   port?: number;
   bind?: string;
   token?: string;
+  tlsCert?: string;
+  tlsKey?: string;
+  insecureHttp?: boolean;
   tools?: string;
   model?: string;
   worker?: string;
@@ -32,6 +35,12 @@ export function addMcpCommand(program: Command): void {
     .option('--port <n>', 'HTTP port [default: 8765]', port())
     .option('--bind <address>', 'HTTP address; anything but loopback needs --token [default: 127.0.0.1]')
     .option('--token <token>', 'bearer token HTTP requests must carry (or AGENTSTATE_MCP_TOKEN)')
+    .option('--tls-cert <file>', 'with --http: serve HTTPS with this certificate (PEM); needs --tls-key')
+    .option('--tls-key <file>', 'the private key of --tls-cert (PEM)')
+    .option(
+      '--insecure-http',
+      'with --http: serve plain HTTP beyond loopback (behind a TLS proxy, or a trusted network)',
+    )
     .option(
       '--tools <list>',
       'tools or toolsets to serve, comma-separated: core, work, documents, events, all [default: all]',
@@ -83,6 +92,8 @@ export function addMcpCommand(program: Command): void {
             host,
             ...(token === undefined ? {} : { token }),
             principals: new PrincipalStore(instanceRoot(resolveInstance(g).root)),
+            ...(tlsOf(o.tlsCert, o.tlsKey, 'mcp --http') ?? {}),
+            ...(o.insecureHttp ? { insecureHttp: true } : {}),
           });
         } catch (err) {
           await instance.close();

@@ -5,12 +5,16 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { resolveInstance } from '../service/instance-resolver.js';
-import { type GlobalOpts, port } from './context.js';
+import { type GlobalOpts, port, tlsOf } from './context.js';
 
 interface ServeOpts {
   port?: number;
   bind?: string;
   token?: string;
+  tlsCert?: string;
+  tlsKey?: string;
+  insecureHttp?: boolean;
+  trustProxy?: boolean;
 }
 
 export function addServeCommand(program: Command): void {
@@ -27,6 +31,16 @@ export function addServeCommand(program: Command): void {
     .option(
       '--token <token>',
       'the bearer token (or AGENTSTATE_TOKEN) [default: generated once, kept in the root]',
+    )
+    .option('--tls-cert <file>', 'serve HTTPS with this certificate (PEM); needs --tls-key')
+    .option('--tls-key <file>', 'the private key of --tls-cert (PEM)')
+    .option(
+      '--insecure-http',
+      'serve plain HTTP beyond loopback (behind a TLS proxy, or on a network you trust)',
+    )
+    .option(
+      '--trust-proxy',
+      'honour X-Forwarded-Proto from a reverse proxy (the session cookie is then Secure)',
     )
     .action(async (o: ServeOpts, cmd: Command) => {
       const g = cmd.optsWithGlobals<GlobalOpts>();
@@ -45,6 +59,9 @@ export function addServeCommand(program: Command): void {
         ...(o.port === undefined ? {} : { port: o.port }),
         ...(o.bind === undefined ? {} : { host: o.bind }),
         ...(o.token === undefined ? {} : { token: o.token }),
+        ...(tlsOf(o.tlsCert, o.tlsKey, 'serve') ?? {}),
+        ...(o.insecureHttp ? { insecureHttp: true } : {}),
+        ...(o.trustProxy ? { trustProxy: true } : {}),
       });
       const { token } = server;
       process.stderr.write(`agentstate serve: ${server.url} (dashboard /, API /api/v1, MCP /mcp)\n`);

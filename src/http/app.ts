@@ -96,6 +96,7 @@ export function createServeApp(options: ServeAppOptions): { app: Hono<AppEnv>; c
     registry: options.registry,
     token: options.token,
     principals: options.principals ?? null,
+    secureCookies: options.secureCookies ?? 'never',
     sessions: options.sessions ?? new Sessions(),
     bind: options.bind,
     signal: ac.signal,
@@ -250,11 +251,16 @@ export function createServeApp(options: ServeAppOptions): { app: Hono<AppEnv>; c
       // The owner is admin and human at once; the session records the name they gave.
       principal = { name, role: 'admin', read_only: false };
     } else principal = who.principal;
+    const secure =
+      ctx.secureCookies === 'always' ||
+      (ctx.secureCookies === 'forwarded' &&
+        c.req.header('x-forwarded-proto')?.split(',')[0]?.trim() === 'https');
     setCookie(c, SESSION_COOKIE, ctx.sessions.create(principal.name, principal, who.id), {
       httpOnly: true,
       sameSite: 'Strict',
       path: '/',
       maxAge: Math.floor(SESSION_MS / 1000),
+      ...(secure ? { secure: true } : {}),
     });
     return c.redirect(next, 303);
   });

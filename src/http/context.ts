@@ -31,13 +31,21 @@ export interface AppContext {
   sessions: Sessions;
   /** The address the server is bound to (Host checks follow it). */
   bind: string;
+  /**
+   * When the session cookie is `Secure`: `always` (HTTPS), `forwarded` (behind a proxy that says
+   * `X-Forwarded-Proto: https`), `never` (plain HTTP).
+   */
+  secureCookies: 'always' | 'forwarded' | 'never';
   /** Aborted when the server shuts down: ends open event streams. */
   signal: AbortSignal;
   /** Poll interval of the event stream when caught up, ms. */
   pollMs: number;
 }
 
-export interface ServeAppOptions extends Omit<AppContext, 'signal' | 'pollMs' | 'sessions' | 'principals'> {
+export interface ServeAppOptions
+  extends Omit<AppContext, 'signal' | 'pollMs' | 'sessions' | 'principals' | 'secureCookies'> {
+  /** @default 'never' */
+  secureCookies?: AppContext['secureCookies'];
   /** @default null (the owner's token only) */
   principals?: PrincipalStore | null;
   /** @default new sessions */

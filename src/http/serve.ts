@@ -2,6 +2,7 @@
 // address only with a token the operator chose), serve, and shut down gracefully (open event streams end,
 // requests in flight finish, instances close).
 import type { Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import { InvalidInputError } from '../errors.js';
@@ -25,6 +26,18 @@ export interface ServeOptions {
   token?: string;
   /** Poll interval of event streams when caught up, ms. @default 100 */
   pollMs?: number;
+  /** Serve HTTPS with this certificate and key (PEM). The session cookie is then `Secure`. */
+  tls?: { cert: string | Buffer; key: string | Buffer };
+  /**
+   * Serve plain HTTP beyond loopback (tokens and cookies in clear on the network): only behind a TLS proxy,
+   * or on a network you trust. @default false (refused)
+   */
+  insecureHttp?: boolean;
+  /**
+   * Behind a reverse proxy: honour `X-Forwarded-Proto: https` (the session cookie is then `Secure`).
+   * @default false (the header is ignored)
+   */
+  trustProxy?: boolean;
 }
 
 /** A running server. */
@@ -51,6 +64,12 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       { field: 'host' },
     );
   }
+  if (!isLoopback(host) && opts.tls === undefined && opts.insecureHttp !== true) {
+    throw new InvalidInputError(
+      `serve: binding ${host} without TLS sends tokens and session cookies in clear: give --tls-cert and --tls-key, or --insecure-http behind a TLS proxy (with --trust-proxy) or on a network you trust`,
+      { field: 'host' },
+    );
+  }
   const registry = new InstanceRegistry(opts.target);
   const token = loadOrCreateToken(given, registry.root, registry.tokenFile);
   const { app, close: closeApp } = createServeApp({
@@ -58,9 +77,19 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     token: token.token,
     principals: new PrincipalStore(registry.root),
     bind: host,
+    secureCookies: opts.tls !== undefined ? 'always' : opts.trustProxy === true ? 'forwarded' : 'never',
     ...(opts.pollMs === undefined ? {} : { pollMs: opts.pollMs }),
   });
-  const server = createAdaptorServer({ fetch: app.fetch, hostname: host }) as Server;
+  const server = (
+    opts.tls === undefined
+      ? createAdaptorServer({ fetch: app.fetch, hostname: host })
+      : createAdaptorServer({
+          fetch: app.fetch,
+          hostname: host,
+          createServer: createHttpsServer,
+          serverOptions: { cert: opts.tls.cert, key: opts.tls.key },
+        })
+  ) as Server;
   limitConnections(server);
   try {
     await listen(server, 'serve', host, opts.port ?? 8780);
@@ -73,7 +102,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const shown = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   let closing: Promise<void> | null = null;
   return {
-    url: `http://${shown}:${addr.port}`,
+    url: `${opts.tls === undefined ? 'http' : 'https'}://${shown}:${addr.port}`,
     port: addr.port,
     token,
     registry,

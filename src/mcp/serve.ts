@@ -1,6 +1,7 @@
 // The transports of `agentstate mcp`: stdio for the session a host spawns, and Streamable HTTP on localhost
 // (or elsewhere behind a bearer token) for several sessions on one endpoint.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import {
   hostHeaderValidation,
@@ -52,6 +53,10 @@ export interface HttpOptions {
   principals?: PrincipalStore | null;
   /** The endpoint path. @default '/mcp' */
   path?: string;
+  /** Serve HTTPS with this certificate and key (PEM). */
+  tls?: { cert: string | Buffer; key: string | Buffer };
+  /** Serve plain HTTP beyond loopback (a token in clear on the network). @default false (refused) */
+  insecureHttp?: boolean;
 }
 
 export { isLoopback };
@@ -110,6 +115,12 @@ export async function serveMcpHttp(
       { field: 'token' },
     );
   }
+  if (!loopback && opts.tls === undefined && opts.insecureHttp !== true) {
+    throw new InvalidInputError(
+      `mcp --http: binding ${host} without TLS sends the token in clear: give --tls-cert and --tls-key, or --insecure-http behind a TLS proxy or on a network you trust`,
+      { field: 'host' },
+    );
+  }
   if (token !== undefined && token.length < 16) {
     throw new InvalidInputError('mcp --http: the token must be at least 16 characters (as serve’s)', {
       field: 'token',
@@ -125,7 +136,7 @@ export async function serveMcpHttp(
       : hostHeaderValidation([host]);
   const checkOrigin = loopback ? localhostOriginValidation() : null;
 
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+  const handle = (req: IncomingMessage, res: ServerResponse) => {
     if (checkHost && !checkHost(req, res)) return;
     if (checkOrigin && !checkOrigin(req, res)) return;
     const url = req.url ?? '/';
@@ -146,7 +157,11 @@ export async function serveMcpHttp(
       (req as IncomingMessage & { auth?: AuthInfo }).auth = authInfoOf(principal);
     }
     void serve(req, res);
-  });
+  };
+  const server =
+    opts.tls === undefined
+      ? createServer(handle)
+      : createHttpsServer({ cert: opts.tls.cert, key: opts.tls.key }, handle);
   limitConnections(server);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -155,7 +170,7 @@ export async function serveMcpHttp(
   const addr = server.address() as AddressInfo;
   const shown = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   return {
-    url: `http://${shown}:${addr.port}${path}`,
+    url: `${opts.tls === undefined ? 'http' : 'https'}://${shown}:${addr.port}${path}`,
     async close() {
       await endpoint.close();
       server.closeAllConnections();
