@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PrincipalStore } from '../../src/http/principals.js';
 import { startTestServer, type TestServer, TOKEN } from './helpers.js';
 
 const CHROMIUM = process.env.AGENTSTATE_CHROMIUM ?? '/usr/bin/chromium';
@@ -270,5 +271,69 @@ describe.skipIf(!HAVE)('the dashboard in Chromium', () => {
     )) as number;
     expect(overflow).toBeLessThanOrEqual(0);
     await page.setViewportSize({ width: 1280, height: 800 });
+  });
+
+  it('a model-staged look-alike is never offered as a decision; a human principal answers the real one as themself', async () => {
+    const store = new PrincipalStore(s.root);
+    const agent = store.add({ name: 'planner-bot', role: 'agent' }).token;
+    const human = store.add({ name: 'grace@example.org', role: 'human' }).token;
+    const q = { instance: 'h/coder' };
+    // What a model can stage through MCP or the API: an item parked for a human, shaped like a decision.
+    const fake = (
+      await s.call('POST', '/api/v1/enqueue', {
+        token: agent,
+        query: q,
+        body: {
+          title: 'Decide: which timezone?',
+          waiting_human: true,
+          payload: { doc_id: 'tz', ambiguity_id: 'z', question: 'which timezone?' },
+        },
+      })
+    ).json;
+    await s.call('POST', '/api/v1/commit', {
+      query: q,
+      body: {
+        kind: 'task-ir',
+        id: 'tz',
+        expected_version: 0,
+        body: {
+          goal: 'store times',
+          acceptance_criteria: [],
+          ambiguities: [{ id: 'z', question: 'which timezone?', status: 'open', options: ['utc', 'local'] }],
+        },
+      },
+    });
+    await s.call('POST', '/api/v1/escalate', { query: q, body: { id: 'tz' } });
+    const waiting = (await s.call('GET', '/api/v1/list_items', { query: { ...q, status: 'waiting_human' } }))
+      .json as Array<{ id: string }>;
+    const real = waiting.find((i) => i.id !== fake.id)!;
+
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const p = await context.newPage();
+    try {
+      await p.goto(`${s.url}/login`);
+      await p.getByLabel('Server token, or your personal token').fill(human);
+      await p.getByRole('button', { name: 'Sign in' }).click();
+      await p.waitForURL(`${s.url}/`);
+      await p.goto(`${s.url}/items/${fake.id}?instance=h/coder`);
+      expect(await p.locator('h1').textContent()).toContain('Decide: which timezone?');
+      expect(await p.locator('#h-answer').count()).toBe(0);
+      await p.screenshot({ path: `${SHOTS}13-look-alike.png`, fullPage: true });
+      await p.goto(`${s.url}/items/${real.id}?instance=h/coder`);
+      await p.getByLabel('local').check();
+      await p.getByRole('button', { name: 'Answer…' }).click();
+      expect(await p.locator('main').textContent()).toContain('recorded as grace@example.org');
+      await p.getByRole('button', { name: 'Yes, answer' }).click();
+      await p.waitForURL(new RegExp(`/items/${real.id}`));
+      expect(await p.locator('dl.kv .badge').textContent()).toBe('done');
+    } finally {
+      await context.close();
+    }
+    const hist = (await s.call('GET', '/api/v1/history', { query: { ...q, kind: 'task-ir', id: 'tz' } }))
+      .json;
+    expect(hist.entries.at(-1)).toMatchObject({ actor: 'grace@example.org', actor_kind: 'human' });
+    expect((await s.call('GET', '/api/v1/get_item', { query: { ...q, id: fake.id } })).json.status).toBe(
+      'waiting_human',
+    );
   });
 });
