@@ -2,9 +2,9 @@
 // token, kept in the root's principals file (never inside an instance folder). Local administration: whoever
 // runs the CLI owns the root.
 import { type Command, Option } from 'commander';
-import { type PrincipalRecord, PrincipalStore } from '../http/principals.js';
+import { ROLES, type Role } from '../auth/access.js';
+import { type PrincipalRecord, PrincipalStore } from '../auth/principals.js';
 import { instanceRoot } from '../instance/paths.js';
-import { ROLES, type Role } from '../service/access.js';
 import { resolveInstance } from '../service/instance-resolver.js';
 import { type GlobalOpts, outputOf } from './context.js';
 

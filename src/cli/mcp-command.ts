@@ -1,9 +1,9 @@
 // `agentstate mcp`: the MCP server of one instance, over stdio (the session a host spawns) or Streamable HTTP.
 // The MCP SDK is imported only when this command runs, so no other command or workflow pays for loading it.
 import { type Command, Option } from 'commander';
+import { PrincipalStore } from '../auth/principals.js';
 import { InvalidInputError } from '../errors.js';
 import { listenError } from '../http/guards.js';
-import { PrincipalStore } from '../http/principals.js';
 import { openInstance } from '../instance/instance.js';
 import { instanceRoot } from '../instance/paths.js';
 import { resolveInstance } from '../service/instance-resolver.js';

@@ -5,6 +5,7 @@ import { createRequire } from 'node:module';
 import { type Context, Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { getCookie, setCookie } from 'hono/cookie';
+import { checkAccess, OWNER, type Principal } from '../auth/access.js';
 import { mountDashboard } from '../dashboard/routes.js';
 import {
   AgentStateError,
@@ -15,10 +16,8 @@ import {
   toAgentStateError,
   UnauthenticatedError,
 } from '../errors.js';
-import type { McpEndpoint } from '../mcp/serve.js';
-import { checkAccess, OWNER, type Principal } from '../service/access.js';
 import { runOperation } from '../service/invoke.js';
-import { bearerOf, csrfValid, isActorName, SESSION_COOKIE, SESSION_MS, Sessions } from './auth.js';
+import { csrfValid, isActorName, SESSION_COOKIE, SESSION_MS, Sessions } from './auth.js';
 import {
   type AppContext,
   type AppEnv,
@@ -27,7 +26,7 @@ import {
   instanceOf,
   type ServeAppOptions,
 } from './context.js';
-import { hostAllowed, originAllowed, sameSecret } from './guards.js';
+import { bearerOf, hostAllowed, originAllowed, sameSecret } from './guards.js';
 import { openApiDocument } from './openapi.js';
 import { inputFromQuery, OPERATION_ROUTES } from './routes.js';
 import { eventStream } from './sse.js';
@@ -337,7 +336,12 @@ export function createServeApp(options: ServeAppOptions): { app: Hono<AppEnv>; c
 
 /** /mcp: the Streamable HTTP handler of `agentstate mcp --http`, for the instance `?instance=` names. */
 function mountMcp(app: Hono<AppEnv>, ctx: AppContext, closers: Array<() => Promise<void>>): void {
-  const endpoints = new Map<string, Promise<McpEndpoint>>();
+  /** The MCP endpoint of each instance (src/mcp/serve.ts's McpEndpoint, loaded on first use). */
+  type Endpoint = {
+    fetch(request: Request, options?: { authInfo?: object }): Promise<Response>;
+    close(): Promise<void>;
+  };
+  const endpoints = new Map<string, Promise<Endpoint>>();
   closers.push(async () => {
     for (const p of endpoints.values()) await p.then((e) => e.close()).catch(() => {});
   });
@@ -355,8 +359,25 @@ function mountMcp(app: Hono<AppEnv>, ctx: AppContext, closers: Array<() => Promi
       p = import('../mcp/index.js').then((m) => m.mcpEndpoint(m.createAgentStateMcp({ instance: inst })));
       endpoints.set(key, p);
     }
-    const { authInfoOf } = await import('../mcp/server.js');
-    return (await p).fetch(c.req.raw, { authInfo: authInfoOf(c.get('caller').principal) });
+    const [{ authInfoOf }, { reservedArgumentReply }] = await Promise.all([
+      import('../mcp/server.js'),
+      import('../mcp/reserved-arguments.js'),
+    ]);
+    let request = c.req.raw;
+    if (c.req.method === 'POST') {
+      // Read here (bounded above) to answer a call with a reserved argument key before the SDK drops it.
+      const text = await c.req.text();
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        parsed = undefined;
+      }
+      const refused = reservedArgumentReply(parsed);
+      if (refused !== null) return c.json(refused);
+      request = new Request(c.req.url, { method: 'POST', headers: c.req.raw.headers, body: text });
+    }
+    return (await p).fetch(request, { authInfo: authInfoOf(c.get('caller').principal) });
   });
 }
 

@@ -5,8 +5,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
+import type { Principal } from '../auth/access.js';
 import { InvalidInputError } from '../errors.js';
-import type { Principal } from '../service/access.js';
 import { sameSecret } from './guards.js';
 
 /** The token file's name inside the root, for a server of every instance under it (or of a `url`). */
@@ -152,10 +152,4 @@ export function isActorName(name: string): boolean {
     if (c < 0x20 || c === 0x7f) return false;
   }
   return true;
-}
-
-/** The bearer token of an Authorization header, or undefined. */
-export function bearerOf(header: string | undefined): string | undefined {
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
-  return m ? m[1] : undefined;
 }

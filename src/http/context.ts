@@ -1,13 +1,13 @@
 // What every part of `agentstate serve` shares: who is calling, the served instances, the error response of
 // the one error table, and how a signed-in human's writes are attributed.
 import type { Context } from 'hono';
+import { attributeTo, checkAccess, type Principal } from '../auth/access.js';
+import type { PrincipalStore } from '../auth/principals.js';
 import { ERROR_TABLE, errorBody, toAgentStateError } from '../errors.js';
 import type { Instance } from '../instance/instance.js';
-import { attributeTo, checkAccess, type Principal } from '../service/access.js';
 import type { Operation } from '../service/operation.js';
 import type { SessionInfo, Sessions } from './auth.js';
 import type { InstanceRegistry } from './instances.js';
-import type { PrincipalStore } from './principals.js';
 import { INSTANCE_PARAM } from './routes.js';
 
 /**

@@ -135,3 +135,9 @@ export function limitConnections(server: HttpServer): void {
   server.requestTimeout = REQUEST_TIMEOUT_MS;
   server.maxConnections = MAX_CONNECTIONS;
 }
+
+/** The bearer token of an Authorization header, or undefined. */
+export function bearerOf(header: string | undefined): string | undefined {
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
+  return m ? m[1] : undefined;
+}

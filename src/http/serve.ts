@@ -5,12 +5,12 @@ import type { Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
+import { PrincipalStore } from '../auth/principals.js';
 import { InvalidInputError } from '../errors.js';
 import { createServeApp } from './app.js';
 import { loadOrCreateToken, type ServeToken } from './auth.js';
 import { isLoopback, limitConnections, listen } from './guards.js';
 import { InstanceRegistry, type ServeTarget } from './instances.js';
-import { PrincipalStore } from './principals.js';
 
 export interface ServeOptions {
   /** What to serve: one `dir`, the instances under `root`, or every instance of a PostgreSQL `url`. */

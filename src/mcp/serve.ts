@@ -11,12 +11,16 @@ import {
 } from '@modelcontextprotocol/node';
 import { type AuthInfo, createMcpHandler } from '@modelcontextprotocol/server';
 import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
+import { OWNER } from '../auth/access.js';
+import type { PrincipalStore } from '../auth/principals.js';
 import { InvalidInputError } from '../errors.js';
-import { bearerOf } from '../http/auth.js';
-import { isLoopback, limitConnections, sameSecret } from '../http/guards.js';
-import type { PrincipalStore } from '../http/principals.js';
-import { OWNER } from '../service/access.js';
+import { bearerOf, isLoopback, limitConnections, sameSecret } from '../http/guards.js';
+import { reservedArgumentReply } from './reserved-arguments.js';
 import { type AgentStateMcp, authInfoOf } from './server.js';
+
+/** Largest MCP message over HTTP (the SDK's own limit). */
+const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+
 import { jsonRpcLines } from './stdio-lines.js';
 
 /**
@@ -156,7 +160,49 @@ export async function serveMcpHttp(
       }
       (req as IncomingMessage & { auth?: AuthInfo }).auth = authInfoOf(principal);
     }
-    void serve(req, res);
+    if ((req.method ?? 'GET').toUpperCase() !== 'POST') return void serve(req, res);
+    // Read here (bounded as the SDK bounds it) to answer a call with a reserved argument key before the SDK
+    // drops it; the SDK gets the parsed body.
+    const declared = Number(req.headers['content-length'] ?? '0');
+    if (declared > MAX_MESSAGE_BYTES)
+      return refuse(res, 413, `the body is larger than ${MAX_MESSAGE_BYTES} bytes`);
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let over = false;
+    req.on('data', (chunk: Buffer) => {
+      if (over) return;
+      size += chunk.length;
+      if (size > MAX_MESSAGE_BYTES) {
+        over = true;
+        refuse(res, 413, `the body is larger than ${MAX_MESSAGE_BYTES} bytes`, { connection: 'close' });
+        req.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => {
+      if (over) return;
+      const text = Buffer.concat(chunks).toString('utf8');
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        res.writeHead(400, { 'content-type': 'application/json' });
+        return void res.end(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id: null,
+            error: { code: -32700, message: 'Parse error: the body is not JSON' },
+          }),
+        );
+      }
+      const refused = reservedArgumentReply(parsed);
+      if (refused !== null) {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        return void res.end(JSON.stringify(refused));
+      }
+      void serve(req, res, parsed);
+    });
   };
   const server =
     opts.tls === undefined

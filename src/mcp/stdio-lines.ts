@@ -1,6 +1,7 @@
 // The lines of a stdio MCP connection before the SDK reads them: a line that is not JSON, not a JSON-RPC
 // message or longer than a request may be gets a JSON-RPC error reply (the SDK would drop the first two
 // silently, and close the connection on the third), and the connection goes on.
+
 import { Transform, type TransformCallback } from 'node:stream';
 import {
   DEFAULT_MAX_REQUEST_BODY_SIZE,
@@ -9,6 +10,7 @@ import {
   PARSE_ERROR,
   parseJSONRPCMessage,
 } from '@modelcontextprotocol/server';
+import { reservedArgumentReply } from './reserved-arguments.js';
 
 /** The longest line read over stdio: the SDK's limit of a request body over HTTP (4 MiB), so both agree. */
 export const MAX_LINE_BYTES = DEFAULT_MAX_REQUEST_BODY_SIZE;
@@ -109,6 +111,8 @@ export function jsonRpcLines(
       );
       return;
     }
+    const refused = reservedArgumentReply(value);
+    if (refused !== null) return reply(refused);
     out.push(`${line}\n`);
   };
 

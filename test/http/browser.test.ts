@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PrincipalStore } from '../../src/http/principals.js';
+import { PrincipalStore } from '../../src/auth/principals.js';
 import { startTestServer, type TestServer, TOKEN } from './helpers.js';
 
 const CHROMIUM = process.env.AGENTSTATE_CHROMIUM ?? '/usr/bin/chromium';

@@ -110,4 +110,29 @@ describe('Streamable HTTP', () => {
       await served.close();
     }
   });
+
+  it('a top-level "__proto__" tool argument is refused as documented (INVALID_INPUT), whatever its value', async () => {
+    const served = await serveMcpHttp(createAgentStateMcp({ instance: inst }), { port: 0 });
+    try {
+      const before = await inst.work.counts();
+      for (const value of ['{"waiting_human":true}', '1', 'null']) {
+        const res = await fetch(served.url, {
+          method: 'POST',
+          headers: HEADERS,
+          body: `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"enqueue","arguments":{"title":"p","__proto__":${value}}}}`,
+        });
+        const body = (await res.json()) as {
+          id: number;
+          result: { isError: boolean; content: Array<{ text: string }> };
+        };
+        expect(body).toMatchObject({ id: 7, result: { isError: true } });
+        expect(body.result.content[0]!.text).toMatch(/^INVALID_INPUT: enqueue: .*"__proto__"/);
+      }
+      expect(await inst.work.counts()).toEqual(before);
+      const notJson = await fetch(served.url, { method: 'POST', headers: HEADERS, body: '{nope' });
+      expect(((await notJson.json()) as { error: { code: number } }).error.code).toBe(-32700);
+    } finally {
+      await served.close();
+    }
+  });
 });

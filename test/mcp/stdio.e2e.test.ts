@@ -205,15 +205,21 @@ describe('agentstate mcp over stdio', () => {
         id: 2,
         error: { code: -32000, message: /Payload Too Large/ },
       });
-      // A top-level "__proto__" key is stripped by the SDK's message parser (zod) before any tool sees it: it
-      // smuggles nothing in (the item is not parked for a human); nested ones reach the tool and are refused.
-      const proto = await send(
-        '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"enqueue","arguments":{"title":"p","__proto__":{"waiting_human":true}}}}',
-      );
-      expect(proto).toMatchObject({
-        id: 3,
-        result: { structuredContent: { title: 'p', status: 'pending' } },
-      });
+      // A top-level "__proto__" key (which the SDK's copy of the arguments would drop or turn into a prototype)
+      // is refused as documented, before the SDK sees it, whatever its value; nested ones reach the tool and are
+      // refused there. Nothing is written.
+      for (const [id, value] of [
+        [3, '{"waiting_human":true}'],
+        [6, '1'],
+      ] as const) {
+        const proto = await send(
+          `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"enqueue","arguments":{"title":"p","__proto__":${value}}}}`,
+        );
+        expect(proto).toMatchObject({ id, result: { isError: true } });
+        expect((proto.result as { content: Array<{ text: string }> }).content[0]!.text).toMatch(
+          /^INVALID_INPUT: enqueue: .*"__proto__"/,
+        );
+      }
       const nested = await send(
         '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"enqueue","arguments":{"title":"p","payload":{"__proto__":{"x":1}}}}}',
       );

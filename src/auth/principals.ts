@@ -16,7 +16,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { InvalidInputError, NotFoundError, StateConflictError } from '../errors.js';
-import { type Principal, ROLES, type Role } from '../service/access.js';
+import { type Principal, ROLES, type Role } from './access.js';
 
 /** The principals file's name inside the root. */
 export const PRINCIPALS_FILE = 'agentstate-principals.json';

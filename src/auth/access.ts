@@ -3,7 +3,7 @@
 // as the machine's user, who owns the store, and are not checked here.
 import type { ActorKind } from '../core/types.js';
 import { PermissionDeniedError } from '../errors.js';
-import type { Operation } from './operation.js';
+import type { Operation } from '../service/operation.js';
 
 /** The roles a principal is created with (`agentstate auth add <name> --role …`). */
 export const ROLES = ['agent', 'human', 'admin'] as const;
