@@ -93,32 +93,10 @@ describe('ports', () => {
 describe('addresses', () => {
   it('serve and mcp --http: an address this machine does not have is INVALID_INPUT naming it', async () => {
     const token = 'x'.repeat(24);
+    const bind = ['--bind', '10.255.255.1', '--token', token, '--port', '0', '--insecure-http'];
     const results = await Promise.all([
-      runCliAsync([
-        '--dir',
-        dir,
-        'serve',
-        '--bind',
-        '10.255.255.1',
-        '--token',
-        token,
-        '--port',
-        '0',
-        '--insecure-http',
-      ]),
-      runCliAsync([
-        '--dir',
-        dir,
-        'mcp',
-        '--http',
-        '--bind',
-        '10.255.255.1',
-        '--token',
-        token,
-        '--port',
-        '0',
-        '--insecure-http',
-      ]),
+      runCliAsync(['--dir', dir, 'serve', ...bind]),
+      runCliAsync(['--dir', dir, 'mcp', '--http', ...bind]),
     ]);
     for (const r of results) {
       expect(refused(r, 2, 'INVALID_INPUT')).toContain('10.255.255.1 is not an address of this machine');

@@ -92,6 +92,23 @@ describe.each(TARGETS)('principals on serve (%s)', (_label, target) => {
   });
   afterAll(() => s?.close());
 
+  /** A task with one open question, escalated: the store enqueues a human decision for it. */
+  async function askHuman(id: string, question: string, text: string): Promise<void> {
+    await s.call('POST', '/api/v1/commit', {
+      body: {
+        kind: 'task-ir',
+        id,
+        expected_version: 0,
+        body: {
+          goal: 'g',
+          acceptance_criteria: [],
+          ambiguities: [{ id: question, question: text, status: 'open' }],
+        },
+      },
+    });
+    await s.call('POST', '/api/v1/escalate', { body: { id } });
+  }
+
   it('every role × every operation of the API is allowed or PERMISSION_DENIED, as the matrix says', async () => {
     const roles: Array<[string, Role | 'owner', boolean, string]> = [
       ['bot-a', 'agent', false, tokens['bot-a']!],
@@ -180,19 +197,7 @@ describe.each(TARGETS)('principals on serve (%s)', (_label, target) => {
   });
 
   it('an agent cannot answer a human decision; a human principal can, recorded as that human', async () => {
-    await s.call('POST', '/api/v1/commit', {
-      body: {
-        kind: 'task-ir',
-        id: 'login',
-        expected_version: 0,
-        body: {
-          goal: 'g',
-          acceptance_criteria: [],
-          ambiguities: [{ id: 'q', question: 'which?', status: 'open' }],
-        },
-      },
-    });
-    await s.call('POST', '/api/v1/escalate', { body: { id: 'login' } });
+    await askHuman('login', 'q', 'which?');
     const [q] = (await s.call('GET', '/api/v1/list_items', { query: { status: 'waiting_human' } })).json;
     const byBot = await s.call('POST', '/api/v1/resolve', {
       token: tokens['bot-a'],
@@ -356,19 +361,7 @@ describe.each(TARGETS)('principals on serve (%s)', (_label, target) => {
     expect(fakePage).toContain('Decide: which?');
     expect(fakePage).not.toContain('Answer this decision');
     // A real decision (enqueued by the store for its document) is offered.
-    await s.call('POST', '/api/v1/commit', {
-      body: {
-        kind: 'task-ir',
-        id: 'real',
-        expected_version: 0,
-        body: {
-          goal: 'g',
-          acceptance_criteria: [],
-          ambiguities: [{ id: 'r', question: 'real?', status: 'open' }],
-        },
-      },
-    });
-    await s.call('POST', '/api/v1/escalate', { body: { id: 'real' } });
+    await askHuman('real', 'r', 'real?');
     const waiting = (await s.call('GET', '/api/v1/list_items', { query: { status: 'waiting_human' } }))
       .json as Array<{
       id: string;
