@@ -2,6 +2,7 @@
 // link back without `javascript:` (which that CSP blocks), an event stream asked to start past the head is
 // refused rather than left waiting, and a token file that is a folder gets a message that says what to do.
 import { mkdirSync } from 'node:fs';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadOrCreateToken, TOKEN_FILE } from '../../src/http/auth.js';
@@ -58,4 +59,19 @@ describe('serve, small edges', () => {
       }),
     );
   });
+
+  it('an idle keep-alive connection is closed by the server (IDLE_TIMEOUT_MS)', async () => {
+    const { port } = new URL(s.url);
+    const socket = connect(Number(port), '127.0.0.1');
+    let got = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (d) => (got += d));
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    socket.write(`GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: keep-alive\r\n\r\n`);
+    // The server answers, keeps the connection for the next request, then closes it once idle: no client
+    // can hold connections open by doing nothing.
+    await closed;
+    expect(got).toMatch(/^HTTP\/1\.1 200/);
+    expect(got).toMatch(/keep-alive/i);
+  }, 30_000);
 });
