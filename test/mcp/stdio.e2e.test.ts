@@ -199,8 +199,11 @@ describe('agentstate mcp over stdio', () => {
       );
       expect(init).toMatchObject({ id: 1, result: { protocolVersion: '2025-03-26' } });
       p.stdin.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n');
-      // Over the 4 MiB a request may be (as over HTTP): refused unread, by its id; the session goes on.
-      const huge = rpc(2, 'tools/call', { name: 'enqueue', arguments: { title: 'x'.repeat(5_000_000) } });
+      // Over the 4 MiB a request may be (as over HTTP), here 12 MiB: refused unread, by its id; the session goes on.
+      const huge = rpc(2, 'tools/call', {
+        name: 'enqueue',
+        arguments: { title: 'x'.repeat(12 * 1024 * 1024) },
+      });
       expect(await send(huge)).toMatchObject({
         id: 2,
         error: { code: -32000, message: /Payload Too Large/ },
