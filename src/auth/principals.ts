@@ -245,11 +245,6 @@ export class PrincipalStore {
   active(id: string): boolean {
     return this.#read().principals.some((p) => p.id === id && p.revoked_at === null);
   }
-
-  /** Whether the file holds any principal (revoked ones included). */
-  get empty(): boolean {
-    return this.#read().principals.length === 0;
-  }
 }
 
 const principalOf = (r: StoredPrincipal): Principal => ({

@@ -84,7 +84,7 @@ async function frame(
       section,
       instance: key,
       instances: await ctx.registry.list(),
-      actor: caller.via === 'session' ? caller.session.actor : null,
+      actor: caller.via === 'session' ? caller.principal.name : null,
       csrf: caller.via === 'session' ? caller.session.csrf : null,
       path: new URL(c.req.url).pathname,
     },

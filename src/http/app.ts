@@ -26,7 +26,7 @@ import {
   instanceOf,
   type ServeAppOptions,
 } from './context.js';
-import { bearerOf, hostAllowed, originAllowed, sameSecret } from './guards.js';
+import { bearerOf, hostAllowed, MAX_MCP_BYTES, originAllowed, sameSecret } from './guards.js';
 import { openApiDocument } from './openapi.js';
 import { inputFromQuery, OPERATION_ROUTES } from './routes.js';
 import { eventStream } from './sse.js';
@@ -39,8 +39,6 @@ export const MAX_BODY_BYTES = 8 * 1024 * 1024;
 export const MAX_LOGIN_BYTES = 16 * 1024;
 /** Largest body of a dashboard form (a bulk retry of many ids). */
 export const MAX_FORM_BYTES = 256 * 1024;
-/** Largest MCP message over HTTP (the SDK's own limit). */
-export const MAX_MCP_BYTES = 4 * 1024 * 1024;
 /** Sign-in attempts one address may make per minute (the others are 429 until the minute is over). */
 export const LOGIN_ATTEMPTS_PER_MINUTE = 10;
 
@@ -65,14 +63,8 @@ async function jsonBody(c: Context): Promise<unknown> {
       field: 'content-type',
     });
   }
-  const length = Number(c.req.header('content-length') ?? '0');
-  if (length > MAX_BODY_BYTES) {
-    throw new InvalidInputError(`the body is larger than ${MAX_BODY_BYTES} bytes`, { field: 'body' });
-  }
+  // Bounded by the body-limit middleware before it gets here.
   const buf = await c.req.arrayBuffer();
-  if (buf.byteLength > MAX_BODY_BYTES) {
-    throw new InvalidInputError(`the body is larger than ${MAX_BODY_BYTES} bytes`, { field: 'body' });
-  }
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(buf);
@@ -254,7 +246,7 @@ export function createServeApp(options: ServeAppOptions): { app: Hono<AppEnv>; c
       ctx.secureCookies === 'always' ||
       (ctx.secureCookies === 'forwarded' &&
         c.req.header('x-forwarded-proto')?.split(',')[0]?.trim() === 'https');
-    setCookie(c, SESSION_COOKIE, ctx.sessions.create(principal.name, principal, who.id), {
+    setCookie(c, SESSION_COOKIE, ctx.sessions.create(principal, who.id), {
       httpOnly: true,
       sameSite: 'Strict',
       path: '/',
@@ -279,7 +271,7 @@ export function createServeApp(options: ServeAppOptions): { app: Hono<AppEnv>; c
       caller.via === 'session'
         ? {
             via: 'session',
-            actor: caller.session.actor,
+            actor: caller.principal.name,
             role: caller.principal.role,
             csrf: caller.session.csrf,
           }
@@ -342,6 +334,22 @@ function mountMcp(app: Hono<AppEnv>, ctx: AppContext, closers: Array<() => Promi
     close(): Promise<void>;
   };
   const endpoints = new Map<string, Promise<Endpoint>>();
+  /** The MCP modules, loaded at the first /mcp request (the SDK is never loaded before). */
+  let modules:
+    | Promise<
+        [
+          typeof import('../mcp/index.js'),
+          typeof import('../mcp/server.js'),
+          typeof import('../mcp/reserved-arguments.js'),
+        ]
+      >
+    | undefined;
+  const loadModules = () =>
+    (modules ??= Promise.all([
+      import('../mcp/index.js'),
+      import('../mcp/server.js'),
+      import('../mcp/reserved-arguments.js'),
+    ]));
   closers.push(async () => {
     for (const p of endpoints.values()) await p.then((e) => e.close()).catch(() => {});
   });
@@ -354,15 +362,12 @@ function mountMcp(app: Hono<AppEnv>, ctx: AppContext, closers: Array<() => Promi
     }
     const inst = await instanceOf(c, ctx.registry);
     const key = `${inst.host}/${inst.name}`;
+    const [m, { authInfoOf }, { reservedArgumentReply }] = await loadModules();
     let p = endpoints.get(key);
     if (!p) {
-      p = import('../mcp/index.js').then((m) => m.mcpEndpoint(m.createAgentStateMcp({ instance: inst })));
+      p = Promise.resolve(m.mcpEndpoint(m.createAgentStateMcp({ instance: inst })));
       endpoints.set(key, p);
     }
-    const [{ authInfoOf }, { reservedArgumentReply }] = await Promise.all([
-      import('../mcp/server.js'),
-      import('../mcp/reserved-arguments.js'),
-    ]);
     let request = c.req.raw;
     if (c.req.method === 'POST') {
       // Read here (bounded above) to answer a call with a reserved argument key before the SDK drops it.

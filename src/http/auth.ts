@@ -80,9 +80,10 @@ export const SESSION_MS = 12 * 60 * 60 * 1000;
 
 /** What a dashboard session is: who signed in, as which principal, until when, and its CSRF token. */
 export interface SessionInfo {
-  /** The name the session's writes are recorded under. */
-  actor: string;
-  /** The principal it signed in as: the owner (the serve token) or a human or admin principal. */
+  /**
+   * Who signed in, as a principal: a human or admin principal, or (with the owner's token) an admin of the name
+   * they gave; its name is what the session's writes are recorded under.
+   */
   principal: Principal;
   /** The principal record's id, checked at every request (a revoked principal's sessions end). */
   principalId: string | null;
@@ -108,11 +109,10 @@ export class Sessions {
   }
 
   /** Starts a session; returns the cookie value. */
-  create(actor: string, principal: Principal, principalId: string | null): string {
+  create(principal: Principal, principalId: string | null): string {
     const id = randomBytes(32).toString('base64url');
     while (this.#map.size >= this.#max) this.#map.delete(this.#map.keys().next().value as string);
     this.#map.set(id, {
-      actor,
       principal,
       principalId,
       expires: this.#clock() + this.#ttl,

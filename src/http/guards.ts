@@ -115,6 +115,9 @@ export function originAllowed(origin: string | undefined | null, host: string | 
   }
 }
 
+/** Largest MCP message over HTTP, bytes (the SDK's own limit): serve's /mcp and mcp --http. */
+export const MAX_MCP_BYTES = 4 * 1024 * 1024;
+
 /** How long an idle keep-alive connection stays open, ms. */
 export const IDLE_TIMEOUT_MS = 5_000;
 /** How long a client may take to send a request's headers (from its connection or its previous request), ms. */

@@ -14,12 +14,9 @@ import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/s
 import { OWNER } from '../auth/access.js';
 import type { PrincipalStore } from '../auth/principals.js';
 import { InvalidInputError } from '../errors.js';
-import { bearerOf, isLoopback, limitConnections, sameSecret } from '../http/guards.js';
+import { bearerOf, isLoopback, limitConnections, MAX_MCP_BYTES, sameSecret } from '../http/guards.js';
 import { reservedArgumentReply } from './reserved-arguments.js';
 import { type AgentStateMcp, authInfoOf } from './server.js';
-
-/** Largest MCP message over HTTP (the SDK's own limit). */
-const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 
 import { jsonRpcLines } from './stdio-lines.js';
 
@@ -164,17 +161,16 @@ export async function serveMcpHttp(
     // Read here (bounded as the SDK bounds it) to answer a call with a reserved argument key before the SDK
     // drops it; the SDK gets the parsed body.
     const declared = Number(req.headers['content-length'] ?? '0');
-    if (declared > MAX_MESSAGE_BYTES)
-      return refuse(res, 413, `the body is larger than ${MAX_MESSAGE_BYTES} bytes`);
+    if (declared > MAX_MCP_BYTES) return refuse(res, 413, `the body is larger than ${MAX_MCP_BYTES} bytes`);
     const chunks: Buffer[] = [];
     let size = 0;
     let over = false;
     req.on('data', (chunk: Buffer) => {
       if (over) return;
       size += chunk.length;
-      if (size > MAX_MESSAGE_BYTES) {
+      if (size > MAX_MCP_BYTES) {
         over = true;
-        refuse(res, 413, `the body is larger than ${MAX_MESSAGE_BYTES} bytes`, { connection: 'close' });
+        refuse(res, 413, `the body is larger than ${MAX_MCP_BYTES} bytes`, { connection: 'close' });
         req.destroy();
         return;
       }
