@@ -134,11 +134,13 @@ export function addWorkCommands(program: Command): void {
     .description('hand an item you hold back to the queue without spending the attempt')
     .option('-w, --worker <id>', 'lease owner [default: the agent name]')
     .option('--attempt <n>', 'fencing token: the attempt number your claim returned', int('--attempt'))
+    .option('--actor <name>', 'who hands it back, when not the worker (a person releasing a stuck lease)')
+    .addOption(actorKindOption())
     .action((id: string, o, cmd: Command) =>
       runCommand<WorkItem>(
         cmd,
         'release',
-        { id, ...given('worker', o.worker), ...given('attempt', o.attempt) },
+        { id, ...given('worker', o.worker), ...given('attempt', o.attempt), ...by(o) },
         (item) => formatItem(item),
       ),
     );
@@ -152,8 +154,12 @@ export function addWorkCommands(program: Command): void {
       .command(`${name} <id>`)
       .description(description)
       .option('-r, --reason <text>', 'why')
+      .option('--actor <name>', 'who does it [default: the agent name]')
+      .addOption(actorKindOption('a human decision a document asked for is cancelled by a human only'))
       .action((id: string, o, cmd: Command) =>
-        runCommand<WorkItem>(cmd, name, { id, ...given('reason', o.reason) }, (item) => formatItem(item)),
+        runCommand<WorkItem>(cmd, name, { id, ...given('reason', o.reason), ...by(o) }, (item) =>
+          formatItem(item),
+        ),
       );
   }
 
@@ -163,12 +169,16 @@ export function addWorkCommands(program: Command): void {
       'put failed or cancelled items back to pending with a fresh attempt budget (several: one transaction, all or none)',
     )
     .option('-r, --reason <text>', 'why (kept in the history)')
+    .option('--actor <name>', 'who retries [default: the agent name]')
+    .addOption(
+      actorKindOption('a human asks a cancelled decision a document asked for again (one id at a time)'),
+    )
     .action((ids: string[], o, cmd: Command) =>
       ids.length === 1
-        ? runCommand<WorkItem>(cmd, 'retry', { id: ids[0], ...given('reason', o.reason) }, (item) =>
+        ? runCommand<WorkItem>(cmd, 'retry', { id: ids[0], ...given('reason', o.reason), ...by(o) }, (item) =>
             formatItem(item),
           )
-        : runCommand<WorkItem[]>(cmd, 'retry_many', { ids, ...given('reason', o.reason) }, (r) =>
+        : runCommand<WorkItem[]>(cmd, 'retry_many', { ids, ...given('reason', o.reason), ...by(o) }, (r) =>
             items(r, 'nothing retried'),
           ),
     );
@@ -228,4 +238,17 @@ export function addWorkCommands(program: Command): void {
     .action((_o, cmd: Command) =>
       runCommand<WorkItem[]>(cmd, 'replay', {}, (r) => items(r, 'nothing unfinished')),
     );
+}
+
+/** `--actor-kind`: what the item's event records of who acted (human, model, tool or system). */
+function actorKindOption(more?: string): Option {
+  return new Option(
+    '--actor-kind <kind>',
+    `who acts: a person, a model, a tool or the system [default: system]${more ? `; ${more}` : ''}`,
+  ).choices([...ACTOR_KINDS]);
+}
+
+/** The --actor and --actor-kind a command was given. */
+function by(o: { actor?: string; actorKind?: string }): Record<string, unknown> {
+  return { ...given('actor', o.actor), ...given('actor_kind', o.actorKind) };
 }

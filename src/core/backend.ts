@@ -52,11 +52,15 @@ export interface NewWorkItem {
   on_blocker_failure?: BlockerFailurePolicy;
   created_at: number;
   actor: string | null;
+  /** Recorded in work_item_enqueued. */
+  actor_kind: ActorKind;
 }
 
 /** One caller of a claim: who takes the items, for how long, and how many at most. */
 export interface Claimer {
   worker: string;
+  /** Recorded in work_item_claimed. */
+  actor_kind: ActorKind;
   lease_ms: number;
   limit: number;
 }
@@ -83,6 +87,8 @@ export interface LeaseQuery {
 }
 
 export interface ResolveQuery extends LeaseQuery {
+  /** Recorded in work_item_resolved. */
+  actor_kind: ActorKind;
   status: 'done' | 'failed';
   result: Json;
   error: string | null;
@@ -93,6 +99,7 @@ export interface RetryQuery {
   id: string;
   reason: string | null;
   actor: string | null;
+  actor_kind: ActorKind;
   now: number;
 }
 
@@ -134,9 +141,16 @@ export interface StatusChange {
   result: Json;
   error: string | null;
   actor: string | null;
-  /** Recorded in the event when set (a human's answer says so). */
-  actor_kind?: ActorKind;
+  actor_kind: ActorKind;
+  /** More for the event's data (a re-asked decision's previous status). */
+  data?: JsonObject;
   now: number;
+}
+
+/** A release: `worker` is whose lease it is; `actor` who hands it back (the worker, or a person for it). */
+export interface ReleaseQuery extends LeaseQuery {
+  actor: string;
+  actor_kind: ActorKind;
 }
 
 export interface WorkItemBackend {
@@ -161,12 +175,13 @@ export interface WorkItemBackend {
    */
   resolveEach(qs: ResolveQuery[]): Promise<Array<Outcome<WorkItem>>>;
   /** Hands an in-flight item back to the queue (graceful stop) without spending the attempt. */
-  release(q: LeaseQuery): Promise<WorkItem>;
+  release(q: ReleaseQuery): Promise<WorkItem>;
   /** Merges `notes` into the item's notes in one statement. */
   annotate(q: {
     id: string;
     notes: JsonObject;
     actor: string | null;
+    actor_kind: ActorKind;
     now: number;
     /** When set, the merge happens only while this worker (and attempt) holds the lease. */
     lease: LeaseQuery | null;

@@ -16,6 +16,7 @@ import type { CommitContext, CommitEffects, KindDefinition } from './kind.js';
 import type { Clock } from './time.js';
 import {
   ACTOR_KINDS,
+  type ActorKind,
   type CommitInput,
   type CommitResult,
   type DocumentRecord,
@@ -241,9 +242,16 @@ interface Answer {
  * A work item a document's commit enqueues as an effect: its idempotency key is the document's own
  * (`doc:<kind>/<id>#<key>`), which no plain enqueue may use, so the item is known to belong to the document.
  */
-function ownedItem(kind: string, id: string, e: EnqueueInput, now: number, actor: string): NewWorkItem {
+function ownedItem(
+  kind: string,
+  id: string,
+  e: EnqueueInput,
+  now: number,
+  by: { actor: string; actor_kind: ActorKind },
+): NewWorkItem {
   const { idempotency_key: local, ...rest } = e;
-  const item = normalizeEnqueue(rest, now, actor);
+  // Enqueued by the commit: recorded with the commit's actor and actor kind unless the kind names others.
+  const item = normalizeEnqueue({ actor_kind: by.actor_kind, ...rest }, now, by.actor);
   return { ...item, idempotency_key: ownedKey(kind, id, local ?? item.id) };
 }
 
@@ -666,7 +674,7 @@ export class DocumentStore {
         events,
         effects.enqueue === undefined || effects.enqueue.length === 0
           ? []
-          : effects.enqueue.map((e) => ownedItem(i.kind, i.id, e, now, actor)),
+          : effects.enqueue.map((e) => ownedItem(i.kind, i.id, e, now, { actor, actor_kind: actorKind })),
       ),
     );
     this.#remember(

@@ -255,10 +255,15 @@ export class EventLog {
 
 /** The query a backend runs: a per-item work-item type asked for finds the batch events of that type too. */
 /**
- * The newest event of a work item's history, a batch event seen as the item's own; null when it has none.
- * For the rare reads the queue makes on a refusal's path, not for history pages (`EventLog.read`).
+ * The newest (or first) event of a work item's history, a batch event seen as the item's own; null when it
+ * has none. For the rare reads the queue makes on a refusal's or a decision's path, not for history pages
+ * (`EventLog.read`).
  */
-export async function newestItemEvent(backend: StoreBackend, id: string): Promise<EventRecord | null> {
+export async function itemEvent(
+  backend: StoreBackend,
+  id: string,
+  which: 'newest' | 'first',
+): Promise<EventRecord | null> {
   const q: EventQuery = {
     after: 0,
     until: null,
@@ -268,7 +273,7 @@ export async function newestItemEvent(backend: StoreBackend, id: string): Promis
     since: null,
     before: null,
     limit: 1,
-    reverse: true,
+    reverse: which === 'newest',
   };
   return perItemViews(await backend.events.read(q), q)[0] ?? null;
 }

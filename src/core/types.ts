@@ -88,12 +88,16 @@ export interface EnqueueInput {
    */
   on_blocker_failure?: BlockerFailurePolicy;
   actor?: string;
+  /** Recorded in the item's event: a person (`human`), a model, a tool or the system. @default 'system' */
+  actor_kind?: ActorKind;
 }
 
 export interface RetryInput {
   id: string;
   reason?: string;
   actor?: string;
+  /** A human decision a document asked for is retried (asked again) only by a human. */
+  actor_kind?: ActorKind;
 }
 
 export interface ClaimInput {
@@ -107,6 +111,8 @@ export interface ClaimInput {
   id?: string;
   /** Claim up to this many ready items at once (see `claimMany`). @default 1 */
   limit?: number;
+  /** Recorded in the item's event: a person (`human`), a model, a tool or the system. @default 'system' */
+  actor_kind?: ActorKind;
 }
 
 export interface HeartbeatInput {
@@ -138,18 +144,27 @@ export interface AnnotateInput {
   id: string;
   notes: JsonObject;
   actor?: string;
+  /** Recorded in the item's event: a person (`human`), a model, a tool or the system. @default 'system' */
+  actor_kind?: ActorKind;
 }
 
 export interface CancelInput {
   id: string;
   reason?: string;
   actor?: string;
+  /** A human decision a document asked for is cancelled only by a human. */
+  actor_kind?: ActorKind;
 }
 
 export interface ReleaseInput {
   id: string;
+  /** Whose lease it is. @default the instance's agent name */
   worker?: string;
   attempt?: number;
+  /** Who hands it back (a person releasing another's lease). @default the worker */
+  actor?: string;
+  /** Recorded in the item's event: a person (`human`), a model, a tool or the system. @default 'system' */
+  actor_kind?: ActorKind;
 }
 
 export interface ListInput {

@@ -1,13 +1,14 @@
 // The work-item service: checks inputs, fills defaults, and calls the backend's atomic operations.
 import { InvalidInputError, isAgentStateError, NotFoundError } from '../errors.js';
-import type { LeaseQuery, NewWorkItem, ResolveQuery, StoreBackend } from './backend.js';
+import type { Claimer, LeaseQuery, NewWorkItem, ResolveQuery, StoreBackend } from './backend.js';
 import { type CoalesceOptions, Coalescer, DEFAULT_COALESCE } from './coalesce.js';
-import { newestItemEvent } from './event-log.js';
+import { itemEvent } from './event-log.js';
 import { newId } from './ids.js';
 import { checkInput, type InputSpec, LIMITS } from './input.js';
 import type { Clock } from './time.js';
 import {
   ACTOR_KINDS,
+  type ActorKind,
   type AnnotateInput,
   BLOCKER_FAILURE_POLICIES,
   type CancelInput,
@@ -15,6 +16,7 @@ import {
   type EnqueueInput,
   type HeartbeatInput,
   type Json,
+  type JsonObject,
   type ListInput,
   type ReleaseInput,
   type ResolveInput,
@@ -24,7 +26,14 @@ import {
   type WorkItem,
   type WorkItemStatus,
 } from './types.js';
-import { humanDecisionRefusal, isRepeatedHumanResolution, OWNED_KEY_PREFIX, ownerOf } from './work-rules.js';
+import {
+  endedUnsuccessfully,
+  humanDecisionRefusal,
+  isRepeatedHumanResolution,
+  OWNED_KEY_PREFIX,
+  ownerOf,
+  STORE_ACTOR_KIND,
+} from './work-rules.js';
 
 /** Default lease length: one minute, extended by heartbeats. */
 export const DEFAULT_LEASE_MS = 60_000;
@@ -32,6 +41,7 @@ export const DEFAULT_LEASE_MS = 60_000;
 export const DEFAULT_MAX_ATTEMPTS = 3;
 
 const LEASE = { type: 'int', min: 1, max: LIMITS.leaseMs } as const;
+const KIND = { type: 'string', enum: ACTOR_KINDS } as const;
 
 /** Input specs, shared by the library, the CLI and the workflows (their payloads are these objects). */
 export const WORK_INPUTS = {
@@ -47,11 +57,13 @@ export const WORK_INPUTS = {
     waiting_human: { type: 'bool' },
     on_blocker_failure: { type: 'string', enum: BLOCKER_FAILURE_POLICIES },
     actor: { type: 'name' },
+    actor_kind: KIND,
   },
   retry: {
     id: { type: 'name', required: true },
     reason: { type: 'text' },
     actor: { type: 'name' },
+    actor_kind: KIND,
   },
   claim: {
     worker: { type: 'name' },
@@ -59,6 +71,7 @@ export const WORK_INPUTS = {
     kind: { type: 'name' },
     id: { type: 'name' },
     limit: { type: 'int', min: 1, max: LIMITS.claimLimit },
+    actor_kind: KIND,
   },
   heartbeat: {
     id: { type: 'name', required: true },
@@ -74,17 +87,20 @@ export const WORK_INPUTS = {
     worker: { type: 'name' },
     attempt: { type: 'int', min: 1 },
     actor: { type: 'name' },
-    actor_kind: { type: 'string', enum: ACTOR_KINDS },
+    actor_kind: KIND,
   },
   release: {
     id: { type: 'name', required: true },
     worker: { type: 'name' },
     attempt: { type: 'int', min: 1 },
+    actor: { type: 'name' },
+    actor_kind: KIND,
   },
   annotate: {
     id: { type: 'name', required: true },
     notes: { type: 'object', required: true },
     actor: { type: 'name' },
+    actor_kind: KIND,
     worker: { type: 'name' },
     attempt: { type: 'int', min: 1 },
   },
@@ -92,6 +108,7 @@ export const WORK_INPUTS = {
     id: { type: 'name', required: true },
     reason: { type: 'text' },
     actor: { type: 'name' },
+    actor_kind: KIND,
   },
   get: { id: { type: 'name', required: true } },
   list: {
@@ -128,6 +145,7 @@ export function normalizeEnqueue(raw: EnqueueInput, now: number, defaultActor: s
     on_blocker_failure: i.on_blocker_failure ?? 'wait',
     created_at: now,
     actor: i.actor ?? defaultActor,
+    actor_kind: i.actor_kind ?? STORE_ACTOR_KIND,
   };
 }
 
@@ -150,7 +168,7 @@ export interface WorkQueueContext {
   coalesce?: CoalesceOptions | false;
 }
 
-type ClaimCall = { worker: string; lease_ms: number };
+type ClaimCall = Omit<Claimer, 'limit'>;
 type HeartbeatQuery = LeaseQuery & { lease_ms: number };
 
 /** Work items of one instance: enqueue, claim under a lease, heartbeat, resolve, annotate. */
@@ -236,6 +254,7 @@ export class WorkQueue {
         // Overlapping claims on this handle are served by one claimMany, one item to each.
         return this.#claimer(i.kind ?? null).submit({
           worker: i.worker ?? this.#ctx.defaultWorker,
+          actor_kind: i.actor_kind ?? STORE_ACTOR_KIND,
           lease_ms: i.lease_ms ?? DEFAULT_LEASE_MS,
         });
       }
@@ -251,6 +270,7 @@ export class WorkQueue {
       claimers: [
         {
           worker: i.worker ?? this.#ctx.defaultWorker,
+          actor_kind: i.actor_kind ?? STORE_ACTOR_KIND,
           lease_ms: i.lease_ms ?? DEFAULT_LEASE_MS,
           limit: i.limit ?? 1,
         },
@@ -317,7 +337,7 @@ export class WorkQueue {
     if (!isAgentStateError(err) || (err.code !== 'INVALID_TRANSITION' && err.code !== 'LEASE_LOST'))
       throw err;
     const current = await this.#backend.work.get(q.id);
-    if (current && isRepeatedHumanResolution(current, await newestItemEvent(this.#backend, q.id), q))
+    if (current && isRepeatedHumanResolution(current, await itemEvent(this.#backend, q.id, 'newest'), q))
       return current;
     throw err;
   }
@@ -372,19 +392,26 @@ export class WorkQueue {
         result: i.result ?? null,
         error: i.error ?? null,
         worker: i.worker ?? i.actor ?? this.#ctx.defaultWorker,
+        actor_kind: i.actor_kind ?? STORE_ACTOR_KIND,
         attempt: i.attempt ?? null,
         now,
       };
     });
   }
 
-  /** Gives a held item back to the queue without spending the attempt (graceful shutdown). */
+  /**
+   * Gives a held item back to the queue without spending the attempt (graceful shutdown). `worker` names
+   * whose lease it is; `actor` who hands it back (a person releasing a stuck lease), by default the worker.
+   */
   async release(input: ReleaseInput): Promise<WorkItem> {
     const i = checkInput<ReleaseInput>('release', input, WORK_INPUTS.release);
+    const worker = i.worker ?? this.#ctx.defaultWorker;
     return this.#backend.work.release({
       id: i.id,
-      worker: i.worker ?? this.#ctx.defaultWorker,
+      worker,
       attempt: i.attempt ?? null,
+      actor: i.actor ?? worker,
+      actor_kind: i.actor_kind ?? STORE_ACTOR_KIND,
       now: this.#ctx.clock(),
     });
   }
@@ -404,28 +431,41 @@ export class WorkQueue {
       id: i.id,
       notes: i.notes,
       actor: i.actor ?? i.worker ?? this.#ctx.defaultWorker,
+      actor_kind: i.actor_kind ?? STORE_ACTOR_KIND,
       now,
       lease: i.worker ? { id: i.id, worker: i.worker, attempt: i.attempt ?? null, now } : null,
     });
   }
 
-  /** Cancels an item that is not finished. */
+  /**
+   * Cancels an item that is not finished. A human decision a document asked for is cancelled only by a
+   * human (`actor_kind: 'human'`; PERMISSION_DENIED otherwise), and a human can ask it again (`retry`).
+   */
   async cancel(input: CancelInput): Promise<WorkItem> {
     const i = checkInput<CancelInput>('cancel', input, WORK_INPUTS.cancel);
-    return this.#setStatus(
-      i.id,
-      ['pending', 'in_flight', 'waiting_human'],
-      'cancelled',
-      'work_item_cancelled',
-      i.reason,
-      i.actor,
-    );
+    const human = i.actor_kind === 'human';
+    try {
+      // Only a human's cancel may match an item waiting for a human: the condition holds at the write.
+      return await this.#setStatus(
+        i,
+        human ? ['pending', 'in_flight', 'waiting_human'] : ['pending', 'in_flight'],
+        'cancelled',
+        'work_item_cancelled',
+      );
+    } catch (err) {
+      if (human || !isAgentStateError(err) || err.code !== 'INVALID_TRANSITION') throw err;
+      const current = await this.#backend.work.get(i.id);
+      if (current?.status !== 'waiting_human') throw err;
+      if (ownerOf(current)) throw humanDecisionRefusal(current, 'cancel');
+      // An ordinary item parked for a human (its key never becomes a document's): anyone may cancel it.
+      return this.#setStatus(i, ['waiting_human'], 'cancelled', 'work_item_cancelled');
+    }
   }
 
   /** Parks a pending item for a human decision. */
   async park(input: CancelInput): Promise<WorkItem> {
     const i = checkInput<CancelInput>('park', input, WORK_INPUTS.cancel);
-    return this.#setStatus(i.id, ['pending'], 'waiting_human', 'work_item_parked', i.reason, i.actor);
+    return this.#setStatus(i, ['pending'], 'waiting_human', 'work_item_parked');
   }
 
   /** Hands an item a human was deciding on back to the queue (not a decision a document asked for). */
@@ -434,7 +474,7 @@ export class WorkQueue {
     const current = await this.#backend.work.get(i.id);
     // A document's decision stays with the human: once pending, any worker could claim and answer it.
     if (current && ownerOf(current)) throw humanDecisionRefusal(current, 'unpark');
-    return this.#setStatus(i.id, ['waiting_human'], 'pending', 'work_item_unparked', i.reason, i.actor);
+    return this.#setStatus(i, ['waiting_human'], 'pending', 'work_item_unparked');
   }
 
   /**
@@ -446,7 +486,29 @@ export class WorkQueue {
    * @example await inst.work.retry({ id: failed.id, reason: 'the API is back' })
    */
   async retry(input: RetryInput): Promise<WorkItem> {
-    const [item] = await this.retryMany([input]);
+    const i = checkInput<RetryInput>('retry', input, WORK_INPUTS.retry);
+    if (i.actor_kind === 'human') {
+      const current = await this.#backend.work.get(i.id);
+      if (current && ownerOf(current) && endedUnsuccessfully(current.status)) {
+        const asked = (await itemEvent(this.#backend, i.id, 'first'))?.data;
+        if (
+          typeof asked === 'object' &&
+          asked !== null &&
+          !Array.isArray(asked) &&
+          asked.status === 'waiting_human'
+        ) {
+          // A human decision ended (cancelled): a human asks it again, back to waiting for a human's answer,
+          // never to pending where a worker could take it. The write holds only if it is still as read.
+          return this.#setStatus(i, [current.status], 'waiting_human', 'work_item_retried', {
+            previous_status: current.status,
+            previous_error: current.error,
+            previous_attempts: current.attempts,
+            ...(i.reason === undefined ? {} : { reason: i.reason }),
+          });
+        }
+      }
+    }
+    const [item] = await this.retryMany([i]);
     return item!;
   }
 
@@ -464,29 +526,37 @@ export class WorkQueue {
       if (seen.has(i.id))
         throw new InvalidInputError(`retryMany names ${i.id} twice`, { field: 'id', id: i.id });
       seen.add(i.id);
-      return { id: i.id, reason: i.reason ?? null, actor: i.actor ?? this.#ctx.defaultWorker, now };
+      return {
+        id: i.id,
+        reason: i.reason ?? null,
+        actor: i.actor ?? this.#ctx.defaultWorker,
+        actor_kind: i.actor_kind ?? STORE_ACTOR_KIND,
+        now,
+      };
     });
     if (qs.length === 0) return [];
     // A retried item may still wait on a failed blocker of its own: say so at once.
     return this.#withFailedBlockers(await this.#backend.work.retry(qs));
   }
 
+  /** A status change outside a lease, by the call's actor (a cancel's reason is the item's error). */
   #setStatus(
-    id: string,
+    i: { id: string; reason?: string; actor?: string; actor_kind?: ActorKind },
     from: WorkItemStatus[],
     to: 'cancelled' | 'pending' | 'waiting_human',
     event: string,
-    reason: string | undefined,
-    actor: string | undefined,
+    data?: JsonObject,
   ): Promise<WorkItem> {
     return this.#backend.work.setStatus({
-      id,
+      id: i.id,
       from,
       to,
       event,
       result: null,
-      error: to === 'cancelled' ? (reason ?? null) : null,
-      actor: actor ?? this.#ctx.defaultWorker,
+      error: to === 'cancelled' ? (i.reason ?? null) : null,
+      actor: i.actor ?? this.#ctx.defaultWorker,
+      actor_kind: i.actor_kind ?? STORE_ACTOR_KIND,
+      ...(data === undefined ? {} : { data }),
       now: this.#ctx.clock(),
     });
   }

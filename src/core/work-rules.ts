@@ -8,9 +8,17 @@ import {
   NotFoundError,
   PermissionDeniedError,
 } from '../errors.js';
-import type { NewEvent, ResolveQuery, RetryQuery, StatusChange, WorkItemBackend } from './backend.js';
+import type {
+  Claimer,
+  NewEvent,
+  ReleaseQuery,
+  ResolveQuery,
+  RetryQuery,
+  StatusChange,
+  WorkItemBackend,
+} from './backend.js';
 import { canonicalJson, contentHash } from './json.js';
-import type { EventRecord, Json, JsonObject, WorkItem, WorkItemStatus } from './types.js';
+import type { ActorKind, EventRecord, Json, JsonObject, WorkItem, WorkItemStatus } from './types.js';
 
 /** Legal status changes. done, failed and cancelled are terminal. */
 export const TRANSITIONS: Record<WorkItemStatus, readonly WorkItemStatus[]> = {
@@ -35,18 +43,28 @@ export function workItemStream(id: string): string {
   return `work_item:${id}`;
 }
 
-/** Builds the event that records a transition of `item`. */
+/**
+ * The actor kind of what the store does on its own (a reclaimed lease, a replay, the dependants a failure
+ * cancels) and of calls that name none, as for documents.
+ */
+export const STORE_ACTOR_KIND: ActorKind = 'system';
+
+/**
+ * Builds the event that records a transition of `item`. Every work-item event records `actor_kind` in its
+ * data: a person's cancel and a model's call naming the same actor never look alike in the log.
+ */
 export function workItemEvent(
   type: string,
   item: WorkItem,
-  data: Json,
+  data: JsonObject,
   actor: string | null,
+  actorKind: ActorKind,
   now: number,
 ): NewEvent {
   return {
     type,
     stream: workItemStream(item.id),
-    data,
+    data: { ...data, actor_kind: actorKind },
     actor,
     correlation_id: null,
     causation_id: null,
@@ -67,7 +85,12 @@ export function enqueuedIntegrity(item: WorkItem): JsonObject {
 }
 
 /** work_item_enqueued: what the item was created with (and what verify checks its row against). */
-export function enqueuedEvent(item: WorkItem, actor: string | null, now: number): NewEvent {
+export function enqueuedEvent(
+  item: WorkItem,
+  actor: string | null,
+  actorKind: ActorKind,
+  now: number,
+): NewEvent {
   const data: JsonObject = { title: item.title, priority: item.priority };
   if (item.kind !== null) data.kind = item.kind;
   if (item.blocked_by.length > 0) data.blocked_by = item.blocked_by;
@@ -75,21 +98,38 @@ export function enqueuedEvent(item: WorkItem, actor: string | null, now: number)
   if (item.status !== 'pending') data.status = item.status;
   if (item.on_blocker_failure !== 'wait') data.on_blocker_failure = item.on_blocker_failure;
   Object.assign(data, enqueuedIntegrity(item));
-  return workItemEvent('work_item_enqueued', item, data, actor, now);
+  return workItemEvent('work_item_enqueued', item, data, actor, actorKind, now);
+}
+
+/**
+ * The actor kind of the claimer that took the `n`-th item (1-based) of a claim that hands ready items to its
+ * claimers in turn, each up to its limit.
+ */
+export function claimerKind(claimers: readonly Claimer[], n: number): ActorKind {
+  let hi = 0;
+  for (const c of claimers) {
+    hi += c.limit;
+    if (n <= hi) return c.actor_kind;
+  }
+  return STORE_ACTOR_KIND;
 }
 
 /** work_item_claimed: who holds the item, on which attempt, until when. */
-export function claimedEvent(item: WorkItem, worker: string, now: number): NewEvent {
+export function claimedEvent(item: WorkItem, worker: string, actorKind: ActorKind, now: number): NewEvent {
   return workItemEvent(
     'work_item_claimed',
     item,
     { worker, attempt: item.attempts, lease_expires_at: item.lease_expires_at },
     worker,
+    actorKind,
     now,
   );
 }
 
-/** work_item_reclaimed: an expired lease taken back (pending again, or failed once attempts are spent). */
+/**
+ * work_item_reclaimed: an expired lease taken back (pending again, or failed once attempts are spent), by
+ * the store (actor_kind system; the actor is the call that swept it).
+ */
 export function reclaimedEvent(
   item: WorkItem,
   previousOwner: string | null,
@@ -103,13 +143,17 @@ export function reclaimedEvent(
     item,
     { previous_owner: previousOwner, attempt: left.attempt, status: left.status, error: item.error },
     actor,
+    STORE_ACTOR_KIND,
     now,
   );
 }
 
-/** work_item_released: a held item handed back without spending its attempt. */
-export function releasedEvent(item: WorkItem, worker: string, now: number): NewEvent {
-  return workItemEvent('work_item_released', item, { worker }, worker, now);
+/**
+ * work_item_released: a held item handed back without spending its attempt, by its worker or by a person
+ * releasing the lease for it (`q.actor`, who is recorded; `worker` names whose lease it was).
+ */
+export function releasedEvent(item: WorkItem, q: ReleaseQuery): NewEvent {
+  return workItemEvent('work_item_released', item, { worker: q.worker }, q.actor, q.actor_kind, q.now);
 }
 
 /** work_item_annotated: the notes merged in (RFC 7396). */
@@ -117,29 +161,31 @@ export function annotatedEvent(
   item: WorkItem,
   notes: JsonObject,
   actor: string | null,
+  actorKind: ActorKind,
   now: number,
 ): NewEvent {
-  return workItemEvent('work_item_annotated', item, { notes }, actor, now);
+  return workItemEvent('work_item_annotated', item, { notes }, actor, actorKind, now);
 }
 
-/** work_item_replayed: an unfinished item re-emitted after a restart. */
+/** work_item_replayed: an unfinished item re-emitted after a restart (by the store). */
 export function replayedEvent(item: WorkItem, actor: string | null, now: number): NewEvent {
   return workItemEvent(
     'work_item_replayed',
     item,
     { status: item.status, attempts: item.attempts, lease_owner: item.lease_owner },
     actor,
+    STORE_ACTOR_KIND,
     now,
   );
 }
 
-/** The event of a status change outside a lease (cancel, park, unpark, a human's resolve). */
+/** The event of a status change outside a lease (cancel, park, unpark, a human's resolve, a decision re-asked). */
 export function statusEvent(item: WorkItem, q: StatusChange): NewEvent {
   const data: JsonObject = { status: item.status };
   if (q.error !== null) data.error = q.error;
   if (q.result !== null && q.result !== undefined) data.result = q.result;
-  if (q.actor_kind) data.actor_kind = q.actor_kind;
-  return workItemEvent(q.event, item, data, q.actor, q.now);
+  if (q.data) Object.assign(data, q.data);
+  return workItemEvent(q.event, item, data, q.actor, q.actor_kind, q.now);
 }
 
 /**
@@ -263,13 +309,13 @@ export function isRepeatedHumanResolution(
 /** The work_item_resolved event of a fenced resolve: outcome, worker, attempt, and how long the work took. */
 export function resolvedEvent(
   item: WorkItem,
-  q: { worker: string; error: string | null; result: Json; now: number },
+  q: { worker: string; actor_kind: ActorKind; error: string | null; result: Json; now: number },
 ): NewEvent {
   const data: { [key: string]: Json } = { status: item.status, worker: q.worker, attempt: item.attempts };
   if (q.error !== null) data.error = q.error;
   if (q.result !== null && q.result !== undefined) data.result = q.result;
   if (item.claimed_at) data.duration_ms = q.now - Date.parse(item.claimed_at);
-  return workItemEvent('work_item_resolved', item, data, q.worker, q.now);
+  return workItemEvent('work_item_resolved', item, data, q.worker, q.actor_kind, q.now);
 }
 
 /** How a resolve finishes an item waiting for a human (no lease to check): a status change with its event. */
@@ -282,6 +328,7 @@ export function humanResolution(q: ResolveQuery): Parameters<WorkItemBackend['se
     result: q.result,
     error: q.error,
     actor: q.worker,
+    actor_kind: q.actor_kind,
     now: q.now,
   };
 }
@@ -382,15 +429,20 @@ export function batchEvents(events: NewEvent[]): NewEvent[] {
     if (emitted.has(key)) continue;
     emitted.add(key);
     const actor = g[0]!.actor;
+    // The actor kind every entry shares is said once, on the batch (as its actor is).
+    const kind = (g[0]!.data as JsonObject).actor_kind;
+    const shared = g.every((x) => (x.data as JsonObject).actor_kind === kind) ? kind : undefined;
     const items: Json[] = g.map((x) => {
       const entry: JsonObject = { id: x.work_item_id as string };
       if (x.actor !== actor) entry.actor = x.actor;
-      return Object.assign(entry, x.data as JsonObject);
+      Object.assign(entry, x.data as JsonObject);
+      if (shared !== undefined) delete entry.actor_kind;
+      return entry;
     });
     out.push({
       type: BATCH_TYPE_OF[e.type]!,
       stream: BATCH_STREAM,
-      data: { items },
+      data: shared === undefined ? { items } : { actor_kind: shared, items },
       actor,
       correlation_id: null,
       causation_id: null,
@@ -415,7 +467,7 @@ export interface BatchEntry {
 
 /**
  * The per-item views of a stored batch event (type `work_items_<x>`, no work_item_id), in the order the
- * batch names them; null when the event is no batch event, 'malformed' when its data lists no items as
+ * batch names them, each with the batch's actor and actor kind unless it names its own; null when the event is no batch event, 'malformed' when its data lists no items as
  * batch events do (an entry without a string id, an id named twice, fewer than one entry).
  */
 export function expandBatchEvent(e: {
@@ -428,6 +480,7 @@ export function expandBatchEvent(e: {
   if (type === undefined || e.work_item_id !== null) return null;
   const items = isPlainObject(e.data) ? e.data.items : undefined;
   if (!Array.isArray(items) || items.length === 0) return 'malformed';
+  const kind = (e.data as JsonObject).actor_kind;
   const seen = new Set<string>();
   const out: BatchEntry[] = [];
   for (const entry of items) {
@@ -435,6 +488,7 @@ export function expandBatchEvent(e: {
     seen.add(entry.id);
     const { id, actor, ...data } = entry;
     if (actor !== undefined && actor !== null && typeof actor !== 'string') return 'malformed';
+    if (kind !== undefined && data.actor_kind === undefined) data.actor_kind = kind;
     out.push({ work_item_id: id, type, data, actor: actor === undefined ? e.actor : actor });
   }
   return out;
@@ -455,13 +509,17 @@ export function cascadeError(blocker: Pick<WorkItem, 'id' | 'status'>): string {
   return `blocker ${blocker.id} ended ${blocker.status}`;
 }
 
-/** work_item_cancelled of a dependant (on_blocker_failure cascade) whose blocker ended failed or cancelled. */
+/**
+ * work_item_cancelled of a dependant (on_blocker_failure cascade) whose blocker ended failed or cancelled:
+ * the store's act (actor_kind system), recorded with the actor whose call ended the blocker.
+ */
 export function cascadedEvent(item: WorkItem, actor: string | null, now: number): NewEvent {
   return workItemEvent(
     'work_item_cancelled',
     item,
     { status: item.status, error: item.error, blocker: item.cascaded_from },
     actor,
+    STORE_ACTOR_KIND,
     now,
   );
 }
@@ -480,10 +538,13 @@ export function retriedEvent(item: WorkItem, previous: WorkItem, q: RetryQuery):
   };
   if (previous.cascaded_from !== null) data.previous_blocker = previous.cascaded_from;
   if (q.reason !== null) data.reason = q.reason;
-  return workItemEvent('work_item_retried', item, data, q.actor, q.now);
+  return workItemEvent('work_item_retried', item, data, q.actor, q.actor_kind, q.now);
 }
 
-/** work_item_reopened: an item its blocker's failure had cancelled, pending again since the blocker was retried. */
+/**
+ * work_item_reopened: an item its blocker's failure had cancelled, pending again since the blocker was
+ * retried (the store's act, recorded with the actor who retried the blocker).
+ */
 export function reopenedEvent(
   item: WorkItem,
   previous: { error: string | null; blocker: string },
@@ -495,6 +556,7 @@ export function reopenedEvent(
     item,
     { status: item.status, blocker: previous.blocker, previous_error: previous.error },
     actor,
+    STORE_ACTOR_KIND,
     now,
   );
 }

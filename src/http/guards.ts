@@ -2,7 +2,7 @@
 // loopback binding, listening with typed refusals, constant-time token comparison, and Host/Origin checks
 // against DNS rebinding.
 import { timingSafeEqual } from 'node:crypto';
-import type { Server as HttpServer } from 'node:http';
+import type { Server as HttpServer, ServerOptions } from 'node:http';
 import type { Server } from 'node:net';
 import {
   type AgentStateError,
@@ -118,25 +118,54 @@ export function originAllowed(origin: string | undefined | null, host: string | 
 /** Largest MCP message over HTTP, bytes (the SDK's own limit): serve's /mcp and mcp --http. */
 export const MAX_MCP_BYTES = 4 * 1024 * 1024;
 
-/** How long an idle keep-alive connection stays open, ms. */
-export const IDLE_TIMEOUT_MS = 5_000;
-/** How long a client may take to send a request's headers (from its connection or its previous request), ms. */
-export const HEADERS_TIMEOUT_MS = 15_000;
-/** How long a client may take to send a whole request, ms (responses, such as event streams, may last). */
-export const REQUEST_TIMEOUT_MS = 60_000;
-/** Open connections a server takes at once; more are refused until some close. */
-export const MAX_CONNECTIONS = 512;
+/** The limits every server of ours runs with (serve, mcp --http); docs/http.md, "Limits". */
+export interface ConnectionLimits {
+  /** How long an idle keep-alive connection stays open, ms. */
+  idleMs: number;
+  /**
+   * How long a client may take to send a request's headers, ms: from its connection (a client that
+   * connects and sends nothing is closed then) or from its previous request.
+   */
+  headersMs: number;
+  /** How long a client may take to send a whole request, ms (responses, such as event streams, may last). */
+  requestMs: number;
+  /** Open connections a server takes at once; more are closed at once until some close. */
+  maxConnections: number;
+}
+
+export const CONNECTION_LIMITS: Readonly<ConnectionLimits> = {
+  idleMs: 5_000,
+  headersMs: 15_000,
+  requestMs: 60_000,
+  maxConnections: 512,
+};
 
 /**
- * The limits every server of ours runs with (serve, mcp --http): idle keep-alive connections close after
- * IDLE_TIMEOUT_MS, a request must arrive within HEADERS_TIMEOUT_MS / REQUEST_TIMEOUT_MS, and at most
- * MAX_CONNECTIONS are open at once.
+ * The options of `http.createServer` / `https.createServer` that enforce `limits`' deadlines: Node checks
+ * the header and request deadlines of open connections every second (every 30 s by default, which would
+ * let a silent connection stay 45 s).
  */
-export function limitConnections(server: HttpServer): void {
-  server.keepAliveTimeout = IDLE_TIMEOUT_MS;
-  server.headersTimeout = HEADERS_TIMEOUT_MS;
-  server.requestTimeout = REQUEST_TIMEOUT_MS;
-  server.maxConnections = MAX_CONNECTIONS;
+export function serverOptions(limits: Readonly<ConnectionLimits> = CONNECTION_LIMITS): ServerOptions {
+  return {
+    keepAliveTimeout: limits.idleMs,
+    headersTimeout: limits.headersMs,
+    requestTimeout: limits.requestMs,
+    connectionsCheckingInterval: Math.min(1_000, limits.headersMs),
+  };
+}
+
+/**
+ * Applies `limits` to a server created with `serverOptions(limits)`: the deadlines again (a server created
+ * without them gets all but the check interval) and the connection cap.
+ */
+export function limitConnections(
+  server: HttpServer,
+  limits: Readonly<ConnectionLimits> = CONNECTION_LIMITS,
+): void {
+  server.keepAliveTimeout = limits.idleMs;
+  server.headersTimeout = limits.headersMs;
+  server.requestTimeout = limits.requestMs;
+  server.maxConnections = limits.maxConnections;
 }
 
 /** The bearer token of an Authorization header, or undefined. */

@@ -9,7 +9,14 @@ import { PrincipalStore } from '../auth/principals.js';
 import { InvalidInputError } from '../errors.js';
 import { createServeApp } from './app.js';
 import { loadOrCreateToken, type ServeToken } from './auth.js';
-import { isLoopback, limitConnections, listen } from './guards.js';
+import {
+  CONNECTION_LIMITS,
+  type ConnectionLimits,
+  isLoopback,
+  limitConnections,
+  listen,
+  serverOptions,
+} from './guards.js';
 import { InstanceRegistry, type ServeTarget } from './instances.js';
 
 export interface ServeOptions {
@@ -38,6 +45,8 @@ export interface ServeOptions {
    * @default false (the header is ignored)
    */
   trustProxy?: boolean;
+  /** Connection deadlines and cap. @default CONNECTION_LIMITS (docs/http.md, "Limits") */
+  limits?: Partial<ConnectionLimits>;
 }
 
 /** A running server. */
@@ -80,17 +89,18 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     secureCookies: opts.tls !== undefined ? 'always' : opts.trustProxy === true ? 'forwarded' : 'never',
     ...(opts.pollMs === undefined ? {} : { pollMs: opts.pollMs }),
   });
+  const limits = { ...CONNECTION_LIMITS, ...opts.limits };
   const server = (
     opts.tls === undefined
-      ? createAdaptorServer({ fetch: app.fetch, hostname: host })
+      ? createAdaptorServer({ fetch: app.fetch, hostname: host, serverOptions: serverOptions(limits) })
       : createAdaptorServer({
           fetch: app.fetch,
           hostname: host,
           createServer: createHttpsServer,
-          serverOptions: { cert: opts.tls.cert, key: opts.tls.key },
+          serverOptions: { ...serverOptions(limits), cert: opts.tls.cert, key: opts.tls.key },
         })
   ) as Server;
-  limitConnections(server);
+  limitConnections(server, limits);
   try {
     await listen(server, 'serve', host, opts.port ?? 8780);
   } catch (err) {

@@ -14,7 +14,14 @@ import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/s
 import { OWNER } from '../auth/access.js';
 import type { PrincipalStore } from '../auth/principals.js';
 import { InvalidInputError } from '../errors.js';
-import { bearerOf, isLoopback, limitConnections, MAX_MCP_BYTES, sameSecret } from '../http/guards.js';
+import {
+  bearerOf,
+  isLoopback,
+  limitConnections,
+  MAX_MCP_BYTES,
+  sameSecret,
+  serverOptions,
+} from '../http/guards.js';
 import { reservedArgumentReply } from './reserved-arguments.js';
 import { type AgentStateMcp, authInfoOf } from './server.js';
 
@@ -202,8 +209,8 @@ export async function serveMcpHttp(
   };
   const server =
     opts.tls === undefined
-      ? createServer(handle)
-      : createHttpsServer({ cert: opts.tls.cert, key: opts.tls.key }, handle);
+      ? createServer(serverOptions(), handle)
+      : createHttpsServer({ ...serverOptions(), cert: opts.tls.cert, key: opts.tls.key }, handle);
   limitConnections(server);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -329,16 +329,22 @@ suite('postgres: append-only events', () => {
       const w1 = 'w1 "quoted" back\\slash /slash é 日本 \u2028 🧪';
       const w2 = 'w2 {"looks": "like json"}';
       const now = Date.now();
+      // w1 claims as a model, w2 as a tool: a batch of both names each entry's kind, a batch of one says it once.
+      const kindOf = (worker: string) => (worker === w1 ? ('model' as const) : ('tool' as const));
       const claim = (claimers: Array<{ worker: string; limit: number }>) =>
         b.work.claim({
-          claimers: claimers.map((c) => ({ ...c, lease_ms: 60_000 })),
+          claimers: claimers.map((c) => ({ ...c, lease_ms: 60_000, actor_kind: kindOf(c.worker) })),
           kind: null,
           id: null,
           now,
         });
       const expected: NewEvent[] = [];
       const claimedBy = (items: WorkItem[]) =>
-        expected.push(...batchEvents(items.map((i) => claimedEvent(i, i.lease_owner as string, now))));
+        expected.push(
+          ...batchEvents(
+            items.map((i) => claimedEvent(i, i.lease_owner as string, kindOf(i.lease_owner as string), now)),
+          ),
+        );
       // A batch of three by one claimer, a batch shared by two claimers (coalesced calls), and a claim of
       // up to three that finds the one item left (the statement writes the lone item's own event).
       const three = await claim([{ worker: w1, limit: 3 }]);
@@ -356,6 +362,7 @@ suite('postgres: append-only events', () => {
       const q = (i: WorkItem, k: number) => ({
         id: i.id,
         worker: i.lease_owner as string,
+        actor_kind: k % 2 === 0 ? ('tool' as const) : ('model' as const),
         attempt: k % 2 === 0 ? i.attempts : null,
         status: 'done' as const,
         result: k === 0 ? null : { k, s: w1, nested: [w2, { deep: '\u0001\t\n' }], f: 1.5, neg: -0.25 },
@@ -421,7 +428,12 @@ suite('postgres: append-only events', () => {
     const b = await open(instance);
     const now = Date.now();
     try {
-      const lease = (worker: string, limit: number) => ({ worker, limit, lease_ms: 60_000 });
+      const lease = (worker: string, limit: number) => ({
+        worker,
+        limit,
+        lease_ms: 60_000,
+        actor_kind: 'system' as const,
+      });
       const base = { kind: null, id: null, now };
       const [single] = await b.work.claim({ ...base, claimers: [lease('one', 1)] });
       const eight = await b.work.claim({ ...base, claimers: [lease('a', 4), lease('b', 4)] });
@@ -429,7 +441,13 @@ suite('postgres: append-only events', () => {
       const held = (i: WorkItem) => ({ id: i.id, worker: i.lease_owner as string, attempt: i.attempts, now });
       const beats = await b.work.heartbeat(eight.map((i) => ({ ...held(i), lease_ms: 60_000 })));
       expect(beats.every((o) => o.ok)).toBe(true);
-      const done = (i: WorkItem) => ({ ...held(i), status: 'done' as const, result: null, error: null });
+      const done = (i: WorkItem) => ({
+        ...held(i),
+        actor_kind: 'system' as const,
+        status: 'done' as const,
+        result: null,
+        error: null,
+      });
       expect(await b.work.resolve(eight.map(done))).toHaveLength(8);
       expect(await b.work.resolve([done(single!)])).toHaveLength(1);
     } finally {
@@ -1041,6 +1059,7 @@ suite('postgres: faults', () => {
             max_attempts: 3,
             created_at: Date.now(),
             actor: 'a',
+            actor_kind: 'system' as const,
           },
         ],
         resolve: [],

@@ -29,6 +29,7 @@ async function byType(s: Pick<Services, 'events'>, types: string[], id: string) 
     .map(said);
 }
 
+const KINDS = ['model', 'tool', 'human', 'system'] as const;
 const TYPES = ['work_item_enqueued', 'work_item_claimed', 'work_item_resolved', 'work_item_reclaimed'];
 
 export function batchConformance(name: string, t: ConformanceTest): void {
@@ -95,8 +96,15 @@ export function batchConformance(name: string, t: ConformanceTest): void {
           attempt: 1,
           status: 'failed',
           error: 'lease expired on attempt 1 of 1',
+          actor_kind: 'system',
         }),
-        d: reclaimed({ previous_owner: 'w', attempt: 1, status: 'pending', error: null }),
+        d: reclaimed({
+          previous_owner: 'w',
+          attempt: 1,
+          status: 'pending',
+          error: null,
+          actor_kind: 'system',
+        }),
       };
 
       for (const title of ['a', 'b', 'c', 'd']) {
@@ -125,27 +133,32 @@ export function batchConformance(name: string, t: ConformanceTest): void {
       'a claim that reclaims and claims again in one statement reads as a reclaim then a claim',
       async (c) => {
         await c.work.enqueueMany([{ title: 'x' }, { title: 'y' }]);
-        const first = await c.work.claimMany({ worker: 'w1', limit: 2, lease_ms: 100 });
+        const first = await c.work.claimMany({ worker: 'w1', limit: 2, lease_ms: 100, actor_kind: 'model' });
         c.advance(200);
         const before = await eventCount(c);
-        const again = await c.work.claimMany({ worker: 'w2', limit: 2 });
+        const again = await c.work.claimMany({ worker: 'w2', limit: 2, actor_kind: 'tool' });
         expect(again.map((i) => i.id)).toEqual(first.map((i) => i.id));
         const stored = await c.events.read({ after: before });
         expect(stored.map((e) => e.type)).toEqual(['work_items_reclaimed', 'work_items_claimed']);
         for (const item of again) {
           const h = await history(c, item.id);
           expect(h.map((e) => [e.type, e.actor, e.data])).toEqual([
-            ['work_item_enqueued', 'agent', expect.anything()],
-            ['work_item_claimed', 'w1', { worker: 'w1', attempt: 1, lease_expires_at: expect.any(String) }],
+            ['work_item_enqueued', 'agent', expect.objectContaining({ actor_kind: 'system' })],
+            [
+              'work_item_claimed',
+              'w1',
+              { worker: 'w1', attempt: 1, lease_expires_at: expect.any(String), actor_kind: 'model' },
+            ],
+            // The sweep is the store's act, whoever's claim ran it.
             [
               'work_item_reclaimed',
               'w2',
-              { previous_owner: 'w1', attempt: 1, status: 'pending', error: null },
+              { previous_owner: 'w1', attempt: 1, status: 'pending', error: null, actor_kind: 'system' },
             ],
             [
               'work_item_claimed',
               'w2',
-              { worker: 'w2', attempt: 2, lease_expires_at: item.lease_expires_at },
+              { worker: 'w2', attempt: 2, lease_expires_at: item.lease_expires_at, actor_kind: 'tool' },
             ],
           ]);
         }
@@ -210,7 +223,9 @@ export function batchConformance(name: string, t: ConformanceTest): void {
         await c.work.enqueueMany(Array.from({ length: 20 }, (_, k) => ({ title: `i${k}`, priority: -k })));
         const before = await eventCount(c);
         const got = await Promise.all(
-          Array.from({ length: 32 }, (_, k) => c.work.claim({ worker: `w${k % 4}`, lease_ms: 5000 })),
+          Array.from({ length: 32 }, (_, k) =>
+            c.work.claim({ worker: `w${k % 4}`, lease_ms: 5000, actor_kind: KINDS[k % 4] }),
+          ),
         );
         const items = got.filter((x): x is WorkItem => x !== null);
         expect(items).toHaveLength(20);
@@ -224,10 +239,16 @@ export function batchConformance(name: string, t: ConformanceTest): void {
         for (const [k, item] of got.entries()) {
           if (!item) continue;
           const h = (await c.events.read({ work_item_id: item.id })).map((e) => [e.type, e.actor, e.data]);
+          // Each caller's own actor kind, though one batch event records all of them.
           expect(h.at(-1)).toEqual([
             'work_item_claimed',
             `w${k % 4}`,
-            { worker: `w${k % 4}`, attempt: 1, lease_expires_at: item.lease_expires_at },
+            {
+              worker: `w${k % 4}`,
+              attempt: 1,
+              lease_expires_at: item.lease_expires_at,
+              actor_kind: KINDS[k % 4],
+            },
           ]);
         }
       },

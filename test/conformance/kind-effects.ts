@@ -432,6 +432,80 @@ export function kindEffectConformance(name: string, t: ConformanceTest): void {
     });
 
     t(
+      'only a human cancels the question, and a human asks it again; it never goes where a worker takes it',
+      async (c) => {
+        const q = await ask(c);
+        const before = await snapshot(c);
+        for (const actor_kind of [undefined, 'system', 'model', 'tool'] as const) {
+          const details = await expectCode(
+            c.work.cancel({ id: q.id, actor: 'w', reason: 'staged', ...(actor_kind ? { actor_kind } : {}) }),
+            'PERMISSION_DENIED',
+          );
+          expect(details).toMatchObject({ rule: 'human-decision', owner: `${KIND}/${ID}` });
+          await expectCode(
+            c.work.retry({ id: q.id, actor: 'w', ...(actor_kind ? { actor_kind } : {}) }),
+            'INVALID_TRANSITION',
+          );
+        }
+        expect(await snapshot(c)).toEqual(before);
+
+        c.advance(1000);
+        const cancelled = await c.work.cancel({
+          id: q.id,
+          actor: 'ana',
+          actor_kind: 'human',
+          reason: 'wrong question',
+        });
+        expect(cancelled).toMatchObject({ status: 'cancelled', error: 'wrong question' });
+        // Cancelled, it is asked again only by a human, and only back to waiting for a human.
+        for (const actor_kind of [undefined, 'system', 'model', 'tool'] as const) {
+          const details = await expectCode(
+            c.work.retry({ id: q.id, actor: 'w', ...(actor_kind ? { actor_kind } : {}) }),
+            'PERMISSION_DENIED',
+          );
+          expect(details).toMatchObject({ rule: 'human-decision' });
+        }
+        await expectCode(
+          c.work.retryMany([{ id: q.id, actor: 'bo', actor_kind: 'human' }]),
+          'PERMISSION_DENIED',
+        );
+        const again = await c.work.retry({
+          id: q.id,
+          actor: 'bo',
+          actor_kind: 'human',
+          reason: 'ask it better',
+        });
+        expect(again).toMatchObject({ id: q.id, status: 'waiting_human', error: null, resolved_at: null });
+        expect(await c.work.claim({ worker: 'w', id: q.id })).toBeNull();
+        const history = (await c.events.read({ work_item_id: q.id })).map((e) => [e.type, e.actor, e.data]);
+        expect(history.slice(-2)).toEqual([
+          [
+            'work_item_cancelled',
+            'ana',
+            { status: 'cancelled', error: 'wrong question', actor_kind: 'human' },
+          ],
+          [
+            'work_item_retried',
+            'bo',
+            {
+              status: 'waiting_human',
+              previous_status: 'cancelled',
+              previous_error: 'wrong question',
+              previous_attempts: 0,
+              reason: 'ask it better',
+              actor_kind: 'human',
+            },
+          ],
+        ]);
+        // Asked again, a human's answer lands in the document as the first one would have.
+        await c.work.resolve({ id: q.id, status: 'done', actor: 'cy', actor_kind: 'human', result: 'yes' });
+        expect((await c.docs.get(doc)).body).toEqual(
+          steps({ id: 's1', status: 'answered', answer: 'yes', answered_by: 'cy' }),
+        );
+      },
+    );
+
+    t(
       "a human's answer resolves the item and records itself in the document in one transaction, attributed to the human",
       async (c) => {
         const q = await ask(c);

@@ -522,6 +522,99 @@ export function workItemConformance(name: string, t: ConformanceTest): void {
     });
   });
 
+  describe(`${name}: who did it`, () => {
+    t(
+      "every work-item event records the actor kind of its call; the store's own acts are system",
+      async (c) => {
+        // A model's item that a tool works on, a human cancels another, a person releases a stuck lease.
+        const a = await c.work.enqueue({ title: 'a', actor: 'planner', actor_kind: 'model' });
+        const b = await c.work.enqueue({
+          title: 'b',
+          blocked_by: [a.id],
+          on_blocker_failure: 'cascade',
+          actor: 'planner',
+          actor_kind: 'model',
+        });
+        const p = await c.work.enqueue({ title: 'p' });
+        await c.work.annotate({ id: a.id, notes: { n: 1 }, actor: 'ana', actor_kind: 'human' });
+        await c.work.claim({ id: a.id, worker: 'bot', actor_kind: 'tool', lease_ms: 100 });
+        await c.work.release({ id: a.id, worker: 'bot', actor: 'ana', actor_kind: 'human' });
+        await c.work.claim({ id: a.id, worker: 'bot', actor_kind: 'tool', lease_ms: 100 });
+        c.advance(200);
+        await c.work.reclaimExpired();
+        const held = await c.work.claim({ id: a.id, worker: 'bot', actor_kind: 'tool' });
+        await c.work.resolve({
+          id: a.id,
+          worker: 'bot',
+          attempt: held!.attempts,
+          status: 'failed',
+          actor_kind: 'tool',
+        });
+        await c.work.retry({ id: a.id, actor: 'ana', actor_kind: 'human', reason: 'again' });
+        await c.work.park({ id: p.id, actor: 'ana', actor_kind: 'human' });
+        await c.work.unpark({ id: p.id, actor: 'bot', actor_kind: 'model' });
+        await c.work.cancel({ id: p.id, actor: 'ana', actor_kind: 'human', reason: 'not needed' });
+        await c.work.replayPending();
+
+        const said = async (id: string) =>
+          (await c.events.read({ work_item_id: id })).map((e) => [
+            e.type,
+            e.actor,
+            (e.data as { actor_kind?: unknown }).actor_kind,
+          ]);
+        expect(await said(a.id)).toEqual([
+          ['work_item_enqueued', 'planner', 'model'],
+          ['work_item_annotated', 'ana', 'human'],
+          ['work_item_claimed', 'bot', 'tool'],
+          // Whose lease it was stays in the data; who handed it back is the actor.
+          ['work_item_released', 'ana', 'human'],
+          ['work_item_claimed', 'bot', 'tool'],
+          ['work_item_reclaimed', 'agent', 'system'],
+          ['work_item_claimed', 'bot', 'tool'],
+          ['work_item_resolved', 'bot', 'tool'],
+          ['work_item_retried', 'ana', 'human'],
+          ['work_item_replayed', 'agent', 'system'],
+        ]);
+        // b was cancelled by its blocker's failure and re-opened by its retry: the store's acts.
+        expect(await said(b.id)).toEqual([
+          ['work_item_enqueued', 'planner', 'model'],
+          ['work_item_cancelled', 'bot', 'system'],
+          ['work_item_reopened', 'ana', 'system'],
+          ['work_item_replayed', 'agent', 'system'],
+        ]);
+        expect(await said(p.id)).toEqual([
+          ['work_item_enqueued', 'agent', 'system'],
+          ['work_item_parked', 'ana', 'human'],
+          ['work_item_unparked', 'bot', 'model'],
+          ['work_item_cancelled', 'ana', 'human'],
+        ]);
+        const released = (await c.events.read({ work_item_id: a.id, type: 'work_item_released' }))[0]!;
+        expect(released.data).toMatchObject({ worker: 'bot' });
+        // A person's cancel and a model's call naming the same actor never look alike.
+        const q = await c.work.enqueue({ title: 'q' });
+        await c.work.cancel({ id: q.id, actor: 'ana', actor_kind: 'model' });
+        const [cancel] = await c.events.read({ work_item_id: q.id, type: 'work_item_cancelled' });
+        expect(cancel).toMatchObject({ actor: 'ana', data: { actor_kind: 'model' } });
+      },
+    );
+
+    t(
+      'an actor kind outside human, model, tool and system is INVALID_INPUT and writes nothing',
+      async (c) => {
+        const item = await c.work.enqueue({ title: 'x' });
+        const before = await eventCount(c);
+        const bad = { actor_kind: 'admin' } as unknown as { actor_kind: 'human' };
+        await expectCode(c.work.enqueue({ title: 'y', ...bad }), 'INVALID_INPUT');
+        await expectCode(c.work.claim({ id: item.id, ...bad }), 'INVALID_INPUT');
+        await expectCode(c.work.cancel({ id: item.id, ...bad }), 'INVALID_INPUT');
+        await expectCode(c.work.annotate({ id: item.id, notes: {}, ...bad }), 'INVALID_INPUT');
+        await expectCode(c.work.release({ id: item.id, ...bad }), 'INVALID_INPUT');
+        await expectCode(c.work.retry({ id: item.id, ...bad }), 'INVALID_INPUT');
+        expect(await eventCount(c)).toBe(before);
+      },
+    );
+  });
+
   describe(`${name}: annotate, get, list, replay`, () => {
     t('annotate merges notes atomically (null removes a key) and appends work_item_annotated', async (c) => {
       const item = await c.work.enqueue({ title: 'x' });

@@ -2,10 +2,12 @@
 // link back without `javascript:` (which that CSP blocks), an event stream asked to start past the head is
 // refused rather than left waiting, and a token file that is a folder gets a message that says what to do.
 import { mkdirSync } from 'node:fs';
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadOrCreateToken, TOKEN_FILE } from '../../src/http/auth.js';
+import { CONNECTION_LIMITS, type ConnectionLimits } from '../../src/http/guards.js';
+import { startServer } from '../../src/http/serve.js';
 import { tempDir } from '../helpers/tmp.js';
 import { startTestServer, type TestServer, TOKEN } from './helpers.js';
 
@@ -73,5 +75,76 @@ describe('serve, small edges', () => {
     await closed;
     expect(got).toMatch(/^HTTP\/1\.1 200/);
     expect(got).toMatch(/keep-alive/i);
+  }, 30_000);
+});
+
+/** A raw connection to `port`: what the server sent, once it closed (an error is a close too). */
+function open(port: number, request?: string): { socket: Socket; closed: Promise<string> } {
+  const socket = connect(port, '127.0.0.1');
+  let got = '';
+  socket.setEncoding('utf8');
+  socket.on('data', (d) => (got += d));
+  socket.on('error', () => {});
+  const closed = new Promise<string>((resolve) => socket.once('close', () => resolve(got)));
+  if (request !== undefined) socket.write(request);
+  return { socket, closed };
+}
+
+const GET = (close: boolean) =>
+  `GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: ${close ? 'close' : 'keep-alive'}\r\n\r\n`;
+
+describe('serve, connection limits (docs/http.md, "Limits")', () => {
+  async function withServer(limits: Partial<ConnectionLimits>, fn: (port: number) => Promise<void>) {
+    const server = await startServer({
+      target: { root: tempDir('agentstate-limits-') },
+      port: 0,
+      token: TOKEN,
+      limits,
+    });
+    try {
+      await fn(server.port);
+    } finally {
+      await server.close(100);
+    }
+  }
+
+  it('the documented limits are what serve and mcp --http run with', () => {
+    expect(CONNECTION_LIMITS).toEqual({
+      idleMs: 5_000,
+      headersMs: 15_000,
+      requestMs: 60_000,
+      maxConnections: 512,
+    });
+  });
+
+  it('a connection that never sends a request is closed once its header deadline passes', async () => {
+    await withServer({ headersMs: 300 }, async (port) => {
+      // Nothing is written: the server, not the client, ends it (Node's default would keep it 60 s and more).
+      const silent = open(port);
+      await silent.closed;
+      expect(silent.socket.destroyed).toBe(true);
+      // The server goes on serving.
+      expect(await open(port, GET(true)).closed).toMatch(/^HTTP\/1\.1 200/);
+    });
+  }, 30_000);
+
+  it('past the connection cap a new connection is closed unanswered; one is served again once another closes', async () => {
+    await withServer({ maxConnections: 2, idleMs: 60_000 }, async (port) => {
+      // Two keep-alive clients, each answered (so the server counts both), holding their connections.
+      const held: Array<ReturnType<typeof open>> = [];
+      for (let k = 0; k < 2; k++) {
+        const c = open(port, GET(false));
+        await new Promise<void>((resolve) => c.socket.once('data', () => resolve()));
+        held.push(c);
+      }
+      expect(await open(port, GET(true)).closed).toBe('');
+      held[0]!.socket.destroy();
+      await held[0]!.closed;
+      // The server learns of the close a moment later: ask until it answers (a condition, not a delay).
+      let answer = '';
+      while (answer === '') answer = await open(port, GET(true)).closed;
+      expect(answer).toMatch(/^HTTP\/1\.1 200/);
+      held[1]!.socket.destroy();
+    });
   }, 30_000);
 });

@@ -222,6 +222,75 @@ describe.each(TARGETS)('principals on serve (%s)', (label, target) => {
     expect(hist.entries.at(-1)).toMatchObject({ actor: 'ada', actor_kind: 'human' });
   });
 
+  it('an agent cannot cancel or re-ask a human decision; a human can, and each event says who and what kind', async () => {
+    await askHuman('cancel-me', 'c', 'keep?');
+    const waiting = (await s.call('GET', '/api/v1/list_items', { query: { status: 'waiting_human' } }))
+      .json as Array<{ id: string; payload: { ambiguity_id?: string } }>;
+    const q = waiting.find((i) => i.payload.ambiguity_id === 'c')!;
+    const as = (who: string, op: string, body: Record<string, unknown>) =>
+      s.call('POST', `/api/v1/${op}`, { token: tokens[who], body: { id: q.id, ...body } });
+    const refused = await as('bot-a', 'cancel', { reason: 'staged by a model' });
+    expect(refused.status).toBe(403);
+    expect(refused.json.error).toMatchObject({ code: 'PERMISSION_DENIED', rule: 'human-decision' });
+    const status = async () => (await s.call('GET', '/api/v1/get_item', { query: { id: q.id } })).json.status;
+    expect(await status()).toBe('waiting_human');
+    expect((await as('ada', 'cancel', { reason: 'wrong question' })).status).toBe(200);
+    expect(await status()).toBe('cancelled');
+    // Cancelled, nobody can retry it to where a worker takes it; a human asks it again.
+    expect((await as('bot-a', 'retry', {})).json.error).toMatchObject({ rule: 'human-decision' });
+    const again = await as('ada', 'retry', { reason: 'ask again' });
+    expect(again.status, JSON.stringify(again.json)).toBe(200);
+    expect(again.json.status).toBe('waiting_human');
+    const events = (await s.call('GET', '/api/v1/read_events', { query: { work_item_id: q.id } }))
+      .json as Array<{
+      type: string;
+      actor: string;
+      data: { actor_kind?: string };
+    }>;
+    expect(events.map((e) => [e.type, e.actor, e.data.actor_kind])).toEqual([
+      ['work_item_enqueued', 'planner', 'system'],
+      ['work_item_cancelled', 'ada', 'human'],
+      ['work_item_retried', 'ada', 'human'],
+    ]);
+  });
+
+  it("the dashboard's Release lease is recorded as the signed-in person, not the lease owner", async () => {
+    const item = (
+      await s.call('POST', '/api/v1/enqueue', { token: tokens['bot-b'], body: { title: 'stuck' } })
+    ).json;
+    const held = await s.call('POST', '/api/v1/claim', { token: tokens['bot-b'], body: { id: item.id } });
+    expect(held.json.lease_owner).toBe('bot-b');
+    const login = await fetch(`${s.url}/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: s.url },
+      body: new URLSearchParams({ token: tokens.ada!, next: '/' }),
+      redirect: 'manual',
+    });
+    const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+    const { csrf } = (await (await fetch(`${s.url}/api/v1/session`, { headers: { cookie } })).json()) as {
+      csrf: string;
+    };
+    const act = await fetch(`${s.url}/items/${encodeURIComponent(item.id)}/act?instance=h%2Fplanner`, {
+      method: 'POST',
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded', origin: s.url },
+      body: new URLSearchParams({ _csrf: csrf, action: 'release' }),
+      redirect: 'manual',
+    });
+    expect(act.status, await act.text()).toBe(303);
+    expect((await s.call('GET', '/api/v1/get_item', { query: { id: item.id } })).json).toMatchObject({
+      status: 'pending',
+      lease_owner: null,
+    });
+    const released = (
+      await s.call('GET', '/api/v1/read_events', {
+        query: { work_item_id: item.id, type: 'work_item_released' },
+      })
+    ).json;
+    expect(released).toEqual([
+      expect.objectContaining({ actor: 'ada', data: { worker: 'bot-b', actor_kind: 'human' } }),
+    ]);
+  });
+
   it('through /mcp each principal is its own worker: B cannot resolve A’s item; a read-only agent cannot write', async () => {
     const connect = async (name: string) => {
       const client = new Client({ name: 'same-client-name', version: '1' });

@@ -23,6 +23,7 @@ import {
   cascadedEvent,
   cascadeError,
   claimedEvent,
+  claimerKind,
   endedUnsuccessfully,
   enqueuedEvent,
   explainLeaseFailure,
@@ -64,7 +65,7 @@ function claimParams(p: Params, q: ClaimQuery): { claimers: string; filter: stri
   const ranges = q.claimers.map((c) => {
     const lo = hi;
     hi += c.limit;
-    return { worker: c.worker, expires: q.now + c.lease_ms, lo, hi };
+    return { worker: c.worker, kind: c.actor_kind, expires: q.now + c.lease_ms, lo, hi };
   });
   const claimers = p.add(JSON.stringify(ranges));
   let filter = '';
@@ -272,7 +273,7 @@ export async function settleEnqueue(
     if (row) {
       const item = toWorkItem(row);
       out.push({ item, created: true });
-      events.push(enqueuedEvent(item, n.actor, n.created_at));
+      events.push(enqueuedEvent(item, n.actor, n.actor_kind, n.created_at));
       continue;
     }
     const existing = n.idempotency_key === null ? undefined : byKey.get(n.idempotency_key);
@@ -483,10 +484,8 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
       .map((r) => ({ r, item: toWorkItem(r) }))
       .sort((a, b) => claimOrder(a.item, b.item));
     // In the order they were handed out, so each claimer's items follow the earlier claimers'.
-    const claimed = rows
-      .filter((r) => r._claimed)
-      .sort((a, b) => (a._rn ?? 0) - (b._rn ?? 0))
-      .map(toWorkItem);
+    const claimedRows = rows.filter((r) => r._claimed).sort((a, b) => (a._rn ?? 0) - (b._rn ?? 0));
+    const claimed = claimedRows.map(toWorkItem);
     const events: NewEvent[] = reclaimedRows.map(({ r, item }) =>
       reclaimedEvent(
         item,
@@ -497,7 +496,10 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
         r._claimed ? { attempt: item.attempts - 1, status: 'pending' } : undefined,
       ),
     );
-    for (const item of claimed) events.push(claimedEvent(item, item.lease_owner as string, now));
+    for (const [k, item] of claimed.entries()) {
+      const kind = claimerKind(claim!.claimers, claimedRows[k]!._rn ?? 0);
+      events.push(claimedEvent(item, item.lease_owner as string, kind, now));
+    }
     const reclaimed = reclaimedRows.map((x) => x.item);
     // An item whose last attempt expired failed: its cascade dependants are cancelled with it.
     const cascaded = await cascadeRows(
@@ -522,9 +524,10 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
     const { claimers: claimersP, filter, limit } = claimParams(p, q);
     const one = p.add('work_item_claimed');
     const many = p.add(BATCH_TYPE_OF.work_item_claimed);
-    // claimedEvent's data, as JSON.stringify writes it.
+    // claimedEvent's data, as JSON.stringify writes it (its actor kind last, or once on a batch all share).
     const claimed = `'"worker":' || to_json(u.lease_owner)::text || ',"attempt":' || u.attempts
             || ',"lease_expires_at":' || to_json(${isoText('u.lease_expires_at')})::text`;
+    const kind = `',"actor_kind":' || to_json(u._kind)::text`;
     const sql = `WITH _stale AS MATERIALIZED (
         SELECT EXISTS (SELECT 1 FROM ${t.work_items}
           WHERE instance = $1 AND status = 'in_flight' AND lease_expires_at <= ${nowP}) AS stale),
@@ -533,29 +536,34 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
         WHERE w.instance = $1 AND ${ready(t, nowP)}${filter} AND NOT (SELECT stale FROM _stale)
         ${ORDER} LIMIT ${limit} FOR UPDATE SKIP LOCKED),
       _picked AS MATERIALIZED (
-        SELECT k.id, cl.worker, cl.expires, k.rn, k.inst FROM (
+        SELECT k.id, cl.worker, cl.kind, cl.expires, k.rn, k.inst FROM (
           SELECT r.id, r.inst, row_number() OVER (ORDER BY r.priority DESC, r.created_at, r.id) AS rn
           FROM _ready AS r) AS k
-        JOIN json_to_recordset(${claimersP}::json) AS cl(worker text, expires bigint, lo bigint, hi bigint)
+        JOIN json_to_recordset(${claimersP}::json) AS cl(worker text, kind text, expires bigint, lo bigint, hi bigint)
           ON k.rn > cl.lo AND k.rn <= cl.hi),
       _upd AS (
         UPDATE ${t.work_items} AS w SET status = 'in_flight', lease_owner = k.worker,
           lease_expires_at = k.expires, claimed_at = ${nowP}, attempts = w.attempts + 1, updated_at = ${nowP}
         FROM _picked AS k WHERE ${sameItem('k')}
-        RETURNING ${W_COLS}, k.rn AS _rn),
+        RETURNING ${W_COLS}, k.rn AS _rn, k.kind AS _kind),
       _first AS (SELECT lease_owner AS actor, id FROM _upd ORDER BY _rn LIMIT 1),
       _entries AS (
-        SELECT count(*) AS n,
+        SELECT count(*) AS n, count(DISTINCT u._kind) AS kinds, min(u._kind) AS kind,
           string_agg('{"id":' || to_json(u.id)::text
             || CASE WHEN u.lease_owner = f.actor THEN '' ELSE ',"actor":' || to_json(u.lease_owner)::text END
             || ',' || ${claimed} || '}', ',' ORDER BY u._rn) AS entries,
-          string_agg('{' || ${claimed} || '}', ',') AS lone
+          string_agg('{"id":' || to_json(u.id)::text
+            || CASE WHEN u.lease_owner = f.actor THEN '' ELSE ',"actor":' || to_json(u.lease_owner)::text END
+            || ',' || ${claimed} || ${kind} || '}', ',' ORDER BY u._rn) AS kinded,
+          string_agg('{' || ${claimed} || ${kind} || '}', ',') AS lone
         FROM _upd AS u CROSS JOIN _first AS f),
       ${computedEventCtes(
         t,
         `SELECT CASE WHEN e.n = 1 THEN ${p.add(workItemStream(''))} || f.id ELSE ${p.add(BATCH_STREAM)} END AS stream,
            CASE WHEN e.n = 1 THEN ${one} ELSE ${many} END AS type,
-           CASE WHEN e.n = 1 THEN e.lone ELSE '{"items":[' || e.entries || ']}' END AS data,
+           CASE WHEN e.n = 1 THEN e.lone
+             WHEN e.kinds = 1 THEN '{"actor_kind":' || to_json(e.kind)::text || ',"items":[' || e.entries || ']}'
+             ELSE '{"items":[' || e.kinded || ']}' END AS data,
            f.actor, CASE WHEN e.n = 1 THEN f.id END AS work_item_id, ${nowP}::bigint AS created_at
          FROM _entries AS e LEFT JOIN _first AS f ON true`,
         '(SELECT n FROM _entries) > 0',
@@ -593,6 +601,8 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
     const p = conn.params();
     const json = JSON.stringify;
     const rows = resolveRows(qs);
+    // The actor kind all of them share is said once, on the batch; otherwise last on each entry.
+    const shared = qs.every((q) => q.actor_kind === first.actor_kind);
     for (const [ord, q] of qs.entries()) {
       // The event's text around what only the item's row knows (attempt, duration), as resolvedEvent and
       // batchEvents write it. Set on the row itself: a spread copy of each row cost 3 µs an item.
@@ -602,29 +612,31 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
       const result = q.result !== null && q.result !== undefined ? `,"result":${json(q.result)}` : '';
       row.pre = `{"id":${json(q.id)}${actor},"status":${json(q.status)},"worker":${json(q.worker)},"attempt":`;
       row.post = `${error}${result}`;
+      row.tail = shared ? '' : `,"actor_kind":${json(q.actor_kind)}`;
     }
+    const head = shared ? `{"actor_kind":${json(first.actor_kind)},"items":[` : '{"items":[';
     const batch = p.add(json(rows));
     const n = p.add(qs.length);
     const nowP = p.add(first.now);
     const sql = `WITH _in AS (
-         SELECT * FROM json_to_recordset(${batch}::json) AS x(${RESOLVE_COLS}, pre text, post text)),
+         SELECT * FROM json_to_recordset(${batch}::json) AS x(${RESOLVE_COLS}, pre text, post text, tail text)),
        ${inAt(t, n, HELD_BY_X)},
        _u AS (
          UPDATE ${t.work_items} AS w SET status = x.status, result = x.result::jsonb, error = x.error,
            lease_expires_at = NULL, resolved_at = x.now, updated_at = x.now
          FROM _at AS x
          WHERE ${sameItem('x')} AND (SELECT count(*) FROM _at) = ${n}
-         RETURNING ${W_COLS}, x.ord AS _ord, x.pre AS _pre, x.post AS _post),
+         RETURNING ${W_COLS}, x.ord AS _ord, x.pre AS _pre, x.post AS _post, x.tail AS _tail),
        _entries AS (
          SELECT count(*) AS n,
            string_agg(u._pre || u.attempts || u._post
              || CASE WHEN u.claimed_at IS NULL THEN '' ELSE ',"duration_ms":' || (${nowP} - u.claimed_at) END
-             || '}', ',' ORDER BY u._ord) AS entries
+             || u._tail || '}', ',' ORDER BY u._ord) AS entries
          FROM _u AS u),
        ${computedEventCtes(
          t,
          `SELECT ${p.add(BATCH_STREAM)}::text AS stream, ${p.add(BATCH_TYPE_OF.work_item_resolved)}::text AS type,
-            '{"items":[' || e.entries || ']}' AS data, ${p.add(first.worker)}::text AS actor,
+            ${p.add(head)}::text || e.entries || ']}' AS data, ${p.add(first.worker)}::text AS actor,
             NULL::text AS work_item_id, ${nowP}::bigint AS created_at
           FROM _entries AS e`,
          '(SELECT n FROM _entries) > 0',
@@ -802,7 +814,7 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
            WHERE ${leaseWhere(p, q)} RETURNING *`,
         );
         if (!hit) explainLeaseFailure(await getItem(tx, q.id), q, 'release');
-        await commitEvents(tx, [releasedEvent(hit, q.worker, q.now)]);
+        await commitEvents(tx, [releasedEvent(hit, q)]);
         return hit;
       });
     },
@@ -824,7 +836,7 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
           if (q.lease) explainLeaseFailure(await getItem(tx, q.id), q.lease, 'annotate');
           explainStatusFailure(null, q.id, 'pending');
         }
-        await commitEvents(tx, [annotatedEvent(hit, q.notes, q.actor, q.now)]);
+        await commitEvents(tx, [annotatedEvent(hit, q.notes, q.actor, q.actor_kind, q.now)]);
         return hit;
       });
     },

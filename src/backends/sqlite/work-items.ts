@@ -161,7 +161,7 @@ export function insertWorkItems(
     if (row) {
       const item = toWorkItem(row);
       out.push({ item, created: true });
-      events.push(enqueuedEvent(item, n.actor, n.created_at));
+      events.push(enqueuedEvent(item, n.actor, n.actor_kind, n.created_at));
     } else {
       const existing = conn
         .stmt('SELECT * FROM work_items WHERE idempotency_key = ?')
@@ -369,6 +369,7 @@ export function createWorkItemBackend(conn: SqliteConnection): WorkItemBackend {
         );
         // Each claimer in turn takes the next ready items (those before it are in flight by then).
         const items: WorkItem[] = [];
+        const claimedEvents: NewEvent[] = [];
         for (const c of q.claimers) {
           const rows = claim.all(
             c.worker,
@@ -379,13 +380,12 @@ export function createWorkItemBackend(conn: SqliteConnection): WorkItemBackend {
             ...filters,
             c.limit,
           ) as WorkItemRow[];
-          items.push(...rows.map(toWorkItem).sort(claimOrder));
+          const mine = rows.map(toWorkItem).sort(claimOrder);
+          items.push(...mine);
+          for (const item of mine) claimedEvents.push(claimedEvent(item, c.worker, c.actor_kind, now));
           if (rows.length < c.limit) break;
         }
-        const events = [
-          ...swept.events,
-          ...items.map((item) => claimedEvent(item, item.lease_owner as string, now)),
-        ];
+        const events = [...swept.events, ...claimedEvents];
         insertEvents(conn, batchEvents(events));
         return items;
       });
@@ -423,7 +423,7 @@ export function createWorkItemBackend(conn: SqliteConnection): WorkItemBackend {
           .get(q.now, ...w.params) as WorkItemRow | undefined;
         if (!row) explainLeaseFailure(getItem(q.id), q, 'release');
         const item = toWorkItem(row);
-        insertEvents(conn, [releasedEvent(item, q.worker, q.now)]);
+        insertEvents(conn, [releasedEvent(item, q)]);
         return item;
       });
     },
@@ -441,7 +441,7 @@ export function createWorkItemBackend(conn: SqliteConnection): WorkItemBackend {
           explainStatusFailure(null, q.id, 'pending');
         }
         const item = toWorkItem(row);
-        insertEvents(conn, [annotatedEvent(item, q.notes, q.actor, q.now)]);
+        insertEvents(conn, [annotatedEvent(item, q.notes, q.actor, q.actor_kind, q.now)]);
         return item;
       });
     },

@@ -92,7 +92,10 @@ export const WORK_OPERATIONS = [
     name: 'release',
     group: 'work',
     description: 'Hand a claimed item back to the queue without spending the attempt (graceful stop).',
-    input: inputSchema(WORK_INPUTS.release),
+    input: inputSchema(WORK_INPUTS.release, {
+      worker: 'whose lease it is',
+      actor: 'who hands it back, when not the worker (a person releasing a stuck lease)',
+    }),
     output: WORK_ITEM,
     writes: true,
     run: (inst, i: ReleaseInput) => inst.work.release(i),
@@ -112,7 +115,8 @@ export const WORK_OPERATIONS = [
   operation({
     name: 'cancel',
     group: 'work',
-    description: 'Cancel an unfinished item.',
+    description:
+      'Cancel an unfinished item (a human decision a document asked for: by a human only; a human retry asks it again).',
     input: inputSchema(WORK_INPUTS.cancel),
     output: WORK_ITEM,
     writes: true,
@@ -122,7 +126,7 @@ export const WORK_OPERATIONS = [
     name: 'retry',
     group: 'work',
     description:
-      'Put a failed or cancelled item back to pending with a fresh attempt budget (same id and history); items its failure cancelled are re-opened.',
+      'Put a failed or cancelled item back to pending, fresh attempts, same id; items its failure cancelled re-open. A human decision: by a human only, back to waiting for a human.',
     input: inputSchema(WORK_INPUTS.retry, { reason: 'why it is retried (kept in its history)' }),
     output: WORK_ITEM,
     writes: true,
@@ -135,14 +139,8 @@ export const WORK_OPERATIONS = [
     input: inputSchema(RETRY_MANY, { ids: 'ids of the failed or cancelled items' }),
     output: WORK_ITEMS,
     writes: true,
-    run: (inst, i: { ids: string[]; reason?: string; actor?: string }) =>
-      inst.work.retryMany(
-        i.ids.map((id) => ({
-          id,
-          ...(i.reason === undefined ? {} : { reason: i.reason }),
-          ...(i.actor === undefined ? {} : { actor: i.actor }),
-        })),
-      ),
+    run: (inst, { ids, ...rest }: { ids: string[] } & Omit<RetryInput, 'id'>) =>
+      inst.work.retryMany(ids.map((id) => ({ id, ...rest }))),
   }),
   operation({
     name: 'park',
