@@ -357,10 +357,14 @@ export function ownerOf(item: Pick<WorkItem, 'idempotency_key'>): { kind: string
 /** Why an item waiting for a human decision cannot be resolved, unparked or claimed like other work. */
 export function humanDecisionRefusal(item: WorkItem, action: string): PermissionDeniedError {
   const owner = ownerOf(item)!;
+  const how =
+    action === 'cancel'
+      ? `only a human cancels it (actor_kind human and the name of who cancels; ` +
+        `CLI: agentstate cancel ${item.id} --actor <name> --actor-kind human)`
+      : `a human answers it: resolve it done with the answer as a human (actor_kind human and the name of who answered; ` +
+        `CLI: agentstate resolve ${item.id} done --result '{"answer":…}' --actor <name> --actor-kind human)`;
   return new PermissionDeniedError(
-    `cannot ${action} work item ${item.id}: it is a human decision of ${owner.kind}/${owner.id}; ` +
-      `a human answers it: resolve it done with the answer as a human (actor_kind human and the name of who answered; ` +
-      `CLI: agentstate resolve ${item.id} done --result '{"answer":…}' --actor <name> --actor-kind human)`,
+    `cannot ${action} work item ${item.id}: it is a human decision of ${owner.kind}/${owner.id}; ${how}`,
     { id: item.id, owner: `${owner.kind}/${owner.id}`, rule: 'human-decision' },
   );
 }
@@ -571,12 +575,16 @@ export function explainRetryFailure(current: WorkItem | null, id: string): never
   );
 }
 
-/** A document's human decision is asked again by its document, never re-queued where a worker could take it. */
+/**
+ * A document's human decision is never re-queued where a worker could take it: a person asks it again, on
+ * its own (`retry` with actor_kind human puts it back to waiting_human).
+ */
 export function humanDecisionRetryRefusal(item: WorkItem): PermissionDeniedError {
   const owner = ownerOf(item)!;
   return new PermissionDeniedError(
     `cannot retry work item ${item.id}: it is a human decision of ${owner.kind}/${owner.id}; ` +
-      'only its document asks it again (commit the document so that it escalates anew)',
+      `a human asks it again, on its own: retry it with actor_kind human and the name of who asks ` +
+      `(CLI: agentstate retry ${item.id} --actor <name> --actor-kind human)`,
     { id: item.id, owner: `${owner.kind}/${owner.id}`, rule: 'human-decision' },
   );
 }

@@ -112,7 +112,7 @@ for (const b of backends) {
       }
     });
 
-    it('retry is no way around a decision: waiting, it is INVALID_TRANSITION; cancelled, PERMISSION_DENIED', async () => {
+    it('retry is no way around a decision: waiting, INVALID_TRANSITION; cancelled, a person asks it again', async () => {
       const inst = await b.open();
       try {
         const q = await escalate(inst);
@@ -120,7 +120,13 @@ for (const b of backends) {
         await expect(inst.work.retry({ id: q.id })).rejects.toMatchObject({ code: 'INVALID_TRANSITION' });
         expect(await state(inst)).toEqual(before);
         // Cancelled, it is not re-queued where any worker could claim and answer it, alone or in a batch.
-        await inst.work.cancel({ id: q.id, reason: 'withdrawn' });
+        // Only a person cancels it.
+        await expect(inst.work.cancel({ id: q.id, reason: 'staged' })).rejects.toMatchObject({
+          code: 'PERMISSION_DENIED',
+          details: { rule: 'human-decision' },
+        });
+        expect(await state(inst)).toEqual(before);
+        await inst.work.cancel({ id: q.id, reason: 'withdrawn', actor: 'ana', actor_kind: 'human' });
         before = await state(inst);
         await expect(inst.work.retry({ id: q.id })).rejects.toMatchObject({
           code: 'PERMISSION_DENIED',
@@ -134,6 +140,28 @@ for (const b of backends) {
         });
         expect(await state(inst)).toEqual(before);
         expect(await inst.work.claim({ worker: 'w' })).toBeNull();
+        // A person asks it again: waiting for a human once more, and a human's answer resolves the ambiguity.
+        await expect(
+          inst.work.retryMany([{ id: q.id, actor: 'ana', actor_kind: 'human' }]),
+        ).rejects.toMatchObject({ code: 'PERMISSION_DENIED' });
+        const again = await inst.work.retry({ id: q.id, actor: 'ana', actor_kind: 'human' });
+        expect(again.status).toBe('waiting_human');
+        expect(await inst.work.claim({ worker: 'w' })).toBeNull();
+        await inst.work.resolve({
+          id: q.id,
+          status: 'done',
+          actor: 'bo',
+          actor_kind: 'human',
+          result: 'OAuth',
+        });
+        const task = (await inst.docs.get({ kind: 'task-ir', id: 'login' })).body as {
+          ambiguities: Array<{ status: string; resolution: unknown; resolved_by: string }>;
+        };
+        expect(task.ambiguities[0]).toMatchObject({
+          status: 'resolved',
+          resolution: 'OAuth',
+          resolved_by: 'bo',
+        });
         expect((await inst.events.verify()).ok).toBe(true);
       } finally {
         await inst.close();
