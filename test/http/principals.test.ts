@@ -151,6 +151,52 @@ describe.each(TARGETS)('principals on serve (%s)', (label, target) => {
     },
   );
 
+  itEmbedded(
+    'every role × every MCP tool at /mcp is allowed or PERMISSION_DENIED, as the matrix says',
+    async () => {
+      const roles: Array<[string, Role | 'owner', boolean, string]> = [
+        ['bot-a', 'agent', false, tokens['bot-a']!],
+        ['watcher', 'agent', true, tokens.watcher!],
+        ['ada', 'human', false, tokens.ada!],
+        ['root-admin', 'admin', false, tokens['root-admin']!],
+        ['owner', 'owner', false, TOKEN],
+      ];
+      const seen: string[] = [];
+      let calls = 0;
+      for (const [name, role, readOnly, token] of roles) {
+        const client = new Client({ name: 'matrix', version: '1' });
+        await client.connect(
+          new StreamableHTTPClientTransport(new URL('/mcp', s.url), {
+            requestInit: { headers: { authorization: `Bearer ${token}` } },
+          }),
+        );
+        try {
+          const { tools } = await client.listTools();
+          for (const tool of tools) {
+            const op = OPERATION_ROUTES.find((r) => r.op.name === tool.name)?.op;
+            if (!op) continue;
+            calls++;
+            // No arguments: an allowed call is refused for its input (or runs), a denied one never gets there.
+            const res = await client.callTool({ name: tool.name, arguments: {} });
+            const text = JSON.stringify(res.content);
+            const denied =
+              res.isError === true && /PERMISSION_DENIED/.test(text) && /read-only|admin-only/.test(text);
+            expect(denied ? 'denied' : 'allowed', `${name} ${tool.name}: ${text}`).toBe(
+              expected(role, readOnly, op),
+            );
+            if (denied) seen.push(`${name}:${tool.name}`);
+          }
+        } finally {
+          await client.close();
+        }
+      }
+      expect(calls).toBeGreaterThan(20);
+      expect(seen).toContain('watcher:enqueue');
+      expect(seen).toContain('watcher:commit');
+      expect(seen).not.toContain('bot-a:enqueue');
+    },
+  );
+
   it("a principal's writes are recorded as theirs, with their role's actor kind; naming another is refused", async () => {
     const bot = (
       await s.call('POST', '/api/v1/enqueue', { token: tokens['bot-a'], body: { title: 'by bot' } })
