@@ -109,20 +109,33 @@ describe.each(TARGETS)('principals on serve (%s)', (label, target) => {
     await s.call('POST', '/api/v1/escalate', { body: { id } });
   }
 
+  /** POST /login with these fields (the sign-in form). */
+  const signIn = (fields: Record<string, string>) =>
+    fetch(`${s.url}/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: s.url },
+      body: new URLSearchParams({ ...fields, next: '/' }),
+      redirect: 'manual',
+    });
+  /** The session cookie of a sign-in that succeeded. */
+  const cookieOf = (login: Response) => login.headers.get('set-cookie')!.split(';')[0]!;
+
+  /** Every kind of caller: name, role, read-only, token. */
+  const roles = (): Array<[string, Role | 'owner', boolean, string]> => [
+    ['bot-a', 'agent', false, tokens['bot-a']!],
+    ['watcher', 'agent', true, tokens.watcher!],
+    ['ada', 'human', false, tokens.ada!],
+    ['root-admin', 'admin', false, tokens['root-admin']!],
+    ['owner', 'owner', false, TOKEN],
+  ];
+
   // The matrix is the edge's (no store rule decides it): checked once, on the embedded store.
   const itEmbedded = (label === 'embedded' ? it : it.skip) as typeof it;
   itEmbedded(
     'every role × every operation of the API is allowed or PERMISSION_DENIED, as the matrix says',
     async () => {
-      const roles: Array<[string, Role | 'owner', boolean, string]> = [
-        ['bot-a', 'agent', false, tokens['bot-a']!],
-        ['watcher', 'agent', true, tokens.watcher!],
-        ['ada', 'human', false, tokens.ada!],
-        ['root-admin', 'admin', false, tokens['root-admin']!],
-        ['owner', 'owner', false, TOKEN],
-      ];
       const seen: string[] = [];
-      for (const [name, role, readOnly, token] of roles) {
+      for (const [name, role, readOnly, token] of roles()) {
         for (const r of OPERATION_ROUTES) {
           // An input no operation accepts: an allowed call fails on it (or succeeds), a denied one never gets there.
           const res =
@@ -154,16 +167,9 @@ describe.each(TARGETS)('principals on serve (%s)', (label, target) => {
   itEmbedded(
     'every role × every MCP tool at /mcp is allowed or PERMISSION_DENIED, as the matrix says',
     async () => {
-      const roles: Array<[string, Role | 'owner', boolean, string]> = [
-        ['bot-a', 'agent', false, tokens['bot-a']!],
-        ['watcher', 'agent', true, tokens.watcher!],
-        ['ada', 'human', false, tokens.ada!],
-        ['root-admin', 'admin', false, tokens['root-admin']!],
-        ['owner', 'owner', false, TOKEN],
-      ];
       const seen: string[] = [];
       let calls = 0;
-      for (const [name, role, readOnly, token] of roles) {
+      for (const [name, role, readOnly, token] of roles()) {
         const client = new Client({ name: 'matrix', version: '1' });
         await client.connect(
           new StreamableHTTPClientTransport(new URL('/mcp', s.url), {
@@ -306,13 +312,8 @@ describe.each(TARGETS)('principals on serve (%s)', (label, target) => {
     ).json;
     const held = await s.call('POST', '/api/v1/claim', { token: tokens['bot-b'], body: { id: item.id } });
     expect(held.json.lease_owner).toBe('bot-b');
-    const login = await fetch(`${s.url}/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: s.url },
-      body: new URLSearchParams({ token: tokens.ada!, next: '/' }),
-      redirect: 'manual',
-    });
-    const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+    const login = await signIn({ token: tokens.ada! });
+    const cookie = cookieOf(login);
     const { csrf } = (await (await fetch(`${s.url}/api/v1/session`, { headers: { cookie } })).json()) as {
       csrf: string;
     };
@@ -403,14 +404,9 @@ describe.each(TARGETS)('principals on serve (%s)', (label, target) => {
     const store = new PrincipalStore(s.root);
     const { token } = store.add({ name: 'temp-human', role: 'human' });
     expect((await s.call('GET', '/api/v1/count_items', { token })).status).toBe(200);
-    const login = await fetch(`${s.url}/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: s.url },
-      body: new URLSearchParams({ token, next: '/' }),
-      redirect: 'manual',
-    });
+    const login = await signIn({ token });
     expect(login.status).toBe(303);
-    const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+    const cookie = cookieOf(login);
     const session = await fetch(`${s.url}/api/v1/session`, { headers: { cookie } });
     expect(await session.json()).toMatchObject({ via: 'session', actor: 'temp-human', role: 'human' });
     store.revoke('temp-human');
@@ -419,21 +415,11 @@ describe.each(TARGETS)('principals on serve (%s)', (label, target) => {
   });
 
   it('an agent token does not sign in to the dashboard; sign-out ends the session on the server', async () => {
-    const agent = await fetch(`${s.url}/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: s.url },
-      body: new URLSearchParams({ token: tokens['bot-a']!, next: '/' }),
-      redirect: 'manual',
-    });
+    const agent = await signIn({ token: tokens['bot-a']! });
     expect(agent.status).toBe(403);
     expect(agent.headers.get('set-cookie')).toBeNull();
-    const login = await fetch(`${s.url}/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: s.url },
-      body: new URLSearchParams({ name: 'Grace', token: TOKEN, next: '/' }),
-      redirect: 'manual',
-    });
-    const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+    const login = await signIn({ name: 'Grace', token: TOKEN });
+    const cookie = cookieOf(login);
     const { csrf } = (await (await fetch(`${s.url}/api/v1/session`, { headers: { cookie } })).json()) as {
       csrf: string;
     };
@@ -468,13 +454,8 @@ describe.each(TARGETS)('principals on serve (%s)', (label, target) => {
       })
     ).json;
     expect(fake.status, JSON.stringify(fake)).toBe('waiting_human');
-    const login = await fetch(`${s.url}/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: s.url },
-      body: new URLSearchParams({ token: tokens.ada!, next: '/' }),
-      redirect: 'manual',
-    });
-    const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+    const login = await signIn({ token: tokens.ada! });
+    const cookie = cookieOf(login);
     const page = async (id: string) =>
       (await fetch(`${s.url}/items/${encodeURIComponent(id)}`, { headers: { cookie } })).text();
     const fakePage = await page(fake.id);
