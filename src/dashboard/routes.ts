@@ -19,19 +19,27 @@ type C = Context<AppEnv>;
 
 const STATUSES = ['failed', 'waiting_human', 'in_flight', 'pending', 'done', 'cancelled'] as const;
 const PAGE = 50;
-/** The retry operation is being built in parallel; the button appears once the table has it. */
-/** The actions an item page offers, each the operation it runs. */
-const ACTIONS: Record<string, { op: string; label: string; ask: string; when: (i: WorkItem) => boolean }> = {
+/** The actions an item page offers, each the operation it runs, and what its confirmation asks. */
+const ACTIONS: Record<
+  string,
+  { op: string; label: string; ask: string | ((i: WorkItem) => string); when: (i: WorkItem) => boolean }
+> = {
   retry: {
     op: 'retry',
     label: 'Retry',
-    ask: 'Put this item back in the queue with a fresh attempt budget (its history is kept)?',
+    ask: (i) =>
+      isDecision(i)
+        ? 'Ask this decision again? It waits for a human’s answer once more (its history is kept).'
+        : 'Put this item back in the queue with a fresh attempt budget (its history is kept)?',
     when: (i) => i.status === 'failed' || i.status === 'cancelled',
   },
   cancel: {
     op: 'cancel',
     label: 'Cancel',
-    ask: 'Cancel this item? It will not run again.',
+    ask: (i) =>
+      isDecision(i)
+        ? 'Cancel this decision? Its question stays unanswered until a person asks it again (Retry).'
+        : 'Cancel this item? It will not run again.',
     when: (i) => i.status === 'pending' || i.status === 'in_flight' || i.status === 'waiting_human',
   },
   release: {
@@ -301,7 +309,7 @@ ${item.error ? h`<h2>Error</h2><pre class="problem">${item.error}</pre>` : ''}
         action === 'answer'
           ? h`Answer “${item.title}” with <b>${answer}</b>?`
           : a
-            ? h`${a.ask}`
+            ? h`${typeof a.ask === 'string' ? a.ask : a.ask(item)}`
             : h`Unknown action.`;
       const body = h`<h1>Confirm</h1><p>${ask}</p><p class="muted">${item.title} (${item.id}) — recorded as ${f.actor ?? 'the token holder'}, actor_kind human.</p>
 ${

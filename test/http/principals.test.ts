@@ -290,9 +290,24 @@ describe.each(TARGETS)('principals on serve (%s)', (label, target) => {
     expect(await status()).toBe('cancelled');
     // Cancelled, nobody can retry it to where a worker takes it; a human asks it again.
     expect((await as('bot-a', 'retry', {})).json.error).toMatchObject({ rule: 'human-decision' });
-    const again = await as('ada', 'retry', { reason: 'ask again' });
-    expect(again.status, JSON.stringify(again.json)).toBe(200);
-    expect(again.json.status).toBe('waiting_human');
+    // On the dashboard, signed in: the confirmation says what a retry of a decision does, and it does it.
+    const cookie = cookieOf(await signIn({ token: tokens.ada! }));
+    const item = `${s.url}/items/${encodeURIComponent(q.id)}`;
+    const confirm = await (
+      await fetch(`${item}/confirm?instance=h%2Fplanner&action=retry`, { headers: { cookie } })
+    ).text();
+    expect(confirm).toContain('Ask this decision again?');
+    const { csrf } = (await (await fetch(`${s.url}/api/v1/session`, { headers: { cookie } })).json()) as {
+      csrf: string;
+    };
+    const act = await fetch(`${item}/act?instance=h%2Fplanner`, {
+      method: 'POST',
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded', origin: s.url },
+      body: new URLSearchParams({ _csrf: csrf, action: 'retry' }),
+      redirect: 'manual',
+    });
+    expect(act.status, await act.text()).toBe(303);
+    expect(await status()).toBe('waiting_human');
     const events = (await s.call('GET', '/api/v1/read_events', { query: { work_item_id: q.id } }))
       .json as Array<{
       type: string;
