@@ -1,5 +1,4 @@
 // Typed errors with stable string codes; edges map them to exit codes, HTTP statuses and MCP errors.
-import type { IntegrityProblem } from './core/types.js';
 
 /** Every stable error code agentstate can raise. */
 export type ErrorCode =
@@ -138,11 +137,15 @@ export class LockTimeoutError extends AgentStateError {
   }
 }
 
-/** Rows disagree with the event log, or the log with a head seen earlier: tampering, or a corrupt dump. */
+/**
+ * Rows disagree with the event log, or the log with a head seen earlier: tampering, or a corrupt dump.
+ * `problems` are what verify found (`IntegrityProblem`s of core/types.ts; errors.ts, the bottom of the
+ * tree, names no type above it).
+ */
 export class IntegrityError extends AgentStateError {
   constructor(
     message: string,
-    details: { problems: IntegrityProblem[]; problem_count: number } & Record<string, unknown>,
+    details: { problems: readonly object[]; problem_count: number } & Record<string, unknown>,
   ) {
     super('INTEGRITY_VIOLATION', message, details);
     this.name = 'IntegrityError';

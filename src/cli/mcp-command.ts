@@ -3,9 +3,9 @@
 import { type Command, Option } from 'commander';
 import { PrincipalStore } from '../auth/principals.js';
 import { InvalidInputError } from '../errors.js';
-import { listenError } from '../http/guards.js';
 import { openInstance } from '../instance/instance.js';
 import { instanceRoot } from '../instance/paths.js';
+import { listenError } from '../net/guards.js';
 import { resolveInstance } from '../service/instance-resolver.js';
 import { invoke } from '../service/invoke.js';
 import { type GlobalOpts, port, tlsOf } from './context.js';

@@ -6,7 +6,6 @@ import { type Context, Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { getCookie, setCookie } from 'hono/cookie';
 import { checkAccess, OWNER, type Principal } from '../auth/access.js';
-import { mountDashboard } from '../dashboard/routes.js';
 import {
   AgentStateError,
   errorBody,
@@ -16,6 +15,7 @@ import {
   toAgentStateError,
   UnauthenticatedError,
 } from '../errors.js';
+import { bearerOf, hostAllowed, MAX_MCP_BYTES, originAllowed, sameSecret } from '../net/guards.js';
 import { runOperation } from '../service/invoke.js';
 import { csrfValid, isActorName, SESSION_COOKIE, SESSION_MS, Sessions } from './auth.js';
 import {
@@ -26,7 +26,7 @@ import {
   instanceOf,
   type ServeAppOptions,
 } from './context.js';
-import { bearerOf, hostAllowed, MAX_MCP_BYTES, originAllowed, sameSecret } from './guards.js';
+import { mountDashboard } from './dashboard/routes.js';
 import { openApiDocument } from './openapi.js';
 import { inputFromQuery, OPERATION_ROUTES } from './routes.js';
 import { eventStream } from './sse.js';

@@ -7,7 +7,7 @@ import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'nod
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Principal } from '../auth/access.js';
 import { InvalidInputError } from '../errors.js';
-import { sameSecret } from './guards.js';
+import { sameSecret } from '../net/guards.js';
 
 /** The token file's name inside the root, for a server of every instance under it (or of a `url`). */
 export const TOKEN_FILE = 'agentstate-serve.token';

@@ -7,8 +7,6 @@ import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import { PrincipalStore } from '../auth/principals.js';
 import { InvalidInputError } from '../errors.js';
-import { createServeApp } from './app.js';
-import { loadOrCreateToken, type ServeToken } from './auth.js';
 import {
   CONNECTION_LIMITS,
   type ConnectionLimits,
@@ -16,7 +14,9 @@ import {
   limitConnections,
   listen,
   serverOptions,
-} from './guards.js';
+} from '../net/guards.js';
+import { createServeApp } from './app.js';
+import { loadOrCreateToken, type ServeToken } from './auth.js';
 import { InstanceRegistry, type ServeTarget } from './instances.js';
 
 export interface ServeOptions {

@@ -21,7 +21,7 @@ import {
   MAX_MCP_BYTES,
   sameSecret,
   serverOptions,
-} from '../http/guards.js';
+} from '../net/guards.js';
 import { reservedArgumentReply } from './reserved-arguments.js';
 import { type AgentStateMcp, authInfoOf } from './server.js';
 

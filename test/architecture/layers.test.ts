@@ -48,22 +48,38 @@ describe('layers', () => {
     }
   });
 
-  it('Hono is loaded only by src/http/ and src/dashboard/, and the server reached only through lazy imports', () => {
+  it('Hono is loaded only by src/http/ (the dashboard is in it), and the server reached only through lazy imports', () => {
     for (const f of files(SRC)) {
       const rel = relative(SRC, f);
       const text = readFileSync(f, 'utf8');
-      if (!rel.startsWith('http/') && !rel.startsWith('dashboard/')) {
+      if (!rel.startsWith('http/')) {
         expect(/from\s+'(hono|@hono\/[^']+)(\/[^']*)?'/.test(text), rel).toBe(false);
         // Outside the server the HTTP modules are only ever imported with import(), when `agentstate serve`
-        // runs; guards.ts (no dependencies) is shared with the MCP transport.
+        // runs (the guards every network edge shares are in src/net/, below both servers).
         for (const spec of imports(f)) {
-          if (/(\.\.?\/)+(http|dashboard)\//.test(spec) && !spec.endsWith('/http/guards.js')) {
+          if (/(\.\.?\/)+http\//.test(spec)) {
             expect(
               new RegExp(`import\\(\\s*'${spec.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}'`).test(text),
               rel,
             ).toBe(true);
           }
         }
+      }
+    }
+  });
+
+  it('the network guards import no edge, and neither server imports the other', () => {
+    for (const f of files(join(SRC, 'net'))) {
+      for (const spec of imports(f)) expect(spec, relative(SRC, f)).not.toMatch(/^(\.\.\/)+(http|mcp|cli)\//);
+    }
+    // serve's /mcp loads the MCP modules with import() (as the CLI does): no static import either way.
+    for (const [dir, other] of [
+      ['http', 'mcp'],
+      ['mcp', 'http'],
+    ] as const) {
+      const staticImport = new RegExp(`from\\s+'(\\.\\.\\/)+${other}\\/`);
+      for (const f of files(join(SRC, dir))) {
+        expect(staticImport.test(readFileSync(f, 'utf8')), relative(SRC, f)).toBe(false);
       }
     }
   });

@@ -19,31 +19,14 @@ import {
   ptr,
   type TransitionTable,
 } from '../rules.js';
+import type { Ambiguity, TaskIr } from './model.js';
 import { taskIrOperations } from './operations.js';
-import { type AmbiguityStatus, taskIrSchema } from './schema.js';
+import { taskIrSchema } from './schema.js';
+
+export type { Ambiguity, TaskIr } from './model.js';
 
 /** Work-item kind of the question put to a human when an ambiguity is escalated. */
 export const AMBIGUITY_WORK_KIND = 'task-ir.ambiguity';
-
-export interface Ambiguity {
-  id: string;
-  question: string;
-  status: AmbiguityStatus;
-  options?: string[];
-  resolution?: Json;
-  resolved_by?: string;
-  resolved_at?: string;
-  escalation_work_item_id?: string;
-}
-/** TaskIR as stored (the typed view of a validated `task-ir` body). */
-export interface TaskIr {
-  goal: string;
-  request?: string;
-  inputs?: Array<{ name: string; description?: string; ref?: string; value?: Json }>;
-  constraints?: Array<{ id: string; text: string; hard?: boolean }>;
-  acceptance_criteria: Array<{ id: string; text: string }>;
-  ambiguities: Ambiguity[];
-}
 
 export const AMBIGUITY_TRANSITIONS: TransitionTable = {
   open: ['resolved', 'escalated'],

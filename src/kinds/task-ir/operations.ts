@@ -6,7 +6,7 @@ import { checkInput } from '../../core/input.js';
 import type { KindOperation } from '../../core/kind.js';
 import type { JsonObject } from '../../core/types.js';
 import { InvalidInputError, InvalidTransitionError, NotFoundError } from '../../errors.js';
-import type { Ambiguity, TaskIr } from './kind.js';
+import type { Ambiguity, TaskIr } from './model.js';
 
 const ESCALATE_INPUT = { ambiguities: { type: 'names' } } as const;
 

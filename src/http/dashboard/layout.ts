@@ -1,5 +1,5 @@
 // The frame of every dashboard page: instance picker, navigation, sign-out, the live status.
-import type { InstanceSummary } from '../core/types.js';
+import type { InstanceSummary } from '../../core/types.js';
 import { type Html, h, href } from './html.js';
 
 export interface PageFrame {

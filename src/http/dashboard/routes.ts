@@ -2,15 +2,15 @@
 // runOperation every edge calls), paginated, with a small script for live regions. Writes go through a
 // confirmation page and are recorded as the signed-in human's (actor_kind human).
 import type { Context, Hono } from 'hono';
-import { VIEW_RECENT_EVENTS, viewContextOf } from '../core/kind.js';
-import type { EventRecord, WorkItem } from '../core/types.js';
-import { ownerOf } from '../core/work-rules.js';
-import { ERROR_TABLE, toAgentStateError } from '../errors.js';
-import { type AppContext, type AppEnv, attributed, instanceOf } from '../http/context.js';
-import type { Instance } from '../instance/instance.js';
-import { getKind, kindNames } from '../kinds/registry.js';
-import { runOperation } from '../service/invoke.js';
-import { getOperation } from '../service/table.js';
+import { VIEW_RECENT_EVENTS, viewContextOf } from '../../core/kind.js';
+import type { EventRecord, WorkItem } from '../../core/types.js';
+import { ownerOf } from '../../core/work-rules.js';
+import { ERROR_TABLE, toAgentStateError } from '../../errors.js';
+import type { Instance } from '../../instance/instance.js';
+import { getKind, kindNames } from '../../kinds/registry.js';
+import { runOperation } from '../../service/invoke.js';
+import { getOperation } from '../../service/table.js';
+import { type AppContext, type AppEnv, attributed, instanceOf } from '../context.js';
 import { APP_CSS, APP_JS } from './assets.js';
 import { type Html, h, href, pretty } from './html.js';
 import { page } from './layout.js';
