@@ -6,8 +6,8 @@ import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadOrCreateToken, TOKEN_FILE } from '../../src/http/auth.js';
-import { CONNECTION_LIMITS, type ConnectionLimits } from '../../src/net/guards.js';
 import { startServer } from '../../src/http/serve.js';
+import { CONNECTION_LIMITS, type ConnectionLimits } from '../../src/net/guards.js';
 import { tempDir } from '../helpers/tmp.js';
 import { startTestServer, type TestServer, TOKEN } from './helpers.js';
 
