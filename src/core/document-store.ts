@@ -354,6 +354,17 @@ export interface ApplyInput extends KindCall {
   operation: string;
 }
 
+/**
+ * Versioned documents of the registered kinds. Every write is a compare-and-swap: `commit` names the
+ * version it read (`expected_version`, 0 for a new document) and gets STATE_CONFLICT if another writer got
+ * there first, so no update is ever lost; the kind's JSON Schema and rules check the body against the
+ * previous version, and its effects (work items, events) are written in the same transaction. Each version
+ * is kept with its actor, actor kind, provenance and content hash (`history`, `diff`, `get({ version })`);
+ * a `write_id` makes a retried commit return the first one's result instead of writing twice.
+ * @example
+ * const doc = await inst.docs.get({ kind: 'json', id: 'notes' });
+ * await inst.docs.commit({ kind: 'json', id: 'notes', expected_version: doc.version, merge_patch: { done: true } });
+ */
 export class DocumentStore {
   readonly #backend: StoreBackend;
   readonly #ctx: DocumentStoreContext;
@@ -378,7 +389,10 @@ export class DocumentStore {
   }
 
   /**
-   * Commits a new version if the document is still at `expected_version`; STATE_CONFLICT otherwise.
+   * Commits a new version if the document is still at `expected_version`; STATE_CONFLICT otherwise. Give
+   * exactly one of `body`, `merge_patch` (RFC 7396) or `json_patch` (RFC 6902), or `noop: true` with a
+   * `reason` (a version that records a decision to change nothing). @default actor the instance's worker,
+   * actor_kind 'system'
    * @example await inst.docs.commit({ kind: 'json', id: 'notes', expected_version: 0, body: { todo: [] } })
    */
   async commit(input: CommitInput): Promise<CommitResult> {
@@ -882,7 +896,7 @@ export class DocumentStore {
     };
   }
 
-  /** The latest version, or null. */
+  /** The latest version, or null (where `get` would be NOT_FOUND). */
   async find(kind: string, id: string): Promise<DocumentRecord | null> {
     checkInput('get', { kind, id }, DOC_INPUTS.get);
     return this.#backend.docs.get(kind, id);
@@ -990,7 +1004,7 @@ export class DocumentStore {
     return { kind: doc.kind, id: doc.id, version: doc.version, values, missing };
   }
 
-  /** Documents (without bodies), by kind then id. */
+  /** Documents (without bodies), by kind then id. @default limit 1000 */
   async list(input: { kind?: string; limit?: number } = {}): Promise<Array<Omit<DocumentRecord, 'body'>>> {
     const i = checkInput<{ kind?: string; limit?: number }>('list', input, DOC_INPUTS.list);
     return this.#backend.docs.list(i.kind ?? null, i.limit ?? 1000);

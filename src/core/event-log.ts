@@ -53,6 +53,7 @@ export const READ_INPUT = {
   reverse: { type: 'bool' },
 } as const;
 
+/** What `EventLog.tail` follows (the filters of `read`, from `after`) and how. */
 export interface TailOptions extends Omit<ReadEventsInput, 'until' | 'reverse' | 'limit'> {
   /** Poll interval when caught up, ms. @default 200 */
   pollMs?: number;
@@ -63,6 +64,16 @@ export interface TailOptions extends Omit<ReadEventsInput, 'until' | 'reverse' |
 /** Who writes an event type other than appenders: the kind whose commits emit it (null: nobody). */
 export type EventTypeOwner = (type: string) => string | null;
 
+/**
+ * The instance's append-only event log: each event gets the next position and a hash chained to the one
+ * before it (SHA-256 over the previous hash and the event's fields), so `verify` finds any event
+ * changed, removed or reordered. Work items and documents write their own events here in the same
+ * transaction as their change; `append` is for everything else an agent wants on record. Nothing updates
+ * or deletes an event (both backends refuse it in the database itself).
+ * @example
+ * await inst.events.append({ type: 'tool_called', stream: 'run:42', data: { tool: 'grep' } });
+ * for (const e of await inst.events.read({ stream: 'run:42' })) console.log(e.position, e.type);
+ */
 export class EventLog {
   readonly #backend: StoreBackend;
   readonly #clock: Clock;
@@ -144,7 +155,11 @@ export class EventLog {
     return this.#backend.events.append(events);
   }
 
-  /** Reads events by position range, stream, type, work item and time window, oldest first. */
+  /**
+   * Reads events by position range (`after`, `until`), stream, type (one or a list), work item (a batch
+   * event is read as each item's own) and time window (`since`, `before`: ISO-8601 or a duration back from
+   * now), oldest first or `reverse`. @default limit 1000
+   */
   async read(input: ReadEventsInput = {}): Promise<EventRecord[]> {
     const q = this.#query(input);
     return perItemViews(await this.#backend.events.read(storedQuery(q)), q);
@@ -175,7 +190,10 @@ export class EventLog {
     return this.#backend.events.typeCounts(since, until);
   }
 
-  /** The newest event's position and hash, or null for an empty log. */
+  /**
+   * The newest event's position and hash, or null for an empty log: keep it (`<position>:<hash>`) and pass
+   * it to `verify({ head })` later to prove nothing before it was rewritten.
+   */
   async head(): Promise<{ position: number; hash: string } | null> {
     return this.#backend.events.head();
   }

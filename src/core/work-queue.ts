@@ -149,6 +149,7 @@ export function normalizeEnqueue(raw: EnqueueInput, now: number, defaultActor: s
   };
 }
 
+/** What a WorkQueue needs of its instance. */
 export interface WorkQueueContext {
   clock: Clock;
   /** Lease owner and event actor when a call names none (the instance's agent name). */
@@ -171,7 +172,18 @@ export interface WorkQueueContext {
 type ClaimCall = Omit<Claimer, 'limit'>;
 type HeartbeatQuery = LeaseQuery & { lease_ms: number };
 
-/** Work items of one instance: enqueue, claim under a lease, heartbeat, resolve, annotate. */
+/**
+ * Work items of one instance. A claim is atomic (one statement: no two workers get one item) and takes a
+ * lease (`lease_ms`, default 60 s) that `heartbeat` extends; `resolve`, `heartbeat` and `release` hold only
+ * while the lease and its attempt (the fencing token, `attempts` at the claim) are the caller's, else
+ * LEASE_LOST. An expired lease is reclaimed at the next claim (pending again, or failed once
+ * `max_attempts` are spent). Every change writes its event in the same transaction, with the actor and
+ * actor kind of the call (`system` when none is named). Items a document enqueued and that wait for a
+ * human are decisions: only a human answers, cancels or re-asks them.
+ * @example
+ * const item = await inst.work.claim({ worker: 'w1' });
+ * if (item) await inst.work.resolve({ id: item.id, worker: 'w1', attempt: item.attempts, status: 'done' });
+ */
 export class WorkQueue {
   readonly #backend: StoreBackend;
   readonly #ctx: WorkQueueContext;

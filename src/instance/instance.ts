@@ -21,6 +21,7 @@ import {
   NO_SUCH_INSTANCE,
 } from './paths.js';
 
+/** Where an instance is (`host`, `name`, or a `dir`) and how to open it. */
 export interface OpenInstanceOptions extends InstanceLocation {
   /**
    * Storage URL: `postgres://…` (optionally `?schema=name`) for a PostgreSQL store shared by many
@@ -57,14 +58,34 @@ export interface OpenInstanceOptions extends InstanceLocation {
   coalesce?: CoalesceOptions | false;
 }
 
+/**
+ * One agent's store, open: its three primitives over one backend — `work` (the queue with leased claims),
+ * `events` (the append-only, hash-chained log) and `docs` (versioned documents, every write a CAS) — sharing
+ * one clock and one default actor. Made by `openInstance`; `close()` it when done (a PostgreSQL pool is
+ * shared between handles of one process and closed with the last).
+ * @example
+ * const inst = await openInstance({ host: 'laptop', name: 'planner' });
+ * try { await inst.work.enqueue({ title: 'compile' }); } finally { await inst.close(); }
+ */
 export class Instance {
+  /** The machine (or group) the instance belongs to: the first part of its key `host/name`. */
   readonly host: string;
+  /** The instance's name, unique under its host. */
   readonly name: string;
+  /** The instance folder and the files in it (the SQLite file, dashboard, retrospectives, locks). */
   readonly paths: InstancePaths;
+  /**
+   * The storage under the services. For backends and tools of this package: a caller that writes through it
+   * skips the services' checks (kinds, CAS, provenance), so use `work`, `events` and `docs`.
+   */
   readonly backend: StoreBackend;
+  /** The time source every write of this handle is stamped with. @default Date.now */
   readonly clock: Clock;
+  /** Work items: enqueue, claim under a lease, heartbeat, resolve, release, cancel, retry, list. */
   readonly work: WorkQueue;
+  /** The event log: append, read, tail, verify the hash chain. */
   readonly events: EventLog;
+  /** Versioned documents of the registered kinds: commit (CAS), get, history, apply a kind's operation. */
   readonly docs: DocumentStore;
   /** Where the store is: the SQLite file, or the PostgreSQL URL (secrets redacted by redactUrl) and schema. */
   readonly storage: string;
@@ -99,6 +120,7 @@ export class Instance {
     this.events = new EventLog(backend, clock, worker, eventTypeOwner);
   }
 
+  /** Closes the storage (a shared PostgreSQL pool when its last handle closes). Calls after it fail. */
   async close(): Promise<void> {
     await this.backend.close();
   }
