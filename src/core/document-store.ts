@@ -901,6 +901,32 @@ export class DocumentStore {
     checkInput('get', { kind, id }, DOC_INPUTS.get);
     return this.#backend.docs.get(kind, id);
   }
+  /**
+   * One version from the history: its body and entry, null when it never existed, 'pruned' when retention
+   * removed it (where `get({ version })` would throw).
+   */
+  async findVersion(
+    kind: string,
+    id: string,
+    version: number,
+  ): Promise<{ body: JsonObject; entry: HistoryEntry } | null | 'pruned'> {
+    checkInput('get', { kind, id, version }, DOC_INPUTS.get);
+    return this.#backend.docs.getVersion(kind, id, version);
+  }
+
+  /**
+   * The version a commit with this `write_id` wrote, or null: its history entry, and its body unless
+   * retention removed it since.
+   */
+  async findWrite(
+    kind: string,
+    id: string,
+    writeId: string,
+  ): Promise<{ entry: HistoryEntry; body: JsonObject | null } | null> {
+    checkInput('get', { kind, id }, DOC_INPUTS.get);
+    const w = await this.#backend.docs.findWrite(kind, id, writeId);
+    return w && { entry: w.entry, body: w.body };
+  }
 
   /** Commits in order (no-ops included), paged by `after` (a seq). @default limit 100 */
   async history(input: {

@@ -84,6 +84,12 @@ describe('layers', () => {
     }
   });
 
+  it("the framework adapters use the services' public API, never the storage under them", () => {
+    for (const f of files(join(SRC, 'adapters'))) {
+      expect(/\.backend\b/.test(readFileSync(f, 'utf8')), relative(SRC, f)).toBe(false);
+    }
+  });
+
   it('both backends have the same file names', () => {
     const names = (b: string) =>
       files(join(SRC, 'backends', b))

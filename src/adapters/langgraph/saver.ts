@@ -248,7 +248,7 @@ export class AgentStateSaver extends BaseCheckpointSaver {
     const key = `${docId}\u0000${version}`;
     const cached = this.#bodies.get(key);
     if (cached) return cached;
-    const v = await this.instance.backend.docs.getVersion(THREAD_KIND, docId, version);
+    const v = await this.instance.docs.findVersion(THREAD_KIND, docId, version);
     if (v === null || v === 'pruned' || !isCheckpoint(v.body)) return null;
     const body = v.body as unknown as CheckpointBody;
     this.#bodies.set(key, body);
@@ -263,7 +263,7 @@ export class AgentStateSaver extends BaseCheckpointSaver {
     docId: string,
     id: string,
   ): Promise<{ version: number; body: CheckpointBody } | null> {
-    const w = await this.instance.backend.docs.findWrite(THREAD_KIND, docId, checkpointWriteId(id));
+    const w = await this.instance.docs.findWrite(THREAD_KIND, docId, checkpointWriteId(id));
     if (!w || w.entry.noop) return null;
     const body = w.body ?? (await this.#versionBody(docId, w.entry.version));
     if (!isCheckpoint(body as JsonObject | null) || (body as unknown as CheckpointBody).checkpoint_id !== id)
@@ -371,7 +371,7 @@ export class AgentStateSaver extends BaseCheckpointSaver {
   }
 
   async #writeRows(thread: string, ns: string, id: string): Promise<WriteRow[]> {
-    const doc = await this.instance.backend.docs.get(WRITES_KIND, writesDocId(thread, ns, id));
+    const doc = await this.instance.docs.find(WRITES_KIND, writesDocId(thread, ns, id));
     if (!doc || doc.body.deleted === true) return [];
     const rows = (doc.body.writes as unknown as WriteRow[]).slice();
     rows.sort((a, b) =>
@@ -450,7 +450,7 @@ export class AgentStateSaver extends BaseCheckpointSaver {
       const found = await this.#findCheckpoint(docId, wanted);
       return found ? ((await this.#readable(docId, found.version, found.body)) ?? undefined) : undefined;
     }
-    const head = await this.instance.backend.docs.get(THREAD_KIND, docId);
+    const head = await this.instance.docs.find(THREAD_KIND, docId);
     if (!head || !isCheckpoint(head.body)) {
       if (intent)
         this.#remember(docId, '', { version: head?.version ?? 0, refs: {}, latest: null, seen: null });
@@ -480,7 +480,7 @@ export class AgentStateSaver extends BaseCheckpointSaver {
 
   /** The namespaces of a thread that hold checkpoints (the root one always listed). */
   async #namespacesOf(thread: string): Promise<string[]> {
-    const doc = await this.instance.backend.docs.get(NAMESPACES_KIND, joinId([thread]));
+    const doc = await this.instance.docs.find(NAMESPACES_KIND, joinId([thread]));
     const list = doc && doc.body.deleted !== true ? (doc.body.namespaces as string[]) : [];
     return list.includes('') ? list : ['', ...list];
   }
@@ -489,7 +489,7 @@ export class AgentStateSaver extends BaseCheckpointSaver {
   async #allNamespaces(): Promise<Array<[string, string]>> {
     const out: Array<[string, string]> = [];
     for (const d of await this.instance.docs.list({ kind: NAMESPACES_KIND, limit: 100_000 })) {
-      const doc = await this.instance.backend.docs.get(NAMESPACES_KIND, d.id);
+      const doc = await this.instance.docs.find(NAMESPACES_KIND, d.id);
       if (!doc || doc.body.deleted === true) continue;
       for (const ns of doc.body.namespaces as string[]) out.push([doc.body.thread_id as string, ns]);
     }
@@ -500,11 +500,13 @@ export class AgentStateSaver extends BaseCheckpointSaver {
   async *#versionsOf(docId: string): AsyncGenerator<{ version: number; body: CheckpointBody }> {
     let after = 0;
     for (;;) {
-      const entries = await this.instance.backend.docs.history(THREAD_KIND, docId, {
-        afterSeq: after,
-        limit: 200,
-        reverse: true,
-      });
+      const page = await this.instance.docs
+        .history({ kind: THREAD_KIND, id: docId, after, limit: 200, reverse: true })
+        .catch((err: unknown) => {
+          if (isAgentStateError(err, 'NOT_FOUND')) return { entries: [] };
+          throw err;
+        });
+      const entries = page.entries;
       for (const e of entries) {
         if (e.noop) continue;
         const body = await this.#versionBody(docId, e.version);
@@ -606,7 +608,7 @@ export class AgentStateSaver extends BaseCheckpointSaver {
 
   /** The base a put that does not extend a remembered head builds on: the current head and the parent. */
   async #branchBase(docId: string, parentId: string | undefined): Promise<Head & { live: boolean }> {
-    const head = await this.instance.backend.docs.get(THREAD_KIND, docId);
+    const head = await this.instance.docs.find(THREAD_KIND, docId);
     const live = !!head && isCheckpoint(head.body);
     const headBody = live ? (head!.body as unknown as CheckpointBody) : null;
     let parent: CheckpointBody | null = null;
@@ -632,7 +634,7 @@ export class AgentStateSaver extends BaseCheckpointSaver {
     if (this.#namespaces.has(key)) return;
     const id = joinId([thread]);
     for (let attempt = 1; ; attempt++) {
-      const doc = await this.instance.backend.docs.get(NAMESPACES_KIND, id);
+      const doc = await this.instance.docs.find(NAMESPACES_KIND, id);
       const list = doc && doc.body.deleted !== true ? (doc.body.namespaces as string[]) : [];
       if (list.includes(ns)) break;
       try {
@@ -792,7 +794,7 @@ export class AgentStateSaver extends BaseCheckpointSaver {
         }
         if (extending) {
           this.#rejected.add(id);
-          const head = await this.instance.backend.docs.get(THREAD_KIND, docId);
+          const head = await this.instance.docs.find(THREAD_KIND, docId);
           throw new ThreadConflictError({
             threadId: thread,
             checkpointNs: ns,
@@ -849,7 +851,7 @@ export class AgentStateSaver extends BaseCheckpointSaver {
     const replace = writes.every(([ch]) => ch in WRITES_IDX_MAP);
     const docId = writesDocId(thread, ns, id);
     for (let attempt = 1; ; attempt++) {
-      const doc = await this.instance.backend.docs.get(WRITES_KIND, docId);
+      const doc = await this.instance.docs.find(WRITES_KIND, docId);
       const stored = doc && doc.body.deleted !== true ? (doc.body.writes as unknown as WriteRow[]) : [];
       const merged = stored.slice();
       let changed = false;
@@ -890,7 +892,7 @@ export class AgentStateSaver extends BaseCheckpointSaver {
   /** Tombstones a document and drops its history (the audit events stay: they hold ids, not values). */
   async #erase(kind: string, id: string, body: JsonObject): Promise<void> {
     for (let attempt = 1; ; attempt++) {
-      const doc = await this.instance.backend.docs.get(kind, id);
+      const doc = await this.instance.docs.find(kind, id);
       if (!doc) return;
       if (doc.body.deleted !== true) {
         try {
@@ -922,7 +924,7 @@ export class AgentStateSaver extends BaseCheckpointSaver {
     const source = threadIdOf(sourceThreadId, 'copyThread');
     const target = threadIdOf(targetThreadId, 'copyThread');
     for (const ns of await this.#namespacesOf(target)) {
-      const head = await this.instance.backend.docs.get(THREAD_KIND, threadDocId(target, ns));
+      const head = await this.instance.docs.find(THREAD_KIND, threadDocId(target, ns));
       if (head && isCheckpoint(head.body)) {
         throw new StateConflictError(`copyThread: thread ${target} already has checkpoints`, {
           thread_id: target,
@@ -987,7 +989,7 @@ export class AgentStateSaver extends BaseCheckpointSaver {
     let removed = 0;
     for (const ns of await this.#namespacesOf(thread)) {
       const docId = threadDocId(thread, ns);
-      const head = await this.instance.backend.docs.get(THREAD_KIND, docId);
+      const head = await this.instance.docs.find(THREAD_KIND, docId);
       if (!head || !isCheckpoint(head.body)) continue;
       const all: Array<{ version: number; body: CheckpointBody }> = [];
       for await (const v of this.#versionsOf(docId)) all.push(v);

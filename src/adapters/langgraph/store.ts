@@ -140,7 +140,7 @@ export class AgentStateStore extends BaseStore {
   async #get(op: GetOperation): Promise<Item | null> {
     const ns = checkNamespace(op.namespace);
     const key = checkKey(op.key);
-    const doc = await this.instance.backend.docs.get(STORE_KIND, storeItemId(ns, key));
+    const doc = await this.instance.docs.find(STORE_KIND, storeItemId(ns, key));
     return doc ? this.#item(doc) : null;
   }
 
@@ -151,7 +151,7 @@ export class AgentStateStore extends BaseStore {
       // A plain id names its labels: skip other namespaces without reading the body.
       if (!d.id.startsWith('%') && prefix.length > 0 && !startsWith(d.id.split('#').slice(0, -1), prefix))
         continue;
-      const doc = await this.instance.backend.docs.get(STORE_KIND, d.id);
+      const doc = await this.instance.docs.find(STORE_KIND, d.id);
       const item = doc && this.#item(doc);
       if (item && startsWith(item.namespace, prefix)) out.push(item);
     }
@@ -195,7 +195,7 @@ export class AgentStateStore extends BaseStore {
     const id = storeItemId(ns, key);
     const o = this.#options;
     for (let attempt = 1; ; attempt++) {
-      const doc = await this.instance.backend.docs.get(STORE_KIND, id);
+      const doc = await this.instance.docs.find(STORE_KIND, id);
       if (!doc && op.value === null) return;
       try {
         await this.instance.docs.commit({

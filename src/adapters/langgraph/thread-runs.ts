@@ -129,7 +129,7 @@ export class ThreadRun {
     next: (cur: RunsBody, now: number) => RunsBody | null,
     reason: string,
   ): Promise<{ wrote: boolean; body: RunsBody; conflict: boolean }> {
-    const doc = await this.#inst.backend.docs.get(RUNS_KIND, this.#id);
+    const doc = await this.#inst.docs.find(RUNS_KIND, this.#id);
     const now = Date.now();
     const cur = liveOf(doc?.body, this.#thread, this.#ns, now);
     const body = next(cur, now);

@@ -151,7 +151,7 @@ export class AgentStateSession implements Session {
   }
 
   async #control(): Promise<Control> {
-    const d = await this.instance.backend.docs.get(SESSION_KIND, this.#docId);
+    const d = await this.instance.docs.find(SESSION_KIND, this.#docId);
     if (!d) return { version: 0, cleared_after: 0, popped: [] };
     return {
       version: d.version,
