@@ -305,31 +305,27 @@ export interface DocumentBackend {
   prune(kind: string, id: string, keep: number): Promise<number>;
 }
 
-/** A work item row as stored (times in epoch ms), for moving an instance between backends. */
-export interface WorkItemRowDump {
-  id: string;
-  title: string;
-  kind: string | null;
-  status: WorkItemStatus;
-  priority: number;
-  payload: Json;
-  notes: JsonObject;
-  result: Json;
-  error: string | null;
-  attempts: number;
-  max_attempts: number;
-  lease_owner: string | null;
+/** A work item's times: ISO-8601 strings in a `WorkItem`, epoch milliseconds as stored. */
+type WorkItemTimes =
+  | 'lease_expires_at'
+  | 'claimed_at'
+  | 'not_before'
+  | 'created_at'
+  | 'updated_at'
+  | 'resolved_at';
+
+/**
+ * A work item row as stored (times in epoch ms), for moving an instance between backends: a `WorkItem`
+ * without what reads derive (`blocked_on_failure`).
+ */
+export type WorkItemRowDump = Omit<WorkItem, WorkItemTimes | 'blocked_on_failure'> & {
   lease_expires_at: number | null;
   claimed_at: number | null;
-  blocked_by: string[];
   not_before: number | null;
-  idempotency_key: string | null;
   created_at: number;
   updated_at: number;
   resolved_at: number | null;
-  on_blocker_failure: BlockerFailurePolicy;
-  cascaded_from: string | null;
-}
+};
 
 export interface DocumentRowDump {
   kind: string;

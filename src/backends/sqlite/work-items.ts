@@ -9,6 +9,7 @@ import type {
   ResolveQuery,
   RetryQuery,
   WorkItemBackend,
+  WorkItemRowDump,
 } from '../../core/backend.js';
 import { claimOrder, workItemFromRow } from '../../core/rows.js';
 import type { Json, JsonObject, StatusCounts, WorkItem, WorkItemStatus } from '../../core/types.js';
@@ -43,30 +44,13 @@ import { InvalidInputError } from '../../errors.js';
 import type { SqliteConnection } from './connection.js';
 import { insertEvents } from './events.js';
 
-interface WorkItemRow {
-  id: string;
-  title: string;
-  kind: string | null;
-  status: WorkItemStatus;
-  priority: number;
+/** A work_items row as SQLite holds it: the portable row, with its JSON columns as text. */
+type WorkItemRow = Omit<WorkItemRowDump, 'payload' | 'notes' | 'result' | 'blocked_by'> & {
   payload: string;
   notes: string;
   result: string;
-  error: string | null;
-  attempts: number;
-  max_attempts: number;
-  lease_owner: string | null;
-  lease_expires_at: number | null;
-  claimed_at: number | null;
   blocked_by: string;
-  not_before: number | null;
-  idempotency_key: string | null;
-  created_at: number;
-  updated_at: number;
-  resolved_at: number | null;
-  on_blocker_failure: 'wait' | 'cascade';
-  cascaded_from: string | null;
-}
+};
 
 export function toWorkItem(r: WorkItemRow): WorkItem {
   return workItemFromRow({
