@@ -1,5 +1,6 @@
 // The storage interface every backend implements; the core and the edges know only this.
 import type { AgentStateError } from '../errors.js';
+import type { HashedEventFields } from './hash.js';
 import type {
   ActorKind,
   BlockerFailurePolicy,
@@ -116,18 +117,8 @@ export interface EventQuery {
   reverse: boolean;
 }
 
-/** The raw stored form of an event, as the hash covers it. */
-export interface StoredEvent {
-  position: number;
-  stream: string;
-  stream_seq: number;
-  type: string;
-  data: string;
-  actor: string | null;
-  correlation_id: string | null;
-  causation_id: string | null;
-  work_item_id: string | null;
-  created_at: number;
+/** The raw stored form of an event: the fields its hash covers, the previous event's hash, and its own. */
+export interface StoredEvent extends HashedEventFields {
   prev_hash: string;
   hash: string;
 }
@@ -235,7 +226,19 @@ export interface EventBackend {
 }
 
 /** A validated write, ready for the conditional statement. */
-export interface DocumentWrite {
+/** Who wrote a version and why, as its history entry keeps it. */
+export interface CommitAttribution {
+  actor: string;
+  actor_kind: ActorKind;
+  provenance: Provenance | null;
+  write_id: string | null;
+  /** Hash of the request payload, to tell a retry from a reuse of the write id. */
+  request_hash: string;
+  reason: string | null;
+  override: Override | null;
+}
+
+export interface DocumentWrite extends CommitAttribution {
   kind: string;
   id: string;
   expected_version: number;
@@ -254,14 +257,6 @@ export interface DocumentWrite {
   body_text?: string;
   content_hash: string;
   noop: boolean;
-  actor: string;
-  actor_kind: ActorKind;
-  provenance: Provenance | null;
-  write_id: string | null;
-  /** Hash of the request payload, to tell a retry from a reuse of the write id. */
-  request_hash: string;
-  reason: string | null;
-  override: Override | null;
   forked_from: { kind: string; id: string; version: number } | null;
   now: number;
   /** Keep only the newest N versions of history (null: keep all). Never removes the latest. */
@@ -338,7 +333,7 @@ export interface DocumentRowDump {
   updated_at: number;
 }
 
-export interface HistoryRowDump {
+export interface HistoryRowDump extends CommitAttribution {
   kind: string;
   id: string;
   seq: number;
@@ -347,13 +342,6 @@ export interface HistoryRowDump {
   noop: boolean;
   body: JsonObject | null;
   content_hash: string;
-  actor: string;
-  actor_kind: ActorKind;
-  provenance: Provenance | null;
-  write_id: string | null;
-  request_hash: string;
-  reason: string | null;
-  override: Override | null;
   created_at: number;
 }
 
