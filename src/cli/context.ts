@@ -189,6 +189,16 @@ export async function withInstance<T>(
   }
 }
 
+/** The options of a command that listens on the network (serve, mcp --http). */
+export interface ListenOpts {
+  port?: number;
+  bind?: string;
+  token?: string;
+  tlsCert?: string;
+  tlsKey?: string;
+  insecureHttp?: boolean;
+}
+
 /** The certificate and key `--tls-cert` / `--tls-key` name, read now (both or neither), for `command`. */
 export function tlsOf(
   cert: string | undefined,

@@ -8,16 +8,10 @@ import { instanceRoot } from '../instance/paths.js';
 import { listenError } from '../net/guards.js';
 import { resolveInstance } from '../service/instance-resolver.js';
 import { invoke } from '../service/invoke.js';
-import { type GlobalOpts, port, tlsOf } from './context.js';
+import { type GlobalOpts, type ListenOpts, port, tlsOf } from './context.js';
 
-interface McpOpts {
+interface McpOpts extends ListenOpts {
   http?: boolean;
-  port?: number;
-  bind?: string;
-  token?: string;
-  tlsCert?: string;
-  tlsKey?: string;
-  insecureHttp?: boolean;
   tools?: string;
   model?: string;
   worker?: string;

@@ -5,15 +5,9 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { resolveInstance } from '../service/instance-resolver.js';
-import { type GlobalOpts, port, tlsOf } from './context.js';
+import { type GlobalOpts, type ListenOpts, port, tlsOf } from './context.js';
 
-interface ServeOpts {
-  port?: number;
-  bind?: string;
-  token?: string;
-  tlsCert?: string;
-  tlsKey?: string;
-  insecureHttp?: boolean;
+interface ServeOpts extends ListenOpts {
   trustProxy?: boolean;
 }
 
