@@ -328,30 +328,18 @@ export function createServeApp(options: ServeAppOptions): { app: Hono<AppEnv>; c
 
 /** /mcp: the Streamable HTTP handler of `agentstate mcp --http`, for the instance `?instance=` names. */
 function mountMcp(app: Hono<AppEnv>, ctx: AppContext, closers: Array<() => Promise<void>>): void {
-  /** The MCP endpoint of each instance (src/mcp/serve.ts's McpEndpoint, loaded on first use). */
-  type Endpoint = {
-    fetch(request: Request, options?: { authInfo?: object }): Promise<Response>;
-    close(): Promise<void>;
-  };
-  const endpoints = new Map<string, Promise<Endpoint>>();
+  /** The MCP endpoint of each instance, made at its first request. */
+  const endpoints = new Map<string, import('../mcp/serve.js').McpEndpoint>();
   /** The MCP modules, loaded at the first /mcp request (the SDK is never loaded before). */
-  let modules:
-    | Promise<
-        [
-          typeof import('../mcp/index.js'),
-          typeof import('../mcp/server.js'),
-          typeof import('../mcp/reserved-arguments.js'),
-        ]
-      >
-    | undefined;
-  const loadModules = () =>
-    (modules ??= Promise.all([
+  const load = () =>
+    Promise.all([
       import('../mcp/index.js'),
       import('../mcp/server.js'),
       import('../mcp/reserved-arguments.js'),
-    ]));
+    ]);
+  let modules: ReturnType<typeof load> | undefined;
   closers.push(async () => {
-    for (const p of endpoints.values()) await p.then((e) => e.close()).catch(() => {});
+    for (const e of endpoints.values()) await e.close().catch(() => {});
   });
   app.all('/mcp', async (c) => {
     if (!originAllowed(c.req.header('origin'), c.req.header('host'))) {
@@ -362,11 +350,12 @@ function mountMcp(app: Hono<AppEnv>, ctx: AppContext, closers: Array<() => Promi
     }
     const inst = await instanceOf(c, ctx.registry);
     const key = `${inst.host}/${inst.name}`;
-    const [m, { authInfoOf }, { reservedArgumentReply }] = await loadModules();
-    let p = endpoints.get(key);
-    if (!p) {
-      p = Promise.resolve(m.mcpEndpoint(m.createAgentStateMcp({ instance: inst })));
-      endpoints.set(key, p);
+    modules ??= load();
+    const [m, { authInfoOf }, { reservedArgumentReply }] = await modules;
+    let endpoint = endpoints.get(key);
+    if (!endpoint) {
+      endpoint = m.mcpEndpoint(m.createAgentStateMcp({ instance: inst }));
+      endpoints.set(key, endpoint);
     }
     let request = c.req.raw;
     if (c.req.method === 'POST') {
@@ -382,7 +371,7 @@ function mountMcp(app: Hono<AppEnv>, ctx: AppContext, closers: Array<() => Promi
       if (refused !== null) return c.json(refused);
       request = new Request(c.req.url, { method: 'POST', headers: c.req.raw.headers, body: text });
     }
-    return (await p).fetch(request, { authInfo: authInfoOf(c.get('caller').principal) });
+    return endpoint.fetch(request, { authInfo: authInfoOf(c.get('caller').principal) });
   });
 }
 

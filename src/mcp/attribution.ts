@@ -1,6 +1,5 @@
 // Who a write through MCP is recorded as: the session's actor with actor_kind `model` and a provenance record
 // built from what the server knows (client, session, request, the host's model id) plus what the call passed.
-
 import { ownsWorker } from '../auth/access.js';
 import type { ActorKind, Json } from '../core/types.js';
 import { InvalidInputError, PermissionDeniedError } from '../errors.js';

@@ -24,7 +24,6 @@ import {
 } from '../net/guards.js';
 import { reservedArgumentReply } from './reserved-arguments.js';
 import { type AgentStateMcp, authInfoOf } from './server.js';
-
 import { jsonRpcLines } from './stdio-lines.js';
 
 /**

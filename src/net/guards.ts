@@ -154,17 +154,11 @@ export function serverOptions(limits: Readonly<ConnectionLimits> = CONNECTION_LI
   };
 }
 
-/**
- * Applies `limits` to a server created with `serverOptions(limits)`: the deadlines again (a server created
- * without them gets all but the check interval) and the connection cap.
- */
+/** The connection cap of `limits` (a server takes its deadlines at creation: `serverOptions`). */
 export function limitConnections(
   server: HttpServer,
   limits: Readonly<ConnectionLimits> = CONNECTION_LIMITS,
 ): void {
-  server.keepAliveTimeout = limits.idleMs;
-  server.headersTimeout = limits.headersMs;
-  server.requestTimeout = limits.requestMs;
   server.maxConnections = limits.maxConnections;
 }
 
