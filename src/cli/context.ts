@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import { parseJsonInput } from '../core/input.js';
-import { parseDuration, parseIsoTime } from '../core/time.js';
+import { parseDuration } from '../core/time.js';
 import type { Json } from '../core/types.js';
 import { InvalidInputError } from '../errors.js';
 import { type Instance, openInstance } from '../instance/instance.js';
@@ -130,21 +130,6 @@ export function duration(flag: string) {
   return (v: string): number => {
     try {
       return parseDuration(v, flag);
-    } catch (err) {
-      throw new InvalidArgumentError((err as Error).message);
-    }
-  };
-}
-
-/** `--not-before`: an ISO-8601 time, or a duration from now (`5m`), as an ISO-8601 time. */
-export function timeOrOffset(flag: string, now: () => number = Date.now) {
-  return (v: string): string => {
-    try {
-      if (/^\d{4}-/.test(v.trim())) {
-        parseIsoTime(v, flag);
-        return v;
-      }
-      return new Date(now() + parseDuration(v, flag)).toISOString();
     } catch (err) {
       throw new InvalidArgumentError((err as Error).message);
     }

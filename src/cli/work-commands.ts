@@ -3,7 +3,7 @@
 import { type Command, Option } from 'commander';
 import { parseJsonInput } from '../core/input.js';
 import { ACTOR_KINDS, type WorkItem } from '../core/types.js';
-import { duration, given, int, json, list, runCommand, timeOrOffset } from './context.js';
+import { duration, given, int, json, list, runCommand } from './context.js';
 import { formatItem } from './format.js';
 
 const items = (list: WorkItem[], empty: string) =>
@@ -20,11 +20,7 @@ export function addWorkCommands(program: Command): void {
     .option('--payload <json>', 'JSON payload', json('--payload'))
     .option('--key <key>', 'idempotency key: a retried enqueue returns the existing item')
     .option('-b, --blocked-by <ids>', 'ids that must be done first (comma-separated or repeated)', list)
-    .option(
-      '--not-before <time>',
-      'not claimable before this ISO-8601 time, or this long from now (e.g. 5m)',
-      timeOrOffset('--not-before'),
-    )
+    .option('--not-before <time>', 'not claimable before this ISO-8601 time, or this long from now (e.g. 5m)')
     .option(
       '--max-attempts <n>',
       'attempts before an expiring lease fails the item [default: 3]',

@@ -10,7 +10,7 @@ import {
   ValidationFailedError,
 } from '../errors.js';
 import type { DocumentWrite, NewEvent, NewWorkItem, StatusChange, StoreBackend } from './backend.js';
-import { checkInput, type InputSpec, LIMITS, RESERVED_KEYS } from './input.js';
+import { checkInput, type InputSpec, LIMITS, RESERVED_KEYS, storedObject } from './input.js';
 import { applyMergePatch, canonicalJson, cloneJson, getPath, sha256 } from './json.js';
 import type { CommitContext, CommitEffects, KindDefinition } from './kind.js';
 import type { Clock } from './time.js';
@@ -57,6 +57,17 @@ export interface DocumentStoreContext {
 
 const NAME = { type: 'name', required: true } as const;
 
+/** A call of a kind's operation on a document: what it is given and who asks (escalate, apply). */
+const KIND_CALL_REST = {
+  args: { type: 'object' },
+  actor: { type: 'name' },
+  actor_kind: { type: 'string', enum: ACTOR_KINDS },
+  role: { type: 'name' },
+  provenance: { type: 'object' },
+  reason: { type: 'text' },
+} as const;
+const KIND_CALL = { kind: NAME, id: NAME, ...KIND_CALL_REST } as const;
+
 export const DOC_INPUTS = {
   commit: {
     kind: NAME,
@@ -98,15 +109,15 @@ export const DOC_INPUTS = {
   project: { kind: NAME, id: NAME, paths: { type: 'names', required: true } },
   list: { kind: { type: 'name' }, limit: { type: 'int', min: 1, max: 100_000 } },
   prune: { kind: NAME, id: NAME, keep: { type: 'int', required: true, min: 1 } },
-  escalate: {
+  escalate: KIND_CALL,
+  apply: { kind: NAME, id: NAME, operation: NAME, ...KIND_CALL_REST },
+  validate: {
     kind: NAME,
     id: NAME,
-    args: { type: 'object' },
+    body: { type: 'object', required: true },
     actor: { type: 'name' },
     actor_kind: { type: 'string', enum: ACTOR_KINDS },
     role: { type: 'name' },
-    provenance: { type: 'object' },
-    reason: { type: 'text' },
   },
 } satisfies Record<string, InputSpec>;
 
@@ -738,14 +749,7 @@ export class DocumentStore {
     actor_kind?: CommitInput['actor_kind'];
     role?: string;
   }): Promise<{ kind: string; id: string; ok: true; checked_against: number }> {
-    const i = checkInput<typeof input>('validate', input, {
-      kind: NAME,
-      id: NAME,
-      body: { type: 'object', required: true },
-      actor: { type: 'name' },
-      actor_kind: { type: 'string', enum: ACTOR_KINDS },
-      role: { type: 'name' },
-    });
+    const i = checkInput<typeof input>('validate', input, DOC_INPUTS.validate);
     const kinds = await this.#loadKinds();
     const kind = kinds.get(i.kind);
     kind.checkId?.(i.id);
@@ -775,6 +779,10 @@ export class DocumentStore {
    * @example await inst.docs.apply({ kind: 'workflow-sessions', id: 'deploy', operation: 'set-phase', args: { phase: 'build' } })
    */
   async apply(input: ApplyInput): Promise<CommitResult> {
+    return this.#apply(checkInput<ApplyInput>('apply', input, DOC_INPUTS.apply));
+  }
+
+  async #apply(input: ApplyInput): Promise<CommitResult> {
     const kind = (await this.#loadKinds()).get(input.kind);
     const op = kind.operations?.find((o) => o.name === input.operation);
     if (!op) {
@@ -793,17 +801,21 @@ export class DocumentStore {
         actor,
         role: input.role ?? null,
       });
-      return this.commit({
-        kind: input.kind,
-        id: input.id,
-        expected_version: current?.version ?? 0,
-        body: next,
-        actor,
-        ...(input.actor_kind === undefined ? {} : { actor_kind: input.actor_kind }),
-        ...(input.role === undefined ? {} : { role: input.role }),
-        ...(input.provenance === undefined ? {} : { provenance: input.provenance }),
-        reason: input.reason ?? `${op.name}`,
-      });
+      // The caller's fields were checked; the body is the kind's, held to the store's JSON rule as written.
+      return this.#commit(
+        {
+          kind: input.kind,
+          id: input.id,
+          expected_version: current?.version ?? 0,
+          body: storedObject(op.name, 'body', next) as JsonObject,
+          actor,
+          ...(input.actor_kind === undefined ? {} : { actor_kind: input.actor_kind }),
+          ...(input.role === undefined ? {} : { role: input.role }),
+          ...(input.provenance === undefined ? {} : { provenance: input.provenance }),
+          reason: input.reason ?? `${op.name}`,
+        },
+        null,
+      );
     });
   }
 
@@ -824,7 +836,7 @@ export class DocumentStore {
       );
     }
     const { args, ...rest } = i;
-    const commit = await this.apply({ ...rest, operation: 'escalate', args: args ?? {} });
+    const commit = await this.#apply({ ...rest, operation: 'escalate', args: args ?? {} });
     return { ...commit, decisions: await this.#waitingDecisions(i.kind, i.id) };
   }
 
@@ -867,7 +879,12 @@ export class DocumentStore {
 
   /** The latest version, or the one asked for; NOT_FOUND (pruned: true for retention) otherwise. */
   async get(input: { kind: string; id: string; version?: number }): Promise<DocumentRecord> {
-    const i = checkInput<{ kind: string; id: string; version?: number }>('get', input, DOC_INPUTS.get);
+    return this.#get(
+      checkInput<{ kind: string; id: string; version?: number }>('get', input, DOC_INPUTS.get),
+    );
+  }
+
+  async #get(i: { kind: string; id: string; version?: number }): Promise<DocumentRecord> {
     const latest = await this.#backend.docs.get(i.kind, i.id);
     if (!latest) throw new NotFoundError(`${i.kind}/${i.id} not found`, { kind: i.kind, id: i.id });
     if (i.version === undefined || i.version === latest.version) return latest;
@@ -969,10 +986,10 @@ export class DocumentStore {
       input,
       DOC_INPUTS.diff,
     );
-    const latest = await this.get({ kind: i.kind, id: i.id });
+    const latest = await this.#get({ kind: i.kind, id: i.id });
     const to = i.to ?? latest.version;
     const body = async (v: number) =>
-      v === 0 ? {} : (await this.get({ kind: i.kind, id: i.id, version: v })).body;
+      v === 0 ? {} : (await this.#get({ kind: i.kind, id: i.id, version: v })).body;
     const patch = jsonPatch().compare(await body(i.from), await body(to)) as JsonPatchOp[];
     return { kind: i.kind, id: i.id, from: i.from, to, patch };
   }
@@ -991,7 +1008,7 @@ export class DocumentStore {
     reason?: string;
   }): Promise<CommitResult> {
     const i = checkInput<typeof input>('fork', input, DOC_INPUTS.fork);
-    const src = await this.get({
+    const src = await this.#get({
       kind: i.kind,
       id: i.id,
       ...(i.version === undefined ? {} : { version: i.version }),
@@ -1019,7 +1036,7 @@ export class DocumentStore {
     missing: string[];
   }> {
     const i = checkInput<{ kind: string; id: string; paths: string[] }>('project', input, DOC_INPUTS.project);
-    const doc = await this.get({ kind: i.kind, id: i.id });
+    const doc = await this.#get({ kind: i.kind, id: i.id });
     const values: Record<string, Json> = {};
     const missing: string[] = [];
     for (const p of i.paths) {

@@ -45,10 +45,10 @@ export const READ_INPUT = {
   after: { type: 'int', min: 0 },
   until: { type: 'int', min: 0 },
   stream: { type: 'name' },
-  type: { type: 'json' },
+  type: { type: 'name', many: 100 },
   work_item_id: { type: 'name' },
-  since: { type: 'string' },
-  before: { type: 'string' },
+  since: { type: 'time' },
+  before: { type: 'time' },
   limit: { type: 'int', min: 1, max: 100_000 },
   reverse: { type: 'bool' },
 } as const;
@@ -168,9 +168,6 @@ export class EventLog {
   #query(input: ReadEventsInput): EventQuery {
     const i = checkInput<ReadEventsInput>('read', input, READ_INPUT);
     const types = i.type === undefined ? null : Array.isArray(i.type) ? i.type : [i.type];
-    if (types?.some((t) => typeof t !== 'string')) {
-      throw new InvalidInputError('read: type must be a string or an array of strings', { field: 'type' });
-    }
     const now = this.#clock();
     return {
       after: i.after ?? 0,

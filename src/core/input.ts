@@ -2,9 +2,10 @@
 //
 // A JSON Schema validator (ajv) costs ~70 ms to load and compile, which would double the start-up of
 // every workflow subprocess; these inputs are flat, so a small declarative checker does the job.
+import { channel } from 'node:diagnostics_channel';
 import { InvalidInputError } from '../errors.js';
 import { toPointer } from './json.js';
-import { parseIsoTime } from './time.js';
+import { parseTime } from './time.js';
 import type { Json } from './types.js';
 
 /** Size limits on inputs; larger values are refused with INVALID_INPUT. Documented in docs/concepts.md (Limits). */
@@ -38,6 +39,8 @@ export interface FieldSpec {
   min?: number;
   max?: number;
   enum?: readonly string[];
+  /** The field holds one such value, or an array of at most this many (a filter by several statuses). */
+  many?: number;
 }
 
 export type InputSpec = Record<string, FieldSpec>;
@@ -315,8 +318,33 @@ function jsonField(op: string, field: string, v: unknown): unknown {
   return stored.value;
 }
 
+/**
+ * A JSON object as the store keeps it (`toStoredJson`), within the size limit: the store's JSON rule for a
+ * value the store's own code produced from checked input (a kind operation's new body), which is written
+ * but is nobody's input. Throws INVALID_INPUT naming `field`.
+ */
+export function storedObject(op: string, field: string, v: unknown): Record<string, unknown> {
+  const stored = jsonField(op, field, v);
+  if (typeof stored !== 'object' || stored === null || Array.isArray(stored))
+    fail(op, field, `must be a JSON object, got ${typeName(stored)}`);
+  return stored as Record<string, unknown>;
+}
+
 /** Checks one field; returns the value to use (a JSON field as it is stored, anything else as given). */
 function checkField(op: string, field: string, v: unknown, spec: FieldSpec): unknown {
+  if (spec.many !== undefined && Array.isArray(v)) {
+    if (v.length > spec.many) fail(op, field, `has more than ${spec.many} entries`);
+    const one: FieldSpec = { ...spec, many: undefined };
+    for (const [i, x] of v.entries()) {
+      try {
+        checkField(op, `${field}[${i}]`, x, one);
+      } catch (err) {
+        // The message names the entry; the details name the field, as for a single value.
+        throw new InvalidInputError((err as Error).message, { field, operation: op });
+      }
+    }
+    return v;
+  }
   if (v === null) {
     if (spec.nullable || spec.type === 'json') return v;
     fail(op, field, 'must not be null');
@@ -348,13 +376,9 @@ function checkField(op: string, field: string, v: unknown, spec: FieldSpec): unk
       return v;
     case 'json':
       return jsonField(op, field, v);
-    case 'object': {
+    case 'object':
       // Checked as stored: a Date is a string, not an object.
-      const stored = jsonField(op, field, v);
-      if (typeof stored !== 'object' || stored === null || Array.isArray(stored))
-        fail(op, field, `must be a JSON object, got ${typeName(stored)}`);
-      return stored;
-    }
+      return storedObject(op, field, v);
     case 'names': {
       if (!Array.isArray(v)) fail(op, field, `must be an array of strings, got ${typeName(v)}`);
       if (v.length > LIMITS.blockedBy) fail(op, field, `has more than ${LIMITS.blockedBy} entries`);
@@ -362,15 +386,13 @@ function checkField(op: string, field: string, v: unknown, spec: FieldSpec): unk
       return v;
     }
     case 'time': {
-      if (typeof v !== 'string') fail(op, field, `must be an ISO-8601 time string, got ${typeName(v)}`);
+      if (typeof v !== 'string')
+        fail(op, field, `must be an ISO-8601 time or a duration such as 5m, got ${typeName(v)}`);
+      if (v.length > LIMITS.title) fail(op, field, `is longer than ${LIMITS.title} characters`);
       try {
-        parseIsoTime(v, field);
+        parseTime(v, field, 0);
       } catch (err) {
-        fail(
-          op,
-          field,
-          `must be an ISO-8601 time, got ${JSON.stringify(v)}: ${(err as Error).message.split(': ').pop()}`,
-        );
+        fail(op, field, (err as Error).message.slice(field.length + 1));
       }
       return v;
     }
@@ -385,6 +407,73 @@ function checkField(op: string, field: string, v: unknown, spec: FieldSpec): unk
  */
 export function checkInput<T>(op: string, input: unknown, spec: InputSpec): T {
   if (input === undefined) input = {};
+  if (typeof input === 'object' && input !== null) {
+    const passedSpec = passed.get(input);
+    if (passedSpec !== undefined && satisfies(passedSpec, spec, input)) return input as T;
+  }
+  if (INPUT_CHECKS.hasSubscribers) INPUT_CHECKS.publish({ operation: op });
+  return checkFields<T>(op, input, spec);
+}
+
+/**
+ * Checks an input once for a caller that hands it on (the operation table, a workflow process): a shallow
+ * copy that passed `spec`, marked so that the public method it is handed to (`checkInput` with this spec, or
+ * one whose fields it passed with the same field specs) takes it as checked instead of checking it again.
+ * The copy belongs to the caller of `checkedCommand`, so nobody else can change it between the check and
+ * its use; it is frozen.
+ */
+export function checkedCommand<T>(op: string, input: unknown, spec: InputSpec): Readonly<T> {
+  if (input !== undefined && typeof input === 'object' && input !== null) {
+    const passedSpec = passed.get(input);
+    if (passedSpec !== undefined && satisfies(passedSpec, spec, input)) return input as T;
+  }
+  const checked = checkInput<Record<string, unknown>>(op, input, spec);
+  const command = Object.freeze({ ...checked });
+  passed.set(command, spec);
+  return command as T;
+}
+
+/**
+ * Every check of an operation's input publishes `{ operation }` on this channel (`node:diagnostics_channel`,
+ * free when nobody subscribes): tests count the checks of one call with it (each input is checked once), and
+ * tracing can see them.
+ */
+export const INPUT_CHECKS = channel('agentstate:input-check');
+
+/** Commands `checkedCommand` made, with the spec each passed. */
+const passed = new WeakMap<object, InputSpec>();
+const satisfied = new WeakMap<InputSpec, WeakMap<InputSpec, boolean>>();
+
+/**
+ * Whether `input`, which passed `checked`, passes `wanted` without looking at its values: every field
+ * `wanted` requires, `checked` required too, and each field it may hold (or, failing that, each it holds)
+ * has the same field spec in `wanted` (one object, so the same rules).
+ */
+function satisfies(checked: InputSpec, wanted: InputSpec, input: object): boolean {
+  if (checked === wanted) return true;
+  let known = satisfied.get(checked);
+  let ok = known?.get(wanted);
+  if (ok === undefined) {
+    ok = true;
+    for (const field of Object.keys(checked)) if (wanted[field] !== checked[field]) ok = false;
+    for (const field of Object.keys(wanted)) {
+      if (wanted[field]!.required && !checked[field]?.required) ok = false;
+    }
+    if (!known) {
+      known = new WeakMap();
+      satisfied.set(checked, known);
+    }
+    known.set(wanted, ok);
+  }
+  if (ok) return true;
+  for (const field of Object.keys(wanted))
+    if (wanted[field]!.required && !checked[field]?.required) return false;
+  for (const field of Object.keys(input))
+    if (wanted[field] === undefined || wanted[field] !== checked[field]) return false;
+  return true;
+}
+
+function checkFields<T>(op: string, input: unknown, spec: InputSpec): T {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
     throw new InvalidInputError(`${op}: input must be a JSON object, got ${typeName(input)}`, {
       operation: op,

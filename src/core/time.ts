@@ -108,14 +108,26 @@ export function parseIsoTime(value: string, field: string): number {
 }
 
 /**
- * Parses an ISO-8601 time, or a duration before now such as `24h`, `30m`, `7d`, into epoch ms.
+ * The one time grammar of every time input (`not_before`, `since`, `before`, `until`): an ISO-8601 date or
+ * date-time, or a duration (`parseDuration`) counted from `now` — back for a bound of the past (`ago`: since
+ * `24h`), forward for a time to come (`ahead`: not before `5m`). Returns epoch ms.
  * @example parseTime('2026-11-30T10:00:00Z', 'since') // 1796032800000
+ * @example parseTime('5m', 'not_before', now, 'ahead') // now + 300000
  */
-export function parseTime(value: string, field: string, now: number = Date.now()): number {
-  if (/^\d/.test(value.trim()) && !/^\d{4}-/.test(value.trim())) return now - parseDuration(value, field);
+export function parseTime(
+  value: string,
+  field: string,
+  now: number = Date.now(),
+  direction: 'ago' | 'ahead' = 'ago',
+): number {
+  const v = value.trim();
+  if (/^\d/.test(v) && !/^\d{4}-/.test(v)) {
+    const ms = parseDuration(value, field);
+    return direction === 'ago' ? now - ms : now + ms;
+  }
   if (!/^\d{4}-\d{2}-\d{2}/.test(value)) {
     throw new InvalidInputError(
-      `${field} must be an ISO-8601 time or a duration like 24h, got ${JSON.stringify(value)}`,
+      `${field} must be an ISO-8601 time or a duration such as 5m or 24h, got ${JSON.stringify(value)}`,
       { field },
     );
   }

@@ -92,6 +92,11 @@ export interface EnqueueInput {
   actor_kind?: ActorKind;
 }
 
+/** Retrying several items with one reason (`retryMany`'s object form, the operation `retry_many`). */
+export interface RetryManyInput extends Omit<RetryInput, 'id'> {
+  ids: string[];
+}
+
 export interface RetryInput {
   id: string;
   reason?: string;

@@ -5,7 +5,7 @@ import { type CoalesceOptions, Coalescer, DEFAULT_COALESCE } from './coalesce.js
 import { itemEvent } from './event-log.js';
 import { newId } from './ids.js';
 import { checkInput, type InputSpec, LIMITS } from './input.js';
-import type { Clock } from './time.js';
+import { type Clock, parseTime } from './time.js';
 import {
   ACTOR_KINDS,
   type ActorKind,
@@ -21,6 +21,7 @@ import {
   type ReleaseInput,
   type ResolveInput,
   type RetryInput,
+  type RetryManyInput,
   type StatusCounts,
   WORK_ITEM_STATUSES,
   type WorkItem,
@@ -61,6 +62,12 @@ export const WORK_INPUTS = {
   },
   retry: {
     id: { type: 'name', required: true },
+    reason: { type: 'text' },
+    actor: { type: 'name' },
+    actor_kind: KIND,
+  },
+  retry_many: {
+    ids: { type: 'names', required: true },
     reason: { type: 'text' },
     actor: { type: 'name' },
     actor_kind: KIND,
@@ -112,7 +119,7 @@ export const WORK_INPUTS = {
   },
   get: { id: { type: 'name', required: true } },
   list: {
-    status: { type: 'json' },
+    status: { type: 'string', enum: WORK_ITEM_STATUSES, many: WORK_ITEM_STATUSES.length },
     kind: { type: 'name' },
     limit: { type: 'int', min: 1, max: 100_000 },
     ready: { type: 'bool' },
@@ -140,7 +147,7 @@ export function normalizeEnqueue(raw: EnqueueInput, now: number, defaultActor: s
     payload: i.payload ?? null,
     idempotency_key: i.idempotency_key ?? null,
     blocked_by: [...new Set(i.blocked_by ?? [])],
-    not_before: i.not_before ? Date.parse(i.not_before) : null,
+    not_before: i.not_before ? parseTime(i.not_before, 'not_before', now, 'ahead') : null,
     max_attempts: i.max_attempts ?? DEFAULT_MAX_ATTEMPTS,
     on_blocker_failure: i.on_blocker_failure ?? 'wait',
     created_at: now,
@@ -260,8 +267,8 @@ export class WorkQueue {
    * Expired leases are reclaimed first.
    */
   async claim(input: ClaimInput = {}): Promise<WorkItem | null> {
-    if (this.#coalesce && (input as ClaimInput | null)?.id === undefined) {
-      const i = checkInput<ClaimInput>('claim', input, WORK_INPUTS.claim);
+    const i = checkInput<ClaimInput>('claim', input, WORK_INPUTS.claim);
+    if (this.#coalesce && i.id === undefined) {
       if ((i.limit ?? 1) === 1) {
         // Overlapping claims on this handle are served by one claimMany, one item to each.
         return this.#claimer(i.kind ?? null).submit({
@@ -271,13 +278,16 @@ export class WorkQueue {
         });
       }
     }
-    const [item] = await this.claimMany({ ...input, limit: 1 });
+    const [item] = await this.#claimMany({ ...i, limit: 1 });
     return item ?? null;
   }
 
   /** Claims up to `limit` ready items in one statement (one work_items_claimed event for two or more). */
   async claimMany(input: ClaimInput = {}): Promise<WorkItem[]> {
-    const i = checkInput<ClaimInput>('claim', input, WORK_INPUTS.claim);
+    return this.#claimMany(checkInput<ClaimInput>('claim', input, WORK_INPUTS.claim));
+  }
+
+  #claimMany(i: ClaimInput): Promise<WorkItem[]> {
     return this.#backend.work.claim({
       claimers: [
         {
@@ -314,8 +324,8 @@ export class WorkQueue {
    * document asked for is answered with `actor_kind: 'human'` and `actor` (who answered).
    */
   async resolve(input: ResolveInput): Promise<WorkItem> {
-    if ((input as Partial<ResolveInput> | null)?.actor_kind === 'human') {
-      const i = checkInput<ResolveInput>('resolve', input, WORK_INPUTS.resolve);
+    const i = checkInput<ResolveInput>('resolve', input, WORK_INPUTS.resolve);
+    if (i.actor_kind === 'human') {
       const current = await this.#backend.work.get(i.id);
       if (current && ownerOf(current) && this.#ctx.answer) {
         if (i.actor === undefined) {
@@ -334,10 +344,10 @@ export class WorkQueue {
     }
     if (this.#resolves) {
       // Overlapping resolves on this handle go in one transaction, each answered on its own.
-      const q = this.#resolveQueries([input])[0]!;
+      const q = this.#resolveQueries([i])[0]!;
       return this.#resolves.submit(q).catch((err: unknown) => this.#repeatedResolve(err, q));
     }
-    const [item] = await this.resolveMany([input]);
+    const [item] = await this.#resolveMany(this.#resolveQueries([i]));
     return item as WorkItem;
   }
 
@@ -368,7 +378,14 @@ export class WorkQueue {
         },
       );
     }
-    const qs = this.#resolveQueries(inputs);
+    return this.#resolveMany(
+      this.#resolveQueries(
+        inputs.map((input) => checkInput<ResolveInput>('resolve', input, WORK_INPUTS.resolve)),
+      ),
+    );
+  }
+
+  async #resolveMany(qs: ResolveQuery[]): Promise<WorkItem[]> {
     if (qs.length === 0) return [];
     // Resolves retried after they finished items waiting for a human get those items as they are; the
     // rest of the batch runs again without them (all or nothing still holds for the rest).
@@ -389,11 +406,11 @@ export class WorkQueue {
     }
   }
 
-  #resolveQueries(inputs: ResolveInput[]): ResolveQuery[] {
+  /** The backend's queries of resolves already checked. */
+  #resolveQueries(checked: ResolveInput[]): ResolveQuery[] {
     const now = this.#ctx.clock();
     const seen = new Set<string>();
-    return inputs.map((input) => {
-      const i = checkInput<ResolveInput>('resolve', input, WORK_INPUTS.resolve);
+    return checked.map((i) => {
       if (seen.has(i.id)) {
         throw new InvalidInputError(`resolveMany names ${i.id} twice`, { field: 'id', id: i.id });
       }
@@ -525,16 +542,24 @@ export class WorkQueue {
   }
 
   /** Retries several items in one transaction: all of them or, if any one is refused, none. */
-  async retryMany(inputs: RetryInput[]): Promise<WorkItem[]> {
+  async retryMany(inputs: RetryInput[] | RetryManyInput): Promise<WorkItem[]> {
+    if (!Array.isArray(inputs) && typeof inputs === 'object' && inputs !== null) {
+      // One reason for several ids (the operation table's form): checked once, as a whole.
+      const { ids, ...rest } = checkInput<RetryManyInput>('retry_many', inputs, WORK_INPUTS.retry_many);
+      return this.#retryMany(ids.map((id) => ({ id, ...rest })));
+    }
     if (!Array.isArray(inputs) || inputs.length > LIMITS.claimLimit) {
       throw new InvalidInputError(`retryMany takes an array of at most ${LIMITS.claimLimit} retries`, {
         field: 'retries',
       });
     }
+    return this.#retryMany(inputs.map((input) => checkInput<RetryInput>('retry', input, WORK_INPUTS.retry)));
+  }
+
+  async #retryMany(checked: RetryInput[]): Promise<WorkItem[]> {
     const now = this.#ctx.clock();
     const seen = new Set<string>();
-    const qs = inputs.map((input) => {
-      const i = checkInput<RetryInput>('retry', input, WORK_INPUTS.retry);
+    const qs = checked.map((i) => {
       if (seen.has(i.id))
         throw new InvalidInputError(`retryMany names ${i.id} twice`, { field: 'id', id: i.id });
       seen.add(i.id);
@@ -573,9 +598,13 @@ export class WorkQueue {
     });
   }
 
-  /** The item, or NOT_FOUND. */
-  async get(id: string): Promise<WorkItem> {
-    checkInput('get', { id }, WORK_INPUTS.get);
+  /** The item, or NOT_FOUND. `id` or `{ id }` (the operation table's form). */
+  async get(input: string | { id: string }): Promise<WorkItem> {
+    const { id } = checkInput<{ id: string }>(
+      'get',
+      typeof input === 'string' ? { id: input } : input,
+      WORK_INPUTS.get,
+    );
     const item = await this.#backend.work.get(id);
     if (!item) throw new NotFoundError(`work item ${id} not found`, { id });
     return (await this.#withFailedBlockers([item]))[0]!;
@@ -628,9 +657,6 @@ export class WorkQueue {
   async list(input: ListInput & { ready?: boolean } = {}): Promise<WorkItem[]> {
     const i = checkInput<ListInput & { ready?: boolean }>('list', input, WORK_INPUTS.list);
     const statuses = i.status === undefined ? null : Array.isArray(i.status) ? i.status : [i.status];
-    for (const s of statuses ?? []) {
-      checkInput('list', { status: s }, { status: { type: 'string', enum: WORK_ITEM_STATUSES } });
-    }
     const items = await this.#backend.work.list({
       statuses,
       kind: i.kind ?? null,

@@ -16,7 +16,7 @@ export interface RetroInput {
   until?: string;
 }
 
-export const RETRO_INPUT = { since: { type: 'string' }, until: { type: 'string' } } as const;
+export const RETRO_INPUT = { since: { type: 'time' }, until: { type: 'time' } } as const;
 
 export interface RetroSummary {
   done: number;

@@ -36,7 +36,7 @@ export interface InvokeOptions {
  */
 export async function invoke(name: string, input: unknown = {}, opts: InvokeOptions = {}): Promise<unknown> {
   const op = getOperation(name);
-  const i = await validateInput(op, input);
+  const i = validateInput(op, input);
   const env = opts.env ?? process.env;
   const flags = opts.instance ?? {};
   const mode = op.instance ?? 'required';

@@ -39,6 +39,10 @@ const PORTABLE = '^[^\\u0000\\ud800-\\udfff]*$';
 const NAME = '^[^\\u0000-\\u001f\\u007f\\ud800-\\udfff]+$';
 
 function field(spec: FieldSpec): JsonSchema {
+  if (spec.many !== undefined) {
+    const one = field({ ...spec, many: undefined });
+    return { anyOf: [one, { type: 'array', items: one, maxItems: spec.many }] };
+  }
   const nullable = (s: JsonSchema): JsonSchema =>
     spec.nullable && s.type !== undefined ? { ...s, type: [s.type as string, 'null'] } : s;
   switch (spec.type) {
@@ -80,7 +84,8 @@ function field(spec: FieldSpec): JsonSchema {
         items: { type: 'string', minLength: 1, maxLength: LIMITS.name, pattern: NAME },
       });
     case 'time':
-      return nullable({ type: 'string', format: 'date-time', maxLength: LIMITS.title });
+      // The one time grammar (core/time.ts parseTime): ISO-8601, or a duration such as 5m counted from now.
+      return nullable({ type: 'string', minLength: 1, maxLength: LIMITS.title });
   }
 }
 

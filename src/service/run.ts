@@ -12,7 +12,7 @@ export async function execute(
   ctx: Omit<RunContext, 'prepared'> = {},
 ): Promise<unknown> {
   const o = op as unknown as Operation<unknown, unknown>;
-  const i = await validateInput(o, input);
+  const i = validateInput(o, input);
   const prepared = o.prepare ? await o.prepare(i, ctx.progress ? { progress: ctx.progress } : {}) : undefined;
   return o.run(inst as Instance, i, { ...ctx, prepared });
 }

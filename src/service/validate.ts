@@ -1,11 +1,11 @@
-// Validates an operation's input against its JSON Schema with ajv. The built package ships each
-// operation's validator precompiled (scripts/compile-validators.mjs: ajv standalone code), so a workflow
-// process pays neither ajv's load nor its compile (about 130 ms together); from sources the schemas are
-// compiled on first use. The core's own checker then runs on the same fields: it words the refusal (the
-// first bad field, as every edge has always said it) and applies what JSON Schema cannot say (the JSON
-// policy, byte sizes, calendar dates).
+// Checks an operation's input once, at the table. Every input schema of the table is generated from one of
+// the core's input specs (`inputSchema`), and the core's checker holds everything the schema says and what
+// JSON Schema cannot (the JSON policy, byte sizes, calendar dates, the time grammar), wording the refusal by
+// its first bad field: it is the one check. What it returns is a checked command (`checkedCommand`), which
+// the core's public method the operation hands it to takes without checking it again. A schema not built
+// from a spec (none in the table today) is checked by ajv, compiled on first use.
 import { createRequire } from 'node:module';
-import { checkInput } from '../core/input.js';
+import { checkedCommand } from '../core/input.js';
 import { InvalidInputError } from '../errors.js';
 import { type JsonSchema, specOf } from './json-schema.js';
 import type { Operation } from './operation.js';
@@ -23,7 +23,7 @@ export type Validator = ((data: unknown) => boolean) & {
 /** The ajv options the precompiled validators are built with too (keep the build script in step). */
 export const AJV_OPTIONS = { allErrors: false, strict: true, validateFormats: false, unicodeRegExp: true };
 
-const cache = new Map<string, Validator>();
+const cache = new WeakMap<JsonSchema, Validator>();
 let ajv: { compile(schema: object): Validator } | undefined;
 
 function compile(schema: JsonSchema): Validator {
@@ -36,16 +36,13 @@ function compile(schema: JsonSchema): Validator {
   return ajv.compile(schema);
 }
 
-/** The operation's validator: precompiled when the build made one, else compiled now (once). */
-async function validatorFor(op: Operation<never, unknown>): Promise<Validator> {
-  let v = cache.get(op.name);
-  if (v) return v;
-  try {
-    v = ((await import(`./validators/${op.name}.js`)) as { default: Validator }).default;
-  } catch {
-    v = compile(op.input);
+/** The validator of a schema not built from a spec, compiled once. */
+function validatorFor(schema: JsonSchema): Validator {
+  let v = cache.get(schema);
+  if (!v) {
+    v = compile(schema);
+    cache.set(schema, v);
   }
-  cache.set(op.name, v);
   return v;
 }
 
@@ -55,17 +52,15 @@ export function compileSchema(schema: JsonSchema): Validator {
 }
 
 /**
- * Checks `input` against the operation's input schema; returns it (an absent input is `{}`). Throws
- * INVALID_INPUT naming the first bad field, and nothing has run.
+ * Checks `input` against the operation's input schema, once: returns the checked command (an absent input is
+ * `{}`). Throws INVALID_INPUT naming the first bad field, and nothing has run.
  */
-export async function validateInput<I>(op: Operation<I, unknown>, input: unknown): Promise<I> {
-  const value = input === undefined ? {} : input;
-  const valid = (await validatorFor(op as Operation<never, unknown>))(value);
+export function validateInput<I>(op: Operation<I, unknown>, input: unknown): I {
   const spec = specOf(op.input);
-  // The core's checker words the refusal, and holds what JSON Schema cannot say; it runs either way.
-  if (spec) checkInput(op.name, value, spec);
-  if (!valid) {
-    const v = cache.get(op.name)!;
+  if (spec) return checkedCommand<I>(op.name, input, spec) as I;
+  const value = input === undefined ? {} : input;
+  const v = validatorFor(op.input);
+  if (!v(value)) {
     const e = mostSpecific(v.errors ?? []);
     const field = e?.instancePath ? e.instancePath.slice(1).split('/')[0] : undefined;
     throw new InvalidInputError(

@@ -143,13 +143,14 @@ export async function runWorkflowProcess(
     }
     const { text, source } = await payloadInput(inv, env);
     const payload = parsePayload(text, source);
-    await checkPayload(name, payload);
+    // Checked once here, before anything is opened; the checked command is what runs.
+    const command = await checkPayload(name, payload);
     // Only the workflow whose job is to make the instance (ScaffoldFolders) creates one: any other refuses a
     // missing instance with NOT_FOUND, so a host's mistyped MF_AGENT_NAME never grows an empty instance.
     const { instance } = await workflowOperation(name);
     const inst = await openInstance({ ...resolveInstance(inv, env), create: instance === 'create' });
     try {
-      const result = await runWorkflow(inst, name, payload);
+      const result = await runWorkflow(inst, name, command);
       out.stdout(`${JSON.stringify(result ?? null)}\n`);
       return 0;
     } finally {

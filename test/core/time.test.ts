@@ -37,3 +37,47 @@ describe('toIso', () => {
     expect(() => toIso(8.64e15 + 1)).toThrow(RangeError);
   });
 });
+
+describe('one time grammar for every time input (issue 25)', () => {
+  it('not_before, since, before and until each take an ISO-8601 time or a duration, on the store clock', async () => {
+    const { openInstance } = await import('../../src/instance/instance.js');
+    const { runOperation } = await import('../../src/service/invoke.js');
+    const { tempDir } = await import('../helpers/tmp.js');
+    let now = Date.parse('2026-06-01T12:00:00Z');
+    const inst = await openInstance({ dir: `${tempDir()}/i`, clock: () => now });
+    try {
+      // A duration counts forward from the instance's clock for not_before, at the library and the table.
+      const a = await inst.work.enqueue({ title: 'a', not_before: '5m' });
+      expect(a.not_before).toBe('2026-06-01T12:05:00.000Z');
+      const b = (await runOperation(inst, 'enqueue', { title: 'b', not_before: '1.5h' })) as typeof a;
+      expect(b.not_before).toBe('2026-06-01T13:30:00.000Z');
+      const c = await inst.work.enqueue({ title: 'c', not_before: '2026-06-02' });
+      expect(c.not_before).toBe('2026-06-02T00:00:00.000Z');
+      expect(await inst.work.claim({ worker: 'w' })).toBeNull();
+      now += 5 * 60_000;
+      expect((await inst.work.claim({ worker: 'w' }))?.id).toBe(a.id);
+      // ... and back for since / before / until.
+      now += 60 * 60_000;
+      await inst.events.append({ type: 'note', data: {} });
+      expect((await inst.events.read({ type: 'note', since: '1m' })).length).toBe(1);
+      expect((await runOperation(inst, 'read_events', { type: 'note', before: '1m' })) as unknown[]).toEqual(
+        [],
+      );
+      expect(await runOperation(inst, 'retro', { since: '2h', until: '0s' })).toMatchObject({});
+      // One refusal, one wording, whichever field.
+      for (const [op, input] of [
+        ['enqueue', { title: 'x', not_before: 'soon' }],
+        ['enqueue', { title: 'x', not_before: '30' }],
+        ['read_events', { since: '2026-02-30' }],
+        ['retro', { until: 'yesterday' }],
+      ] as const) {
+        await expect(runOperation(inst, op, input), JSON.stringify(input)).rejects.toMatchObject({
+          code: 'INVALID_INPUT',
+          details: { field: Object.keys(input).at(-1) },
+        });
+      }
+    } finally {
+      await inst.close();
+    }
+  });
+});

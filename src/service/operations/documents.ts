@@ -23,18 +23,9 @@ const NAME = { type: 'name', required: true } as const;
 /** GetState: the latest version, or `version`, or only `paths` (a projection). */
 export const GET_DOCUMENT_INPUT = { ...DOC_INPUTS.get, paths: { type: 'names' } } as const;
 
-// A kind call (escalate's fields) naming its operation after kind and id.
-const { kind: CALL_KIND, id: CALL_ID, ...CALL_REST } = DOC_INPUTS.escalate;
-export const APPLY_INPUT = { kind: CALL_KIND, id: CALL_ID, operation: NAME, ...CALL_REST } as const;
+export const APPLY_INPUT = DOC_INPUTS.apply;
 
-export const VALIDATE_DOCUMENT_INPUT = {
-  kind: NAME,
-  id: NAME,
-  body: { type: 'object', required: true },
-  actor: { type: 'name' },
-  actor_kind: { type: 'string', enum: ACTOR_KINDS },
-  role: { type: 'name' },
-} as const;
+export const VALIDATE_DOCUMENT_INPUT = DOC_INPUTS.validate;
 
 /** `escalate`: a task-ir's open ambiguities to a human (the kind's `escalate` operation). */
 export const ESCALATE_INPUT = {

@@ -10,12 +10,6 @@ const readInput = inputSchema(READ_INPUT, {
   since: 'ISO-8601 time, or a duration before now such as 24h',
   before: 'ISO-8601 time, or a duration before now',
 });
-readInput.properties.type = {
-  anyOf: [
-    { type: 'string', minLength: 1, maxLength: 200 },
-    { type: 'array', items: { type: 'string', minLength: 1, maxLength: 200 }, maxItems: 100 },
-  ],
-};
 
 export const EVENT_OPERATIONS = [
   operation({

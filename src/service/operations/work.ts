@@ -9,25 +9,20 @@ import type {
   ReleaseInput,
   ResolveInput,
   RetryInput,
+  RetryManyInput,
 } from '../../core/types.js';
-import { WORK_ITEM_STATUSES } from '../../core/types.js';
 import { WORK_INPUTS } from '../../core/work-queue.js';
 import { inputSchema } from '../json-schema.js';
 import { operation } from '../operation.js';
 import { STATUS_COUNTS, WORK_ITEM, WORK_ITEMS } from '../output-schemas.js';
 
 const { limit: _limit, ...CLAIM_ONE } = WORK_INPUTS.claim;
-const STATUS = { type: 'string', enum: WORK_ITEM_STATUSES } as const;
 
 const listInput = inputSchema(WORK_INPUTS.list, {
   ready: 'true: only items claimable now; false: only pending items still blocked or not yet due',
   blocked_on_failure:
     'true: only pending items blocked on a failed or cancelled blocker (retry it or cancel them); false: the others',
 });
-
-const { id: _id, ...RETRY_REST } = WORK_INPUTS.retry;
-const RETRY_MANY = { ids: { type: 'names', required: true }, ...RETRY_REST } as const;
-listInput.properties.status = { anyOf: [STATUS, { type: 'array', items: STATUS, maxItems: 6 }] };
 
 export const WORK_OPERATIONS = [
   operation({
@@ -36,7 +31,7 @@ export const WORK_OPERATIONS = [
     description: 'Add a work item (an idempotency_key already used returns the existing item).',
     input: inputSchema(WORK_INPUTS.enqueue, {
       blocked_by: 'ids of items that must be done first',
-      not_before: 'ISO-8601 time before which the item is not claimable',
+      not_before: 'ISO-8601 time, or a duration from now such as 5m, before which the item is not claimable',
       waiting_human: 'start parked for a human instead of pending',
       on_blocker_failure:
         'when a blocker ends failed or cancelled: wait (default; reported as blocked_on_failure) or cascade (cancelled with it, re-opened by its retry)',
@@ -136,11 +131,10 @@ export const WORK_OPERATIONS = [
     name: 'retry_many',
     group: 'work',
     description: 'Retry several failed or cancelled items in one transaction: all of them, or none.',
-    input: inputSchema(RETRY_MANY, { ids: 'ids of the failed or cancelled items' }),
+    input: inputSchema(WORK_INPUTS.retry_many, { ids: 'ids of the failed or cancelled items' }),
     output: WORK_ITEMS,
     writes: true,
-    run: (inst, { ids, ...rest }: { ids: string[] } & Omit<RetryInput, 'id'>) =>
-      inst.work.retryMany(ids.map((id) => ({ id, ...rest }))),
+    run: (inst, i: RetryManyInput) => inst.work.retryMany(i),
   }),
   operation({
     name: 'park',
@@ -167,7 +161,7 @@ export const WORK_OPERATIONS = [
     input: inputSchema(WORK_INPUTS.get),
     output: WORK_ITEM,
     writes: false,
-    run: (inst, i: { id: string }) => inst.work.get(i.id),
+    run: (inst, i: { id: string }) => inst.work.get(i),
   }),
   operation({
     name: 'list_items',
