@@ -64,6 +64,7 @@ export { DEFAULT_LEASE_MS, DEFAULT_MAX_ATTEMPTS, WorkQueue } from './core/work-q
 export { canTransition, isTerminal, TRANSITIONS } from './core/work-rules.js';
 export * from './errors.js';
 export { Instance, type OpenInstanceOptions, openInstance } from './instance/instance.js';
+export { createStore, type Store, type StoreOptions } from './instance/store.js';
 export { type ListInstancesOptions, listInstances } from './instance/list.js';
 export {
   checkName,

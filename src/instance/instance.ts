@@ -5,13 +5,12 @@ import type { PostgresOptions } from '../backends/postgres/connection.js';
 import { type Durability, openSqliteBackend } from '../backends/sqlite/backend.js';
 import type { StoreBackend } from '../core/backend.js';
 import type { CoalesceOptions } from '../core/coalesce.js';
-import { DocumentStore, type KindResolver } from '../core/document-store.js';
-import { EventLog } from '../core/event-log.js';
+import type { DocumentStore } from '../core/document-store.js';
+import type { EventLog } from '../core/event-log.js';
 import { redactUrl } from '../core/redact.js';
 import { type Clock, systemClock } from '../core/time.js';
-import { WorkQueue } from '../core/work-queue.js';
+import type { WorkQueue } from '../core/work-queue.js';
 import { InvalidInputError, isAgentStateError, NotFoundError, StorageUnavailableError } from '../errors.js';
-import { eventTypeOwner } from '../kinds/event-owners.js';
 import { ensureDir } from './files.js';
 import {
   type InstanceLocation,
@@ -20,6 +19,7 @@ import {
   locateInstance,
   NO_SUCH_INSTANCE,
 } from './paths.js';
+import { createStore } from './store.js';
 
 /** Where an instance is (`host`, `name`, or a `dir`) and how to open it. */
 export interface OpenInstanceOptions extends InstanceLocation {
@@ -105,19 +105,15 @@ export class Instance {
     this.paths = instancePaths(id.dir);
     this.backend = backend;
     this.clock = clock;
-    this.docs = new DocumentStore(backend, {
+    const store = createStore(backend, {
       clock,
       actor: worker,
       keepVersions: retention === 'all' ? null : retention,
-      kinds: loadKinds,
-    });
-    this.work = new WorkQueue(backend, {
-      clock,
-      defaultWorker: worker,
-      answer: (item, a) => this.docs.answerDecision(item, a),
       ...(coalesce === undefined ? {} : { coalesce }),
     });
-    this.events = new EventLog(backend, clock, worker, eventTypeOwner);
+    this.docs = store.docs;
+    this.work = store.work;
+    this.events = store.events;
   }
 
   /** Closes the storage (a shared PostgreSQL pool when its last handle closes). Calls after it fail. */
@@ -206,17 +202,6 @@ export async function openInstance(options: OpenInstanceOptions): Promise<Instan
       : undefined,
     options.coalesce,
   );
-}
-
-let kindsLoaded: Promise<KindResolver> | undefined;
-
-/** The kind registry, imported once on first use (a work-item-only process never pays for it). */
-function loadKinds(): Promise<KindResolver> {
-  kindsLoaded ??= import('../kinds/registry.js').then((m) => ({
-    get: m.getKind,
-    validateSchema: m.validateSchema,
-  }));
-  return kindsLoaded;
 }
 
 /**

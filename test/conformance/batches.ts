@@ -3,7 +3,6 @@
 // single calls would have written for it.
 import { describe, expect } from 'vitest';
 import type { EventRecord, Json, WorkItem } from '../../src/core/types.js';
-import { WorkQueue } from '../../src/core/work-queue.js';
 import { type ConformanceTest, eventCount, expectCode, type Services, typesOf } from './setup.js';
 
 /** An item's history as its readers see it: what each event says about it, in order. */
@@ -37,7 +36,7 @@ export function batchConformance(name: string, t: ConformanceTest): void {
     t('a batch enqueue, claim, resolve and sweep reads, per item, as the single calls would', async (c) => {
       // The same work on two stores at the same moments: one item at a time (no coalescing) and in batches.
       const one = await c.another();
-      const single = new WorkQueue(one.backend, { clock: c.now, defaultWorker: 'agent', coalesce: false });
+      const single = c.over(one.backend, { coalesce: false }).work;
       const specs = [
         { title: 'a', priority: 3, payload: { n: 1 }, kind: 'k' },
         { title: 'b', priority: 2, idempotency_key: 'key-b', max_attempts: 1 },
@@ -329,7 +328,7 @@ export function batchConformance(name: string, t: ConformanceTest): void {
     });
 
     t('with coalescing off, overlapping calls are each their own transaction', async (c) => {
-      const plain = new WorkQueue(c.backend, { clock: c.now, defaultWorker: 'agent', coalesce: false });
+      const plain = c.over(c.backend, { coalesce: false }).work;
       await plain.enqueueMany(Array.from({ length: 6 }, (_, k) => ({ title: `p${k}` })));
       const before = await eventCount(c);
       const got = await Promise.all(Array.from({ length: 8 }, () => plain.claim({ worker: 'w' })));

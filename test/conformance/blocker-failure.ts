@@ -4,7 +4,6 @@
 import { describe, expect } from 'vitest';
 import type { DumpRecord } from '../../src/core/backend.js';
 import type { WorkItem } from '../../src/core/types.js';
-import { WorkQueue } from '../../src/core/work-queue.js';
 import { type ConformanceTest, type Ctx, eventCount, expectCode, typesOf } from './setup.js';
 
 /** a → b → c: b waits for a, c for b. */
@@ -407,10 +406,7 @@ export function blockerFailureConformance(name: string, t: ConformanceTest): voi
       const a = await c.work.enqueue({ title: 'a' });
       await failByResolve(c, a.id);
       // Separate handles, so nothing coalesces in the process: the store alone decides.
-      const handles = Array.from(
-        { length: 6 },
-        () => new WorkQueue(c.backend, { clock: () => c.now(), defaultWorker: 'agent', coalesce: false }),
-      );
+      const handles = Array.from({ length: 6 }, () => c.over(c.backend, { coalesce: false }).work);
       const results = await Promise.allSettled(handles.map((h) => h.retry({ id: a.id })));
       const ok = results.filter((r) => r.status === 'fulfilled');
       expect(ok).toHaveLength(1);

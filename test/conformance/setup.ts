@@ -2,11 +2,11 @@
 // clock, the clean verify every test ends with, and small assertion helpers.
 import { expect, it } from 'vitest';
 import type { StoreBackend } from '../../src/core/backend.js';
-import { DocumentStore } from '../../src/core/document-store.js';
-import { EventLog } from '../../src/core/event-log.js';
-import { WorkQueue } from '../../src/core/work-queue.js';
+import type { DocumentStore } from '../../src/core/document-store.js';
+import type { EventLog } from '../../src/core/event-log.js';
+import type { WorkQueue } from '../../src/core/work-queue.js';
 import { isAgentStateError } from '../../src/errors.js';
-import { getKind, validateSchema } from '../../src/kinds/registry.js';
+import { createStore, type StoreOptions } from '../../src/instance/store.js';
 
 /** Creates a fresh, empty, migrated backend for one test (each call a new instance). */
 export type StoreFactory = () => Promise<StoreBackend>;
@@ -22,8 +22,11 @@ export interface Ctx {
   docs: DocumentStore;
   /** A document store over the same backend that keeps only the newest `keep` versions. */
   docsKeeping(keep: number): DocumentStore;
-  /** The same services over another backend (e.g. a wrapper of this one), on this test's clock. */
-  over(backend: StoreBackend): Services;
+  /**
+   * The same services over a backend (e.g. a wrapper of this one, or this one with coalescing off), wired by
+   * createStore on this test's clock.
+   */
+  over(backend: StoreBackend, options?: Pick<StoreOptions, 'keepVersions' | 'coalesce'>): Services;
   /**
    * Another fresh backend from the factory, with its services: closed when the test ends, after it too
    * has verified.
@@ -47,26 +50,15 @@ async function setup(
   const backend = await factory();
   let t = T0;
   const clock = () => t;
-  const kinds = async () => ({ get: getKind, validateSchema });
-  const docsOver = (b: StoreBackend, keep: number | null) =>
-    new DocumentStore(b, { clock, actor: 'agent', keepVersions: keep, kinds });
-  const over = (b: StoreBackend): Services => {
-    const docs = docsOver(b, null);
-    return {
-      docs,
-      // As an instance wires them: a human's answer to a decision a document asked for goes through it.
-      work: new WorkQueue(b, {
-        clock,
-        defaultWorker: 'agent',
-        answer: (item, a) => docs.answerDecision(item, a),
-      }),
-      events: new EventLog(b, clock, 'agent'),
-    };
+  // The wiring every instance uses (src/instance/store.ts), on this test's clock.
+  const over = (b: StoreBackend, options: Pick<StoreOptions, 'keepVersions' | 'coalesce'> = {}): Services => {
+    const { work, events, docs } = createStore(b, { clock, actor: 'agent', ...options });
+    return { work, events, docs };
   };
   return {
     backend,
     ...over(backend),
-    docsKeeping: (keep) => docsOver(backend, keep),
+    docsKeeping: (keep) => over(backend, { keepVersions: keep }).docs,
     over,
     another: async () => {
       const b = await factory();

@@ -1,0 +1,25 @@
+// One wiring (issue 25): the store's services are assembled in one place, src/instance/store.ts, which both
+// Instance and the conformance suite use, so the suite tests the assembly users run.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ROOT } from '../helpers/cli.js';
+
+function files(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? files(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  );
+}
+
+describe('one wiring', () => {
+  it('only createStore constructs the services; Instance and the conformance suite call it', () => {
+    const constructs = /new (WorkQueue|EventLog|DocumentStore)\(/;
+    const places = [...files(join(ROOT, 'src')), ...files(join(ROOT, 'test', 'conformance'))]
+      .filter((f) => constructs.test(readFileSync(f, 'utf8')))
+      .map((f) => relative(ROOT, f));
+    expect(places).toEqual(['src/instance/store.ts']);
+    for (const user of ['src/instance/instance.ts', 'test/conformance/setup.ts']) {
+      expect(readFileSync(join(ROOT, user), 'utf8'), user).toMatch(/createStore\(/);
+    }
+  });
+});
