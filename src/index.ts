@@ -64,7 +64,6 @@ export { DEFAULT_LEASE_MS, DEFAULT_MAX_ATTEMPTS, WorkQueue } from './core/work-q
 export { canTransition, isTerminal, TRANSITIONS } from './core/work-rules.js';
 export * from './errors.js';
 export { Instance, type OpenInstanceOptions, openInstance } from './instance/instance.js';
-export { createStore, type Store, type StoreOptions } from './instance/store.js';
 export { type ListInstancesOptions, listInstances } from './instance/list.js';
 export {
   checkName,
@@ -75,6 +74,7 @@ export {
   locateInstance,
 } from './instance/paths.js';
 export { type ScaffoldResult, scaffold } from './instance/scaffold.js';
+export { createStore, type Store, type StoreOptions } from './instance/store.js';
 export { getKind, kindNames, registerKind, validateSchema } from './kinds/registry.js';
 // Helpers for writing a kind's rules (docs/kinds.md, "Your own kind").
 export {

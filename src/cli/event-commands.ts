@@ -2,6 +2,8 @@
 import type { Command } from 'commander';
 import type { EventRecord, VerifyResult } from '../core/types.js';
 import { EXIT_CODES } from '../errors.js';
+import { runOperation } from '../service/invoke.js';
+import type { EventWatch } from '../service/operations/events.js';
 import { given, int, json, list, outputOf, progressLine, runCommand, withInstance } from './context.js';
 import { formatEvent, formatVerify } from './format.js';
 
@@ -62,13 +64,20 @@ export function addEventCommands(program: Command): void {
         );
         return;
       }
-      // A stream, not one result: the tail runs on the instance until interrupted.
+      // A stream, not one result: watch_events runs on the instance until interrupted (from the start of
+      // the log unless --after says otherwise, as `events` without --follow reads).
       const out = outputOf(cmd);
       await withInstance(cmd, async (inst) => {
         const ac = new AbortController();
         process.once('SIGINT', () => ac.abort());
         process.once('SIGTERM', () => ac.abort());
-        for await (const e of inst.events.tail({ ...q, signal: ac.signal })) {
+        const watch = (await runOperation(
+          inst,
+          'watch_events',
+          { after: 0, ...q },
+          { signal: ac.signal },
+        )) as EventWatch;
+        for await (const e of watch.events) {
           process.stdout.write(out.json ? `${JSON.stringify(e)}\n` : `${formatEvent(e)}\n`);
         }
       });

@@ -61,6 +61,16 @@ export interface TailOptions extends Omit<ReadEventsInput, 'until' | 'reverse' |
   signal?: AbortSignal;
 }
 
+/** How a tail runs, apart from what it reads (`EventLog.tail`'s second argument). */
+export interface TailControl {
+  /** Start after this position (e.g. the head the caller read), instead of the filters' `after`. */
+  after?: number;
+  /** Poll interval when caught up, ms. @default 200 */
+  pollMs?: number;
+  /** Stops the tail. */
+  signal?: AbortSignal;
+}
+
 /** Who writes an event type other than appenders: the kind whose commits emit it (null: nobody). */
 export type EventTypeOwner = (type: string) => string | null;
 
@@ -166,7 +176,11 @@ export class EventLog {
   }
 
   #query(input: ReadEventsInput): EventQuery {
-    const i = checkInput<ReadEventsInput>('read', input, READ_INPUT);
+    return this.#queryOf(checkInput<ReadEventsInput>('read', input, READ_INPUT));
+  }
+
+  /** The backend's query of a checked read. */
+  #queryOf(i: ReadEventsInput): EventQuery {
     const types = i.type === undefined ? null : Array.isArray(i.type) ? i.type : [i.type];
     const now = this.#clock();
     return {
@@ -199,9 +213,17 @@ export class EventLog {
    * Follows the log: yields every matching event after `after`, then waits for new ones until
    * `signal` aborts. Polling is the source of truth; no event is skipped.
    */
-  async *tail(options: TailOptions = {}): AsyncGenerator<EventRecord> {
-    const { pollMs = 200, signal, ...filters } = options;
-    let cursor = filters.after ?? 0;
+  async *tail(options: TailOptions = {}, control: TailControl = {}): AsyncGenerator<EventRecord> {
+    // The filters are checked once; each poll only moves the cursor.
+    const { pollMs: givenPollMs, signal: givenSignal, ...rest } = options;
+    const filters = checkInput<ReadEventsInput>(
+      'tail',
+      givenPollMs === undefined && givenSignal === undefined ? options : rest,
+      READ_INPUT,
+    );
+    const pollMs = control.pollMs ?? givenPollMs ?? 200;
+    const signal = control.signal ?? givenSignal;
+    let cursor = control.after ?? filters.after ?? 0;
     // A backend that pushes hints wakes the wait below early; polling stays the truth either way.
     let wake: (() => void) | null = null;
     let stop: (() => Promise<void>) | null = null;
@@ -216,7 +238,7 @@ export class EventLog {
       while (!signal?.aborted) {
         let batch: EventRecord[];
         try {
-          const q = { ...this.#query({ ...filters, after: cursor }), limit: 1000 };
+          const q = { ...this.#queryOf({ ...filters, after: cursor }), limit: 1000 };
           batch = perItemViews(await this.#backend.events.read(storedQuery(q)), q);
         } catch (err) {
           // The store was closed under the tail: that ends it, like an abort.

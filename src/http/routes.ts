@@ -15,14 +15,17 @@ export interface OperationRoute {
   op: Operation<Record<string, unknown>, unknown>;
 }
 
-/** Every operation the HTTP API serves, in table order. */
-export const OPERATION_ROUTES: readonly OperationRoute[] = OPERATIONS.filter((op) => op.local !== true).map(
-  (op) => ({
-    method: op.writes ? 'POST' : 'GET',
-    path: `/api/v1/${op.name}`,
-    op: op as unknown as Operation<Record<string, unknown>, unknown>,
-  }),
-);
+/**
+ * Every operation the HTTP API answers once, in table order (a streaming one, watch_events, is served as
+ * Server-Sent Events at GET /api/v1/events).
+ */
+export const OPERATION_ROUTES: readonly OperationRoute[] = OPERATIONS.filter(
+  (op) => op.local !== true && op.streams !== true,
+).map((op) => ({
+  method: op.writes ? 'POST' : 'GET',
+  path: `/api/v1/${op.name}`,
+  op: op as unknown as Operation<Record<string, unknown>, unknown>,
+}));
 
 /** Sets an own property, even `__proto__` (so the validator sees it and refuses it as unknown). */
 function put(o: Record<string, unknown>, key: string, value: unknown): void {

@@ -4,7 +4,9 @@
 // by position can neither skip nor repeat one.
 import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
-import { InvalidInputError } from '../errors.js';
+import { InvalidInputError, isAgentStateError } from '../errors.js';
+import { runOperation } from '../service/invoke.js';
+import type { EventWatch } from '../service/operations/events.js';
 import { type AppContext, instanceOf } from './context.js';
 
 /** Comment lines keep idle connections (and proxies) open. */
@@ -30,38 +32,39 @@ export async function eventStream(c: Context, ctx: AppContext): Promise<Response
   const types = c.req.queries('type')?.filter((t) => t !== '');
   const streamName = c.req.query('stream') || undefined;
   const item = c.req.query('work_item_id') || undefined;
-  for (const [field, v] of [
-    ['stream', streamName],
-    ['work_item_id', item],
-  ] as const) {
-    if (v !== undefined && v.length > 200) throw new InvalidInputError(`${field} is too long`, { field });
-  }
-  const head = (await inst.events.head())?.position ?? 0;
-  const after = resume ?? asked ?? head;
-  // A position past the head names events this log never had (another store's, or a typo): waiting for
-  // them would be silent, so it is refused.
-  if (after > head) {
-    throw new InvalidInputError(
-      `${resume !== undefined ? 'Last-Event-ID' : 'after'} ${after} is past the head of this log (${head}): resume from a position it gave you, or leave it out to start at the head`,
-      { field: resume !== undefined ? 'Last-Event-ID' : 'after', head },
-    );
+  const after = resume ?? asked;
+  const ac = new AbortController();
+  let watch: EventWatch;
+  try {
+    watch = (await runOperation(
+      inst,
+      'watch_events',
+      {
+        ...(after === undefined ? {} : { after }),
+        ...(types && types.length > 0 ? { type: types.length === 1 ? types[0]! : types } : {}),
+        ...(streamName ? { stream: streamName } : {}),
+        ...(item ? { work_item_id: item } : {}),
+      },
+      { signal: ac.signal, pollMs: ctx.pollMs },
+    )) as EventWatch;
+  } catch (err) {
+    // The browser's own resume names the header, not a query parameter.
+    if (resume !== undefined && isAgentStateError(err) && err.details.field === 'after') {
+      throw new InvalidInputError(err.message.replace(/^after/, 'Last-Event-ID'), {
+        ...err.details,
+        field: 'Last-Event-ID',
+      });
+    }
+    throw err;
   }
   return streamSSE(c, async (stream) => {
-    const ac = new AbortController();
     const stop = () => ac.abort();
     ctx.signal.addEventListener('abort', stop, { once: true });
     stream.onAbort(stop);
     const keepalive = setInterval(() => void stream.write(': keepalive\n\n').catch(stop), KEEPALIVE_MS);
     try {
-      await stream.writeSSE({ event: 'ready', data: JSON.stringify({ after }), retry: 1000 });
-      for await (const e of inst.events.tail({
-        after,
-        pollMs: ctx.pollMs,
-        signal: ac.signal,
-        ...(types && types.length > 0 ? { type: types.length === 1 ? types[0]! : types } : {}),
-        ...(streamName ? { stream: streamName } : {}),
-        ...(item ? { work_item_id: item } : {}),
-      })) {
+      await stream.writeSSE({ event: 'ready', data: JSON.stringify({ after: watch.after }), retry: 1000 });
+      for await (const e of watch.events) {
         if (stream.aborted || stream.closed) break;
         await stream.writeSSE({ id: String(e.position), event: 'event', data: JSON.stringify(e) });
       }

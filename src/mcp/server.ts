@@ -19,6 +19,7 @@ import { InvalidInputError, isAgentStateError, toAgentStateError, toolError } fr
 import type { Instance } from '../instance/instance.js';
 import { kindNames } from '../kinds/registry.js';
 import { runOperation } from '../service/invoke.js';
+import type { EventWatch } from '../service/operations/events.js';
 import { getOperation } from '../service/table.js';
 import { attributed, type CallOrigin } from './attribution.js';
 import { textOf } from './text.js';
@@ -136,14 +137,15 @@ export function createAgentStateMcp(options: AgentStateMcpOptions): AgentStateMc
     watcher = me;
     void (async () => {
       try {
-        const after = (await inst.events.head())?.position ?? 0;
+        // From the head: every commit after this point is seen.
+        const watch = (await runOperation(
+          inst,
+          'watch_events',
+          { type: 'state_committed' },
+          { signal: ac.signal, pollMs: options.pollMs ?? 250 },
+        )) as EventWatch;
         fixed();
-        for await (const e of inst.events.tail({
-          after,
-          type: 'state_committed',
-          pollMs: options.pollMs ?? 250,
-          signal: ac.signal,
-        })) {
+        for await (const e of watch.events) {
           const d = e.data as { kind?: unknown; id?: unknown; noop?: unknown };
           if (typeof d.kind !== 'string' || typeof d.id !== 'string' || d.noop === true) continue;
           const uri = documentUri(d.kind, d.id);

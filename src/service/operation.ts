@@ -31,6 +31,12 @@ export interface Operation<I = Record<string, unknown>, O = unknown> {
    * library, never by a network edge (MCP over HTTP, the HTTP API), whose callers do not own this machine.
    */
   local?: boolean;
+  /**
+   * A stream, not one result: `run` returns an `EventWatch`-like object whose async iterable yields results
+   * until `ctx.signal` aborts (tailing the log). Offered by the edges that stream — the CLI's `--follow`,
+   * Server-Sent Events, MCP notifications — and by no edge that answers once (HTTP routes, tools, workflows).
+   */
+  streams?: boolean;
   /** Work done before the instance is opened (e.g. checking a dump), so a refusal creates nothing. */
   prepare?(input: I, ctx: Pick<RunContext, 'progress'>): Promise<unknown>;
   /** Runs on an open instance (null only for `optional` / `none`) with an input that passed `input`. */
@@ -49,6 +55,10 @@ export interface RunContext {
    * `phase` names what is being counted when the work has more than one step.
    */
   progress?: Progress;
+  /** Ends a streaming operation (and any long wait); the edge aborts it when its client goes away. */
+  signal?: AbortSignal;
+  /** How often a streaming operation looks for more when its backend cannot push, ms (the edge's setting). */
+  pollMs?: number;
 }
 
 /** Identity helper that keeps an operation's input type for `run`. */

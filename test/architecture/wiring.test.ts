@@ -22,4 +22,15 @@ describe('one wiring', () => {
       expect(readFileSync(join(ROOT, user), 'utf8'), user).toMatch(/createStore\(/);
     }
   });
+
+  it('the edges follow the log only through the watch_events operation', () => {
+    const tails = files(join(ROOT, 'src'))
+      .filter((f) => /\.events\.tail\(/.test(readFileSync(f, 'utf8')))
+      .map((f) => relative(ROOT, f));
+    // The service's operation, and the demo (an example of the library's own API).
+    expect(tails.sort()).toEqual(['src/demo/main.ts', 'src/service/operations/events.ts']);
+    for (const edge of ['src/http/sse.ts', 'src/mcp/server.ts', 'src/cli/event-commands.ts']) {
+      expect(readFileSync(join(ROOT, edge), 'utf8'), edge).toMatch(/'watch_events'/);
+    }
+  });
 });

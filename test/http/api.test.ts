@@ -35,8 +35,10 @@ describe('routes', () => {
   it('one route per operation a network edge may offer, none for local ones; reads GET, writes POST', () => {
     const served = new Set(OPERATION_ROUTES.map((r) => r.op.name));
     for (const op of OPERATIONS) {
-      expect(served.has(op.name), op.name).toBe(op.local !== true);
+      // A stream (watch_events) is served as Server-Sent Events at GET /api/v1/events, not as a route.
+      expect(served.has(op.name), op.name).toBe(op.local !== true && op.streams !== true);
     }
+    expect(OPERATIONS.filter((op) => op.streams).map((op) => op.name)).toEqual(['watch_events']);
     for (const r of OPERATION_ROUTES) expect(r.method).toBe(r.op.writes ? 'POST' : 'GET');
   });
 

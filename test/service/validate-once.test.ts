@@ -142,6 +142,22 @@ describe('each call checks its input once', () => {
         title: 'w',
       });
       expect(n).toBe(1);
+      // A stream: its filters are checked once, not on every poll.
+      const before0 = checks;
+      const ac = new AbortController();
+      const watch = (await runOperation(
+        inst,
+        'watch_events',
+        { type: ['note'], after: 0 },
+        { signal: ac.signal, pollMs: 10 },
+      )) as { events: AsyncIterable<{ type: string }> };
+      let seenNotes = 0;
+      for await (const e of watch.events) {
+        expect(e.type).toBe('note');
+        if (++seenNotes === 1) await inst.events.append({ type: 'note', data: {} });
+        if (seenNotes === 2) break;
+      }
+      expect(checks - before0).toBe(2); // watch_events once, and the append made while it ran
       // A library call that skips the table is checked once, at the public method.
       const before = checks;
       const item = await inst.work.enqueue({ title: 'direct' });

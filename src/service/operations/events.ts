@@ -1,6 +1,7 @@
 // Event-log operations: append, read by range/stream/type/time, and verify against the log.
 import { APPEND_INPUT, READ_INPUT } from '../../core/event-log.js';
-import type { AppendEventInput, ReadEventsInput } from '../../core/types.js';
+import type { AppendEventInput, EventRecord, ReadEventsInput } from '../../core/types.js';
+import { InvalidInputError } from '../../errors.js';
 import { inputSchema } from '../json-schema.js';
 import { operation } from '../operation.js';
 import { EVENT, EVENTS, VERIFY_RESULT } from '../output-schemas.js';
@@ -10,6 +11,16 @@ const readInput = inputSchema(READ_INPUT, {
   since: 'ISO-8601 time, or a duration before now such as 24h',
   before: 'ISO-8601 time, or a duration before now',
 });
+
+const { until: _until, limit: _limit, reverse: _reverse, ...WATCH_FILTERS } = READ_INPUT;
+/** watch_events: the read filters that make sense for a tail. */
+export const WATCH_INPUT = WATCH_FILTERS;
+
+/** What watch_events gives: where it starts (the head when `after` was not given), and the events from there. */
+export interface EventWatch {
+  after: number;
+  events: AsyncIterable<EventRecord>;
+}
 
 export const EVENT_OPERATIONS = [
   operation({
@@ -29,6 +40,38 @@ export const EVENT_OPERATIONS = [
     output: EVENTS,
     writes: false,
     run: (inst, i: ReadEventsInput) => inst.events.read(i),
+  }),
+  operation({
+    name: 'watch_events',
+    group: 'events',
+    description:
+      'Follow the log: every event after a position (default: the head), in order, each once, until stopped.',
+    input: inputSchema(WATCH_INPUT, {
+      after: 'start after this position (default: the head, so only new events)',
+    }),
+    output: EVENT,
+    writes: false,
+    streams: true,
+    async run(inst, i: ReadEventsInput, { signal, pollMs }): Promise<EventWatch> {
+      const head = (await inst.events.head())?.position ?? 0;
+      const after = i.after ?? head;
+      // A position past the head names events this log never had (another store's, or a typo): waiting for
+      // them would be silent, so it is refused.
+      if (after > head) {
+        throw new InvalidInputError(
+          `after ${after} is past the head of this log (${head}): resume from a position it gave you, or leave it out to start at the head`,
+          { field: 'after', head },
+        );
+      }
+      return {
+        after,
+        events: inst.events.tail(i, {
+          after,
+          ...(pollMs === undefined ? {} : { pollMs }),
+          ...(signal ? { signal } : {}),
+        }),
+      };
+    },
   }),
   operation({
     name: 'verify',
