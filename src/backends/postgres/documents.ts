@@ -10,7 +10,7 @@ import type {
 } from '../../core/backend.js';
 import { documentFromRow, historyFromRow } from '../../core/rows.js';
 import type { HistoryEntry, JsonObject } from '../../core/types.js';
-import { InternalError, StateConflictError } from '../../errors.js';
+import { InternalError, StateConflictError, versionConflict } from '../../errors.js';
 import type { Names, PostgresConnection, Tx } from './connection.js';
 import {
   type AppendHint,
@@ -139,13 +139,6 @@ export function createDocumentBackend(conn: PostgresConnection, hint: AppendHint
       [conn.instance, kind, id],
     );
     return res.rows[0]?.version ?? 0;
-  }
-
-  function conflict(w: DocumentWrite, actual: number): StateConflictError {
-    return new StateConflictError(
-      `${w.kind}/${w.id} is at version ${actual}, not ${w.expected_version}: read it again and retry`,
-      { kind: w.kind, id: w.id, expected: w.expected_version, actual },
-    );
   }
 
   /** The history entry a commit wrote: everything but its seq is in the write. */
@@ -310,16 +303,23 @@ export function createDocumentBackend(conn: PostgresConnection, hint: AppendHint
         const entry = await conn.transaction((tx) => commitTx(tx, w));
         if (entry !== 'stale') return entry;
         // A new statement sees the version that beat us, even one committed while we waited for its row lock.
-        throw conflict(w, await currentVersion(conn, w.kind, w.id));
+        throw versionConflict(w.kind, w.id, await currentVersion(conn, w.kind, w.id), w.expected_version);
       } catch (err) {
         if (!isHistoryDuplicate(err)) throw err;
         // A concurrent commit with the same write id (or version) won the unique index.
         const actual = await currentVersion(conn, w.kind, w.id);
+        if (w.write_id === null) {
+          throw versionConflict(w.kind, w.id, actual, w.expected_version, { write_id: null });
+        }
         throw new StateConflictError(
-          w.write_id === null
-            ? `${w.kind}/${w.id} is at version ${actual}, not ${w.expected_version}: read it again and retry`
-            : `write_id ${w.write_id} was already used for a change to ${w.kind}/${w.id}`,
-          { kind: w.kind, id: w.id, write_id: w.write_id, expected: w.expected_version, actual },
+          `write_id ${w.write_id} was already used for a change to ${w.kind}/${w.id}`,
+          {
+            kind: w.kind,
+            id: w.id,
+            write_id: w.write_id,
+            expected: w.expected_version,
+            actual,
+          },
         );
       }
     },

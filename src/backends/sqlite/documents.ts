@@ -3,7 +3,7 @@
 import type { DocumentBackend, DocumentWrite } from '../../core/backend.js';
 import { documentFromRow, historyFromRow } from '../../core/rows.js';
 import type { ActorKind, DocumentRecord, HistoryEntry, JsonObject } from '../../core/types.js';
-import { StateConflictError } from '../../errors.js';
+import { versionConflict } from '../../errors.js';
 import type { SqliteConnection } from './connection.js';
 import { insertEvents } from './events.js';
 import { insertWorkItems, setStatusRow } from './work-items.js';
@@ -78,11 +78,7 @@ export function createDocumentBackend(conn: SqliteConnection): DocumentBackend {
     )?.version ?? 0;
 
   function conflict(w: DocumentWrite): never {
-    const actual = currentVersion(w.kind, w.id);
-    throw new StateConflictError(
-      `${w.kind}/${w.id} is at version ${actual}, not ${w.expected_version}: read it again and retry`,
-      { kind: w.kind, id: w.id, expected: w.expected_version, actual },
-    );
+    throw versionConflict(w.kind, w.id, currentVersion(w.kind, w.id), w.expected_version);
   }
 
   function pruneTx(kind: string, id: string, keep: number): number {
