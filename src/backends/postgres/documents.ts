@@ -11,6 +11,7 @@ import type {
 import { documentFromRow, historyFromRow } from '../../core/rows.js';
 import type { HistoryEntry, JsonObject } from '../../core/types.js';
 import { InternalError, StateConflictError, versionConflict } from '../../errors.js';
+import { missingBlocker } from '../shared.js';
 import type { Names, PostgresConnection, Tx } from './connection.js';
 import {
   type AppendHint,
@@ -20,7 +21,7 @@ import {
   pendingOne,
   writeEvents,
 } from './events.js';
-import { enqueueCtes, missingBlocker, setStatusRow, settleEnqueue, type WorkItemRow } from './work-items.js';
+import { enqueueCtes, setStatusRow, settleEnqueue, type WorkItemRow } from './work-items.js';
 
 type DocRow = DocumentRowDump;
 type HistoryRow = Omit<HistoryRowDump, 'kind' | 'id'>;

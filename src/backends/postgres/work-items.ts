@@ -45,7 +45,8 @@ import {
   statusEvent,
   workItemStream,
 } from '../../core/work-rules.js';
-import { InternalError, InvalidInputError } from '../../errors.js';
+import { InternalError } from '../../errors.js';
+import { missingBlocker } from '../shared.js';
 import type { Names, Params, PostgresConnection, Tx } from './connection.js';
 import { type AppendHint, computedEventCtes, writeEvents } from './events.js';
 
@@ -236,13 +237,6 @@ export function enqueueCtes(t: Names, p: Params, items: NewWorkItem[], guard: st
     ORDER BY x.ord
     ON CONFLICT (instance, idempotency_key) DO NOTHING
     RETURNING *)`;
-}
-
-export function missingBlocker(dep: string): InvalidInputError {
-  return new InvalidInputError(`blocked_by names ${dep}, which is not a work item of this instance`, {
-    field: 'blocked_by',
-    id: dep,
-  });
 }
 
 /**

@@ -6,7 +6,7 @@ import type { ActorKind, DocumentRecord, HistoryEntry, JsonObject } from '../../
 import { versionConflict } from '../../errors.js';
 import type { SqliteConnection } from './connection.js';
 import { insertEvents } from './events.js';
-import { insertWorkItems, setStatusRow } from './work-items.js';
+import { enqueueRows, setStatusRow } from './work-items.js';
 
 interface DocRow {
   kind: string;
@@ -184,12 +184,10 @@ export function createDocumentBackend(conn: SqliteConnection): DocumentBackend {
             row.override,
             row.created_at,
           );
-        if (w.enqueue.length > 0) insertWorkItems(conn, w.enqueue);
-        const events =
-          w.resolve.length === 0
-            ? w.events
-            : [...w.events, ...w.resolve.flatMap((q) => setStatusRow(conn, q).events)];
-        insertEvents(conn, events);
+        // The enqueued items' events first, then the commit's, then the resolved items' (as PostgreSQL).
+        const enqueued = w.enqueue.length > 0 ? enqueueRows(conn, w.enqueue).events : [];
+        const resolved = w.resolve.flatMap((q) => setStatusRow(conn, q).events);
+        insertEvents(conn, [...enqueued, ...w.events, ...resolved]);
         if (w.keep_versions !== null && !w.noop) pruneTx(w.kind, w.id, w.keep_versions);
         return toEntry(row);
       });
