@@ -5,7 +5,7 @@ import { documentFromRow, historyFromRow } from '../../core/rows.js';
 import type { ActorKind, DocumentRecord, HistoryEntry, JsonObject } from '../../core/types.js';
 import { versionConflict } from '../../errors.js';
 import type { SqliteConnection } from './connection.js';
-import { insertEvents } from './events.js';
+import { writeEvents } from './events.js';
 import { enqueueRows, setStatusRow } from './work-items.js';
 
 interface DocRow {
@@ -187,7 +187,7 @@ export function createDocumentBackend(conn: SqliteConnection): DocumentBackend {
         // The enqueued items' events first, then the commit's, then the resolved items' (as PostgreSQL).
         const enqueued = w.enqueue.length > 0 ? enqueueRows(conn, w.enqueue).events : [];
         const resolved = w.resolve.flatMap((q) => setStatusRow(conn, q).events);
-        insertEvents(conn, [...enqueued, ...w.events, ...resolved]);
+        writeEvents(conn, [...enqueued, ...w.events, ...resolved]);
         if (w.keep_versions !== null && !w.noop) pruneTx(w.kind, w.id, w.keep_versions);
         return toEntry(row);
       });

@@ -44,7 +44,7 @@ import {
 } from '../../core/work-rules.js';
 import { missingBlocker } from '../shared.js';
 import type { SqliteConnection } from './connection.js';
-import { insertEvents } from './events.js';
+import { writeEvents } from './events.js';
 
 /** A work_items row as SQLite holds it: the portable row, with its JSON columns as text. */
 type WorkItemRow = Omit<WorkItemRowDump, 'payload' | 'notes' | 'result' | 'blocked_by'> & {
@@ -311,7 +311,7 @@ function resolveTx(conn: SqliteConnection, qs: ResolveQuery[], each: boolean): A
       out.push({ ok: false, error: err });
     }
   }
-  insertEvents(conn, batchEvents(events));
+  writeEvents(conn, batchEvents(events));
   return out;
 }
 
@@ -321,7 +321,7 @@ function resolveTx(conn: SqliteConnection, qs: ResolveQuery[], each: boolean): A
 export async function enqueue(conn: SqliteConnection, items: NewWorkItem[]) {
   return conn.write(() => {
     const { out, events } = enqueueRows(conn, items);
-    insertEvents(conn, batchEvents(events));
+    writeEvents(conn, batchEvents(events));
     return out;
   });
 }
@@ -365,7 +365,7 @@ export async function claim(conn: SqliteConnection, q: ClaimQuery): Promise<Work
       if (rows.length < c.limit) break;
     }
     const events = [...swept.events, ...claimedEvents];
-    insertEvents(conn, batchEvents(events));
+    writeEvents(conn, batchEvents(events));
     return items;
   });
 }
@@ -408,7 +408,7 @@ export async function release(conn: SqliteConnection, q: ReleaseQuery): Promise<
       .get(q.now, ...w.params) as WorkItemRow | undefined;
     if (!row) explainLeaseFailure(getItem(conn, q.id), q, 'release');
     const item = toWorkItem(row);
-    insertEvents(conn, [releasedEvent(item, q)]);
+    writeEvents(conn, [releasedEvent(item, q)]);
     return item;
   });
 }
@@ -427,7 +427,7 @@ export async function annotate(
       explainStatusFailure(null, q.id, 'pending');
     }
     const item = toWorkItem(row);
-    insertEvents(conn, [annotatedEvent(item, q.notes, q.actor, q.actor_kind, q.now)]);
+    writeEvents(conn, [annotatedEvent(item, q.notes, q.actor, q.actor_kind, q.now)]);
     return item;
   });
 }
@@ -435,7 +435,7 @@ export async function annotate(
 export async function setStatus(conn: SqliteConnection, q: StatusChange): Promise<WorkItem> {
   return conn.write(() => {
     const { item, events } = setStatusRow(conn, q);
-    insertEvents(conn, events);
+    writeEvents(conn, events);
     return item;
   });
 }
@@ -484,7 +484,7 @@ export async function retry(conn: SqliteConnection, qs: RetryQuery[]): Promise<W
       }
       level = next;
     }
-    insertEvents(conn, events);
+    writeEvents(conn, events);
     return retried;
   });
 }
@@ -561,7 +561,7 @@ export async function reclaimExpired(
 ): Promise<WorkItem[]> {
   return conn.write(() => {
     const swept = reclaimRows(conn, now, actor);
-    insertEvents(conn, batchEvents(swept.events));
+    writeEvents(conn, batchEvents(swept.events));
     return swept.items;
   });
 }
@@ -577,7 +577,7 @@ export async function replayUnfinished(
       .stmt(`SELECT * FROM work_items w WHERE w.status IN ('pending', 'in_flight', 'waiting_human') ${ORDER}`)
       .all() as WorkItemRow[];
     const items = rows.map(toWorkItem);
-    insertEvents(conn, [
+    writeEvents(conn, [
       ...batchEvents(swept.events),
       ...items.map((item) => replayedEvent(item, actor, now)),
     ]);
