@@ -32,6 +32,10 @@ const ONLY_IN: Record<string, Partial<Record<Backend, Record<string, string>>>> 
       releasePool: 'pools shared by stores with equal settings: SQLite opens one file handle',
       withPool: 'borrows a shared pool for one call (listing instances): SQLite has no pool',
       openPools: 'the pools open in this process, for tests and diagnostics: SQLite has no pool',
+      recordset:
+        'a batch of rows as one JSON parameter read as a table: SQLite runs a prepared statement per row',
+      jsonRows:
+        'many result rows as one JSON value: SQLite returns rows as they are, with no later-column risk',
     },
   },
   'driver.ts': {

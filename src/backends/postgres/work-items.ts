@@ -49,7 +49,14 @@ import {
 } from '../../core/work-rules.js';
 import { InternalError } from '../../errors.js';
 import { missingBlocker } from '../shared.js';
-import type { Names, Params, PostgresConnection, Tx } from './connection.js';
+import {
+  jsonRows,
+  type Names,
+  type Params,
+  type PostgresConnection,
+  recordset,
+  type Tx,
+} from './connection.js';
 import { type AppendHint, computedEventCtes, writeEvents } from './events.js';
 
 /** A row as selected, or as nested JSON (row_to_json), both with numbers for bigint columns. */
@@ -70,7 +77,7 @@ function claimParams(p: Params, q: ClaimQuery): { claimers: string; filter: stri
     hi += c.limit;
     return { worker: c.worker, kind: c.actor_kind, expires: q.now + c.lease_ms, lo, hi };
   });
-  const claimers = p.add(JSON.stringify(ranges));
+  const claimers = p.json(ranges);
   let filter = '';
   if (q.kind !== null) filter += ` AND w.kind = ${p.add(q.kind)}`;
   if (q.id !== null) filter += ` AND w.id = ${p.add(q.id)}`;
@@ -122,6 +129,35 @@ function inAt(t: Names, n: string, where: string): string {
            SELECT instance, status, lease_owner, lease_expires_at, attempts FROM ${t.work_items}
            WHERE instance = $1 AND id = x.id LIMIT 1 FOR UPDATE) AS w
          WHERE ${where})`;
+}
+
+/**
+ * One statement updating the items that `rows` name (each with its `ord`, the columns `cols`), each only
+ * while held as its row says (HELD_BY_X): `set` over the item `w` and its row `x`. Returns the updated
+ * items by `ord`; the rows whose lease did not match are not in it.
+ */
+async function updateHeld(
+  run: Pick<Tx, 'query'> | PostgresConnection,
+  conn: PostgresConnection,
+  rows: unknown[],
+  cols: string,
+  set: string,
+): Promise<Map<number, WorkItem>> {
+  const t = conn.names;
+  const p = conn.params();
+  const batch = p.json(rows);
+  const res = await run.query<{ rows: Array<WorkItemRow & { _ord: number }> | null }>(
+    `WITH _in AS (SELECT * FROM ${recordset(batch, cols)}),
+       ${inAt(t, p.add(rows.length), HELD_BY_X)},
+       _u AS (
+         UPDATE ${t.work_items} AS w SET ${set}
+         FROM _at AS x
+         WHERE ${sameItem('x')}
+         RETURNING ${W_COLS}, x.ord AS _ord)
+       SELECT ${jsonRows('_u')}`,
+    p.values,
+  );
+  return new Map((res.rows[0]?.rows ?? []).map((r) => [r._ord, toWorkItem(r)]));
 }
 
 /**
@@ -202,29 +238,27 @@ function ready(t: Names, now: string): string {
  * idempotency key inserts nothing (ON CONFLICT DO NOTHING on the unique index), never a duplicate.
  */
 export function enqueueCtes(t: Names, p: Params, items: NewWorkItem[], guard: string): string {
-  const batch = p.add(
-    JSON.stringify(
-      items.map((n, ord) => ({
-        ord,
-        id: n.id,
-        title: n.title,
-        kind: n.kind,
-        status: n.status,
-        priority: n.priority,
-        payload: JSON.stringify(n.payload ?? null),
-        blocked_by: n.blocked_by,
-        not_before: n.not_before,
-        max_attempts: n.max_attempts,
-        idempotency_key: n.idempotency_key,
-        on_blocker_failure: n.on_blocker_failure ?? 'wait',
-        created_at: n.created_at,
-      })),
-    ),
+  const batch = p.json(
+    items.map((n, ord) => ({
+      ord,
+      id: n.id,
+      title: n.title,
+      kind: n.kind,
+      status: n.status,
+      priority: n.priority,
+      payload: JSON.stringify(n.payload ?? null),
+      blocked_by: n.blocked_by,
+      not_before: n.not_before,
+      max_attempts: n.max_attempts,
+      idempotency_key: n.idempotency_key,
+      on_blocker_failure: n.on_blocker_failure ?? 'wait',
+      created_at: n.created_at,
+    })),
   );
-  return `_in AS (
-    SELECT * FROM json_to_recordset(${batch}::json) AS x(ord int, id text, title text, kind text, status text,
-      priority int, payload text, blocked_by text[], not_before bigint, max_attempts int, idempotency_key text,
-      on_blocker_failure text, created_at bigint)),
+  const cols = `ord int, id text, title text, kind text, status text, priority int, payload text,
+      blocked_by text[], not_before bigint, max_attempts int, idempotency_key text, on_blocker_failure text,
+      created_at bigint`;
+  return `_in AS (SELECT * FROM ${recordset(batch, cols)}),
   _missing AS (
     SELECT b.dep FROM _in AS x CROSS JOIN LATERAL unnest(x.blocked_by) WITH ORDINALITY AS b(dep, k)
     WHERE NOT EXISTS (SELECT 1 FROM ${t.work_items} AS w WHERE w.instance = $1 AND w.id = b.dep)
@@ -323,16 +357,14 @@ export async function cascadeRows(
   let level = ended.filter((e) => endedUnsuccessfully(e.item.status));
   while (level.length > 0) {
     const p = conn.params();
-    const blockers = p.add(
-      JSON.stringify(level.map((b, ord) => ({ ord, id: b.item.id, error: cascadeError(b.item) }))),
-    );
+    const blockers = p.json(level.map((b, ord) => ({ ord, id: b.item.id, error: cascadeError(b.item) })));
     const nowP = p.add(now);
     // The blockers' dependants by their rows in work_item_blockers, each locked (in id order) and then
     // tested and updated by primary key, as inAt does: never every pending item, which the planner walked
     // when the UPDATE tested the status itself. A dependant of two blockers ending together records the
     // first of them.
     const res = await tx.query<{ rows: WorkItemRow[] | null }>(
-      `WITH _b AS (SELECT * FROM json_to_recordset(${blockers}::json) AS x(ord int, id text, error text)),
+      `WITH _b AS (SELECT * FROM ${recordset(blockers, 'ord int, id text, error text')}),
        _e AS MATERIALIZED (
          SELECT DISTINCT ON (e.item) e.item AS id, b.id AS blocker, b.error
          FROM _b AS b ${dependantsOf(t, 'b.id')}
@@ -347,7 +379,7 @@ export async function cascadeRows(
          FROM _d AS d
          WHERE ${sameItem('d')}
          RETURNING ${W_COLS})
-       SELECT (SELECT json_agg(u) FROM _u AS u) AS rows`,
+       SELECT ${jsonRows('_u')}`,
       p.values,
     );
     const actorOf = new Map(level.map((b) => [b.item.id, b.actor]));
@@ -460,7 +492,7 @@ async function reclaimAndClaim(
               ON ${sameItem('e')}
              WHERE NOT e.spent AND ${dueAndUnblocked(t, nowP)}${filter}
           ) AS c ORDER BY rn LIMIT ${limit}) AS k
-        JOIN json_to_recordset(${claimersP}::json) AS cl(worker text, expires bigint, lo bigint, hi bigint)
+        JOIN ${recordset(claimersP, 'worker text, expires bigint, lo bigint, hi bigint', 'cl')}
           ON k.rn > cl.lo AND k.rn <= cl.hi`;
   }
   const sql = `WITH _expired AS MATERIALIZED (
@@ -489,7 +521,7 @@ async function reclaimAndClaim(
         WHERE ${sameItem('x')}
         RETURNING w.*, x.reclaimed AS _reclaimed, x.claimed AS _claimed, x.previous_owner AS _previous_owner,
           x.rn AS _rn)
-      SELECT (SELECT json_agg(u) FROM _upd AS u) AS rows`;
+      SELECT ${jsonRows('_upd')}`;
   const res = await tx.query<{ rows: ReclaimClaimRow[] | null }>(sql, p.values);
   const row = res.rows[0];
   const rows = row?.rows ?? [];
@@ -558,7 +590,7 @@ async function claimInOneStatement(
         SELECT k.id, cl.worker, cl.kind, cl.expires, k.rn, k.inst FROM (
           SELECT r.id, r.inst, row_number() OVER (ORDER BY r.priority DESC, r.created_at, r.id) AS rn
           FROM _ready AS r) AS k
-        JOIN json_to_recordset(${claimersP}::json) AS cl(worker text, kind text, expires bigint, lo bigint, hi bigint)
+        JOIN ${recordset(claimersP, 'worker text, kind text, expires bigint, lo bigint, hi bigint', 'cl')}
           ON k.rn > cl.lo AND k.rn <= cl.hi),
       _upd AS (
         UPDATE ${t.work_items} AS w SET status = 'in_flight', lease_owner = k.worker,
@@ -587,7 +619,7 @@ async function claimInOneStatement(
          FROM _entries AS e LEFT JOIN _first AS f ON true`,
         '(SELECT n FROM _entries) > 0',
       )}
-      SELECT (SELECT json_agg(u ORDER BY u._rn) FROM _upd AS u) AS rows, (SELECT stale FROM _stale) AS stale,
+      SELECT ${jsonRows('_upd', 'ORDER BY u._rn')}, (SELECT stale FROM _stale) AS stale,
         (SELECT e_position FROM _ev) AS position`;
   const res = await conn.transaction((tx) =>
     tx.queryAndCommit<{ rows: WorkItemRow[] | null; stale: boolean; position: number | null }>(sql, p.values),
@@ -632,11 +664,11 @@ async function resolveInOneStatement(
     row.tail = shared ? '' : `,"actor_kind":${json(q.actor_kind)}`;
   }
   const head = shared ? `{"actor_kind":${json(first.actor_kind)},"items":[` : '{"items":[';
-  const batch = p.add(json(rows));
+  const batch = p.json(rows);
   const n = p.add(qs.length);
   const nowP = p.add(first.now);
   const sql = `WITH _in AS (
-         SELECT * FROM json_to_recordset(${batch}::json) AS x(${RESOLVE_COLS}, pre text, post text, tail text)),
+         SELECT * FROM ${recordset(batch, `${RESOLVE_COLS}, pre text, post text, tail text`)}),
        ${inAt(t, n, HELD_BY_X)},
        _u AS (
          UPDATE ${t.work_items} AS w SET status = x.status, result = x.result::jsonb, error = x.error,
@@ -658,7 +690,7 @@ async function resolveInOneStatement(
           FROM _entries AS e`,
          '(SELECT n FROM _entries) > 0',
        )}
-       SELECT (SELECT json_agg(u ORDER BY u._ord) FROM _u AS u) AS rows, (SELECT e_position FROM _ev) AS position`;
+       SELECT ${jsonRows('_u', 'ORDER BY u._ord')}, (SELECT e_position FROM _ev) AS position`;
   const res = await conn.transaction((tx) =>
     tx.queryAndCommit<{ rows: WorkItemRow[] | null; position: number | null }>(sql, p.values),
   );
@@ -682,22 +714,14 @@ async function resolveTx(
   qs: ResolveQuery[],
   each: boolean,
 ): Promise<Array<Outcome<WorkItem>>> {
-  const t = conn.names;
-  const p = conn.params();
-  const batch = p.add(JSON.stringify(resolveRows(qs)));
-  const res = await tx.query<{ rows: Array<WorkItemRow & { _ord: number }> | null }>(
-    `WITH _in AS (SELECT * FROM json_to_recordset(${batch}::json) AS x(${RESOLVE_COLS})),
-       ${inAt(t, p.add(qs.length), HELD_BY_X)},
-       _u AS (
-         UPDATE ${t.work_items} AS w SET status = x.status, result = x.result::jsonb, error = x.error,
-           lease_expires_at = NULL, resolved_at = x.now, updated_at = x.now
-         FROM _at AS x
-         WHERE ${sameItem('x')}
-         RETURNING ${W_COLS}, x.ord AS _ord)
-       SELECT (SELECT json_agg(u) FROM _u AS u) AS rows`,
-    p.values,
+  const done = await updateHeld(
+    tx,
+    conn,
+    resolveRows(qs),
+    RESOLVE_COLS,
+    `status = x.status, result = x.result::jsonb, error = x.error,
+       lease_expires_at = NULL, resolved_at = x.now, updated_at = x.now`,
   );
-  const done = new Map((res.rows[0]?.rows ?? []).map((r) => [r._ord, toWorkItem(r)]));
   const out: Array<Outcome<WorkItem>> = [];
   const events: NewEvent[] = [];
   const failed: Array<{ item: WorkItem; actor: string }> = [];
@@ -765,36 +789,23 @@ export async function heartbeat(
   conn: PostgresConnection,
   qs: Array<LeaseQuery & { lease_ms: number }>,
 ): Promise<Array<Outcome<WorkItem>>> {
-  const t = conn.names;
   if (qs.length === 0) return [];
-  const p = conn.params();
-  const batch = p.add(
-    JSON.stringify(
-      qs.map((q, ord) => ({
-        ord,
-        id: q.id,
-        worker: q.worker,
-        attempt: q.attempt,
-        expires: q.now + q.lease_ms,
-        now: q.now,
-      })),
-    ),
-  );
+  const rows = qs.map((q, ord) => ({
+    ord,
+    id: q.id,
+    worker: q.worker,
+    attempt: q.attempt,
+    expires: q.now + q.lease_ms,
+    now: q.now,
+  }));
   // One statement for every lease; a lease that no longer matches is explained on its own.
-  const res = await conn.query<{ rows: Array<WorkItemRow & { _ord: number }> | null }>(
-    `WITH _in AS (
-           SELECT * FROM json_to_recordset(${batch}::json)
-             AS x(ord int, id text, worker text, attempt int, expires bigint, now bigint)),
-         ${inAt(t, p.add(qs.length), HELD_BY_X)},
-         _u AS (
-           UPDATE ${t.work_items} AS w SET lease_expires_at = x.expires, updated_at = x.now
-           FROM _at AS x
-           WHERE ${sameItem('x')}
-           RETURNING ${W_COLS}, x.ord AS _ord)
-         SELECT (SELECT json_agg(u) FROM _u AS u) AS rows`,
-    p.values,
+  const done = await updateHeld(
+    conn,
+    conn,
+    rows,
+    'ord int, id text, worker text, attempt int, expires bigint, now bigint',
+    'lease_expires_at = x.expires, updated_at = x.now',
   );
-  const done = new Map((res.rows[0]?.rows ?? []).map((r) => [r._ord, toWorkItem(r)]));
   const out: Array<Outcome<WorkItem>> = [];
   for (const [ord, q] of qs.entries()) {
     const hit = done.get(ord);
@@ -946,7 +957,7 @@ export async function retry(
                  resolved_at = NULL, cascaded_from = NULL, updated_at = ${nowP}
                FROM _old AS o WHERE w.instance = $1 AND w.id = o.id
                RETURNING ${W_COLS}, o.cascaded_from AS _blocker, o.error AS _error)
-             SELECT (SELECT json_agg(u) FROM _u AS u) AS rows`,
+             SELECT ${jsonRows('_u')}`,
         p.values,
       );
       const byId = new Map(level.map((b) => [b.id, b.q]));
@@ -1051,7 +1062,7 @@ export async function replayUnfinished(
       `WITH _un AS (
              SELECT ${W_COLS} FROM ${t.work_items} AS w
              WHERE w.instance = $1 AND w.status IN ('pending', 'in_flight', 'waiting_human') FOR SHARE)
-           SELECT (SELECT json_agg(u) FROM _un AS u) AS rows`,
+           SELECT ${jsonRows('_un')}`,
       [conn.instance],
     );
     const row = res.rows[0];
