@@ -2,7 +2,7 @@
 // instead of once in each.
 import type { StoredEvent } from '../core/backend.js';
 import { toIso } from '../core/time.js';
-import type { EventRecord, Json } from '../core/types.js';
+import type { EventRecord, InstanceSummary, Json } from '../core/types.js';
 import { InvalidInputError } from '../errors.js';
 
 /** An enqueued item's `blocked_by` names `dep`, which is no item of this instance. */
@@ -16,4 +16,18 @@ export function missingBlocker(dep: string): InvalidInputError {
 /** An event as read back: its stored data text parsed, its time as ISO-8601. */
 export function toEventRecord(row: StoredEvent): EventRecord {
   return { ...row, data: JSON.parse(row.data) as Json, created_at: toIso(row.created_at) };
+}
+
+/**
+ * What both instances.ts read of an instance: its head, the contract they share. Listing is not shared: a
+ * SQLite instance is a file of its own (src/instance/list.ts finds the folders, then reads each head with
+ * `instanceHead`), while a PostgreSQL schema holds many instances, listed by one query (`listInstances`).
+ */
+export type InstanceHead = Pick<InstanceSummary, 'events' | 'last_event_at'>;
+
+/** The head of an instance from its newest event (none: an empty log). */
+export function instanceHeadOf(
+  newest: { position: number; created_at: number | null } | undefined,
+): InstanceHead {
+  return { events: newest?.position ?? 0, last_event_at: toIso(newest?.created_at) };
 }
