@@ -51,6 +51,30 @@ export class StateConflictError extends AgentStateError {
   }
 }
 
+/**
+ * The conflict of a write made against version `expected` of `kind/id` while it is at `actual`: the one
+ * message every layer and backend gives it. `extra` goes into the details between the id and the versions.
+ * @example throw versionConflict('task', 't1', 3, 2)  // "task/t1 is at version 3, not 2: read it again and retry"
+ */
+export function versionConflict(
+  kind: string,
+  id: string,
+  actual: number,
+  expected: number,
+  extra: Record<string, unknown> = {},
+): StateConflictError {
+  return new StateConflictError(
+    `${kind}/${id} is at version ${actual}, not ${expected}: read it again and retry`,
+    {
+      kind,
+      id,
+      ...extra,
+      expected,
+      actual,
+    },
+  );
+}
+
 /** The caller's lease on a work item expired or was taken over by another worker. */
 export class LeaseLostError extends AgentStateError {
   constructor(message: string, details: Record<string, unknown> = {}) {

@@ -8,6 +8,7 @@ import {
   ProvenanceRequiredError,
   StateConflictError,
   ValidationFailedError,
+  versionConflict,
 } from '../errors.js';
 import type { DocumentWrite, NewEvent, NewWorkItem, StatusChange, StoreBackend } from './backend.js';
 import { checkInput, type InputSpec, LIMITS, RESERVED_KEYS, storedObject } from './input.js';
@@ -535,10 +536,7 @@ export class DocumentStore {
     const current = cached ?? (await this.#backend.docs.get(i.kind, i.id));
     const actual = current?.version ?? 0;
     if (actual !== i.expected_version) {
-      throw new StateConflictError(
-        `${i.kind}/${i.id} is at version ${actual}, not ${i.expected_version}: read it again and retry`,
-        { kind: i.kind, id: i.id, expected: i.expected_version, actual },
-      );
+      throw versionConflict(i.kind, i.id, actual, i.expected_version);
     }
     // An answer and the commit that records it are one moment: the same time on all of their events.
     const now = answer?.change.now ?? this.#ctx.clock();

@@ -117,6 +117,27 @@ export class Params {
     this.values.push(value);
     return `$${this.values.length}`;
   }
+
+  /** Adds a value as its JSON text (a whole batch of rows is one parameter) and returns its placeholder. */
+  json(value: unknown): string {
+    return this.add(JSON.stringify(value));
+  }
+}
+
+// Batches: every statement that takes many rows takes them as one JSON parameter read back as a table, and
+// gives many rows back as one JSON array, so a batch of any size is one statement with a fixed text.
+
+/**
+ * The rows of JSON parameter `param` (an array of objects) as the table `alias` with the columns `cols`.
+ * @example `SELECT * FROM ${recordset(p.json(rows), 'ord int, id text')}`
+ */
+export function recordset(param: string, cols: string, alias = 'x'): string {
+  return `json_to_recordset(${param}::json) AS ${alias}(${cols})`;
+}
+
+/** The rows of CTE `cte` as one JSON array in column `rows` (null when none): whole rows, immune to later columns. */
+export function jsonRows(cte: string, order = ''): string {
+  return `(SELECT json_agg(u${order && ` ${order}`}) FROM ${cte} AS u) AS rows`;
 }
 
 /** A statement runner inside one transaction. */

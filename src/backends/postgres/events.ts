@@ -3,10 +3,10 @@
 // statement), reads, scans, and the NOTIFY wake-up hint.
 import type { EventBackend, EventQuery, NewEvent, StoredEvent } from '../../core/backend.js';
 import { eventHashTail, GENESIS_HASH } from '../../core/hash.js';
-import { toIso } from '../../core/time.js';
-import type { EventRecord, Json } from '../../core/types.js';
+import type { EventRecord } from '../../core/types.js';
 import { BATCH_TYPES } from '../../core/work-rules.js';
 import { InternalError } from '../../errors.js';
+import { toEventRecord } from '../shared.js';
 import type { Names, Params, PostgresConnection, Tx } from './connection.js';
 import { createListener, type PgListener } from './driver.js';
 
@@ -256,10 +256,6 @@ const APPENDED_COLS = 'e_position, e_stream_seq, e_prev_hash, e_hash';
 const EVENT_COLS =
   'position, stream, stream_seq, type, data::text AS data, actor, correlation_id, causation_id, work_item_id, created_at, prev_hash, hash';
 
-export function toEventRecord(row: StoredEvent): EventRecord {
-  return { ...row, data: JSON.parse(row.data) as Json, created_at: toIso(row.created_at) };
-}
-
 /**
  * Appends `events` (in the order they happened) as the transaction's last statement, pipelined with COMMIT
  * when `commit` is set; the head row lock it takes is then held only until that COMMIT. Sends the wake-up
@@ -283,74 +279,98 @@ export async function writeEvents(
   return out;
 }
 
-export function createEventBackend(conn: PostgresConnection, hint: AppendHint | null): EventBackend {
+// The operations of EventBackend (src/core/backend.ts); SQLite's events.ts has the same names.
+
+export async function append(
+  conn: PostgresConnection,
+  hint: AppendHint | null,
+  events: NewEvent[],
+): Promise<EventRecord[]> {
+  if (events.length === 0) return [];
+  const stored = await conn.transaction((tx) => writeEvents(tx, conn, events, { commit: true, hint }));
+  return stored.map(toEventRecord);
+}
+
+export async function read(conn: PostgresConnection, q: EventQuery): Promise<EventRecord[]> {
   const t = conn.names;
-  return {
-    async append(events) {
-      if (events.length === 0) return [];
-      const stored = await conn.transaction((tx) => writeEvents(tx, conn, events, { commit: true, hint }));
-      return stored.map(toEventRecord);
-    },
-
-    async read(q: EventQuery) {
-      const p = conn.params();
-      const where: string[] = ['instance = $1', `position > ${p.add(q.after)}`];
-      if (q.until !== null) where.push(`position <= ${p.add(q.until)}`);
-      if (q.stream !== null) where.push(`stream = ${p.add(q.stream)}`);
-      const types = q.types ?? [];
-      // One walk of events_type per type, in position order, each stopping at `limit`, merged; then the rows
-      // of the positions kept. With `type = ANY(…)` the planner walked the log by position and filtered it
-      // (110,000 rows read for the newest 200 outcomes at 1,000,000 events), or read every event of those
-      // types and sorted them (issue 23). An item's or a stream's events are few: their own index reads those.
-      const walks = types.length > 1 && q.work_item_id === null && q.stream === null;
-      if (types.length > 0 && !walks) where.push(`type = ANY(${p.add(types)}::text[])`);
-      if (q.work_item_id !== null) {
-        // The item's own events, and the batch events naming it (through their GIN index, migration 0004).
-        const id = p.add(q.work_item_id);
-        where.push(
-          `(work_item_id = ${id} OR (type IN (${BATCH_TYPE_LIST}) AND ${t.event_item_ids}(data) @> ARRAY[${id}::text]))`,
-        );
-      }
-      if (q.since !== null) where.push(`created_at >= ${p.add(q.since)}`);
-      if (q.before !== null) where.push(`created_at < ${p.add(q.before)}`);
-      const order = `ORDER BY position ${q.reverse ? 'DESC' : 'ASC'}`;
-      const limit = p.add(q.limit);
-      let sql = `SELECT ${EVENT_COLS} FROM ${t.events} WHERE ${where.join(' AND ')} ${order} LIMIT ${limit}`;
-      if (walks) {
-        const walk = (type: string) =>
-          `(SELECT position FROM ${t.events} WHERE type = ${p.add(type)} AND ${where.join(' AND ')} ${order} LIMIT ${limit})`;
-        sql = `SELECT ${EVENT_COLS} FROM ${t.events} WHERE instance = $1 AND position IN (
+  const p = conn.params();
+  const where: string[] = ['instance = $1', `position > ${p.add(q.after)}`];
+  if (q.until !== null) where.push(`position <= ${p.add(q.until)}`);
+  if (q.stream !== null) where.push(`stream = ${p.add(q.stream)}`);
+  const types = q.types ?? [];
+  // One walk of events_type per type, in position order, each stopping at `limit`, merged; then the rows
+  // of the positions kept. With `type = ANY(…)` the planner walked the log by position and filtered it
+  // (110,000 rows read for the newest 200 outcomes at 1,000,000 events), or read every event of those
+  // types and sorted them (issue 23). An item's or a stream's events are few: their own index reads those.
+  const walks = types.length > 1 && q.work_item_id === null && q.stream === null;
+  if (types.length > 0 && !walks) where.push(`type = ANY(${p.add(types)}::text[])`);
+  if (q.work_item_id !== null) {
+    // The item's own events, and the batch events naming it (through their GIN index, migration 0004).
+    const id = p.add(q.work_item_id);
+    where.push(
+      `(work_item_id = ${id} OR (type IN (${BATCH_TYPE_LIST}) AND ${t.event_item_ids}(data) @> ARRAY[${id}::text]))`,
+    );
+  }
+  if (q.since !== null) where.push(`created_at >= ${p.add(q.since)}`);
+  if (q.before !== null) where.push(`created_at < ${p.add(q.before)}`);
+  const order = `ORDER BY position ${q.reverse ? 'DESC' : 'ASC'}`;
+  const limit = p.add(q.limit);
+  let sql = `SELECT ${EVENT_COLS} FROM ${t.events} WHERE ${where.join(' AND ')} ${order} LIMIT ${limit}`;
+  if (walks) {
+    const walk = (type: string) =>
+      `(SELECT position FROM ${t.events} WHERE type = ${p.add(type)} AND ${where.join(' AND ')} ${order} LIMIT ${limit})`;
+    sql = `SELECT ${EVENT_COLS} FROM ${t.events} WHERE instance = $1 AND position IN (
           SELECT position FROM (${types.map(walk).join(' UNION ALL ')}) AS u ${order} LIMIT ${limit}) ${order}`;
-      }
-      const res = await conn.query<StoredEvent>(sql, p.values);
-      return res.rows.map(toEventRecord);
-    },
+  }
+  const res = await conn.query<StoredEvent>(sql, p.values);
+  return res.rows.map(toEventRecord);
+}
 
-    async scan(afterPosition, limit) {
-      const res = await conn.query<StoredEvent>(
-        `SELECT ${EVENT_COLS} FROM ${t.events} WHERE instance = $1 AND position > $2 ORDER BY position LIMIT $3`,
-        [conn.instance, afterPosition, limit],
-      );
-      return res.rows;
-    },
+export async function scan(
+  conn: PostgresConnection,
+  afterPosition: number,
+  limit: number,
+): Promise<StoredEvent[]> {
+  const t = conn.names;
+  const res = await conn.query<StoredEvent>(
+    `SELECT ${EVENT_COLS} FROM ${t.events} WHERE instance = $1 AND position > $2 ORDER BY position LIMIT $3`,
+    [conn.instance, afterPosition, limit],
+  );
+  return res.rows;
+}
 
-    async head() {
-      const res = await conn.query<{ position: number; hash: string }>(
-        `SELECT position, hash FROM ${t.events} WHERE instance = $1 ORDER BY position DESC LIMIT 1`,
-        [conn.instance],
-      );
-      return res.rows[0] ?? null;
-    },
+export async function head(conn: PostgresConnection): Promise<{ position: number; hash: string } | null> {
+  const t = conn.names;
+  const res = await conn.query<{ position: number; hash: string }>(
+    `SELECT position, hash FROM ${t.events} WHERE instance = $1 ORDER BY position DESC LIMIT 1`,
+    [conn.instance],
+  );
+  return res.rows[0] ?? null;
+}
 
-    async typeCounts(since, until) {
-      const res = await conn.query<{ type: string; count: number }>(
-        `SELECT type, count(*) AS count FROM ${t.events}
+export async function typeCounts(
+  conn: PostgresConnection,
+  since: number,
+  until: number,
+): Promise<Array<{ type: string; count: number }>> {
+  const t = conn.names;
+  const res = await conn.query<{ type: string; count: number }>(
+    `SELECT type, count(*) AS count FROM ${t.events}
          WHERE instance = $1 AND created_at >= $2 AND created_at < $3
          GROUP BY type ORDER BY count DESC, type`,
-        [conn.instance, since, until],
-      );
-      return res.rows;
-    },
+    [conn.instance, since, until],
+  );
+  return res.rows;
+}
+
+/** The EventBackend of one PostgreSQL store: the operations above, on its connection and NOTIFY hint. */
+export function createEventBackend(conn: PostgresConnection, hint: AppendHint | null): EventBackend {
+  return {
+    append: (events) => append(conn, hint, events),
+    read: (q) => read(conn, q),
+    scan: (afterPosition, limit) => scan(conn, afterPosition, limit),
+    head: () => head(conn),
+    typeCounts: (since, until) => typeCounts(conn, since, until),
   };
 }
 

@@ -1,7 +1,8 @@
 // The instances a PostgreSQL schema holds: every instance ever opened there has its event head row, so
-// one scan of event_heads (one row per instance) joined to each head event by primary key lists them.
-import { toIso } from '../../core/time.js';
+// one scan of event_heads (one row per instance) joined to each head event by primary key lists them. Each
+// head is the InstanceHead SQLite's instances.ts reads of its one file (see ../shared.ts).
 import type { InstanceSummary } from '../../core/types.js';
+import { instanceHeadOf } from '../shared.js';
 import { checkSchema, names, type PostgresPoolOptions, withPool } from './connection.js';
 
 /** Where to list: the database URL and pool settings (an open store with equal ones lends its pool), and the schema. */
@@ -41,8 +42,7 @@ export async function listInstances(opts: PostgresListOptions): Promise<Instance
           instance: r.instance,
           host: split ? (parts[0] as string) : null,
           name: split ? (parts[1] as string) : null,
-          events: r.position,
-          last_event_at: toIso(r.created_at),
+          ...instanceHeadOf(r),
         };
       })
       .sort((a, b) => (a.instance < b.instance ? -1 : a.instance > b.instance ? 1 : 0));

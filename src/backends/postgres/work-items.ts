@@ -7,8 +7,10 @@ import type {
   NewEvent,
   NewWorkItem,
   Outcome,
+  ReleaseQuery,
   ResolveQuery,
   RetryQuery,
+  StatusChange,
   WorkItemBackend,
   WorkItemRowDump,
 } from '../../core/backend.js';
@@ -45,8 +47,16 @@ import {
   statusEvent,
   workItemStream,
 } from '../../core/work-rules.js';
-import { InternalError, InvalidInputError } from '../../errors.js';
-import type { Names, Params, PostgresConnection, Tx } from './connection.js';
+import { InternalError } from '../../errors.js';
+import { missingBlocker } from '../shared.js';
+import {
+  jsonRows,
+  type Names,
+  type Params,
+  type PostgresConnection,
+  recordset,
+  type Tx,
+} from './connection.js';
 import { type AppendHint, computedEventCtes, writeEvents } from './events.js';
 
 /** A row as selected, or as nested JSON (row_to_json), both with numbers for bigint columns. */
@@ -67,7 +77,7 @@ function claimParams(p: Params, q: ClaimQuery): { claimers: string; filter: stri
     hi += c.limit;
     return { worker: c.worker, kind: c.actor_kind, expires: q.now + c.lease_ms, lo, hi };
   });
-  const claimers = p.add(JSON.stringify(ranges));
+  const claimers = p.json(ranges);
   let filter = '';
   if (q.kind !== null) filter += ` AND w.kind = ${p.add(q.kind)}`;
   if (q.id !== null) filter += ` AND w.id = ${p.add(q.id)}`;
@@ -119,6 +129,35 @@ function inAt(t: Names, n: string, where: string): string {
            SELECT instance, status, lease_owner, lease_expires_at, attempts FROM ${t.work_items}
            WHERE instance = $1 AND id = x.id LIMIT 1 FOR UPDATE) AS w
          WHERE ${where})`;
+}
+
+/**
+ * One statement updating the items that `rows` name (each with its `ord`, the columns `cols`), each only
+ * while held as its row says (HELD_BY_X): `set` over the item `w` and its row `x`. Returns the updated
+ * items by `ord`; the rows whose lease did not match are not in it.
+ */
+async function updateHeld(
+  run: Pick<Tx, 'query'> | PostgresConnection,
+  conn: PostgresConnection,
+  rows: unknown[],
+  cols: string,
+  set: string,
+): Promise<Map<number, WorkItem>> {
+  const t = conn.names;
+  const p = conn.params();
+  const batch = p.json(rows);
+  const res = await run.query<{ rows: Array<WorkItemRow & { _ord: number }> | null }>(
+    `WITH _in AS (SELECT * FROM ${recordset(batch, cols)}),
+       ${inAt(t, p.add(rows.length), HELD_BY_X)},
+       _u AS (
+         UPDATE ${t.work_items} AS w SET ${set}
+         FROM _at AS x
+         WHERE ${sameItem('x')}
+         RETURNING ${W_COLS}, x.ord AS _ord)
+       SELECT ${jsonRows('_u')}`,
+    p.values,
+  );
+  return new Map((res.rows[0]?.rows ?? []).map((r) => [r._ord, toWorkItem(r)]));
 }
 
 /**
@@ -199,29 +238,27 @@ function ready(t: Names, now: string): string {
  * idempotency key inserts nothing (ON CONFLICT DO NOTHING on the unique index), never a duplicate.
  */
 export function enqueueCtes(t: Names, p: Params, items: NewWorkItem[], guard: string): string {
-  const batch = p.add(
-    JSON.stringify(
-      items.map((n, ord) => ({
-        ord,
-        id: n.id,
-        title: n.title,
-        kind: n.kind,
-        status: n.status,
-        priority: n.priority,
-        payload: JSON.stringify(n.payload ?? null),
-        blocked_by: n.blocked_by,
-        not_before: n.not_before,
-        max_attempts: n.max_attempts,
-        idempotency_key: n.idempotency_key,
-        on_blocker_failure: n.on_blocker_failure ?? 'wait',
-        created_at: n.created_at,
-      })),
-    ),
+  const batch = p.json(
+    items.map((n, ord) => ({
+      ord,
+      id: n.id,
+      title: n.title,
+      kind: n.kind,
+      status: n.status,
+      priority: n.priority,
+      payload: JSON.stringify(n.payload ?? null),
+      blocked_by: n.blocked_by,
+      not_before: n.not_before,
+      max_attempts: n.max_attempts,
+      idempotency_key: n.idempotency_key,
+      on_blocker_failure: n.on_blocker_failure ?? 'wait',
+      created_at: n.created_at,
+    })),
   );
-  return `_in AS (
-    SELECT * FROM json_to_recordset(${batch}::json) AS x(ord int, id text, title text, kind text, status text,
-      priority int, payload text, blocked_by text[], not_before bigint, max_attempts int, idempotency_key text,
-      on_blocker_failure text, created_at bigint)),
+  const cols = `ord int, id text, title text, kind text, status text, priority int, payload text,
+      blocked_by text[], not_before bigint, max_attempts int, idempotency_key text, on_blocker_failure text,
+      created_at bigint`;
+  return `_in AS (SELECT * FROM ${recordset(batch, cols)}),
   _missing AS (
     SELECT b.dep FROM _in AS x CROSS JOIN LATERAL unnest(x.blocked_by) WITH ORDINALITY AS b(dep, k)
     WHERE NOT EXISTS (SELECT 1 FROM ${t.work_items} AS w WHERE w.instance = $1 AND w.id = b.dep)
@@ -236,13 +273,6 @@ export function enqueueCtes(t: Names, p: Params, items: NewWorkItem[], guard: st
     ORDER BY x.ord
     ON CONFLICT (instance, idempotency_key) DO NOTHING
     RETURNING *)`;
-}
-
-export function missingBlocker(dep: string): InvalidInputError {
-  return new InvalidInputError(`blocked_by names ${dep}, which is not a work item of this instance`, {
-    field: 'blocked_by',
-    id: dep,
-  });
 }
 
 /**
@@ -283,6 +313,26 @@ export async function settleEnqueue(
   return { out, events };
 }
 
+/**
+ * Inserts items in one statement; an existing idempotency key returns the existing item (created=false).
+ * Returns the result per item and the work_item_enqueued events of the created ones (nothing committed yet).
+ */
+export async function enqueueRows(
+  tx: Tx,
+  conn: PostgresConnection,
+  items: NewWorkItem[],
+): Promise<{ out: Array<{ item: WorkItem; created: boolean }>; events: NewEvent[] }> {
+  const p = conn.params();
+  const res = await tx.query<{ created: WorkItemRow[] | null; missing: string | null }>(
+    `WITH ${enqueueCtes(conn.names, p, items, 'true')}
+     SELECT (SELECT json_agg(i) FROM _ins AS i) AS created, (SELECT dep FROM _missing) AS missing`,
+    p.values,
+  );
+  const row = res.rows[0];
+  if (row?.missing) throw missingBlocker(row.missing);
+  return settleEnqueue(tx, conn, items, row?.created ?? []);
+}
+
 interface ReclaimClaimRow extends WorkItemRow {
   _reclaimed: boolean;
   _claimed: boolean;
@@ -307,16 +357,14 @@ export async function cascadeRows(
   let level = ended.filter((e) => endedUnsuccessfully(e.item.status));
   while (level.length > 0) {
     const p = conn.params();
-    const blockers = p.add(
-      JSON.stringify(level.map((b, ord) => ({ ord, id: b.item.id, error: cascadeError(b.item) }))),
-    );
+    const blockers = p.json(level.map((b, ord) => ({ ord, id: b.item.id, error: cascadeError(b.item) })));
     const nowP = p.add(now);
     // The blockers' dependants by their rows in work_item_blockers, each locked (in id order) and then
     // tested and updated by primary key, as inAt does: never every pending item, which the planner walked
     // when the UPDATE tested the status itself. A dependant of two blockers ending together records the
     // first of them.
     const res = await tx.query<{ rows: WorkItemRow[] | null }>(
-      `WITH _b AS (SELECT * FROM json_to_recordset(${blockers}::json) AS x(ord int, id text, error text)),
+      `WITH _b AS (SELECT * FROM ${recordset(blockers, 'ord int, id text, error text')}),
        _e AS MATERIALIZED (
          SELECT DISTINCT ON (e.item) e.item AS id, b.id AS blocker, b.error
          FROM _b AS b ${dependantsOf(t, 'b.id')}
@@ -331,7 +379,7 @@ export async function cascadeRows(
          FROM _d AS d
          WHERE ${sameItem('d')}
          RETURNING ${W_COLS})
-       SELECT (SELECT json_agg(u) FROM _u AS u) AS rows`,
+       SELECT ${jsonRows('_u')}`,
       p.values,
     );
     const actorOf = new Map(level.map((b) => [b.item.id, b.actor]));
@@ -349,7 +397,7 @@ export async function cascadeRows(
 export async function setStatusRow(
   tx: Tx,
   conn: PostgresConnection,
-  q: Parameters<WorkItemBackend['setStatus']>[0],
+  q: StatusChange,
 ): Promise<{ item: WorkItem; event: NewEvent; events: NewEvent[] }> {
   const t = conn.names;
   const p = conn.params();
@@ -364,13 +412,7 @@ export async function setStatusRow(
     p.values,
   );
   const row = res.rows[0]?.row;
-  if (!row) {
-    const cur = await tx.query<WorkItemRow>(
-      `SELECT ${COLS} FROM ${t.work_items} WHERE instance = $1 AND id = $2`,
-      [conn.instance, q.id],
-    );
-    explainStatusFailure(cur.rows[0] ? toWorkItem(cur.rows[0]) : null, q.id, q.to);
-  }
+  if (!row) explainStatusFailure(await getItem(conn, q.id, tx), q.id, q.to);
   const item = toWorkItem(row);
   const event = statusEvent(item, q);
   return {
@@ -380,65 +422,69 @@ export async function setStatusRow(
   };
 }
 
-export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint | null): WorkItemBackend {
-  const t = conn.names;
+/** The item as stored now (read by `run`: a transaction, or the pool), or null. */
+export async function getItem(
+  conn: PostgresConnection,
+  id: string,
+  run: Pick<Tx, 'query'> | PostgresConnection = conn,
+): Promise<WorkItem | null> {
+  const res = await run.query<WorkItemRow>(
+    `SELECT ${COLS} FROM ${conn.names.work_items} WHERE instance = $1 AND id = $2`,
+    [conn.instance, id],
+  );
+  const row = res.rows[0];
+  return row ? toWorkItem(row) : null;
+}
 
-  const getItem = async (
-    run: Pick<Tx, 'query'> | PostgresConnection,
-    id: string,
-  ): Promise<WorkItem | null> => {
-    const res = await run.query<WorkItemRow>(
-      `SELECT ${COLS} FROM ${t.work_items} WHERE instance = $1 AND id = $2`,
-      [conn.instance, id],
-    );
-    const row = res.rows[0];
-    return row ? toWorkItem(row) : null;
-  };
-
-  function leaseWhere(p: Params, q: LeaseQuery): string {
-    let sql = `instance = $1 AND id = ${p.add(q.id)} AND status = 'in_flight' AND lease_owner = ${p.add(q.worker)}
+/** The condition that `q`'s worker holds the item's lease, unexpired, on its attempt. */
+function leaseWhere(p: Params, q: LeaseQuery): string {
+  let sql = `instance = $1 AND id = ${p.add(q.id)} AND status = 'in_flight' AND lease_owner = ${p.add(q.worker)}
       AND lease_expires_at > ${p.add(q.now)}`;
-    if (q.attempt !== null) sql += ` AND attempts = ${p.add(q.attempt)}`;
-    return sql;
-  }
+  if (q.attempt !== null) sql += ` AND attempts = ${p.add(q.attempt)}`;
+  return sql;
+}
 
-  /** Runs an UPDATE … RETURNING * of at most one row (returned as JSON: immune to later columns). */
-  async function updateOne(tx: Tx, p: Params, update: string): Promise<WorkItem | null> {
-    const res = await tx.query<{ row: WorkItemRow | null }>(
-      `WITH _u AS (${update}) SELECT (SELECT row_to_json(u) FROM _u AS u) AS row`,
-      p.values,
-    );
-    const row = res.rows[0]?.row;
-    return row ? toWorkItem(row) : null;
-  }
+/** Runs an UPDATE … RETURNING * of at most one row (returned as JSON: immune to later columns). */
+async function updateOne(tx: Tx, p: Params, update: string): Promise<WorkItem | null> {
+  const res = await tx.query<{ row: WorkItemRow | null }>(
+    `WITH _u AS (${update}) SELECT (SELECT row_to_json(u) FROM _u AS u) AS row`,
+    p.values,
+  );
+  const row = res.rows[0]?.row;
+  return row ? toWorkItem(row) : null;
+}
 
-  const commitEvents = (tx: Tx, events: NewEvent[]) => writeEvents(tx, conn, events, { commit: true, hint });
+/** Appends `events` as the transaction's last statement, pipelined with COMMIT. */
+const commitEvents = (tx: Tx, conn: PostgresConnection, hint: AppendHint | null, events: NewEvent[]) =>
+  writeEvents(tx, conn, events, { commit: true, hint });
 
-  /**
-   * One statement: expired leases go back to pending (or failed once attempts are spent) and, with
-   * `claim`, up to `limit` ready items (reclaimed ones included) go in flight under the new lease, each row
-   * updated once. Rows other transactions hold are skipped (SKIP LOCKED), and the candidates are picked in
-   * a MATERIALIZED CTE so the LIMIT is applied once, not re-evaluated by the planner per row.
-   */
-  async function reclaimAndClaim(
-    tx: Tx,
-    now: number,
-    actor: string | null,
-    claim: ClaimQuery | null,
-  ): Promise<{ reclaimed: WorkItem[]; claimed: WorkItem[]; events: NewEvent[] }> {
-    const p = conn.params();
-    const nowP = p.add(now);
-    let readySql =
-      'SELECT NULL::text AS id, 0 AS priority, 0::bigint AS created_at, NULL::text AS inst WHERE false';
-    let picked =
-      'SELECT NULL::text AS id, NULL::text AS worker, NULL::bigint AS expires, 0::bigint AS rn, NULL::text AS inst WHERE false';
-    if (claim) {
-      const { claimers: claimersP, filter, limit } = claimParams(p, claim);
-      // Ready pending items come off the partial index in claim order; reclaimed ones join them.
-      readySql = `SELECT w.id, w.priority, w.created_at, w.instance AS inst FROM ${t.work_items} AS w
+/**
+ * One statement: expired leases go back to pending (or failed once attempts are spent) and, with
+ * `claim`, up to `limit` ready items (reclaimed ones included) go in flight under the new lease, each row
+ * updated once. Rows other transactions hold are skipped (SKIP LOCKED), and the candidates are picked in
+ * a MATERIALIZED CTE so the LIMIT is applied once, not re-evaluated by the planner per row.
+ */
+async function reclaimAndClaim(
+  tx: Tx,
+  conn: PostgresConnection,
+  now: number,
+  actor: string | null,
+  claim: ClaimQuery | null,
+): Promise<{ reclaimed: WorkItem[]; claimed: WorkItem[]; events: NewEvent[] }> {
+  const t = conn.names;
+  const p = conn.params();
+  const nowP = p.add(now);
+  let readySql =
+    'SELECT NULL::text AS id, 0 AS priority, 0::bigint AS created_at, NULL::text AS inst WHERE false';
+  let picked =
+    'SELECT NULL::text AS id, NULL::text AS worker, NULL::bigint AS expires, 0::bigint AS rn, NULL::text AS inst WHERE false';
+  if (claim) {
+    const { claimers: claimersP, filter, limit } = claimParams(p, claim);
+    // Ready pending items come off the partial index in claim order; reclaimed ones join them.
+    readySql = `SELECT w.id, w.priority, w.created_at, w.instance AS inst FROM ${t.work_items} AS w
         WHERE w.instance = $1 AND ${ready(t, nowP)}${filter}
         ${ORDER} LIMIT ${limit} FOR UPDATE SKIP LOCKED`;
-      picked = `SELECT k.id, cl.worker, cl.expires, k.rn, k.inst FROM (
+    picked = `SELECT k.id, cl.worker, cl.expires, k.rn, k.inst FROM (
           SELECT c.id, c.inst, row_number() OVER (ORDER BY c.priority DESC, c.created_at, c.id) AS rn FROM (
             SELECT id, priority, created_at, inst FROM _ready
             UNION ALL
@@ -446,10 +492,10 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
               ON ${sameItem('e')}
              WHERE NOT e.spent AND ${dueAndUnblocked(t, nowP)}${filter}
           ) AS c ORDER BY rn LIMIT ${limit}) AS k
-        JOIN json_to_recordset(${claimersP}::json) AS cl(worker text, expires bigint, lo bigint, hi bigint)
+        JOIN ${recordset(claimersP, 'worker text, expires bigint, lo bigint, hi bigint', 'cl')}
           ON k.rn > cl.lo AND k.rn <= cl.hi`;
-    }
-    const sql = `WITH _expired AS MATERIALIZED (
+  }
+  const sql = `WITH _expired AS MATERIALIZED (
         SELECT id, lease_owner AS previous_owner, attempts >= max_attempts AS spent, instance AS inst
         FROM ${t.work_items}
         WHERE instance = $1 AND status = 'in_flight' AND lease_expires_at <= ${nowP}
@@ -475,60 +521,65 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
         WHERE ${sameItem('x')}
         RETURNING w.*, x.reclaimed AS _reclaimed, x.claimed AS _claimed, x.previous_owner AS _previous_owner,
           x.rn AS _rn)
-      SELECT (SELECT json_agg(u) FROM _upd AS u) AS rows`;
-    const res = await tx.query<{ rows: ReclaimClaimRow[] | null }>(sql, p.values);
-    const row = res.rows[0];
-    const rows = row?.rows ?? [];
-    const reclaimedRows = rows
-      .filter((r) => r._reclaimed)
-      .map((r) => ({ r, item: toWorkItem(r) }))
-      .sort((a, b) => claimOrder(a.item, b.item));
-    // In the order they were handed out, so each claimer's items follow the earlier claimers'.
-    const claimedRows = rows.filter((r) => r._claimed).sort((a, b) => (a._rn ?? 0) - (b._rn ?? 0));
-    const claimed = claimedRows.map(toWorkItem);
-    const events: NewEvent[] = reclaimedRows.map(({ r, item }) =>
-      reclaimedEvent(
-        item,
-        r._previous_owner,
-        actor,
-        now,
-        // An item reclaimed and claimed again in this statement was, in between, pending on its old attempt.
-        r._claimed ? { attempt: item.attempts - 1, status: 'pending' } : undefined,
-      ),
-    );
-    for (const [k, item] of claimed.entries()) {
-      const kind = claimerKind(claim!.claimers, claimedRows[k]!._rn ?? 0);
-      events.push(claimedEvent(item, item.lease_owner as string, kind, now));
-    }
-    const reclaimed = reclaimedRows.map((x) => x.item);
-    // An item whose last attempt expired failed: its cascade dependants are cancelled with it.
-    const cascaded = await cascadeRows(
-      tx,
-      conn,
-      reclaimed.map((item) => ({ item, actor })),
+      SELECT ${jsonRows('_upd')}`;
+  const res = await tx.query<{ rows: ReclaimClaimRow[] | null }>(sql, p.values);
+  const row = res.rows[0];
+  const rows = row?.rows ?? [];
+  const reclaimedRows = rows
+    .filter((r) => r._reclaimed)
+    .map((r) => ({ r, item: toWorkItem(r) }))
+    .sort((a, b) => claimOrder(a.item, b.item));
+  // In the order they were handed out, so each claimer's items follow the earlier claimers'.
+  const claimedRows = rows.filter((r) => r._claimed).sort((a, b) => (a._rn ?? 0) - (b._rn ?? 0));
+  const claimed = claimedRows.map(toWorkItem);
+  const events: NewEvent[] = reclaimedRows.map(({ r, item }) =>
+    reclaimedEvent(
+      item,
+      r._previous_owner,
+      actor,
       now,
-    );
-    return { reclaimed, claimed, events: [...batchEvents(events), ...cascaded] };
+      // An item reclaimed and claimed again in this statement was, in between, pending on its old attempt.
+      r._claimed ? { attempt: item.attempts - 1, status: 'pending' } : undefined,
+    ),
+  );
+  for (const [k, item] of claimed.entries()) {
+    const kind = claimerKind(claim!.claimers, claimedRows[k]!._rn ?? 0);
+    events.push(claimedEvent(item, item.lease_owner as string, kind, now));
   }
+  const reclaimed = reclaimedRows.map((x) => x.item);
+  // An item whose last attempt expired failed: its cascade dependants are cancelled with it.
+  const cascaded = await cascadeRows(
+    tx,
+    conn,
+    reclaimed.map((item) => ({ item, actor })),
+    now,
+  );
+  return { reclaimed, claimed, events: [...batchEvents(events), ...cascaded] };
+}
 
-  /**
-   * A claim in one statement (one round trip), its event built by the statement: what claimedEvent and
-   * batchEvents would write for the items it hands out (one work_item_claimed, or one work_items_claimed
-   * naming them all). Expired leases are the full claim's work (they are reclaimed first, and a spent one
-   * may cascade): when any exists this changes nothing and returns null.
-   */
-  async function claimInOneStatement(q: ClaimQuery): Promise<WorkItem[] | null> {
-    if (!oneStatementPays(q.claimers.reduce((n, c) => n + c.limit, 0))) return null;
-    const p = conn.params();
-    const nowP = p.add(q.now);
-    const { claimers: claimersP, filter, limit } = claimParams(p, q);
-    const one = p.add('work_item_claimed');
-    const many = p.add(BATCH_TYPE_OF.work_item_claimed);
-    // claimedEvent's data, as JSON.stringify writes it (its actor kind last, or once on a batch all share).
-    const claimed = `'"worker":' || to_json(u.lease_owner)::text || ',"attempt":' || u.attempts
+/**
+ * A claim in one statement (one round trip), its event built by the statement: what claimedEvent and
+ * batchEvents would write for the items it hands out (one work_item_claimed, or one work_items_claimed
+ * naming them all). Expired leases are the full claim's work (they are reclaimed first, and a spent one
+ * may cascade): when any exists this changes nothing and returns null.
+ */
+async function claimInOneStatement(
+  conn: PostgresConnection,
+  hint: AppendHint | null,
+  q: ClaimQuery,
+): Promise<WorkItem[] | null> {
+  const t = conn.names;
+  if (!oneStatementPays(q.claimers.reduce((n, c) => n + c.limit, 0))) return null;
+  const p = conn.params();
+  const nowP = p.add(q.now);
+  const { claimers: claimersP, filter, limit } = claimParams(p, q);
+  const one = p.add('work_item_claimed');
+  const many = p.add(BATCH_TYPE_OF.work_item_claimed);
+  // claimedEvent's data, as JSON.stringify writes it (its actor kind last, or once on a batch all share).
+  const claimed = `'"worker":' || to_json(u.lease_owner)::text || ',"attempt":' || u.attempts
             || ',"lease_expires_at":' || to_json(${isoText('u.lease_expires_at')})::text`;
-    const kind = `',"actor_kind":' || to_json(u._kind)::text`;
-    const sql = `WITH _stale AS MATERIALIZED (
+  const kind = `',"actor_kind":' || to_json(u._kind)::text`;
+  const sql = `WITH _stale AS MATERIALIZED (
         SELECT EXISTS (SELECT 1 FROM ${t.work_items}
           WHERE instance = $1 AND status = 'in_flight' AND lease_expires_at <= ${nowP}) AS stale),
       _ready AS MATERIALIZED (
@@ -539,7 +590,7 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
         SELECT k.id, cl.worker, cl.kind, cl.expires, k.rn, k.inst FROM (
           SELECT r.id, r.inst, row_number() OVER (ORDER BY r.priority DESC, r.created_at, r.id) AS rn
           FROM _ready AS r) AS k
-        JOIN json_to_recordset(${claimersP}::json) AS cl(worker text, kind text, expires bigint, lo bigint, hi bigint)
+        JOIN ${recordset(claimersP, 'worker text, kind text, expires bigint, lo bigint, hi bigint', 'cl')}
           ON k.rn > cl.lo AND k.rn <= cl.hi),
       _upd AS (
         UPDATE ${t.work_items} AS w SET status = 'in_flight', lease_owner = k.worker,
@@ -568,58 +619,56 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
          FROM _entries AS e LEFT JOIN _first AS f ON true`,
         '(SELECT n FROM _entries) > 0',
       )}
-      SELECT (SELECT json_agg(u ORDER BY u._rn) FROM _upd AS u) AS rows, (SELECT stale FROM _stale) AS stale,
+      SELECT ${jsonRows('_upd', 'ORDER BY u._rn')}, (SELECT stale FROM _stale) AS stale,
         (SELECT e_position FROM _ev) AS position`;
-    const res = await conn.transaction((tx) =>
-      tx.queryAndCommit<{ rows: WorkItemRow[] | null; stale: boolean; position: number | null }>(
-        sql,
-        p.values,
-      ),
-    );
-    const row = res.rows[0];
-    if (!row || row.stale) return null;
-    if (row.position !== null) hint?.appended(Number(row.position));
-    return (row.rows ?? []).map(toWorkItem);
-  }
+  const res = await conn.transaction((tx) =>
+    tx.queryAndCommit<{ rows: WorkItemRow[] | null; stale: boolean; position: number | null }>(sql, p.values),
+  );
+  const row = res.rows[0];
+  if (!row || row.stale) return null;
+  if (row.position !== null) hint?.appended(Number(row.position));
+  return (row.rows ?? []).map(toWorkItem);
+}
 
-  /**
-   * A resolve of two or more leased items in one statement (one round trip), its event built by the
-   * statement (the work_items_resolved batchEvents would write): all of `qs` or none. It changes nothing
-   * and returns null when any of them does not hold its lease (the full resolve explains each); it is not
-   * tried when one fails (failures may cascade), when they differ in time, or when an id repeats.
-   */
-  async function resolveInOneStatement(qs: ResolveQuery[]): Promise<WorkItem[] | null> {
-    const first = qs[0];
-    if (
-      !first ||
-      !oneStatementPays(qs.length) ||
-      qs.some((q) => q.status === 'failed' || q.now !== first.now)
-    )
-      return null;
-    // One row per item: the statement commits what it matched, so a repeated id must take the full path.
-    if (new Set(qs.map((q) => q.id)).size !== qs.length) return null;
-    const p = conn.params();
-    const json = JSON.stringify;
-    const rows = resolveRows(qs);
-    // The actor kind all of them share is said once, on the batch; otherwise last on each entry.
-    const shared = qs.every((q) => q.actor_kind === first.actor_kind);
-    for (const [ord, q] of qs.entries()) {
-      // The event's text around what only the item's row knows (attempt, duration), as resolvedEvent and
-      // batchEvents write it. Set on the row itself: a spread copy of each row cost 3 µs an item.
-      const row = rows[ord] as Record<string, unknown>;
-      const actor = q.worker === first.worker ? '' : `,"actor":${json(q.worker)}`;
-      const error = q.error !== null ? `,"error":${json(q.error)}` : '';
-      const result = q.result !== null && q.result !== undefined ? `,"result":${json(q.result)}` : '';
-      row.pre = `{"id":${json(q.id)}${actor},"status":${json(q.status)},"worker":${json(q.worker)},"attempt":`;
-      row.post = `${error}${result}`;
-      row.tail = shared ? '' : `,"actor_kind":${json(q.actor_kind)}`;
-    }
-    const head = shared ? `{"actor_kind":${json(first.actor_kind)},"items":[` : '{"items":[';
-    const batch = p.add(json(rows));
-    const n = p.add(qs.length);
-    const nowP = p.add(first.now);
-    const sql = `WITH _in AS (
-         SELECT * FROM json_to_recordset(${batch}::json) AS x(${RESOLVE_COLS}, pre text, post text, tail text)),
+/**
+ * A resolve of two or more leased items in one statement (one round trip), its event built by the
+ * statement (the work_items_resolved batchEvents would write): all of `qs` or none. It changes nothing
+ * and returns null when any of them does not hold its lease (the full resolve explains each); it is not
+ * tried when one fails (failures may cascade), when they differ in time, or when an id repeats.
+ */
+async function resolveInOneStatement(
+  conn: PostgresConnection,
+  hint: AppendHint | null,
+  qs: ResolveQuery[],
+): Promise<WorkItem[] | null> {
+  const t = conn.names;
+  const first = qs[0];
+  if (!first || !oneStatementPays(qs.length) || qs.some((q) => q.status === 'failed' || q.now !== first.now))
+    return null;
+  // One row per item: the statement commits what it matched, so a repeated id must take the full path.
+  if (new Set(qs.map((q) => q.id)).size !== qs.length) return null;
+  const p = conn.params();
+  const json = JSON.stringify;
+  const rows = resolveRows(qs);
+  // The actor kind all of them share is said once, on the batch; otherwise last on each entry.
+  const shared = qs.every((q) => q.actor_kind === first.actor_kind);
+  for (const [ord, q] of qs.entries()) {
+    // The event's text around what only the item's row knows (attempt, duration), as resolvedEvent and
+    // batchEvents write it. Set on the row itself: a spread copy of each row cost 3 µs an item.
+    const row = rows[ord] as Record<string, unknown>;
+    const actor = q.worker === first.worker ? '' : `,"actor":${json(q.worker)}`;
+    const error = q.error !== null ? `,"error":${json(q.error)}` : '';
+    const result = q.result !== null && q.result !== undefined ? `,"result":${json(q.result)}` : '';
+    row.pre = `{"id":${json(q.id)}${actor},"status":${json(q.status)},"worker":${json(q.worker)},"attempt":`;
+    row.post = `${error}${result}`;
+    row.tail = shared ? '' : `,"actor_kind":${json(q.actor_kind)}`;
+  }
+  const head = shared ? `{"actor_kind":${json(first.actor_kind)},"items":[` : '{"items":[';
+  const batch = p.json(rows);
+  const n = p.add(qs.length);
+  const nowP = p.add(first.now);
+  const sql = `WITH _in AS (
+         SELECT * FROM ${recordset(batch, `${RESOLVE_COLS}, pre text, post text, tail text`)}),
        ${inAt(t, n, HELD_BY_X)},
        _u AS (
          UPDATE ${t.work_items} AS w SET status = x.status, result = x.result::jsonb, error = x.error,
@@ -641,250 +690,266 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
           FROM _entries AS e`,
          '(SELECT n FROM _entries) > 0',
        )}
-       SELECT (SELECT json_agg(u ORDER BY u._ord) FROM _u AS u) AS rows, (SELECT e_position FROM _ev) AS position`;
-    const res = await conn.transaction((tx) =>
-      tx.queryAndCommit<{ rows: WorkItemRow[] | null; position: number | null }>(sql, p.values),
-    );
-    const done = res.rows[0]?.rows ?? [];
-    if (done.length !== qs.length) return null;
-    const position = res.rows[0]?.position;
-    if (position !== null && position !== undefined) hint?.appended(Number(position));
-    return done.map(toWorkItem);
-  }
+       SELECT ${jsonRows('_u', 'ORDER BY u._ord')}, (SELECT e_position FROM _ev) AS position`;
+  const res = await conn.transaction((tx) =>
+    tx.queryAndCommit<{ rows: WorkItemRow[] | null; position: number | null }>(sql, p.values),
+  );
+  const done = res.rows[0]?.rows ?? [];
+  if (done.length !== qs.length) return null;
+  const position = res.rows[0]?.position;
+  if (position !== null && position !== undefined) hint?.appended(Number(position));
+  return done.map(toWorkItem);
+}
 
-  async function setStatusTx(tx: Tx, q: Parameters<WorkItemBackend['setStatus']>[0]): Promise<WorkItem> {
-    const { item, events } = await setStatusRow(tx, conn, q);
-    await commitEvents(tx, events);
-    return item;
-  }
-
-  /**
-   * Resolves `qs` in one transaction: one fenced UPDATE for all of them, then, for any it did not match, the
-   * reason (a repeated resolve returns the item; an item waiting for a human is resolved outside a lease;
-   * anything else is refused). `each`: a refusal is that item's outcome and the others still commit;
-   * otherwise the first refusal throws and rolls the whole batch back.
-   */
-  async function resolveTx(tx: Tx, qs: ResolveQuery[], each: boolean): Promise<Array<Outcome<WorkItem>>> {
-    const p = conn.params();
-    const batch = p.add(JSON.stringify(resolveRows(qs)));
-    const res = await tx.query<{ rows: Array<WorkItemRow & { _ord: number }> | null }>(
-      `WITH _in AS (SELECT * FROM json_to_recordset(${batch}::json) AS x(${RESOLVE_COLS})),
-       ${inAt(t, p.add(qs.length), HELD_BY_X)},
-       _u AS (
-         UPDATE ${t.work_items} AS w SET status = x.status, result = x.result::jsonb, error = x.error,
-           lease_expires_at = NULL, resolved_at = x.now, updated_at = x.now
-         FROM _at AS x
-         WHERE ${sameItem('x')}
-         RETURNING ${W_COLS}, x.ord AS _ord)
-       SELECT (SELECT json_agg(u) FROM _u AS u) AS rows`,
-      p.values,
-    );
-    const done = new Map((res.rows[0]?.rows ?? []).map((r) => [r._ord, toWorkItem(r)]));
-    const out: Array<Outcome<WorkItem>> = [];
-    const events: NewEvent[] = [];
-    const failed: Array<{ item: WorkItem; actor: string }> = [];
-    for (const [ord, q] of qs.entries()) {
-      const hit = done.get(ord);
-      if (hit) {
-        out.push({ ok: true, value: hit });
-        events.push(resolvedEvent(hit, q));
-        if (hit.status === 'failed') failed.push({ item: hit, actor: q.worker });
-        continue;
-      }
-      try {
-        const current = await getItem(tx, q.id);
-        if (current && isRepeatedResolve(current, q)) {
-          out.push({ ok: true, value: current });
-        } else if (current?.status === 'waiting_human') {
-          if (ownerOf(current)) throw humanDecisionRefusal(current, 'resolve');
-          const r = await setStatusRow(tx, conn, humanResolution(q));
-          out.push({ ok: true, value: r.item });
-          events.push(...r.events);
-        } else {
-          explainLeaseFailure(current, q, 'resolve');
-        }
-      } catch (err) {
-        if (!each || !isRefusal(err)) throw err;
-        out.push({ ok: false, error: err });
-      }
+/**
+ * Resolves `qs` in one transaction: one fenced UPDATE for all of them, then, for any it did not match, the
+ * reason (a repeated resolve returns the item; an item waiting for a human is resolved outside a lease;
+ * anything else is refused). `each`: a refusal is that item's outcome and the others still commit;
+ * otherwise the first refusal throws and rolls the whole batch back.
+ */
+async function resolveTx(
+  tx: Tx,
+  conn: PostgresConnection,
+  hint: AppendHint | null,
+  qs: ResolveQuery[],
+  each: boolean,
+): Promise<Array<Outcome<WorkItem>>> {
+  const done = await updateHeld(
+    tx,
+    conn,
+    resolveRows(qs),
+    RESOLVE_COLS,
+    `status = x.status, result = x.result::jsonb, error = x.error,
+       lease_expires_at = NULL, resolved_at = x.now, updated_at = x.now`,
+  );
+  const out: Array<Outcome<WorkItem>> = [];
+  const events: NewEvent[] = [];
+  const failed: Array<{ item: WorkItem; actor: string }> = [];
+  for (const [ord, q] of qs.entries()) {
+    const hit = done.get(ord);
+    if (hit) {
+      out.push({ ok: true, value: hit });
+      events.push(resolvedEvent(hit, q));
+      if (hit.status === 'failed') failed.push({ item: hit, actor: q.worker });
+      continue;
     }
-    // The dependants the failures cancel, in the same transaction (one statement per level for the batch).
-    const cascaded = await cascadeRows(tx, conn, failed, qs[0]?.now ?? 0);
-    await commitEvents(tx, [...batchEvents(events), ...cascaded]);
-    return out;
-  }
-
-  return {
-    async enqueue(items) {
-      if (items.length === 0) return [];
-      return conn.transaction(async (tx) => {
-        const p = conn.params();
-        const res = await tx.query<{ created: WorkItemRow[] | null; missing: string | null }>(
-          `WITH ${enqueueCtes(t, p, items, 'true')}
-           SELECT (SELECT json_agg(i) FROM _ins AS i) AS created, (SELECT dep FROM _missing) AS missing`,
-          p.values,
-        );
-        const row = res.rows[0];
-        if (row?.missing) throw missingBlocker(row.missing);
-        const { out, events } = await settleEnqueue(tx, conn, items, row?.created ?? []);
-        await commitEvents(tx, batchEvents(events));
-        return out;
-      });
-    },
-
-    async claim(q: ClaimQuery) {
-      const fast = await claimInOneStatement(q);
-      if (fast) return fast;
-      return conn.transaction(async (tx) => {
-        const r = await reclaimAndClaim(tx, q.now, q.claimers[0]?.worker ?? null, q);
-        await commitEvents(tx, r.events);
-        return r.claimed;
-      });
-    },
-
-    async heartbeat(qs) {
-      if (qs.length === 0) return [];
-      const p = conn.params();
-      const batch = p.add(
-        JSON.stringify(
-          qs.map((q, ord) => ({
-            ord,
-            id: q.id,
-            worker: q.worker,
-            attempt: q.attempt,
-            expires: q.now + q.lease_ms,
-            now: q.now,
-          })),
-        ),
-      );
-      // One statement for every lease; a lease that no longer matches is explained on its own.
-      const res = await conn.query<{ rows: Array<WorkItemRow & { _ord: number }> | null }>(
-        `WITH _in AS (
-           SELECT * FROM json_to_recordset(${batch}::json)
-             AS x(ord int, id text, worker text, attempt int, expires bigint, now bigint)),
-         ${inAt(t, p.add(qs.length), HELD_BY_X)},
-         _u AS (
-           UPDATE ${t.work_items} AS w SET lease_expires_at = x.expires, updated_at = x.now
-           FROM _at AS x
-           WHERE ${sameItem('x')}
-           RETURNING ${W_COLS}, x.ord AS _ord)
-         SELECT (SELECT json_agg(u) FROM _u AS u) AS rows`,
-        p.values,
-      );
-      const done = new Map((res.rows[0]?.rows ?? []).map((r) => [r._ord, toWorkItem(r)]));
-      const out: Array<Outcome<WorkItem>> = [];
-      for (const [ord, q] of qs.entries()) {
-        const hit = done.get(ord);
-        if (hit) {
-          out.push({ ok: true, value: hit });
-          continue;
-        }
-        try {
-          explainLeaseFailure(await getItem(conn, q.id), q, 'heartbeat');
-        } catch (err) {
-          if (!isRefusal(err)) throw err;
-          out.push({ ok: false, error: err });
-        }
+    try {
+      const current = await getItem(conn, q.id, tx);
+      if (current && isRepeatedResolve(current, q)) {
+        out.push({ ok: true, value: current });
+      } else if (current?.status === 'waiting_human') {
+        if (ownerOf(current)) throw humanDecisionRefusal(current, 'resolve');
+        const r = await setStatusRow(tx, conn, humanResolution(q));
+        out.push({ ok: true, value: r.item });
+        events.push(...r.events);
+      } else {
+        explainLeaseFailure(current, q, 'resolve');
       }
-      return out;
-    },
+    } catch (err) {
+      if (!each || !isRefusal(err)) throw err;
+      out.push({ ok: false, error: err });
+    }
+  }
+  // The dependants the failures cancel, in the same transaction (one statement per level for the batch).
+  const cascaded = await cascadeRows(tx, conn, failed, qs[0]?.now ?? 0);
+  await commitEvents(tx, conn, hint, [...batchEvents(events), ...cascaded]);
+  return out;
+}
 
-    async resolve(qs) {
-      const fast = await resolveInOneStatement(qs);
-      if (fast) return fast;
-      const out = await conn.transaction((tx) => resolveTx(tx, qs, false));
-      return out.map((o) => (o as { value: WorkItem }).value);
-    },
+// The operations of WorkItemBackend (src/core/backend.ts); SQLite's work-items.ts has the same names.
 
-    async resolveEach(qs) {
-      const fast = await resolveInOneStatement(qs);
-      if (fast) return fast.map((value) => ({ ok: true as const, value }));
-      return conn.transaction((tx) => resolveTx(tx, qs, true));
-    },
+export async function enqueue(
+  conn: PostgresConnection,
+  hint: AppendHint | null,
+  items: NewWorkItem[],
+): Promise<Array<{ item: WorkItem; created: boolean }>> {
+  if (items.length === 0) return [];
+  return conn.transaction(async (tx) => {
+    const { out, events } = await enqueueRows(tx, conn, items);
+    await commitEvents(tx, conn, hint, batchEvents(events));
+    return out;
+  });
+}
 
-    async release(q) {
-      return conn.transaction(async (tx) => {
-        const p = conn.params();
-        const hit = await updateOne(
-          tx,
-          p,
-          // The attempt number stays spent (a fencing token is never reused); max_attempts grows instead.
-          `UPDATE ${t.work_items} SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL,
+export async function claim(
+  conn: PostgresConnection,
+  hint: AppendHint | null,
+  q: ClaimQuery,
+): Promise<WorkItem[]> {
+  const fast = await claimInOneStatement(conn, hint, q);
+  if (fast) return fast;
+  return conn.transaction(async (tx) => {
+    const r = await reclaimAndClaim(tx, conn, q.now, q.claimers[0]?.worker ?? null, q);
+    await commitEvents(tx, conn, hint, r.events);
+    return r.claimed;
+  });
+}
+
+export async function heartbeat(
+  conn: PostgresConnection,
+  qs: Array<LeaseQuery & { lease_ms: number }>,
+): Promise<Array<Outcome<WorkItem>>> {
+  if (qs.length === 0) return [];
+  const rows = qs.map((q, ord) => ({
+    ord,
+    id: q.id,
+    worker: q.worker,
+    attempt: q.attempt,
+    expires: q.now + q.lease_ms,
+    now: q.now,
+  }));
+  // One statement for every lease; a lease that no longer matches is explained on its own.
+  const done = await updateHeld(
+    conn,
+    conn,
+    rows,
+    'ord int, id text, worker text, attempt int, expires bigint, now bigint',
+    'lease_expires_at = x.expires, updated_at = x.now',
+  );
+  const out: Array<Outcome<WorkItem>> = [];
+  for (const [ord, q] of qs.entries()) {
+    const hit = done.get(ord);
+    if (hit) {
+      out.push({ ok: true, value: hit });
+      continue;
+    }
+    try {
+      explainLeaseFailure(await getItem(conn, q.id), q, 'heartbeat');
+    } catch (err) {
+      if (!isRefusal(err)) throw err;
+      out.push({ ok: false, error: err });
+    }
+  }
+  return out;
+}
+
+export async function resolve(
+  conn: PostgresConnection,
+  hint: AppendHint | null,
+  qs: ResolveQuery[],
+): Promise<WorkItem[]> {
+  const fast = await resolveInOneStatement(conn, hint, qs);
+  if (fast) return fast;
+  const out = await conn.transaction((tx) => resolveTx(tx, conn, hint, qs, false));
+  return out.map((o) => (o as { value: WorkItem }).value);
+}
+
+export async function resolveEach(
+  conn: PostgresConnection,
+  hint: AppendHint | null,
+  qs: ResolveQuery[],
+): Promise<Array<Outcome<WorkItem>>> {
+  const fast = await resolveInOneStatement(conn, hint, qs);
+  if (fast) return fast.map((value) => ({ ok: true as const, value }));
+  return conn.transaction((tx) => resolveTx(tx, conn, hint, qs, true));
+}
+
+export async function release(
+  conn: PostgresConnection,
+  hint: AppendHint | null,
+  q: ReleaseQuery,
+): Promise<WorkItem> {
+  const t = conn.names;
+  return conn.transaction(async (tx) => {
+    const p = conn.params();
+    const hit = await updateOne(
+      tx,
+      p,
+      // The attempt number stays spent (a fencing token is never reused); max_attempts grows instead.
+      `UPDATE ${t.work_items} SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL,
              max_attempts = max_attempts + 1, updated_at = ${p.add(q.now)}
            WHERE ${leaseWhere(p, q)} RETURNING *`,
-        );
-        if (!hit) explainLeaseFailure(await getItem(tx, q.id), q, 'release');
-        await commitEvents(tx, [releasedEvent(hit, q)]);
-        return hit;
-      });
-    },
+    );
+    if (!hit) explainLeaseFailure(await getItem(conn, q.id, tx), q, 'release');
+    await commitEvents(tx, conn, hint, [releasedEvent(hit, q)]);
+    return hit;
+  });
+}
 
-    async annotate(q) {
-      return conn.transaction(async (tx) => {
-        const p = conn.params();
-        const notes = p.add(JSON.stringify(q.notes));
-        const now = p.add(q.now);
-        const where = q.lease ? leaseWhere(p, q.lease) : `instance = $1 AND id = ${p.add(q.id)}`;
-        // RFC 7396 merge in the UPDATE itself: concurrent annotations never lose each other's keys.
-        const hit = await updateOne(
-          tx,
-          p,
-          `UPDATE ${t.work_items} SET notes = ${t.merge_patch}(notes, ${notes}::jsonb), updated_at = ${now}
+export async function annotate(
+  conn: PostgresConnection,
+  hint: AppendHint | null,
+  q: Parameters<WorkItemBackend['annotate']>[0],
+): Promise<WorkItem> {
+  const t = conn.names;
+  return conn.transaction(async (tx) => {
+    const p = conn.params();
+    const notes = p.add(JSON.stringify(q.notes));
+    const now = p.add(q.now);
+    const where = q.lease ? leaseWhere(p, q.lease) : `instance = $1 AND id = ${p.add(q.id)}`;
+    // RFC 7396 merge in the UPDATE itself: concurrent annotations never lose each other's keys.
+    const hit = await updateOne(
+      tx,
+      p,
+      `UPDATE ${t.work_items} SET notes = ${t.merge_patch}(notes, ${notes}::jsonb), updated_at = ${now}
            WHERE ${where} RETURNING *`,
-        );
-        if (!hit) {
-          if (q.lease) explainLeaseFailure(await getItem(tx, q.id), q.lease, 'annotate');
-          explainStatusFailure(null, q.id, 'pending');
-        }
-        await commitEvents(tx, [annotatedEvent(hit, q.notes, q.actor, q.actor_kind, q.now)]);
-        return hit;
-      });
-    },
+    );
+    if (!hit) {
+      if (q.lease) explainLeaseFailure(await getItem(conn, q.id, tx), q.lease, 'annotate');
+      explainStatusFailure(null, q.id, 'pending');
+    }
+    await commitEvents(tx, conn, hint, [annotatedEvent(hit, q.notes, q.actor, q.actor_kind, q.now)]);
+    return hit;
+  });
+}
 
-    async setStatus(q) {
-      return conn.transaction((tx) => setStatusTx(tx, q));
-    },
+export async function setStatus(
+  conn: PostgresConnection,
+  hint: AppendHint | null,
+  q: StatusChange,
+): Promise<WorkItem> {
+  return conn.transaction(async (tx) => {
+    const { item, events } = await setStatusRow(tx, conn, q);
+    await commitEvents(tx, conn, hint, events);
+    return item;
+  });
+}
 
-    async retry(qs: RetryQuery[]) {
-      if (qs.length === 0) return [];
-      return conn.transaction(async (tx) => {
-        const events: NewEvent[] = [];
-        const retried: Array<{ item: WorkItem; q: RetryQuery }> = [];
-        for (const q of qs) {
-          // Locked first: a concurrent retry of the same item waits, then finds it pending and is refused.
-          const cur = await tx.query<WorkItemRow>(
-            `SELECT ${COLS} FROM ${t.work_items} WHERE instance = $1 AND id = $2 FOR UPDATE`,
-            [conn.instance, q.id],
-          );
-          const previous = cur.rows[0] ? toWorkItem(cur.rows[0]) : null;
-          const p = conn.params();
-          const item =
-            previous && RETRYABLE.includes(previous.status)
-              ? await updateOne(
-                  tx,
-                  p,
-                  `UPDATE ${t.work_items} SET status = 'pending', result = 'null'::jsonb, error = NULL,
+export async function retry(
+  conn: PostgresConnection,
+  hint: AppendHint | null,
+  qs: RetryQuery[],
+): Promise<WorkItem[]> {
+  const t = conn.names;
+  if (qs.length === 0) return [];
+  return conn.transaction(async (tx) => {
+    const events: NewEvent[] = [];
+    const retried: Array<{ item: WorkItem; q: RetryQuery }> = [];
+    for (const q of qs) {
+      // Locked first: a concurrent retry of the same item waits, then finds it pending and is refused.
+      const cur = await tx.query<WorkItemRow>(
+        `SELECT ${COLS} FROM ${t.work_items} WHERE instance = $1 AND id = $2 FOR UPDATE`,
+        [conn.instance, q.id],
+      );
+      const previous = cur.rows[0] ? toWorkItem(cur.rows[0]) : null;
+      const p = conn.params();
+      const item =
+        previous && RETRYABLE.includes(previous.status)
+          ? await updateOne(
+              tx,
+              p,
+              `UPDATE ${t.work_items} SET status = 'pending', result = 'null'::jsonb, error = NULL,
                      lease_owner = NULL, lease_expires_at = NULL, resolved_at = NULL, cascaded_from = NULL,
                      max_attempts = attempts + max_attempts, updated_at = ${p.add(q.now)}
                    WHERE instance = $1 AND id = ${p.add(q.id)} AND status IN ('failed', 'cancelled')
                      AND (idempotency_key IS NULL OR left(idempotency_key, 4) <> 'doc:')
                    RETURNING *`,
-                )
-              : null;
-          if (!previous || !item) explainRetryFailure(previous, q.id);
-          retried.push({ item, q });
-          events.push(retriedEvent(item, previous, q));
-        }
-        // The items these failures cancelled (cascade) are pending again, and those theirs cancelled.
-        let level = retried.map((r) => ({ id: r.item.id, q: r.q }));
-        while (level.length > 0) {
-          const p = conn.params();
-          const ids = p.add(level.map((b) => b.id));
-          const nowP = p.add(level[0]!.q.now);
-          const res = await tx.query<{
-            rows: Array<WorkItemRow & { _blocker: string; _error: string | null }> | null;
-          }>(
-            `WITH _old AS (
+            )
+          : null;
+      if (!previous || !item) explainRetryFailure(previous, q.id);
+      retried.push({ item, q });
+      events.push(retriedEvent(item, previous, q));
+    }
+    // The items these failures cancelled (cascade) are pending again, and those theirs cancelled.
+    let level = retried.map((r) => ({ id: r.item.id, q: r.q }));
+    while (level.length > 0) {
+      const p = conn.params();
+      const ids = p.add(level.map((b) => b.id));
+      const nowP = p.add(level[0]!.q.now);
+      const res = await tx.query<{
+        rows: Array<WorkItemRow & { _blocker: string; _error: string | null }> | null;
+      }>(
+        `WITH _old AS (
                SELECT id, cascaded_from, error FROM ${t.work_items}
                WHERE instance = $1 AND status = 'cancelled' AND cascaded_from = ANY(${ids}::text[]) FOR UPDATE),
              _u AS (
@@ -892,100 +957,139 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
                  resolved_at = NULL, cascaded_from = NULL, updated_at = ${nowP}
                FROM _old AS o WHERE w.instance = $1 AND w.id = o.id
                RETURNING ${W_COLS}, o.cascaded_from AS _blocker, o.error AS _error)
-             SELECT (SELECT json_agg(u) FROM _u AS u) AS rows`,
-            p.values,
-          );
-          const byId = new Map(level.map((b) => [b.id, b.q]));
-          const rows = (res.rows[0]?.rows ?? [])
-            .map((r) => ({ r, item: toWorkItem(r) }))
-            .sort((a, b) => claimOrder(a.item, b.item));
-          const next: typeof level = [];
-          for (const { r, item } of rows) {
-            const q = byId.get(r._blocker)!;
-            events.push(reopenedEvent(item, { error: r._error, blocker: r._blocker }, q.actor, q.now));
-            next.push({ id: item.id, q });
-          }
-          level = next;
-        }
-        await commitEvents(tx, events);
-        return retried.map((r) => r.item);
-      });
-    },
-
-    async blockerStates(ids) {
-      if (ids.length === 0) return [];
-      const res = await conn.query<{ id: string; status: WorkItemStatus; blocked_by: string[] }>(
-        `SELECT id, status, blocked_by FROM ${t.work_items} WHERE instance = $1 AND id = ANY($2::text[])`,
-        [conn.instance, ids],
-      );
-      return res.rows;
-    },
-
-    async get(id) {
-      return getItem(conn, id);
-    },
-
-    async list(q) {
-      const p = conn.params();
-      const where: string[] = ['w.instance = $1'];
-      if (q.statuses) where.push(`w.status = ANY(${p.add(q.statuses)}::text[])`);
-      if (q.kind !== null) where.push(`w.kind = ${p.add(q.kind)}`);
-      if (q.ready !== undefined) {
-        const now = p.add(q.now);
-        where.push(q.ready ? `(${ready(t, now)})` : `w.status = 'pending' AND NOT (${ready(t, now)})`);
-      }
-      // Blocked on a failure: the rows come from the stuck set, one primary-key lookup each, so the read
-      // costs what it finds; its complement tests each row against that set (hashed once).
-      let from = `${t.work_items} AS w`;
-      if (q.blocked_on_failure === true) {
-        from = `stuck AS s ${itemById(t, 's.id', `${COLS}, instance`, 'w')}`;
-        where.push("w.status = 'pending'");
-      } else if (q.blocked_on_failure === false) {
-        where.push("NOT (w.status = 'pending' AND w.id IN (SELECT id FROM stuck))");
-      }
-      const res = await conn.query<WorkItemRow>(
-        `${q.blocked_on_failure === undefined ? '' : `WITH RECURSIVE ${blockedOnFailure(t)} `}SELECT ${W_COLS}
-         FROM ${from} WHERE ${where.join(' AND ')} ${ORDER} LIMIT ${p.add(q.limit)}`,
+             SELECT ${jsonRows('_u')}`,
         p.values,
       );
-      return res.rows.map(toWorkItem);
-    },
+      const byId = new Map(level.map((b) => [b.id, b.q]));
+      const rows = (res.rows[0]?.rows ?? [])
+        .map((r) => ({ r, item: toWorkItem(r) }))
+        .sort((a, b) => claimOrder(a.item, b.item));
+      const next: typeof level = [];
+      for (const { r, item } of rows) {
+        const q = byId.get(r._blocker)!;
+        events.push(reopenedEvent(item, { error: r._error, blocker: r._blocker }, q.actor, q.now));
+        next.push({ id: item.id, q });
+      }
+      level = next;
+    }
+    await commitEvents(tx, conn, hint, events);
+    return retried.map((r) => r.item);
+  });
+}
 
-    async counts() {
-      const res = await conn.query<{ status: WorkItemStatus; n: number }>(
-        `SELECT status, count(*) AS n FROM ${t.work_items} WHERE instance = $1 GROUP BY status`,
-        [conn.instance],
-      );
-      const counts = Object.fromEntries(WORK_ITEM_STATUSES.map((s) => [s, 0])) as StatusCounts;
-      for (const r of res.rows) counts[r.status] = r.n;
-      return counts;
-    },
+export async function blockerStates(
+  conn: PostgresConnection,
+  ids: string[],
+): Promise<Array<{ id: string; status: WorkItemStatus; blocked_by: string[] }>> {
+  const t = conn.names;
+  if (ids.length === 0) return [];
+  const res = await conn.query<{ id: string; status: WorkItemStatus; blocked_by: string[] }>(
+    `SELECT id, status, blocked_by FROM ${t.work_items} WHERE instance = $1 AND id = ANY($2::text[])`,
+    [conn.instance, ids],
+  );
+  return res.rows;
+}
 
-    async reclaimExpired(now, actor) {
-      return conn.transaction(async (tx) => {
-        const r = await reclaimAndClaim(tx, now, actor, null);
-        await commitEvents(tx, r.events);
-        return r.reclaimed;
-      });
-    },
+export async function get(conn: PostgresConnection, id: string): Promise<WorkItem | null> {
+  return getItem(conn, id);
+}
 
-    async replayUnfinished(now, actor) {
-      return conn.transaction(async (tx) => {
-        const r = await reclaimAndClaim(tx, now, actor, null);
-        // FOR SHARE: each replayed state is the newest committed one, and stays so until this commits.
-        const res = await tx.query<{ rows: WorkItemRow[] | null }>(
-          `WITH _un AS (
+export async function list(
+  conn: PostgresConnection,
+  q: Parameters<WorkItemBackend['list']>[0],
+): Promise<WorkItem[]> {
+  const t = conn.names;
+  const p = conn.params();
+  const where: string[] = ['w.instance = $1'];
+  if (q.statuses) where.push(`w.status = ANY(${p.add(q.statuses)}::text[])`);
+  if (q.kind !== null) where.push(`w.kind = ${p.add(q.kind)}`);
+  if (q.ready !== undefined) {
+    const now = p.add(q.now);
+    where.push(q.ready ? `(${ready(t, now)})` : `w.status = 'pending' AND NOT (${ready(t, now)})`);
+  }
+  // Blocked on a failure: the rows come from the stuck set, one primary-key lookup each, so the read
+  // costs what it finds; its complement tests each row against that set (hashed once).
+  let from = `${t.work_items} AS w`;
+  if (q.blocked_on_failure === true) {
+    from = `stuck AS s ${itemById(t, 's.id', `${COLS}, instance`, 'w')}`;
+    where.push("w.status = 'pending'");
+  } else if (q.blocked_on_failure === false) {
+    where.push("NOT (w.status = 'pending' AND w.id IN (SELECT id FROM stuck))");
+  }
+  const res = await conn.query<WorkItemRow>(
+    `${q.blocked_on_failure === undefined ? '' : `WITH RECURSIVE ${blockedOnFailure(t)} `}SELECT ${W_COLS}
+         FROM ${from} WHERE ${where.join(' AND ')} ${ORDER} LIMIT ${p.add(q.limit)}`,
+    p.values,
+  );
+  return res.rows.map(toWorkItem);
+}
+
+export async function counts(conn: PostgresConnection): Promise<StatusCounts> {
+  const t = conn.names;
+  const res = await conn.query<{ status: WorkItemStatus; n: number }>(
+    `SELECT status, count(*) AS n FROM ${t.work_items} WHERE instance = $1 GROUP BY status`,
+    [conn.instance],
+  );
+  const counts = Object.fromEntries(WORK_ITEM_STATUSES.map((s) => [s, 0])) as StatusCounts;
+  for (const r of res.rows) counts[r.status] = r.n;
+  return counts;
+}
+
+export async function reclaimExpired(
+  conn: PostgresConnection,
+  hint: AppendHint | null,
+  now: number,
+  actor: string | null,
+): Promise<WorkItem[]> {
+  return conn.transaction(async (tx) => {
+    const r = await reclaimAndClaim(tx, conn, now, actor, null);
+    await commitEvents(tx, conn, hint, r.events);
+    return r.reclaimed;
+  });
+}
+
+export async function replayUnfinished(
+  conn: PostgresConnection,
+  hint: AppendHint | null,
+  now: number,
+  actor: string | null,
+): Promise<WorkItem[]> {
+  const t = conn.names;
+  return conn.transaction(async (tx) => {
+    const r = await reclaimAndClaim(tx, conn, now, actor, null);
+    // FOR SHARE: each replayed state is the newest committed one, and stays so until this commits.
+    const res = await tx.query<{ rows: WorkItemRow[] | null }>(
+      `WITH _un AS (
              SELECT ${W_COLS} FROM ${t.work_items} AS w
              WHERE w.instance = $1 AND w.status IN ('pending', 'in_flight', 'waiting_human') FOR SHARE)
-           SELECT (SELECT json_agg(u) FROM _un AS u) AS rows`,
-          [conn.instance],
-        );
-        const row = res.rows[0];
-        const items = (row?.rows ?? []).map(toWorkItem).sort(claimOrder);
-        const replayed = items.map((item) => replayedEvent(item, actor, now));
-        await commitEvents(tx, [...r.events, ...replayed]);
-        return items;
-      });
-    },
+           SELECT ${jsonRows('_un')}`,
+      [conn.instance],
+    );
+    const row = res.rows[0];
+    const items = (row?.rows ?? []).map(toWorkItem).sort(claimOrder);
+    const replayed = items.map((item) => replayedEvent(item, actor, now));
+    await commitEvents(tx, conn, hint, [...r.events, ...replayed]);
+    return items;
+  });
+}
+
+/** The WorkItemBackend of one PostgreSQL store: the operations above, on its connection and NOTIFY hint. */
+export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint | null): WorkItemBackend {
+  return {
+    enqueue: (items) => enqueue(conn, hint, items),
+    claim: (q) => claim(conn, hint, q),
+    heartbeat: (qs) => heartbeat(conn, qs),
+    resolve: (qs) => resolve(conn, hint, qs),
+    resolveEach: (qs) => resolveEach(conn, hint, qs),
+    release: (q) => release(conn, hint, q),
+    annotate: (q) => annotate(conn, hint, q),
+    setStatus: (q) => setStatus(conn, hint, q),
+    retry: (qs) => retry(conn, hint, qs),
+    blockerStates: (ids) => blockerStates(conn, ids),
+    get: (id) => get(conn, id),
+    list: (q) => list(conn, q),
+    counts: () => counts(conn),
+    reclaimExpired: (now, actor) => reclaimExpired(conn, hint, now, actor),
+    replayUnfinished: (now, actor) => replayUnfinished(conn, hint, now, actor),
   };
 }

@@ -3,10 +3,10 @@
 import type { DocumentBackend, DocumentWrite } from '../../core/backend.js';
 import { documentFromRow, historyFromRow } from '../../core/rows.js';
 import type { ActorKind, DocumentRecord, HistoryEntry, JsonObject } from '../../core/types.js';
-import { StateConflictError } from '../../errors.js';
+import { versionConflict } from '../../errors.js';
 import type { SqliteConnection } from './connection.js';
-import { insertEvents } from './events.js';
-import { insertWorkItems, setStatusRow } from './work-items.js';
+import { writeEvents } from './events.js';
+import { enqueueRows, setStatusRow } from './work-items.js';
 
 interface DocRow {
   kind: string;
@@ -69,158 +69,187 @@ const UPDATE_DOCUMENT = `UPDATE documents SET version = version + 1, body = ?, c
 const NEXT_SEQ = 'SELECT MAX(seq) AS s FROM document_history WHERE kind = ? AND id = ?';
 const INSERT_HISTORY = `INSERT INTO document_history (kind, id, ${HISTORY_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
-export function createDocumentBackend(conn: SqliteConnection): DocumentBackend {
-  const currentVersion = (kind: string, id: string): number =>
+/** The version `kind/id` is at (0: no such document). */
+function currentVersion(conn: SqliteConnection, kind: string, id: string): number {
+  return (
     (
       conn.stmt('SELECT version FROM documents WHERE kind = ? AND id = ?').get(kind, id) as
         | { version: number }
         | undefined
-    )?.version ?? 0;
+    )?.version ?? 0
+  );
+}
 
-  function conflict(w: DocumentWrite): never {
-    const actual = currentVersion(w.kind, w.id);
-    throw new StateConflictError(
-      `${w.kind}/${w.id} is at version ${actual}, not ${w.expected_version}: read it again and retry`,
-      { kind: w.kind, id: w.id, expected: w.expected_version, actual },
-    );
-  }
+function conflict(conn: SqliteConnection, w: DocumentWrite): never {
+  throw versionConflict(w.kind, w.id, currentVersion(conn, w.kind, w.id), w.expected_version);
+}
 
-  function pruneTx(kind: string, id: string, keep: number): number {
-    const latest = currentVersion(kind, id);
-    if (latest === 0) return 0;
-    return conn
-      .stmt('DELETE FROM document_history WHERE kind = ? AND id = ? AND version <= ?')
-      .run(kind, id, latest - Math.max(1, keep)).changes;
-  }
+/** Removes history older than the newest `keep` versions. Must run inside a write transaction. */
+function pruneRows(conn: SqliteConnection, kind: string, id: string, keep: number): number {
+  const latest = currentVersion(conn, kind, id);
+  if (latest === 0) return 0;
+  return conn
+    .stmt('DELETE FROM document_history WHERE kind = ? AND id = ? AND version <= ?')
+    .run(kind, id, latest - Math.max(1, keep)).changes;
+}
 
+// The operations of DocumentBackend (src/core/backend.ts); PostgreSQL's documents.ts has the same names.
+
+export async function get(conn: SqliteConnection, kind: string, id: string): Promise<DocumentRecord | null> {
+  const r = conn.read(() => conn.stmt('SELECT * FROM documents WHERE kind = ? AND id = ?').get(kind, id)) as
+    | DocRow
+    | undefined;
+  return r ? toDocument(r) : null;
+}
+
+export async function getVersion(
+  conn: SqliteConnection,
+  kind: string,
+  id: string,
+  version: number,
+): ReturnType<DocumentBackend['getVersion']> {
+  return conn.read(() => {
+    const r = conn
+      .stmt(
+        `SELECT ${HISTORY_COLS} FROM document_history WHERE kind = ? AND id = ? AND version = ? AND noop = 0`,
+      )
+      .get(kind, id, version) as HistoryRow | undefined;
+    if (r) return { body: JSON.parse(r.body!) as JsonObject, entry: toEntry(r) };
+    const latest = currentVersion(conn, kind, id);
+    return version >= 1 && version < latest ? 'pruned' : null;
+  });
+}
+
+export async function findWrite(
+  conn: SqliteConnection,
+  kind: string,
+  id: string,
+  writeId: string,
+): ReturnType<DocumentBackend['findWrite']> {
+  const r = conn.read(() =>
+    conn
+      .stmt(`SELECT ${HISTORY_COLS} FROM document_history WHERE kind = ? AND id = ? AND write_id = ?`)
+      .get(kind, id, writeId),
+  ) as HistoryRow | undefined;
+  return r ? { entry: toEntry(r), body: parse<JsonObject>(r.body), request_hash: r.request_hash } : null;
+}
+
+export async function commit(conn: SqliteConnection, w: DocumentWrite): Promise<HistoryEntry> {
+  return conn.write(() => {
+    const version = w.noop ? w.expected_version : w.expected_version + 1;
+    const bodyText = w.noop ? null : JSON.stringify(w.body);
+    if (w.noop) {
+      const cur = conn.stmt(SELECT_HEAD).get(w.kind, w.id) as
+        | { version: number; content_hash: string }
+        | undefined;
+      if (cur?.version !== w.expected_version || cur.content_hash !== w.expected_hash) conflict(conn, w);
+    } else if (w.expected_version === 0) {
+      const r = conn
+        .stmt(INSERT_DOCUMENT)
+        .run(
+          w.kind,
+          w.id,
+          bodyText,
+          w.content_hash,
+          w.forked_from && JSON.stringify(w.forked_from),
+          w.now,
+          w.now,
+        );
+      if (r.changes === 0) conflict(conn, w);
+    } else {
+      const r = conn
+        .stmt(UPDATE_DOCUMENT)
+        .run(bodyText, w.content_hash, w.now, w.kind, w.id, w.expected_version, w.expected_hash);
+      if (r.changes === 0) conflict(conn, w);
+    }
+    const seq = ((conn.stmt(NEXT_SEQ).get(w.kind, w.id) as { s: number | null }).s ?? 0) + 1;
+    const row: HistoryRow = {
+      seq,
+      version,
+      parent_version: w.expected_version,
+      noop: w.noop ? 1 : 0,
+      body: bodyText,
+      content_hash: w.content_hash,
+      actor: w.actor,
+      actor_kind: w.actor_kind,
+      provenance: w.provenance && JSON.stringify(w.provenance),
+      write_id: w.write_id,
+      request_hash: w.request_hash,
+      reason: w.reason,
+      override: w.override && JSON.stringify(w.override),
+      created_at: w.now,
+    };
+    conn
+      .stmt(INSERT_HISTORY)
+      .run(
+        w.kind,
+        w.id,
+        row.seq,
+        row.version,
+        row.parent_version,
+        row.noop,
+        row.body,
+        row.content_hash,
+        row.actor,
+        row.actor_kind,
+        row.provenance,
+        row.write_id,
+        row.request_hash,
+        row.reason,
+        row.override,
+        row.created_at,
+      );
+    // The enqueued items' events first, then the commit's, then the resolved items' (as PostgreSQL).
+    const enqueued = w.enqueue.length > 0 ? enqueueRows(conn, w.enqueue).events : [];
+    const resolved = w.resolve.flatMap((q) => setStatusRow(conn, q).events);
+    writeEvents(conn, [...enqueued, ...w.events, ...resolved]);
+    if (w.keep_versions !== null && !w.noop) pruneRows(conn, w.kind, w.id, w.keep_versions);
+    return toEntry(row);
+  });
+}
+
+export async function history(
+  conn: SqliteConnection,
+  kind: string,
+  id: string,
+  q: Parameters<DocumentBackend['history']>[2],
+): Promise<HistoryEntry[]> {
+  const sql = q.reverse
+    ? `SELECT ${HISTORY_COLS} FROM document_history WHERE kind = ? AND id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`
+    : `SELECT ${HISTORY_COLS} FROM document_history WHERE kind = ? AND id = ? AND seq > ? ORDER BY seq LIMIT ?`;
+  const after = q.reverse && q.afterSeq === 0 ? Number.MAX_SAFE_INTEGER : q.afterSeq;
+  return conn.read(() => (conn.stmt(sql).all(kind, id, after, q.limit) as HistoryRow[]).map(toEntry));
+}
+
+export async function list(
+  conn: SqliteConnection,
+  kind: string | null,
+  limit: number,
+): ReturnType<DocumentBackend['list']> {
+  const rows = conn.read(() =>
+    kind === null
+      ? conn.stmt('SELECT * FROM documents ORDER BY kind, id LIMIT ?').all(limit)
+      : conn.stmt('SELECT * FROM documents WHERE kind = ? ORDER BY id LIMIT ?').all(kind, limit),
+  ) as DocRow[];
+  return rows.map((r) => {
+    const { body: _body, ...rest } = toDocument(r);
+    return rest;
+  });
+}
+
+export async function prune(conn: SqliteConnection, kind: string, id: string, keep: number): Promise<number> {
+  return conn.write(() => pruneRows(conn, kind, id, keep));
+}
+
+/** The DocumentBackend of one SQLite store: the operations above, on its connection. */
+export function createDocumentBackend(conn: SqliteConnection): DocumentBackend {
   return {
-    async get(kind, id) {
-      const r = conn.read(() =>
-        conn.stmt('SELECT * FROM documents WHERE kind = ? AND id = ?').get(kind, id),
-      ) as DocRow | undefined;
-      return r ? toDocument(r) : null;
-    },
-
-    async getVersion(kind, id, version) {
-      return conn.read(() => {
-        const r = conn
-          .stmt(
-            `SELECT ${HISTORY_COLS} FROM document_history WHERE kind = ? AND id = ? AND version = ? AND noop = 0`,
-          )
-          .get(kind, id, version) as HistoryRow | undefined;
-        if (r) return { body: JSON.parse(r.body!) as JsonObject, entry: toEntry(r) };
-        const latest = currentVersion(kind, id);
-        return version >= 1 && version < latest ? 'pruned' : null;
-      });
-    },
-
-    async findWrite(kind, id, writeId) {
-      const r = conn.read(() =>
-        conn
-          .stmt(`SELECT ${HISTORY_COLS} FROM document_history WHERE kind = ? AND id = ? AND write_id = ?`)
-          .get(kind, id, writeId),
-      ) as HistoryRow | undefined;
-      return r ? { entry: toEntry(r), body: parse<JsonObject>(r.body), request_hash: r.request_hash } : null;
-    },
-
-    async commit(w) {
-      return conn.write(() => {
-        const version = w.noop ? w.expected_version : w.expected_version + 1;
-        const bodyText = w.noop ? null : JSON.stringify(w.body);
-        if (w.noop) {
-          const cur = conn.stmt(SELECT_HEAD).get(w.kind, w.id) as
-            | { version: number; content_hash: string }
-            | undefined;
-          if (cur?.version !== w.expected_version || cur.content_hash !== w.expected_hash) conflict(w);
-        } else if (w.expected_version === 0) {
-          const r = conn
-            .stmt(INSERT_DOCUMENT)
-            .run(
-              w.kind,
-              w.id,
-              bodyText,
-              w.content_hash,
-              w.forked_from && JSON.stringify(w.forked_from),
-              w.now,
-              w.now,
-            );
-          if (r.changes === 0) conflict(w);
-        } else {
-          const r = conn
-            .stmt(UPDATE_DOCUMENT)
-            .run(bodyText, w.content_hash, w.now, w.kind, w.id, w.expected_version, w.expected_hash);
-          if (r.changes === 0) conflict(w);
-        }
-        const seq = ((conn.stmt(NEXT_SEQ).get(w.kind, w.id) as { s: number | null }).s ?? 0) + 1;
-        const row: HistoryRow = {
-          seq,
-          version,
-          parent_version: w.expected_version,
-          noop: w.noop ? 1 : 0,
-          body: bodyText,
-          content_hash: w.content_hash,
-          actor: w.actor,
-          actor_kind: w.actor_kind,
-          provenance: w.provenance && JSON.stringify(w.provenance),
-          write_id: w.write_id,
-          request_hash: w.request_hash,
-          reason: w.reason,
-          override: w.override && JSON.stringify(w.override),
-          created_at: w.now,
-        };
-        conn
-          .stmt(INSERT_HISTORY)
-          .run(
-            w.kind,
-            w.id,
-            row.seq,
-            row.version,
-            row.parent_version,
-            row.noop,
-            row.body,
-            row.content_hash,
-            row.actor,
-            row.actor_kind,
-            row.provenance,
-            row.write_id,
-            row.request_hash,
-            row.reason,
-            row.override,
-            row.created_at,
-          );
-        if (w.enqueue.length > 0) insertWorkItems(conn, w.enqueue);
-        const events =
-          w.resolve.length === 0
-            ? w.events
-            : [...w.events, ...w.resolve.flatMap((q) => setStatusRow(conn, q).events)];
-        insertEvents(conn, events);
-        if (w.keep_versions !== null && !w.noop) pruneTx(w.kind, w.id, w.keep_versions);
-        return toEntry(row);
-      });
-    },
-
-    async history(kind, id, q) {
-      const sql = q.reverse
-        ? `SELECT ${HISTORY_COLS} FROM document_history WHERE kind = ? AND id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`
-        : `SELECT ${HISTORY_COLS} FROM document_history WHERE kind = ? AND id = ? AND seq > ? ORDER BY seq LIMIT ?`;
-      const after = q.reverse && q.afterSeq === 0 ? Number.MAX_SAFE_INTEGER : q.afterSeq;
-      return conn.read(() => (conn.stmt(sql).all(kind, id, after, q.limit) as HistoryRow[]).map(toEntry));
-    },
-
-    async list(kind, limit) {
-      const rows = conn.read(() =>
-        kind === null
-          ? conn.stmt('SELECT * FROM documents ORDER BY kind, id LIMIT ?').all(limit)
-          : conn.stmt('SELECT * FROM documents WHERE kind = ? ORDER BY id LIMIT ?').all(kind, limit),
-      ) as DocRow[];
-      return rows.map((r) => {
-        const { body: _body, ...rest } = toDocument(r);
-        return rest;
-      });
-    },
-
-    async prune(kind, id, keep) {
-      return conn.write(() => pruneTx(kind, id, keep));
-    },
+    get: (kind, id) => get(conn, kind, id),
+    getVersion: (kind, id, version) => getVersion(conn, kind, id, version),
+    findWrite: (kind, id, writeId) => findWrite(conn, kind, id, writeId),
+    commit: (w) => commit(conn, w),
+    history: (kind, id, q) => history(conn, kind, id, q),
+    list: (kind, limit) => list(conn, kind, limit),
+    prune: (kind, id, keep) => prune(conn, kind, id, keep),
   };
 }

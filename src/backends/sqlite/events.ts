@@ -2,22 +2,19 @@
 import type { EventBackend, EventQuery, NewEvent, StoredEvent } from '../../core/backend.js';
 import { computeEventHash, GENESIS_HASH } from '../../core/hash.js';
 import { toIso } from '../../core/time.js';
-import type { EventRecord, Json } from '../../core/types.js';
+import type { EventRecord } from '../../core/types.js';
+import { toEventRecord } from '../shared.js';
 import type { SqliteConnection } from './connection.js';
 
 const INSERT = `INSERT INTO events
   (position, stream, stream_seq, type, data, actor, correlation_id, causation_id, work_item_id, created_at, prev_hash, hash)
   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
-export function toEventRecord(row: StoredEvent): EventRecord {
-  return { ...row, data: JSON.parse(row.data) as Json, created_at: toIso(row.created_at) };
-}
-
 /**
  * Appends events with gapless positions and per-stream sequences, each hash chained to the previous
  * event. Must run inside a write transaction (BEGIN IMMEDIATE serializes writers, so max+1 is safe).
  */
-export function insertEvents(conn: SqliteConnection, events: NewEvent[]): StoredEvent[] {
+export function writeEvents(conn: SqliteConnection, events: NewEvent[]): StoredEvent[] {
   if (events.length === 0) return [];
   const head = conn.stmt('SELECT position, hash FROM events ORDER BY position DESC LIMIT 1').get() as
     | { position: number; hash: string }
@@ -72,89 +69,104 @@ export function insertEvents(conn: SqliteConnection, events: NewEvent[]): Stored
   return out;
 }
 
+// The operations of EventBackend (src/core/backend.ts); PostgreSQL's events.ts has the same names.
+
+export async function append(conn: SqliteConnection, events: NewEvent[]): Promise<EventRecord[]> {
+  const stored = conn.write(() => writeEvents(conn, events));
+  // The data objects are the ones just written: no need to parse the JSON text back.
+  return stored.map((s, i) => ({ ...s, data: events[i]!.data ?? null, created_at: toIso(s.created_at) }));
+}
+
+export async function read(conn: SqliteConnection, q: EventQuery): Promise<EventRecord[]> {
+  const where: string[] = ['position > ?'];
+  const params: unknown[] = [q.after];
+  if (q.until !== null) {
+    where.push('position <= ?');
+    params.push(q.until);
+  }
+  if (q.stream !== null) {
+    where.push('stream = ?');
+    params.push(q.stream);
+  }
+  const types = q.types ?? [];
+  // One walk of events_type per type, in position order, each stopping at `limit`, merged; then the rows
+  // of the positions kept. With `type IN (…)` the planner read every event of those types after `after`
+  // and sorted them for each page, so paging through a window (a retro) cost pages × the window (issue
+  // 23). An item's or a stream's events are few: their own index reads those.
+  const walks = types.length > 1 && q.work_item_id === null && q.stream === null;
+  if (types.length > 0 && !walks) {
+    where.push(`type IN (${types.map(() => '?').join(', ')})`);
+    params.push(...types);
+  }
+  if (q.work_item_id !== null) {
+    // The item's own events, and the batch events naming it (event_items, migration 0004).
+    where.push('(work_item_id = ? OR position IN (SELECT position FROM event_items WHERE work_item_id = ?))');
+    params.push(q.work_item_id, q.work_item_id);
+  }
+  if (q.since !== null) {
+    where.push('created_at >= ?');
+    params.push(q.since);
+  }
+  if (q.before !== null) {
+    where.push('created_at < ?');
+    params.push(q.before);
+  }
+  const order = `ORDER BY position ${q.reverse ? 'DESC' : 'ASC'}`;
+  let sql = `SELECT * FROM events WHERE ${where.join(' AND ')} ${order} LIMIT ?`;
+  let all = [...params, q.limit];
+  if (walks) {
+    const walk = `SELECT position FROM events WHERE type = ? AND ${where.join(' AND ')} ${order} LIMIT ?`;
+    sql = `SELECT * FROM events WHERE position IN (${types
+      .map(() => `SELECT position FROM (${walk})`)
+      .join(' UNION ALL ')} ${order} LIMIT ?) ${order}`;
+    all = [...types.flatMap((t) => [t, ...params, q.limit]), q.limit];
+  }
+  const rows = conn.read(() => conn.stmt(sql).all(...all)) as StoredEvent[];
+  return rows.map(toEventRecord);
+}
+
+export async function scan(
+  conn: SqliteConnection,
+  afterPosition: number,
+  limit: number,
+): Promise<StoredEvent[]> {
+  return conn.read(
+    () =>
+      conn
+        .stmt('SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?')
+        .all(afterPosition, limit) as StoredEvent[],
+  );
+}
+
+export async function head(conn: SqliteConnection): Promise<{ position: number; hash: string } | null> {
+  const row = conn.read(() =>
+    conn.stmt('SELECT position, hash FROM events ORDER BY position DESC LIMIT 1').get(),
+  ) as { position: number; hash: string } | undefined;
+  return row ?? null;
+}
+
+export async function typeCounts(
+  conn: SqliteConnection,
+  since: number,
+  until: number,
+): Promise<Array<{ type: string; count: number }>> {
+  return conn.read(
+    () =>
+      conn
+        .stmt(
+          'SELECT type, COUNT(*) AS count FROM events WHERE created_at >= ? AND created_at < ? GROUP BY type ORDER BY count DESC, type',
+        )
+        .all(since, until) as Array<{ type: string; count: number }>,
+  );
+}
+
+/** The EventBackend of one SQLite store: the operations above, on its connection. */
 export function createEventBackend(conn: SqliteConnection): EventBackend {
   return {
-    async append(events) {
-      const stored = conn.write(() => insertEvents(conn, events));
-      // The data objects are the ones just written: no need to parse the JSON text back.
-      return stored.map((s, i) => ({ ...s, data: events[i]!.data ?? null, created_at: toIso(s.created_at) }));
-    },
-
-    async read(q: EventQuery) {
-      const where: string[] = ['position > ?'];
-      const params: unknown[] = [q.after];
-      if (q.until !== null) {
-        where.push('position <= ?');
-        params.push(q.until);
-      }
-      if (q.stream !== null) {
-        where.push('stream = ?');
-        params.push(q.stream);
-      }
-      const types = q.types ?? [];
-      // One walk of events_type per type, in position order, each stopping at `limit`, merged; then the rows
-      // of the positions kept. With `type IN (…)` the planner read every event of those types after `after`
-      // and sorted them for each page, so paging through a window (a retro) cost pages × the window (issue
-      // 23). An item's or a stream's events are few: their own index reads those.
-      const walks = types.length > 1 && q.work_item_id === null && q.stream === null;
-      if (types.length > 0 && !walks) {
-        where.push(`type IN (${types.map(() => '?').join(', ')})`);
-        params.push(...types);
-      }
-      if (q.work_item_id !== null) {
-        // The item's own events, and the batch events naming it (event_items, migration 0004).
-        where.push(
-          '(work_item_id = ? OR position IN (SELECT position FROM event_items WHERE work_item_id = ?))',
-        );
-        params.push(q.work_item_id, q.work_item_id);
-      }
-      if (q.since !== null) {
-        where.push('created_at >= ?');
-        params.push(q.since);
-      }
-      if (q.before !== null) {
-        where.push('created_at < ?');
-        params.push(q.before);
-      }
-      const order = `ORDER BY position ${q.reverse ? 'DESC' : 'ASC'}`;
-      let sql = `SELECT * FROM events WHERE ${where.join(' AND ')} ${order} LIMIT ?`;
-      let all = [...params, q.limit];
-      if (walks) {
-        const walk = `SELECT position FROM events WHERE type = ? AND ${where.join(' AND ')} ${order} LIMIT ?`;
-        sql = `SELECT * FROM events WHERE position IN (${types
-          .map(() => `SELECT position FROM (${walk})`)
-          .join(' UNION ALL ')} ${order} LIMIT ?) ${order}`;
-        all = [...types.flatMap((t) => [t, ...params, q.limit]), q.limit];
-      }
-      const rows = conn.read(() => conn.stmt(sql).all(...all)) as StoredEvent[];
-      return rows.map(toEventRecord);
-    },
-
-    async scan(afterPosition, limit) {
-      return conn.read(
-        () =>
-          conn
-            .stmt('SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?')
-            .all(afterPosition, limit) as StoredEvent[],
-      );
-    },
-
-    async head() {
-      const row = conn.read(() =>
-        conn.stmt('SELECT position, hash FROM events ORDER BY position DESC LIMIT 1').get(),
-      ) as { position: number; hash: string } | undefined;
-      return row ?? null;
-    },
-
-    async typeCounts(since, until) {
-      return conn.read(
-        () =>
-          conn
-            .stmt(
-              'SELECT type, COUNT(*) AS count FROM events WHERE created_at >= ? AND created_at < ? GROUP BY type ORDER BY count DESC, type',
-            )
-            .all(since, until) as Array<{ type: string; count: number }>,
-      );
-    },
+    append: (events) => append(conn, events),
+    read: (q) => read(conn, q),
+    scan: (afterPosition, limit) => scan(conn, afterPosition, limit),
+    head: () => head(conn),
+    typeCounts: (since, until) => typeCounts(conn, since, until),
   };
 }

@@ -1,6 +1,7 @@
 // What one instance's state.sqlite holds at a glance (its head), read without creating or changing anything.
-import { toIso } from '../../core/time.js';
-import type { InstanceSummary } from '../../core/types.js';
+// One file is one instance: the head (InstanceHead) is what this and PostgreSQL's instances.ts share; listing
+// is PostgreSQL's alone (see InstanceHead in ../shared.ts).
+import { type InstanceHead, instanceHeadOf } from '../shared.js';
 import { mapSqliteError } from './connection.js';
 import { openSqlite } from './driver.js';
 
@@ -10,7 +11,7 @@ import { openSqlite } from './driver.js';
  * read-only connection to a WAL database leaves `-wal` and `-shm` files behind, while a read-write one that
  * is the last to close removes them, so the folder is left as it was found.
  */
-export async function instanceHead(path: string): Promise<Pick<InstanceSummary, 'events' | 'last_event_at'>> {
+export async function instanceHead(path: string): Promise<InstanceHead> {
   let db: Awaited<ReturnType<typeof openSqlite>>['db'];
   try {
     db = (await openSqlite(path, { mustExist: true, busyTimeoutMs: 1000 })).db;
@@ -21,7 +22,7 @@ export async function instanceHead(path: string): Promise<Pick<InstanceSummary, 
     const row = db.prepare('SELECT position, created_at FROM events ORDER BY position DESC LIMIT 1').get() as
       | { position: number; created_at: number }
       | undefined;
-    return { events: row?.position ?? 0, last_event_at: toIso(row?.created_at) };
+    return instanceHeadOf(row);
   } catch (err) {
     throw mapSqliteError(err, path);
   } finally {

@@ -6,8 +6,10 @@ import type {
   NewEvent,
   NewWorkItem,
   Outcome,
+  ReleaseQuery,
   ResolveQuery,
   RetryQuery,
+  StatusChange,
   WorkItemBackend,
   WorkItemRowDump,
 } from '../../core/backend.js';
@@ -40,9 +42,9 @@ import {
   retriedEvent,
   statusEvent,
 } from '../../core/work-rules.js';
-import { InvalidInputError } from '../../errors.js';
+import { missingBlocker } from '../shared.js';
 import type { SqliteConnection } from './connection.js';
-import { insertEvents } from './events.js';
+import { writeEvents } from './events.js';
 
 /** A work_items row as SQLite holds it: the portable row, with its JSON columns as text. */
 type WorkItemRow = Omit<WorkItemRowDump, 'payload' | 'notes' | 'result' | 'blocked_by'> & {
@@ -101,15 +103,14 @@ const RECLAIM = `UPDATE work_items INDEXED BY work_items_leases SET
 const LEASE_MATCH = "id = ? AND status = 'in_flight' AND lease_owner = ? AND lease_expires_at > ?";
 
 /**
- * Inserts items with their work_item_enqueued events; an existing idempotency key returns the existing
- * item (created=false, no event). Must run inside a write transaction.
+ * Inserts items; an existing idempotency key returns the existing item (created=false). Returns the result
+ * per item and the work_item_enqueued events of the created ones (not yet written). Must run inside a
+ * write transaction.
  */
-export function insertWorkItems(
+export function enqueueRows(
   conn: SqliteConnection,
   items: NewWorkItem[],
-  /** Record the batch as one event per type (enqueueMany), not one per item (a document's effects). */
-  batched = false,
-): Array<{ item: WorkItem; created: boolean }> {
+): { out: Array<{ item: WorkItem; created: boolean }>; events: NewEvent[] } {
   const out: Array<{ item: WorkItem; created: boolean }> = [];
   const events: NewEvent[] = [];
   const insert = conn.stmt(
@@ -120,12 +121,7 @@ export function insertWorkItems(
   );
   for (const n of items) {
     for (const dep of n.blocked_by) {
-      if (!conn.stmt('SELECT 1 AS x FROM work_items WHERE id = ?').get(dep)) {
-        throw new InvalidInputError(`blocked_by names ${dep}, which is not a work item of this instance`, {
-          field: 'blocked_by',
-          id: dep,
-        });
-      }
+      if (!conn.stmt('SELECT 1 AS x FROM work_items WHERE id = ?').get(dep)) throw missingBlocker(dep);
     }
     const row = insert.get(
       n.id,
@@ -153,8 +149,7 @@ export function insertWorkItems(
       out.push({ item: toWorkItem(existing), created: false });
     }
   }
-  insertEvents(conn, batched ? batchEvents(events) : events);
-  return out;
+  return { out, events };
 }
 
 /**
@@ -199,7 +194,7 @@ export function cascadeRows(
  */
 export function setStatusRow(
   conn: SqliteConnection,
-  q: Parameters<WorkItemBackend['setStatus']>[0],
+  q: StatusChange,
 ): { item: WorkItem; event: NewEvent; events: NewEvent[] } {
   const row = conn
     .stmt(
@@ -216,10 +211,7 @@ export function setStatusRow(
       q.id,
       ...q.from,
     ) as WorkItemRow | undefined;
-  if (!row) {
-    const current = conn.stmt('SELECT * FROM work_items WHERE id = ?').get(q.id) as WorkItemRow | undefined;
-    explainStatusFailure(current ? toWorkItem(current) : null, q.id, q.to);
-  }
+  if (!row) explainStatusFailure(getItem(conn, q.id), q.id, q.to);
   const item = toWorkItem(row);
   const event = statusEvent(item, q);
   return { item, event, events: [event, ...cascadeRows(conn, [item], q.actor, q.now)] };
@@ -235,338 +227,381 @@ function refusalOf(explain: () => never): Outcome<WorkItem> {
   }
 }
 
-export function createWorkItemBackend(conn: SqliteConnection): WorkItemBackend {
-  const getRow = (id: string) =>
-    conn.stmt('SELECT * FROM work_items WHERE id = ?').get(id) as WorkItemRow | undefined;
-  const getItem = (id: string): WorkItem | null => {
-    const r = getRow(id);
-    return r ? toWorkItem(r) : null;
-  };
+/** The item as stored now, or null. */
+export function getItem(conn: SqliteConnection, id: string): WorkItem | null {
+  const r = conn.stmt('SELECT * FROM work_items WHERE id = ?').get(id) as WorkItemRow | undefined;
+  return r ? toWorkItem(r) : null;
+}
 
-  function leaseWhere(q: LeaseQuery): { sql: string; params: unknown[] } {
-    const params: unknown[] = [q.id, q.worker, q.now];
-    let sql = LEASE_MATCH;
-    if (q.attempt !== null) {
-      sql += ' AND attempts = ?';
-      params.push(q.attempt);
-    }
-    return { sql, params };
+/** The condition (and its parameters) that `q`'s worker holds the item's lease, unexpired, on its attempt. */
+function leaseWhere(q: LeaseQuery): { sql: string; params: unknown[] } {
+  const params: unknown[] = [q.id, q.worker, q.now];
+  let sql = LEASE_MATCH;
+  if (q.attempt !== null) {
+    sql += ' AND attempts = ?';
+    params.push(q.attempt);
   }
+  return { sql, params };
+}
 
-  /** Expired leases back to pending (or failed), with their events (not yet written). */
-  function reclaim(now: number, actor: string | null): { items: WorkItem[]; events: NewEvent[] } {
-    // RETURNING shows the new row, so read the owners being cleared first (same transaction).
-    const owners = new Map(
-      (
-        conn
-          .stmt(
-            "SELECT id, lease_owner FROM work_items INDEXED BY work_items_leases WHERE status = 'in_flight' AND lease_expires_at <= ?",
-          )
-          .all(now) as Array<{ id: string; lease_owner: string | null }>
-      ).map((r) => [r.id, r.lease_owner]),
-    );
-    if (owners.size === 0) return { items: [], events: [] };
-    const rows = conn.stmt(RECLAIM).all(now, now, now) as WorkItemRow[];
-    const items = rows.map(toWorkItem).sort(claimOrder);
-    return {
-      items,
-      events: [
-        ...items.map((item) => reclaimedEvent(item, owners.get(item.id) ?? null, actor, now)),
-        // An item whose last attempt expired failed: its cascade dependants are cancelled with it.
-        ...cascadeRows(conn, items, actor, now),
-      ],
-    };
-  }
-
-  function setStatusTx(q: Parameters<WorkItemBackend['setStatus']>[0]): WorkItem {
-    const { item, events } = setStatusRow(conn, q);
-    insertEvents(conn, events);
-    return item;
-  }
-
-  /** One resolve (nothing written yet but the rows): the item and the events recording it, if any. */
-  function resolveOne(q: ResolveQuery): { item: WorkItem; events: NewEvent[] } {
-    const w = leaseWhere(q);
-    const row = conn
-      .stmt(
-        `UPDATE work_items SET status = ?, result = ?, error = ?, lease_expires_at = NULL, resolved_at = ?, updated_at = ?
-         WHERE ${w.sql} RETURNING *`,
-      )
-      .get(q.status, JSON.stringify(q.result ?? null), q.error, q.now, q.now, ...w.params) as
-      | WorkItemRow
-      | undefined;
-    if (!row) {
-      const current = getItem(q.id);
-      if (current && isRepeatedResolve(current, q)) return { item: current, events: [] };
-      if (current?.status === 'waiting_human') {
-        if (ownerOf(current)) throw humanDecisionRefusal(current, 'resolve');
-        return setStatusRow(conn, humanResolution(q));
-      }
-      explainLeaseFailure(current, q, 'resolve');
-    }
-    const item = toWorkItem(row);
-    return { item, events: [resolvedEvent(item, q), ...cascadeRows(conn, [item], q.worker, q.now)] };
-  }
-
-  /** Resolves `qs` in one transaction; `each`: a refusal is that item's outcome, else it rolls back all. */
-  function resolveTx(qs: ResolveQuery[], each: boolean): Array<Outcome<WorkItem>> {
-    const out: Array<Outcome<WorkItem>> = [];
-    const events: NewEvent[] = [];
-    for (const q of qs) {
-      try {
-        const r = resolveOne(q);
-        out.push({ ok: true, value: r.item });
-        events.push(...r.events);
-      } catch (err) {
-        if (!each || !isRefusal(err)) throw err;
-        out.push({ ok: false, error: err });
-      }
-    }
-    insertEvents(conn, batchEvents(events));
-    return out;
-  }
-
+/** Expired leases back to pending (or failed), with their events (not yet written). */
+function reclaimRows(
+  conn: SqliteConnection,
+  now: number,
+  actor: string | null,
+): { items: WorkItem[]; events: NewEvent[] } {
+  // RETURNING shows the new row, so read the owners being cleared first (same transaction).
+  const owners = new Map(
+    (
+      conn
+        .stmt(
+          "SELECT id, lease_owner FROM work_items INDEXED BY work_items_leases WHERE status = 'in_flight' AND lease_expires_at <= ?",
+        )
+        .all(now) as Array<{ id: string; lease_owner: string | null }>
+    ).map((r) => [r.id, r.lease_owner]),
+  );
+  if (owners.size === 0) return { items: [], events: [] };
+  const rows = conn.stmt(RECLAIM).all(now, now, now) as WorkItemRow[];
+  const items = rows.map(toWorkItem).sort(claimOrder);
   return {
-    async enqueue(items) {
-      return conn.write(() => insertWorkItems(conn, items, true));
-    },
+    items,
+    events: [
+      ...items.map((item) => reclaimedEvent(item, owners.get(item.id) ?? null, actor, now)),
+      // An item whose last attempt expired failed: its cascade dependants are cancelled with it.
+      ...cascadeRows(conn, items, actor, now),
+    ],
+  };
+}
 
-    async claim(q: ClaimQuery) {
-      return conn.write(() => {
-        const now = q.now;
-        const swept = reclaim(now, q.claimers[0]?.worker ?? null);
-        let filter = '';
-        const filters: unknown[] = [];
-        if (q.kind !== null) {
-          filter += ' AND w.kind = ?';
-          filters.push(q.kind);
-        }
-        if (q.id !== null) {
-          filter += ' AND w.id = ?';
-          filters.push(q.id);
-        }
-        const claim = conn.stmt(
-          `UPDATE work_items SET status = 'in_flight', lease_owner = ?, lease_expires_at = ?, claimed_at = ?,
+/** One resolve (nothing written yet but the rows): the item and the events recording it, if any. */
+function resolveOne(conn: SqliteConnection, q: ResolveQuery): { item: WorkItem; events: NewEvent[] } {
+  const w = leaseWhere(q);
+  const row = conn
+    .stmt(
+      `UPDATE work_items SET status = ?, result = ?, error = ?, lease_expires_at = NULL, resolved_at = ?, updated_at = ?
+         WHERE ${w.sql} RETURNING *`,
+    )
+    .get(q.status, JSON.stringify(q.result ?? null), q.error, q.now, q.now, ...w.params) as
+    | WorkItemRow
+    | undefined;
+  if (!row) {
+    const current = getItem(conn, q.id);
+    if (current && isRepeatedResolve(current, q)) return { item: current, events: [] };
+    if (current?.status === 'waiting_human') {
+      if (ownerOf(current)) throw humanDecisionRefusal(current, 'resolve');
+      return setStatusRow(conn, humanResolution(q));
+    }
+    explainLeaseFailure(current, q, 'resolve');
+  }
+  const item = toWorkItem(row);
+  return { item, events: [resolvedEvent(item, q), ...cascadeRows(conn, [item], q.worker, q.now)] };
+}
+
+/** Resolves `qs` in one transaction; `each`: a refusal is that item's outcome, else it rolls back all. */
+function resolveTx(conn: SqliteConnection, qs: ResolveQuery[], each: boolean): Array<Outcome<WorkItem>> {
+  const out: Array<Outcome<WorkItem>> = [];
+  const events: NewEvent[] = [];
+  for (const q of qs) {
+    try {
+      const r = resolveOne(conn, q);
+      out.push({ ok: true, value: r.item });
+      events.push(...r.events);
+    } catch (err) {
+      if (!each || !isRefusal(err)) throw err;
+      out.push({ ok: false, error: err });
+    }
+  }
+  writeEvents(conn, batchEvents(events));
+  return out;
+}
+
+// The operations of WorkItemBackend (src/core/backend.ts), each in its own BEGIN IMMEDIATE transaction (a
+// write) or read; PostgreSQL's work-items.ts has the same names.
+
+export async function enqueue(conn: SqliteConnection, items: NewWorkItem[]) {
+  return conn.write(() => {
+    const { out, events } = enqueueRows(conn, items);
+    writeEvents(conn, batchEvents(events));
+    return out;
+  });
+}
+
+export async function claim(conn: SqliteConnection, q: ClaimQuery): Promise<WorkItem[]> {
+  return conn.write(() => {
+    const now = q.now;
+    const swept = reclaimRows(conn, now, q.claimers[0]?.worker ?? null);
+    let filter = '';
+    const filters: unknown[] = [];
+    if (q.kind !== null) {
+      filter += ' AND w.kind = ?';
+      filters.push(q.kind);
+    }
+    if (q.id !== null) {
+      filter += ' AND w.id = ?';
+      filters.push(q.id);
+    }
+    const update = conn.stmt(
+      `UPDATE work_items SET status = 'in_flight', lease_owner = ?, lease_expires_at = ?, claimed_at = ?,
              attempts = attempts + 1, updated_at = ?
            WHERE id IN (SELECT w.id FROM work_items w INDEXED BY work_items_ready WHERE ${READY}${filter} ${ORDER} LIMIT ?)
            RETURNING *`,
-        );
-        // Each claimer in turn takes the next ready items (those before it are in flight by then).
-        const items: WorkItem[] = [];
-        const claimedEvents: NewEvent[] = [];
-        for (const c of q.claimers) {
-          const rows = claim.all(
-            c.worker,
-            now + c.lease_ms,
-            now,
-            now,
-            now,
-            ...filters,
-            c.limit,
-          ) as WorkItemRow[];
-          const mine = rows.map(toWorkItem).sort(claimOrder);
-          items.push(...mine);
-          for (const item of mine) claimedEvents.push(claimedEvent(item, c.worker, c.actor_kind, now));
-          if (rows.length < c.limit) break;
-        }
-        const events = [...swept.events, ...claimedEvents];
-        insertEvents(conn, batchEvents(events));
-        return items;
-      });
-    },
+    );
+    // Each claimer in turn takes the next ready items (those before it are in flight by then).
+    const items: WorkItem[] = [];
+    const claimedEvents: NewEvent[] = [];
+    for (const c of q.claimers) {
+      const rows = update.all(
+        c.worker,
+        now + c.lease_ms,
+        now,
+        now,
+        now,
+        ...filters,
+        c.limit,
+      ) as WorkItemRow[];
+      const mine = rows.map(toWorkItem).sort(claimOrder);
+      items.push(...mine);
+      for (const item of mine) claimedEvents.push(claimedEvent(item, c.worker, c.actor_kind, now));
+      if (rows.length < c.limit) break;
+    }
+    const events = [...swept.events, ...claimedEvents];
+    writeEvents(conn, batchEvents(events));
+    return items;
+  });
+}
 
-    async heartbeat(qs) {
-      return conn.write(() =>
-        qs.map((q): Outcome<WorkItem> => {
-          const w = leaseWhere(q);
-          const row = conn
-            .stmt(`UPDATE work_items SET lease_expires_at = ?, updated_at = ? WHERE ${w.sql} RETURNING *`)
-            .get(q.now + q.lease_ms, q.now, ...w.params) as WorkItemRow | undefined;
-          if (row) return { ok: true, value: toWorkItem(row) };
-          return refusalOf(() => explainLeaseFailure(getItem(q.id), q, 'heartbeat'));
-        }),
-      );
-    },
+export async function heartbeat(
+  conn: SqliteConnection,
+  qs: Array<LeaseQuery & { lease_ms: number }>,
+): Promise<Array<Outcome<WorkItem>>> {
+  return conn.write(() =>
+    qs.map((q): Outcome<WorkItem> => {
+      const w = leaseWhere(q);
+      const row = conn
+        .stmt(`UPDATE work_items SET lease_expires_at = ?, updated_at = ? WHERE ${w.sql} RETURNING *`)
+        .get(q.now + q.lease_ms, q.now, ...w.params) as WorkItemRow | undefined;
+      if (row) return { ok: true, value: toWorkItem(row) };
+      return refusalOf(() => explainLeaseFailure(getItem(conn, q.id), q, 'heartbeat'));
+    }),
+  );
+}
 
-    async resolve(qs) {
-      return conn.write(() => resolveTx(qs, false).map((o) => (o as { value: WorkItem }).value));
-    },
+export async function resolve(conn: SqliteConnection, qs: ResolveQuery[]): Promise<WorkItem[]> {
+  return conn.write(() => resolveTx(conn, qs, false).map((o) => (o as { value: WorkItem }).value));
+}
 
-    async resolveEach(qs) {
-      return conn.write(() => resolveTx(qs, true));
-    },
+export async function resolveEach(
+  conn: SqliteConnection,
+  qs: ResolveQuery[],
+): Promise<Array<Outcome<WorkItem>>> {
+  return conn.write(() => resolveTx(conn, qs, true));
+}
 
-    async release(q) {
-      return conn.write(() => {
-        const w = leaseWhere(q);
-        const row = conn
-          .stmt(
-            `UPDATE work_items SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL, max_attempts = max_attempts + 1, updated_at = ?
+export async function release(conn: SqliteConnection, q: ReleaseQuery): Promise<WorkItem> {
+  return conn.write(() => {
+    const w = leaseWhere(q);
+    const row = conn
+      .stmt(
+        `UPDATE work_items SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL, max_attempts = max_attempts + 1, updated_at = ?
              WHERE ${w.sql} RETURNING *`,
-          )
-          .get(q.now, ...w.params) as WorkItemRow | undefined;
-        if (!row) explainLeaseFailure(getItem(q.id), q, 'release');
-        const item = toWorkItem(row);
-        insertEvents(conn, [releasedEvent(item, q)]);
-        return item;
-      });
-    },
+      )
+      .get(q.now, ...w.params) as WorkItemRow | undefined;
+    if (!row) explainLeaseFailure(getItem(conn, q.id), q, 'release');
+    const item = toWorkItem(row);
+    writeEvents(conn, [releasedEvent(item, q)]);
+    return item;
+  });
+}
 
-    async annotate(q) {
-      return conn.write(() => {
-        const w = q.lease ? leaseWhere(q.lease) : { sql: 'id = ?', params: [q.id] };
-        const row = conn
-          .stmt(
-            `UPDATE work_items SET notes = json_patch(notes, ?), updated_at = ? WHERE ${w.sql} RETURNING *`,
-          )
-          .get(JSON.stringify(q.notes), q.now, ...w.params) as WorkItemRow | undefined;
-        if (!row) {
-          if (q.lease) explainLeaseFailure(getItem(q.id), q.lease, 'annotate');
-          explainStatusFailure(null, q.id, 'pending');
-        }
-        const item = toWorkItem(row);
-        insertEvents(conn, [annotatedEvent(item, q.notes, q.actor, q.actor_kind, q.now)]);
-        return item;
-      });
-    },
+export async function annotate(
+  conn: SqliteConnection,
+  q: Parameters<WorkItemBackend['annotate']>[0],
+): Promise<WorkItem> {
+  return conn.write(() => {
+    const w = q.lease ? leaseWhere(q.lease) : { sql: 'id = ?', params: [q.id] };
+    const row = conn
+      .stmt(`UPDATE work_items SET notes = json_patch(notes, ?), updated_at = ? WHERE ${w.sql} RETURNING *`)
+      .get(JSON.stringify(q.notes), q.now, ...w.params) as WorkItemRow | undefined;
+    if (!row) {
+      if (q.lease) explainLeaseFailure(getItem(conn, q.id), q.lease, 'annotate');
+      explainStatusFailure(null, q.id, 'pending');
+    }
+    const item = toWorkItem(row);
+    writeEvents(conn, [annotatedEvent(item, q.notes, q.actor, q.actor_kind, q.now)]);
+    return item;
+  });
+}
 
-    async setStatus(q) {
-      return conn.write(() => setStatusTx(q));
-    },
+export async function setStatus(conn: SqliteConnection, q: StatusChange): Promise<WorkItem> {
+  return conn.write(() => {
+    const { item, events } = setStatusRow(conn, q);
+    writeEvents(conn, events);
+    return item;
+  });
+}
 
-    async retry(qs: RetryQuery[]) {
-      return conn.write(() => {
-        const events: NewEvent[] = [];
-        const retried: WorkItem[] = [];
-        const update = conn.stmt(
-          `UPDATE work_items SET status = 'pending', result = 'null', error = NULL, lease_owner = NULL,
+export async function retry(conn: SqliteConnection, qs: RetryQuery[]): Promise<WorkItem[]> {
+  return conn.write(() => {
+    const events: NewEvent[] = [];
+    const retried: WorkItem[] = [];
+    const update = conn.stmt(
+      `UPDATE work_items SET status = 'pending', result = 'null', error = NULL, lease_owner = NULL,
              lease_expires_at = NULL, resolved_at = NULL, cascaded_from = NULL,
              max_attempts = attempts + max_attempts, updated_at = ?
            WHERE id = ? AND status IN ('failed', 'cancelled')
              AND (idempotency_key IS NULL OR substr(idempotency_key, 1, 4) != 'doc:')
            RETURNING *`,
-        );
-        for (const q of qs) {
-          const previous = getItem(q.id);
-          const row = update.get(q.now, q.id) as WorkItemRow | undefined;
-          if (!previous || !row || !RETRYABLE.includes(previous.status)) explainRetryFailure(previous, q.id);
-          const item = toWorkItem(row);
-          retried.push(item);
-          events.push(retriedEvent(item, previous, q));
-        }
-        // The items these failures cancelled (cascade) are pending again, and those theirs cancelled.
-        const reopen = conn.stmt(
-          `UPDATE work_items SET status = 'pending', result = 'null', error = NULL, resolved_at = NULL,
+    );
+    for (const q of qs) {
+      const previous = getItem(conn, q.id);
+      const row = update.get(q.now, q.id) as WorkItemRow | undefined;
+      if (!previous || !row || !RETRYABLE.includes(previous.status)) explainRetryFailure(previous, q.id);
+      const item = toWorkItem(row);
+      retried.push(item);
+      events.push(retriedEvent(item, previous, q));
+    }
+    // The items these failures cancelled (cascade) are pending again, and those theirs cancelled.
+    const reopen = conn.stmt(
+      `UPDATE work_items SET status = 'pending', result = 'null', error = NULL, resolved_at = NULL,
              cascaded_from = NULL, updated_at = ?
            WHERE id = ? RETURNING *`,
-        );
-        const actorOf = new Map(qs.map((q) => [q.id, q]));
-        let level = retried.map((i) => ({ id: i.id, q: actorOf.get(i.id)! }));
-        while (level.length > 0) {
-          const next: typeof level = [];
-          for (const b of level) {
-            const cancelled = conn
-              .stmt(
-                "SELECT * FROM work_items WHERE cascaded_from = ? AND status = 'cancelled' ORDER BY priority DESC, created_at, id",
-              )
-              .all(b.id) as WorkItemRow[];
-            for (const old of cancelled) {
-              const item = toWorkItem(reopen.get(b.q.now, old.id) as WorkItemRow);
-              events.push(reopenedEvent(item, { error: old.error, blocker: b.id }, b.q.actor, b.q.now));
-              next.push({ id: item.id, q: b.q });
-            }
-          }
-          level = next;
-        }
-        insertEvents(conn, events);
-        return retried;
-      });
-    },
-
-    async blockerStates(ids) {
-      if (ids.length === 0) return [];
-      return conn.read(() =>
-        (
-          conn
-            .stmt(
-              'SELECT id, status, blocked_by FROM work_items WHERE id IN (SELECT value FROM json_each(?))',
-            )
-            .all(JSON.stringify(ids)) as Array<{ id: string; status: WorkItemStatus; blocked_by: string }>
-        ).map((r) => ({ id: r.id, status: r.status, blocked_by: JSON.parse(r.blocked_by) as string[] })),
-      );
-    },
-
-    async get(id) {
-      return conn.read(() => getItem(id));
-    },
-
-    async list(q) {
-      const where: string[] = [];
-      const params: unknown[] = [];
-      if (q.statuses) {
-        where.push(`w.status IN (${q.statuses.map(() => '?').join(', ')})`);
-        params.push(...q.statuses);
-      }
-      if (q.kind !== null) {
-        where.push('w.kind = ?');
-        params.push(q.kind);
-      }
-      if (q.ready !== undefined) {
-        where.push(q.ready ? `(${READY})` : `w.status = 'pending' AND NOT (${READY})`);
-        params.push(q.now);
-      }
-      // Blocked on a failure: the rows come from the stuck set (CROSS JOIN keeps it the outer loop), one
-      // lookup each, so the read costs what it finds; its complement tests each row against that set.
-      // Ready or not, the items are pending: walked in claim order (as a claim does), the read stops at its
-      // limit instead of sorting every pending item (the dashboard's and resume's lists).
-      let from = q.ready === undefined ? 'work_items w' : 'work_items w INDEXED BY work_items_ready';
-      if (q.blocked_on_failure === true) {
-        from = 'stuck AS s CROSS JOIN work_items AS w ON w.id = s.id';
-        where.push("w.status = 'pending'");
-      } else if (q.blocked_on_failure === false) {
-        where.push("NOT (w.status = 'pending' AND w.id IN (SELECT id FROM stuck))");
-      }
-      params.push(q.limit);
-      const sql = `${q.blocked_on_failure === undefined ? '' : `WITH RECURSIVE ${BLOCKED_ON_FAILURE} `}SELECT w.* FROM ${from} ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ${ORDER} LIMIT ?`;
-      return conn.read(() => (conn.stmt(sql).all(...params) as WorkItemRow[]).map(toWorkItem));
-    },
-
-    async counts() {
-      const rows = conn.read(
-        () =>
-          conn.stmt('SELECT status, COUNT(*) AS n FROM work_items GROUP BY status').all() as Array<{
-            status: WorkItemStatus;
-            n: number;
-          }>,
-      );
-      const counts = Object.fromEntries(WORK_ITEM_STATUSES.map((s) => [s, 0])) as StatusCounts;
-      for (const r of rows) counts[r.status] = r.n;
-      return counts;
-    },
-
-    async reclaimExpired(now, actor) {
-      return conn.write(() => {
-        const swept = reclaim(now, actor);
-        insertEvents(conn, batchEvents(swept.events));
-        return swept.items;
-      });
-    },
-
-    async replayUnfinished(now, actor) {
-      return conn.write(() => {
-        const swept = reclaim(now, actor);
-        const rows = conn
+    );
+    const actorOf = new Map(qs.map((q) => [q.id, q]));
+    let level = retried.map((i) => ({ id: i.id, q: actorOf.get(i.id)! }));
+    while (level.length > 0) {
+      const next: typeof level = [];
+      for (const b of level) {
+        const cancelled = conn
           .stmt(
-            `SELECT * FROM work_items w WHERE w.status IN ('pending', 'in_flight', 'waiting_human') ${ORDER}`,
+            "SELECT * FROM work_items WHERE cascaded_from = ? AND status = 'cancelled' ORDER BY priority DESC, created_at, id",
           )
-          .all() as WorkItemRow[];
-        const items = rows.map(toWorkItem);
-        insertEvents(conn, [
-          ...batchEvents(swept.events),
-          ...items.map((item) => replayedEvent(item, actor, now)),
-        ]);
-        return items;
-      });
-    },
+          .all(b.id) as WorkItemRow[];
+        for (const old of cancelled) {
+          const item = toWorkItem(reopen.get(b.q.now, old.id) as WorkItemRow);
+          events.push(reopenedEvent(item, { error: old.error, blocker: b.id }, b.q.actor, b.q.now));
+          next.push({ id: item.id, q: b.q });
+        }
+      }
+      level = next;
+    }
+    writeEvents(conn, events);
+    return retried;
+  });
+}
+
+export async function blockerStates(
+  conn: SqliteConnection,
+  ids: string[],
+): Promise<Array<{ id: string; status: WorkItemStatus; blocked_by: string[] }>> {
+  if (ids.length === 0) return [];
+  return conn.read(() =>
+    (
+      conn
+        .stmt('SELECT id, status, blocked_by FROM work_items WHERE id IN (SELECT value FROM json_each(?))')
+        .all(JSON.stringify(ids)) as Array<{ id: string; status: WorkItemStatus; blocked_by: string }>
+    ).map((r) => ({ id: r.id, status: r.status, blocked_by: JSON.parse(r.blocked_by) as string[] })),
+  );
+}
+
+export async function get(conn: SqliteConnection, id: string): Promise<WorkItem | null> {
+  return conn.read(() => getItem(conn, id));
+}
+
+export async function list(
+  conn: SqliteConnection,
+  q: Parameters<WorkItemBackend['list']>[0],
+): Promise<WorkItem[]> {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  if (q.statuses) {
+    where.push(`w.status IN (${q.statuses.map(() => '?').join(', ')})`);
+    params.push(...q.statuses);
+  }
+  if (q.kind !== null) {
+    where.push('w.kind = ?');
+    params.push(q.kind);
+  }
+  if (q.ready !== undefined) {
+    where.push(q.ready ? `(${READY})` : `w.status = 'pending' AND NOT (${READY})`);
+    params.push(q.now);
+  }
+  // Blocked on a failure: the rows come from the stuck set (CROSS JOIN keeps it the outer loop), one
+  // lookup each, so the read costs what it finds; its complement tests each row against that set.
+  // Ready or not, the items are pending: walked in claim order (as a claim does), the read stops at its
+  // limit instead of sorting every pending item (the dashboard's and resume's lists).
+  let from = q.ready === undefined ? 'work_items w' : 'work_items w INDEXED BY work_items_ready';
+  if (q.blocked_on_failure === true) {
+    from = 'stuck AS s CROSS JOIN work_items AS w ON w.id = s.id';
+    where.push("w.status = 'pending'");
+  } else if (q.blocked_on_failure === false) {
+    where.push("NOT (w.status = 'pending' AND w.id IN (SELECT id FROM stuck))");
+  }
+  params.push(q.limit);
+  const sql = `${q.blocked_on_failure === undefined ? '' : `WITH RECURSIVE ${BLOCKED_ON_FAILURE} `}SELECT w.* FROM ${from} ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ${ORDER} LIMIT ?`;
+  return conn.read(() => (conn.stmt(sql).all(...params) as WorkItemRow[]).map(toWorkItem));
+}
+
+export async function counts(conn: SqliteConnection): Promise<StatusCounts> {
+  const rows = conn.read(
+    () =>
+      conn.stmt('SELECT status, COUNT(*) AS n FROM work_items GROUP BY status').all() as Array<{
+        status: WorkItemStatus;
+        n: number;
+      }>,
+  );
+  const counts = Object.fromEntries(WORK_ITEM_STATUSES.map((s) => [s, 0])) as StatusCounts;
+  for (const r of rows) counts[r.status] = r.n;
+  return counts;
+}
+
+export async function reclaimExpired(
+  conn: SqliteConnection,
+  now: number,
+  actor: string | null,
+): Promise<WorkItem[]> {
+  return conn.write(() => {
+    const swept = reclaimRows(conn, now, actor);
+    writeEvents(conn, batchEvents(swept.events));
+    return swept.items;
+  });
+}
+
+export async function replayUnfinished(
+  conn: SqliteConnection,
+  now: number,
+  actor: string | null,
+): Promise<WorkItem[]> {
+  return conn.write(() => {
+    const swept = reclaimRows(conn, now, actor);
+    const rows = conn
+      .stmt(`SELECT * FROM work_items w WHERE w.status IN ('pending', 'in_flight', 'waiting_human') ${ORDER}`)
+      .all() as WorkItemRow[];
+    const items = rows.map(toWorkItem);
+    writeEvents(conn, [
+      ...batchEvents(swept.events),
+      ...items.map((item) => replayedEvent(item, actor, now)),
+    ]);
+    return items;
+  });
+}
+
+/** The WorkItemBackend of one SQLite store: the operations above, on its connection. */
+export function createWorkItemBackend(conn: SqliteConnection): WorkItemBackend {
+  return {
+    enqueue: (items) => enqueue(conn, items),
+    claim: (q) => claim(conn, q),
+    heartbeat: (qs) => heartbeat(conn, qs),
+    resolve: (qs) => resolve(conn, qs),
+    resolveEach: (qs) => resolveEach(conn, qs),
+    release: (q) => release(conn, q),
+    annotate: (q) => annotate(conn, q),
+    setStatus: (q) => setStatus(conn, q),
+    retry: (qs) => retry(conn, qs),
+    blockerStates: (ids) => blockerStates(conn, ids),
+    get: (id) => get(conn, id),
+    list: (q) => list(conn, q),
+    counts: () => counts(conn),
+    reclaimExpired: (now, actor) => reclaimExpired(conn, now, actor),
+    replayUnfinished: (now, actor) => replayUnfinished(conn, now, actor),
   };
 }
