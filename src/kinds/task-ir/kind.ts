@@ -20,7 +20,7 @@ import {
   type TransitionTable,
 } from '../rules.js';
 import type { Ambiguity, TaskIr } from './model.js';
-import { taskIrOperations } from './operations.js';
+import { taskIrOperations, taskIrServiceOperations } from './operations.js';
 import { taskIrSchema } from './schema.js';
 
 export type { Ambiguity, TaskIr } from './model.js';
@@ -183,4 +183,5 @@ export const taskIrKind: KindDefinition = {
   check,
   onWorkItemResolved,
   operations: taskIrOperations,
+  serviceOperations: taskIrServiceOperations,
 };

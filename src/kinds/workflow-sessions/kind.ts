@@ -43,7 +43,7 @@ import {
   times,
   type WorkflowSessions,
 } from './model.js';
-import { sessionOperations } from './operations.js';
+import { sessionOperations, sessionServiceOperations } from './operations.js';
 import { workflowSessionsSchema } from './schema.js';
 
 const asItems = (v: unknown[] | undefined) => (v ?? []) as unknown as JsonObject[];
@@ -403,6 +403,7 @@ export const workflowSessionsKind: KindDefinition = {
   checkId: (id) => checkFileId(id, 'workflow-sessions'),
   file: sessionsFile,
   operations: sessionOperations,
+  serviceOperations: sessionServiceOperations,
   cli: 'session',
 };
 

@@ -1,11 +1,18 @@
 // Operations of kind `workflow-sessions` (`agentstate session <operation> <workflow> …`): pure functions
 // from the current body to the next, run by the store as one CAS commit. Each one that changes the
 // active session stamps its `updatedAt` and the file's `updatedAt` with now (Gate B: every change is
-// persisted at once, one commit per change).
+// persisted at once, one commit per change). The kind also brings two operations of the service table,
+// `gate` and `resume_workflow`, over the project's `.copilot/state/*.json` files and the store.
 
+import { join } from 'node:path';
 import type { KindOperation } from '../../core/kind.js';
 import type { Json, JsonObject } from '../../core/types.js';
 import { InvalidInputError, InvalidTransitionError, NotFoundError } from '../../errors.js';
+import type { Instance } from '../../instance/instance.js';
+import { inputSchema } from '../../service/json-schema.js';
+import { operation } from '../../service/operation.js';
+import { PROJECT, PROJECT_DOC, root } from '../../service/operations/files.js';
+import { OBJECT } from '../../service/output-schemas.js';
 import { isPlainObject, ptr } from '../rules.js';
 import {
   type Directive,
@@ -476,3 +483,123 @@ export const sessionOperations: KindOperation[] = [
   closer('completed'),
   closer('abandoned'),
 ];
+
+/** The project's `.copilot/state/*.json` files, each parsed or with why it could not be. */
+async function readStateFiles(project: string) {
+  const [{ existsSync, readdirSync }, { confineToProject }, { readViewFile }, { gateFile }] =
+    await Promise.all([
+      import('node:fs'),
+      import('../../views/confine.js'),
+      import('../../views/files.js'),
+      import('./gates.js'),
+    ]);
+  const dir = join(project, '.copilot', 'state');
+  if (!existsSync(dir)) return [];
+  return readdirSync(confineToProject(project, dir))
+    .filter((f) => f.endsWith('.json'))
+    .sort()
+    .map((f) => {
+      const path = join(dir, f);
+      try {
+        return gateFile(path, readViewFile(path, project));
+      } catch (err) {
+        return { path, parseError: (err as Error).message };
+      }
+    });
+}
+
+/**
+ * The operations of the service table this kind brings. They load with the table, so the gates, the resume
+ * summary and the views are imported when one runs.
+ */
+export const sessionServiceOperations = [
+  operation({
+    name: 'gate',
+    group: 'files',
+    description:
+      "Check a workflow-state gate (A-H, or all) over the project's .copilot/state files and, with an instance, the store.",
+    input: inputSchema(
+      {
+        gate: { type: 'string', required: true, enum: ['A', 'B', 'C', 'D', 'E', 'F', 'G', 'H', 'all'] },
+        workflow: { type: 'name' },
+        delegation: { type: 'name' },
+        max_age_ms: { type: 'int', min: 1 },
+        ...PROJECT,
+      },
+      {
+        project: PROJECT_DOC,
+        delegation: 'gates F/G: the delegation about to be spawned / just returned',
+        max_age_ms: 'gate B: the longest the active session may go unchanged',
+      },
+    ),
+    output: { anyOf: [OBJECT, { type: 'array', items: OBJECT }] },
+    writes: false,
+    local: true,
+    instance: 'optional',
+    async run(
+      inst: Instance | null,
+      i: { gate: string; workflow?: string; delegation?: string; max_age_ms?: number; project?: string },
+    ) {
+      const { checkGate, GATES } = await import('./gates.js');
+      const files = await readStateFiles(root(i.project));
+      let store: Record<string, { version: number; body: JsonObject }> | undefined;
+      if (inst) {
+        store = {};
+        for (const d of await inst.docs.list({ kind: KIND })) {
+          const doc = await inst.docs.get({ kind: KIND, id: d.id });
+          store[d.id] = { version: doc.version, body: doc.body };
+        }
+      }
+      const gates = i.gate === 'all' ? [...GATES] : [i.gate as (typeof GATES)[number]];
+      const results = gates.map((g) =>
+        checkGate(g, files, {
+          ...(i.workflow !== undefined && { workflow: i.workflow }),
+          ...(store && { store }),
+          ...(i.delegation !== undefined && { delegation: i.delegation }),
+          ...(i.max_age_ms !== undefined && { now: Date.now(), maxAgeMs: i.max_age_ms }),
+        }),
+      );
+      return results.length === 1 ? results[0]! : results;
+    },
+  }),
+  operation({
+    name: 'resume_workflow',
+    group: 'files',
+    description:
+      'What an agent needs to pick a workflow up: active session, phase, open todos, blockers, lessons, directives.',
+    input: inputSchema({ workflow: { type: 'name', required: true }, ...PROJECT }, { project: PROJECT_DOC }),
+    output: OBJECT,
+    writes: false,
+    local: true,
+    instance: 'optional',
+    async run(inst: Instance | null, i: { workflow: string; project?: string }) {
+      const [{ existsSync }, { checkFileId }, { gateFile }, { resumeSummary }, { readViewFile }] =
+        await Promise.all([
+          import('node:fs'),
+          import('../file-id.js'),
+          import('./gates.js'),
+          import('./resume.js'),
+          import('../../views/files.js'),
+        ]);
+      // The store is the truth; the file is the fallback when this store never saw the workflow.
+      let body = inst ? ((await inst.docs.find(KIND, i.workflow))?.body ?? null) : null;
+      if (!body) {
+        // The workflow names the file: the same id rule as the kind's, so `../../package` reads nothing.
+        checkFileId(i.workflow, KIND);
+        const project = root(i.project);
+        const path = join(project, '.copilot', 'state', `${i.workflow}.json`);
+        const f = existsSync(path) ? gateFile(path, readViewFile(path, project)) : null;
+        if (f?.parseError) {
+          throw new NotFoundError(`${path} cannot be read: ${f.parseError}; try agentstate recover ${path}`);
+        }
+        body = f?.body ?? null;
+      }
+      if (!body) {
+        throw new NotFoundError(
+          `no workflow ${i.workflow}: neither the store nor .copilot/state/${i.workflow}.json has it`,
+        );
+      }
+      return resumeSummary(body);
+    },
+  }),
+] as const;
