@@ -9,6 +9,7 @@ import type { KindOperation, OperationContext } from '../../core/kind.js';
 import type { JsonObject } from '../../core/types.js';
 import { InvalidInputError, InvalidTransitionError, NotFoundError } from '../../errors.js';
 import { checkTransition } from '../rules.js';
+import { fillDefaults, gridTime, STATUS_TRANSITIONS, timestampMs } from './rules.js';
 import {
   AGENT_RESULTS,
   AGENT_TYPES,
@@ -24,7 +25,6 @@ import {
   WARNING_LEVELS,
   type WarningLevel,
 } from './schema.js';
-import { fillDefaults, gridTime, STATUS_TRANSITIONS, timestampMs } from './validate.js';
 
 type Args = Record<string, unknown>;
 
