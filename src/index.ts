@@ -92,6 +92,7 @@ export {
   type TransitionOptions,
   type TransitionTable,
 } from './kinds/rules.js';
+export { type ResumeSummary, renderResume, resumeSummary } from './kinds/workflow-sessions/operations.js';
 export {
   checkGate,
   checkGates,
@@ -100,8 +101,7 @@ export {
   type GateOptions,
   type GateResult,
   gateFile,
-} from './kinds/workflow-sessions/gates.js';
-export { type ResumeSummary, renderResume, resumeSummary } from './kinds/workflow-sessions/resume.js';
+} from './kinds/workflow-sessions/rules.js';
 export { type DashboardResult, regenerateDashboard, renderDashboard } from './reports/dashboard.js';
 export { type RetroInput, type RetroResult, type RetroSummary, retrospective } from './reports/retro.js';
 export { type InstanceFlags, resolveInstance } from './service/instance-resolver.js';

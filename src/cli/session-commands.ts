@@ -2,8 +2,8 @@
 // over the project's .copilot/state/*.json files (and the store, when an instance is named).
 import { type Command, InvalidArgumentError } from 'commander';
 import { EXIT_CODES } from '../errors.js';
-import type { GateResult } from '../kinds/workflow-sessions/gates.js';
-import type { ResumeSummary } from '../kinds/workflow-sessions/resume.js';
+import type { ResumeSummary } from '../kinds/workflow-sessions/operations.js';
+import type { GateResult } from '../kinds/workflow-sessions/rules.js';
 import { duration, given, projectOf, runCommand } from './context.js';
 
 export function addSessionCommands(program: Command): void {
@@ -20,7 +20,7 @@ export function addSessionCommands(program: Command): void {
     )
     .action(async (gateArg: string, workflow: string | undefined, o, cmd: Command) => {
       // The kind's modules load with the command that needs them, not with every command.
-      const { GATES } = await import('../kinds/workflow-sessions/gates.js');
+      const { GATES } = await import('../kinds/workflow-sessions/rules.js');
       const want = gateArg.toUpperCase();
       if (want !== 'ALL' && !(GATES as readonly string[]).includes(want)) {
         throw new InvalidArgumentError(`gate must be one of ${GATES.join(', ')} or all, got ${gateArg}`);
@@ -56,7 +56,7 @@ export function addSessionCommands(program: Command): void {
       'what an agent needs to pick a workflow up: active session, phase, open todos, blockers, lessons, directives',
     )
     .action(async (workflow: string, _o, cmd: Command) => {
-      const { renderResume } = await import('../kinds/workflow-sessions/resume.js');
+      const { renderResume } = await import('../kinds/workflow-sessions/operations.js');
       await runCommand<ResumeSummary>(
         cmd,
         'resume_workflow',

@@ -790,7 +790,13 @@ export class DocumentStore {
         { field: 'operation' },
       );
     }
-    const args = checkInput<Record<string, unknown>>(op.name, input.args ?? {}, op.input);
+    // The kind operation's own arguments, which only the kind knows: checked here, once, under its name.
+    const args = checkInput<Record<string, unknown>>(
+      op.name,
+      input.args ?? {},
+      op.input,
+      `${input.kind}.${op.name}`,
+    );
     const actor = input.actor ?? this.#ctx.actor;
     return retryOnStaleVersion(async () => {
       const current = await this.#backend.docs.get(input.kind, input.id);

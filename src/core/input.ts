@@ -401,17 +401,18 @@ function checkField(op: string, field: string, v: unknown, spec: FieldSpec): unk
 
 /**
  * Checks `input` against `spec`: an object, no unknown fields, required fields present, types and sizes.
- * Returns it typed as T: the same object, or, when a JSON field holds something JSON.stringify writes other
+ * `subject` names the check on the INPUT_CHECKS channel (default `op`; a kind operation's arguments are
+ * `<kind>.<operation>`). Returns it typed as T: the same object, or, when a JSON field holds something JSON.stringify writes other
  * than as itself (a Date, a URL, undefined), a shallow copy with that field as it is stored (`toStoredJson`);
  * the caller's object is never changed. Throws INVALID_INPUT naming the first bad field.
  */
-export function checkInput<T>(op: string, input: unknown, spec: InputSpec): T {
+export function checkInput<T>(op: string, input: unknown, spec: InputSpec, subject: string = op): T {
   if (input === undefined) input = {};
   if (typeof input === 'object' && input !== null) {
     const passedSpec = passed.get(input);
     if (passedSpec !== undefined && satisfies(passedSpec, spec, input)) return input as T;
   }
-  if (INPUT_CHECKS.hasSubscribers) INPUT_CHECKS.publish({ operation: op });
+  if (INPUT_CHECKS.hasSubscribers) INPUT_CHECKS.publish({ operation: subject });
   return checkFields<T>(op, input, spec);
 }
 
@@ -429,6 +430,42 @@ export function checkedCommand<T>(op: string, input: unknown, spec: InputSpec): 
   }
   const checked = checkInput<Record<string, unknown>>(op, input, spec);
   const command = Object.freeze({ ...checked });
+  passed.set(command, spec);
+  return command as T;
+}
+
+/**
+ * A command built from a checked one (`source`, from `checkedCommand`) for a method that takes another shape
+ * (the table's `escalate` { id, ambiguities } becoming the store's kind call { kind, id, args }): each field
+ * carried unchanged from `source` under the same field spec is not checked again; every other field (a
+ * constant, a value built from checked ones) is checked now with `spec`, and `spec`'s required fields must be
+ * there. The result is marked as checked against `spec`, so each field is checked once along the way.
+ */
+export function derivedCommand<T>(
+  op: string,
+  source: object,
+  value: Record<string, unknown>,
+  spec: InputSpec,
+): Readonly<T> {
+  const from = passed.get(source);
+  const src = source as Record<string, unknown>;
+  for (const key of Object.keys(value)) {
+    const fs = spec[key];
+    if (fs === undefined) {
+      throw new InvalidInputError(
+        `${op}: unknown field ${JSON.stringify(key)} (allowed: ${Object.keys(spec).join(', ') || 'none'})`,
+        { field: key, operation: op },
+      );
+    }
+    const v = value[key];
+    if (v === undefined || (from !== undefined && from[key] === fs && src[key] === v)) continue;
+    value[key] = checkField(op, key, v, fs);
+  }
+  for (const key in spec) {
+    if (Object.hasOwn(spec, key) && spec[key]!.required && value[key] === undefined)
+      fail(op, key, 'is required');
+  }
+  const command = Object.freeze({ ...value });
   passed.set(command, spec);
   return command as T;
 }

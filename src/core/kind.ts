@@ -1,5 +1,6 @@
 // What a kind is: a JSON Schema plus small functions for logical rules, transitions, role permissions
 // and side effects. The store core calls these; it knows nothing about any one kind.
+import type { JsonSchema, ObjectSchema } from './json-schema.js';
 import type {
   ActorKind,
   EnqueueInput,
@@ -190,7 +191,8 @@ export interface KindOperation {
   positional?: string;
   /**
    * Returns the next body. `body` is null when the document does not exist yet (only operations that
-   * create it accept that; others throw NotFoundError). Must not mutate `body`.
+   * create it accept that; others throw NotFoundError). Must not mutate `body`. `args` have been checked
+   * against `input` by the store (`DocumentStore.apply`), the only caller: do not check them again.
    */
   apply(body: JsonObject | null, args: Record<string, unknown>, ctx: OperationContext): JsonObject;
 }
@@ -201,12 +203,83 @@ export interface OperationContext {
   role: string | null;
 }
 
+/** The area an operation of the service table belongs to, for grouping in help, tool lists and routes. */
+export type OperationGroup = 'work' | 'events' | 'documents' | 'files' | 'reports' | 'instance';
+
+/**
+ * An operation of the service table (src/service/): the one description every edge (CLI, workflows, MCP
+ * tools, HTTP routes, OpenAPI) is generated from. The service's own operations and those a kind declares
+ * (`KindExtensions.serviceOperations`) have this one shape. `Inst` is the open instance `run` gets: the core
+ * knows no instance, so the service names it (its `Operation` is this with its `Instance`).
+ */
+export interface ServiceOperation<Inst = unknown, I = Record<string, unknown>, O = unknown> {
+  /** snake_case, unique: the MCP tool name, the HTTP route `/api/v1/<name>`, the table key. */
+  name: string;
+  group: OperationGroup;
+  /** One line, for help output and tool lists (models read it: keep it short and exact). */
+  description: string;
+  /** JSON Schema of the input object (validated before `run`; unknown fields are refused). */
+  input: ObjectSchema;
+  /** JSON Schema of the result. */
+  output: JsonSchema;
+  /** Whether it changes the store or files (HTTP POST and MCP annotations follow it). */
+  writes: boolean;
+  /** A repeated identical call changes nothing more (MCP's idempotentHint). */
+  idempotent?: boolean;
+  /**
+   * What the operation needs of an instance: `required` (default) an existing one; `create` opens or creates
+   * it (init, import); `optional` runs without one when none is named (gates, resume); `none` never opens
+   * one (validating a file). `run` gets null for an instance it did not need.
+   */
+  instance?: 'required' | 'create' | 'optional' | 'none';
+  /**
+   * Reads paths the caller names on the local filesystem (state files, dumps): offered by the CLI and the
+   * library, never by a network edge (MCP over HTTP, the HTTP API), whose callers do not own this machine.
+   */
+  local?: boolean;
+  /**
+   * A stream, not one result: `run` returns an `EventWatch`-like object whose async iterable yields results
+   * until `ctx.signal` aborts (tailing the log). Offered by the edges that stream — the CLI's `--follow`,
+   * Server-Sent Events, MCP notifications — and by no edge that answers once (HTTP routes, tools, workflows).
+   */
+  streams?: boolean;
+  /** Work done before the instance is opened (e.g. checking a dump), so a refusal creates nothing. */
+  prepare?(input: I, ctx: Pick<RunContext, 'progress'>): Promise<unknown>;
+  /** Runs on an open instance (null only for `optional` / `none`) with an input that passed `input`. */
+  run(inst: Inst, input: I, ctx: RunContext): Promise<O>;
+}
+
+/** A running count of long work, and the step it is in (e.g. `checking the dump: events`). */
+export type Progress = (done: number, phase?: string) => void;
+
+/** What an edge hands an operation besides its input. */
+export interface RunContext {
+  /** What `prepare` returned. */
+  prepared?: unknown;
+  /**
+   * Called with a running count during long work (verify, export, import), for edges that show progress;
+   * `phase` names what is being counted when the work has more than one step.
+   */
+  progress?: Progress;
+  /** Ends a streaming operation (and any long wait); the edge aborts it when its client goes away. */
+  signal?: AbortSignal;
+  /** How often a streaming operation looks for more when its backend cannot push, ms (the edge's setting). */
+  pollMs?: number;
+}
+
 /** Optional parts of a kind beyond validation; the core and the edges use them when present. */
 export interface KindExtensions {
   /** The file view of this kind. */
   file?: KindFile;
   /** Operations, exposed as `agentstate <cli> <operation> <id> …`. */
   operations?: KindOperation[];
+  /**
+   * Operations of the service table this kind brings (e.g. workflow-sessions' `gate`, task-ir's
+   * `escalate`): served by every edge like the service's own. They load with the table, so their `run`
+   * imports what it needs with import(). Only built-in kinds' are served (src/kinds/service-operations.ts lists
+   * them); `registerKind` refuses a kind that declares others.
+   */
+  serviceOperations?: readonly ServiceOperation<never, never>[];
   /** CLI command group for the operations, e.g. `grid`, `aios`, `session`. */
   cli?: string;
 }

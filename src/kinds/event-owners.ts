@@ -2,7 +2,7 @@
 // Apart from the registry, which loads every kind (about 90 ms): an append, often a whole CLI process,
 // never pays for it. The built-in kinds' types are here from the start; registerKind adds every other
 // kind's as it is registered (an adapter's kinds once the adapter is loaded).
-import { GRID_EVENT_TYPES, GRID_MISSION_KIND } from './grid-mission/names.js';
+import { GRID_EVENT_TYPES, GRID_MISSION_KIND } from './grid-mission/model.js';
 
 const owners = new Map<string, string>(GRID_EVENT_TYPES.map((type) => [type, GRID_MISSION_KIND]));
 

@@ -1,34 +1,9 @@
 // JSON Schema for the service's inputs and outputs: the inputs' schemas are built from the core's input
 // specs (one definition of every field, checked by the core on its hot path), the outputs' are written here.
 import { type FieldSpec, type InputSpec, LIMITS } from '../core/input.js';
+import type { JsonSchema, ObjectSchema } from '../core/json-schema.js';
 
-/** The subset of JSON Schema (2020-12) the operation table uses; plain data, so MCP and OpenAPI take it as is. */
-export interface JsonSchema {
-  type?: string | string[];
-  description?: string;
-  properties?: Record<string, JsonSchema>;
-  required?: string[];
-  additionalProperties?: boolean | JsonSchema;
-  items?: JsonSchema;
-  maxItems?: number;
-  minItems?: number;
-  minLength?: number;
-  maxLength?: number;
-  pattern?: string;
-  format?: string;
-  enum?: readonly unknown[];
-  minimum?: number;
-  maximum?: number;
-  anyOf?: JsonSchema[];
-  oneOf?: JsonSchema[];
-  const?: unknown;
-  $ref?: string;
-  $defs?: Record<string, JsonSchema>;
-  default?: unknown;
-}
-
-/** The schema of an operation's input: an object with exactly its properties. */
-export type ObjectSchema = JsonSchema & { type: 'object'; properties: Record<string, JsonSchema> };
+export type { JsonSchema, ObjectSchema };
 
 /**
  * Text every backend stores and hashes the same: no NUL and no unpaired surrogate (`u`-mode patterns, as

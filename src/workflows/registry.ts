@@ -10,6 +10,8 @@ const GROUPS = {
   events: async () => (await import('../service/operations/events.js')).EVENT_OPERATIONS,
   documents: async () => (await import('../service/operations/documents.js')).DOCUMENT_OPERATIONS,
   reports: async () => (await import('../service/operations/reports.js')).REPORT_OPERATIONS,
+  /** The operations the kinds bring (e.g. a task-ir's escalate), without loading the kinds themselves. */
+  kinds: async () => (await import('../kinds/service-operations.js')).KIND_SERVICE_OPERATIONS,
 };
 
 export interface WorkflowDef {
@@ -102,7 +104,7 @@ export const WORKFLOWS = {
     summary:
       "Put a task-ir's open ambiguities to a human (escalated, each with a decision item, in one commit); idempotent.",
     operation: 'escalate',
-    group: 'documents',
+    group: 'kinds',
   },
 } satisfies Record<string, WorkflowDef>;
 

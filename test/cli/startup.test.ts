@@ -33,7 +33,7 @@ describe('what a command loads', () => {
     const list = loaded(['--dir', dir, 'list']);
     expect(list.code).toBe(0);
     expect(list.modules).toContain('cli/program.js');
-    // The event-type owners (kinds/event-owners.js, grid-mission/names.js) are light on purpose; no kind is.
+    // The event-type owners (kinds/event-owners.js, grid-mission/model.js) are light on purpose; no kind is.
     const kinds = list.modules.filter((m) => m === 'kinds/registry.js' || /^kinds\/[^/]+\/kind\.js$/.test(m));
     expect(kinds).toEqual([]);
     const grid = loaded(['--dir', dir, 'grid', '--help']);

@@ -3,7 +3,9 @@
 import { describe, expect, it } from 'vitest';
 import type { CommitContext } from '../../src/core/kind.js';
 import type { JsonObject } from '../../src/core/types.js';
-import { type AgentRun, agentRunKind, RUN_TRANSITIONS } from '../../src/kinds/agent-run/kind.js';
+import { agentRunKind } from '../../src/kinds/agent-run/kind.js';
+import type { AgentRun } from '../../src/kinds/agent-run/model.js';
+import { RUN_TRANSITIONS } from '../../src/kinds/agent-run/rules.js';
 import { RUN_STATUSES, type RunStatus } from '../../src/kinds/agent-run/schema.js';
 import { validateSchema } from '../../src/kinds/registry.js';
 import type { LockRecord } from '../../src/kinds/rules.js';

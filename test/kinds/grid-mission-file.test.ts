@@ -13,9 +13,9 @@ import {
   GRID_STATE_PATH,
   MAX_STATE_FILE_BYTES,
   markdownHash,
+  progressBar,
 } from '../../src/kinds/grid-mission/file.js';
 import { gridMissionKind } from '../../src/kinds/grid-mission/kind.js';
-import { progressBar } from '../../src/kinds/grid-mission/markdown.js';
 import { validateSchema } from '../../src/kinds/registry.js';
 import { clone, example, makeCtx, refusal } from './ctx.js';
 

@@ -9,9 +9,9 @@ import {
   GRID_PERMISSIONS,
   GRID_ROLES,
   type GridRole,
-} from '../../src/kinds/grid-mission/permissions.js';
+  STATUS_TRANSITIONS,
+} from '../../src/kinds/grid-mission/rules.js';
 import { type GridMission, MISSION_STATUSES } from '../../src/kinds/grid-mission/schema.js';
-import { STATUS_TRANSITIONS } from '../../src/kinds/grid-mission/validate.js';
 import { getKind, validateSchema } from '../../src/kinds/registry.js';
 import { clone, example, makeCtx } from './ctx.js';
 import { expectRefused } from './expect-refusal.js';

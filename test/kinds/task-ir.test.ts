@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import type { DocSnapshot } from '../../src/core/kind.js';
 import type { Json, JsonObject, WorkItem } from '../../src/core/types.js';
 import { validateSchema } from '../../src/kinds/registry.js';
-import { AMBIGUITY_WORK_KIND, type TaskIr, taskIrKind } from '../../src/kinds/task-ir/kind.js';
+import { type TaskIr, taskIrKind } from '../../src/kinds/task-ir/kind.js';
+import { AMBIGUITY_WORK_KIND } from '../../src/kinds/task-ir/rules.js';
 import { clone, example, makeCtx } from './ctx.js';
 import { expectRefused } from './expect-refusal.js';
 

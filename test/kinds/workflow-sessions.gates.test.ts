@@ -3,6 +3,9 @@
 import { describe, expect, it } from 'vitest';
 import type { KindFile } from '../../src/core/kind.js';
 import type { JsonObject } from '../../src/core/types.js';
+import type { Session, WorkflowSessions } from '../../src/kinds/workflow-sessions/kind.js';
+import { workflowSessionsKind } from '../../src/kinds/workflow-sessions/kind.js';
+import { renderResume, resumeSummary } from '../../src/kinds/workflow-sessions/operations.js';
 import {
   checkGate,
   checkGates,
@@ -10,10 +13,7 @@ import {
   type GateFile,
   type GateOptions,
   gateFile,
-} from '../../src/kinds/workflow-sessions/gates.js';
-import type { Session, WorkflowSessions } from '../../src/kinds/workflow-sessions/kind.js';
-import { workflowSessionsKind } from '../../src/kinds/workflow-sessions/kind.js';
-import { renderResume, resumeSummary } from '../../src/kinds/workflow-sessions/resume.js';
+} from '../../src/kinds/workflow-sessions/rules.js';
 import { example } from './ctx.js';
 
 const file = workflowSessionsKind.file as KindFile;

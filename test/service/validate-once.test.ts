@@ -112,6 +112,7 @@ async function session(call: Call, human = true): Promise<Record<string, number>
     body: { goal: 'g', acceptance_criteria: [], ambiguities: [{ id: 'a1', question: 'q?', status: 'open' }] },
     actor_kind: 'human',
   });
+  await run('escalate', { id: `${doc}-task`, actor_kind: 'human' });
   await run('dashboard', {});
   await run('retro', { since: '1h' });
   return seen;

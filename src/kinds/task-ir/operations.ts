@@ -1,12 +1,20 @@
 // Operations on a `task-ir`: `escalate` puts open ambiguities to a human. It only moves them to
 // `escalated`; the kind's `check` turns that move into the decision items and `ambiguity_escalated` events,
-// written in the same transaction as the commit (the store runs an operation as one CAS commit).
+// written in the same transaction as the commit (the store runs an operation as one CAS commit). The
+// service table's `escalate` (every edge's, and the EscalateAmbiguities workflow's) runs it on a task-ir.
 
-import { checkInput } from '../../core/input.js';
+import { DOC_INPUTS, type KindCall } from '../../core/document-store.js';
+import { derivedCommand } from '../../core/input.js';
 import type { KindOperation } from '../../core/kind.js';
-import type { JsonObject } from '../../core/types.js';
+import type { CommitInput, JsonObject, Provenance } from '../../core/types.js';
+import { ACTOR_KINDS } from '../../core/types.js';
 import { InvalidInputError, InvalidTransitionError, NotFoundError } from '../../errors.js';
+import { inputSchema } from '../../service/json-schema.js';
+import { operation } from '../../service/operation.js';
+import { ESCALATE_RESULT } from '../../service/output-schemas.js';
 import type { Ambiguity, TaskIr } from './model.js';
+
+const KIND = 'task-ir';
 
 const ESCALATE_INPUT = { ambiguities: { type: 'names' } } as const;
 
@@ -21,7 +29,8 @@ export const escalateOperation: KindOperation = {
     'Put open ambiguities (all, or those named) to a human: each becomes escalated and gets a decision item, in one commit.',
   input: ESCALATE_INPUT,
   apply(body: JsonObject | null, raw: Record<string, unknown>): JsonObject {
-    const args = checkInput<{ ambiguities?: string[] }>('escalate', raw, ESCALATE_INPUT);
+    // The store checked `raw` against ESCALATE_INPUT before calling (every kind operation's contract).
+    const args = raw as { ambiguities?: string[] };
     if (body === null) {
       throw new NotFoundError('escalate: there is no such task-ir document', { operation: 'escalate' });
     }
@@ -57,3 +66,52 @@ export const escalateOperation: KindOperation = {
 };
 
 export const taskIrOperations: KindOperation[] = [escalateOperation];
+
+/** The service table's `escalate`: which task-ir, which of its ambiguities (the operation's args) and who asks. */
+const ESCALATE_CALL = {
+  id: { type: 'name', required: true },
+  ...ESCALATE_INPUT,
+  actor: { type: 'name' },
+  actor_kind: { type: 'string', enum: ACTOR_KINDS },
+  provenance: { type: 'object' },
+  reason: { type: 'text' },
+} as const;
+
+/** The operations of the service table this kind brings. */
+export const taskIrServiceOperations = [
+  operation({
+    name: 'escalate',
+    group: 'documents',
+    description:
+      "Put a task-ir's open ambiguities (all, or those named) to a human: escalated with their decision items in one commit; again, nothing changes.",
+    input: inputSchema(ESCALATE_CALL, {
+      id: 'the task-ir document',
+      ambiguities: 'only these ambiguity ids (default: every open one)',
+    }),
+    output: ESCALATE_RESULT,
+    writes: true,
+    idempotent: true,
+    run: (
+      inst,
+      i: {
+        id: string;
+        ambiguities?: string[];
+        actor?: string;
+        actor_kind?: CommitInput['actor_kind'];
+        provenance?: Provenance;
+        reason?: string;
+      },
+    ) => {
+      const { ambiguities, ...rest } = i;
+      // The store's kind call, made of the checked command: only what is new in it is checked.
+      return inst.docs.escalate(
+        derivedCommand<KindCall>(
+          'escalate',
+          i,
+          { ...rest, kind: KIND, args: ambiguities === undefined ? {} : { ambiguities } },
+          DOC_INPUTS.escalate,
+        ),
+      );
+    },
+  }),
+] as const;

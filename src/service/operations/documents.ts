@@ -1,7 +1,7 @@
 // Versioned-document operations: compare-and-swap commits, reads at any version, history, diff, fork, and
-// a kind's named operations.
+// a kind's named operations (a kind's own operations of the table, e.g. task-ir's `escalate`, are its).
 import { type ApplyInput, DOC_INPUTS } from '../../core/document-store.js';
-import type { CommitInput, Provenance } from '../../core/types.js';
+import type { CommitInput } from '../../core/types.js';
 import { ACTOR_KINDS } from '../../core/types.js';
 import { InvalidInputError } from '../../errors.js';
 import { inputSchema } from '../json-schema.js';
@@ -11,7 +11,6 @@ import {
   DIFF,
   DOCUMENT,
   DOCUMENT_SUMMARIES,
-  ESCALATE_RESULT,
   HISTORY,
   OBJECT,
   PROJECTION,
@@ -26,16 +25,6 @@ export const GET_DOCUMENT_INPUT = { ...DOC_INPUTS.get, paths: { type: 'names' } 
 export const APPLY_INPUT = DOC_INPUTS.apply;
 
 export const VALIDATE_DOCUMENT_INPUT = DOC_INPUTS.validate;
-
-/** `escalate`: a task-ir's open ambiguities to a human (the kind's `escalate` operation). */
-export const ESCALATE_INPUT = {
-  id: NAME,
-  ambiguities: { type: 'names' },
-  actor: { type: 'name' },
-  actor_kind: { type: 'string', enum: ACTOR_KINDS },
-  provenance: { type: 'object' },
-  reason: { type: 'text' },
-} as const;
 
 export const DOCUMENT_OPERATIONS = [
   operation({
@@ -130,37 +119,6 @@ export const DOCUMENT_OPERATIONS = [
     output: COMMIT_RESULT,
     writes: true,
     run: (inst, i: ApplyInput) => inst.docs.apply(i),
-  }),
-  operation({
-    name: 'escalate',
-    group: 'documents',
-    description:
-      "Put a task-ir's open ambiguities (all, or those named) to a human: escalated with their decision items in one commit; again, nothing changes.",
-    input: inputSchema(ESCALATE_INPUT, {
-      id: 'the task-ir document',
-      ambiguities: 'only these ambiguity ids (default: every open one)',
-    }),
-    output: ESCALATE_RESULT,
-    writes: true,
-    idempotent: true,
-    run: (
-      inst,
-      i: {
-        id: string;
-        ambiguities?: string[];
-        actor?: string;
-        actor_kind?: CommitInput['actor_kind'];
-        provenance?: Provenance;
-        reason?: string;
-      },
-    ) => {
-      const { ambiguities, ...rest } = i;
-      return inst.docs.escalate({
-        ...rest,
-        kind: 'task-ir',
-        args: ambiguities === undefined ? {} : { ambiguities },
-      });
-    },
   }),
   operation({
     name: 'validate_document',

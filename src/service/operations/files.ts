@@ -1,46 +1,20 @@
-// State-file operations: the human-readable files (.grid/STATE.md, .aios/…, .copilot/state/…) as views of
-// the store: export, import, validate, recover, a kind operation that rewrites its file, gates and resume.
-// The views and kinds load only when one of these runs (a work-item process never pays for them).
-import { join, resolve } from 'node:path';
-import type { CommitInput, JsonObject } from '../../core/types.js';
-import { NotFoundError } from '../../errors.js';
-import type { Instance } from '../../instance/instance.js';
+// State-file operations: the human-readable files (.grid/STATE.md, .aios/…) as views of the store: export,
+// import, validate, recover, and a kind operation that rewrites its file (a kind's own operations on its
+// files, e.g. workflow-sessions' gates, are its). The views and kinds load only when one of these runs (a
+// work-item process never pays for them).
+import { resolve } from 'node:path';
+import type { CommitInput } from '../../core/types.js';
 import { inputSchema } from '../json-schema.js';
 import { operation } from '../operation.js';
 import { OBJECT } from '../output-schemas.js';
 import { APPLY_INPUT } from './documents.js';
 
-const PROJECT = {
+/** The `project` input of an operation on state files, its description, and the folder it names. */
+export const PROJECT = {
   project: { type: 'string' },
 } as const;
-const PROJECT_DOC = 'the project folder holding the state files (default: the current folder)';
-const root = (project: string | undefined): string => resolve(project ?? process.cwd());
-
-const SESSIONS = 'workflow-sessions';
-
-/** The project's `.copilot/state/*.json` files, each parsed or with why it could not be. */
-async function readStateFiles(project: string) {
-  const [{ existsSync, readdirSync }, { confineToProject }, { readViewFile }, { gateFile }] =
-    await Promise.all([
-      import('node:fs'),
-      import('../../views/confine.js'),
-      import('../../views/files.js'),
-      import('../../kinds/workflow-sessions/gates.js'),
-    ]);
-  const dir = join(project, '.copilot', 'state');
-  if (!existsSync(dir)) return [];
-  return readdirSync(confineToProject(project, dir))
-    .filter((f) => f.endsWith('.json'))
-    .sort()
-    .map((f) => {
-      const path = join(dir, f);
-      try {
-        return gateFile(path, readViewFile(path, project));
-      } catch (err) {
-        return { path, parseError: (err as Error).message };
-      }
-    });
-}
+export const PROJECT_DOC = 'the project folder holding the state files (default: the current folder)';
+export const root = (project: string | undefined): string => resolve(project ?? process.cwd());
 
 export const FILE_OPERATIONS = [
   operation({
@@ -193,95 +167,6 @@ export const FILE_OPERATIONS = [
       const r = await inst.docs.apply(apply);
       const file = target && (await exportView(inst, target));
       return { ...r, file: file?.path ?? null };
-    },
-  }),
-  operation({
-    name: 'gate',
-    group: 'files',
-    description:
-      "Check a workflow-state gate (A-H, or all) over the project's .copilot/state files and, with an instance, the store.",
-    input: inputSchema(
-      {
-        gate: { type: 'string', required: true, enum: ['A', 'B', 'C', 'D', 'E', 'F', 'G', 'H', 'all'] },
-        workflow: { type: 'name' },
-        delegation: { type: 'name' },
-        max_age_ms: { type: 'int', min: 1 },
-        ...PROJECT,
-      },
-      {
-        project: PROJECT_DOC,
-        delegation: 'gates F/G: the delegation about to be spawned / just returned',
-        max_age_ms: 'gate B: the longest the active session may go unchanged',
-      },
-    ),
-    output: { anyOf: [OBJECT, { type: 'array', items: OBJECT }] },
-    writes: false,
-    local: true,
-    instance: 'optional',
-    async run(
-      inst: Instance | null,
-      i: { gate: string; workflow?: string; delegation?: string; max_age_ms?: number; project?: string },
-    ) {
-      const { checkGate, GATES } = await import('../../kinds/workflow-sessions/gates.js');
-      const files = await readStateFiles(root(i.project));
-      let store: Record<string, { version: number; body: JsonObject }> | undefined;
-      if (inst) {
-        store = {};
-        for (const d of await inst.docs.list({ kind: SESSIONS })) {
-          const doc = await inst.docs.get({ kind: SESSIONS, id: d.id });
-          store[d.id] = { version: doc.version, body: doc.body };
-        }
-      }
-      const gates = i.gate === 'all' ? [...GATES] : [i.gate as (typeof GATES)[number]];
-      const results = gates.map((g) =>
-        checkGate(g, files, {
-          ...(i.workflow !== undefined && { workflow: i.workflow }),
-          ...(store && { store }),
-          ...(i.delegation !== undefined && { delegation: i.delegation }),
-          ...(i.max_age_ms !== undefined && { now: Date.now(), maxAgeMs: i.max_age_ms }),
-        }),
-      );
-      return results.length === 1 ? results[0]! : results;
-    },
-  }),
-  operation({
-    name: 'resume_workflow',
-    group: 'files',
-    description:
-      'What an agent needs to pick a workflow up: active session, phase, open todos, blockers, lessons, directives.',
-    input: inputSchema({ workflow: { type: 'name', required: true }, ...PROJECT }, { project: PROJECT_DOC }),
-    output: OBJECT,
-    writes: false,
-    local: true,
-    instance: 'optional',
-    async run(inst: Instance | null, i: { workflow: string; project?: string }) {
-      const [{ existsSync }, { checkFileId }, { gateFile }, { resumeSummary }, { readViewFile }] =
-        await Promise.all([
-          import('node:fs'),
-          import('../../kinds/file-id.js'),
-          import('../../kinds/workflow-sessions/gates.js'),
-          import('../../kinds/workflow-sessions/resume.js'),
-          import('../../views/files.js'),
-        ]);
-      // The store is the truth; the file is the fallback when this store never saw the workflow.
-      let body = inst ? ((await inst.docs.find(SESSIONS, i.workflow))?.body ?? null) : null;
-      if (!body) {
-        // The workflow names the file: the same id rule as the kind's, so `../../package` reads nothing.
-        checkFileId(i.workflow, SESSIONS);
-        const project = root(i.project);
-        const path = join(project, '.copilot', 'state', `${i.workflow}.json`);
-        const f = existsSync(path) ? gateFile(path, readViewFile(path, project)) : null;
-        if (f?.parseError) {
-          throw new NotFoundError(`${path} cannot be read: ${f.parseError}; try agentstate recover ${path}`);
-        }
-        body = f?.body ?? null;
-      }
-      if (!body) {
-        throw new NotFoundError(
-          `no workflow ${i.workflow}: neither the store nor .copilot/state/${i.workflow}.json has it`,
-        );
-      }
-      return resumeSummary(body);
     },
   }),
 ] as const;

@@ -4,15 +4,35 @@
 //   logic.*   (§3.3)  timestamps valid and in chronological order      VALIDATION_FAILED
 //   status-transition, phase-transition, phase-status-transition (§7)  INVALID_TRANSITION
 //   identity-immutable, logic.unique-ids (agentstate's own)            VALIDATION_FAILED
+// Who may write which fields of `.grid/STATE.md` (seed §4). The field lists are §4.2's AGENT_PERMISSIONS,
+// verbatim; §4.1's coarse table is kept as data too (the tests check the two agree). A write is compared
+// with the version it replaces field by field (JSON pointers), so a role is refused only for what it
+// actually changes — unlike the seed's flatten_keys, which would refuse an executor's
+// `{resume: {last_agent}}` update for naming the parent key `resume`.
+//
+// Roles are the seed's lowercase names (`mc`, `executor`, `planner`, `recognizer`, `scout`, `memory`);
+// `MC`, `Executor` … are accepted and lowercased. A write without a role:
+//   - by a human or the system (actor_kind `human` / `system`, the store's default) is Master Control's:
+//     MC is the owner's orchestrator, the seed grants it `*`, and the writers without a role are the
+//     owner's side — creating the mission, importing a hand-edited STATE.md, recovering a corrupted file
+//     (§9.2);
+//   - by a model or a tool (an agent) is refused (PERMISSION_DENIED, rule `role-required`): an agent must
+//     say which Grid role it writes as, or the matrix would be bypassed by leaving the role out.
 
+import { unescapeSegment } from '../../core/json.js';
+import type { CommitContext, CommitEffects } from '../../core/kind.js';
+import { isoTime as gridTime } from '../../core/time.js';
 import type { Json, JsonObject } from '../../core/types.js';
-import { InvalidTransitionError } from '../../errors.js';
+import { InvalidTransitionError, PermissionDeniedError } from '../../errors.js';
 import {
+  changedPaths,
   checkTransition,
   checkUniqueIds,
   fail,
+  forbiddenChanges,
   indexBy,
   isPlainObject,
+  type PermissionMatrix,
   ptr,
   type TransitionTable,
 } from '../rules.js';
@@ -24,6 +44,94 @@ import {
   type GridMission,
   gridMissionSchema,
 } from './schema.js';
+
+// Kind `grid-mission`: The Grid's `.grid/STATE.md` (seed grid-state-schema.md), the mission's global state.
+// The body is the YAML frontmatter (plus an optional `markdown_body`); the file codec is ./file.ts and the
+// operations (`agentstate grid …`) are ./operations.ts. On every write `check`:
+//   1. resolves the writer's Grid role (below: role-less human/system writes are MC's; role-less
+//      model/tool writes are refused, rule `role-required`; unknown roles `unknown-role`);
+//   2. checks `updated_at` as written (§3.3: a real time, not before `created_at`), then fills in the seed's
+//      defaults (§2.2, §2.3) and sets `updated_at` to the time of the write;
+//   3. refuses any changed field the role may not write (§4.2, rule `field-permission`, PERMISSION_DENIED);
+//   4. enforces identity-immutable, the formats (§3.1, `format.*`), the timestamps (§3.3,
+//      `logic.timestamp-valid`, `logic.chronological-order`, `logic.phase-chronology`), the logical rules
+//      (§3.2, `logic.*`) and the transitions (§7, `status-transition`, `phase-transition`,
+//      `phase-status-transition`: INVALID_TRANSITION).
+// Every write appends `grid_state_updated` (§5.1 step 7: the agent, its role and the fields it changed);
+// `grid_status_changed` and `grid_phase_advanced` follow when the status or the phase moves.
+// See README.md in this folder for the full rule table and the decisions behind it.
+
+/**
+ * The fields a write changed, as dotted paths at the granularity of the §4.2 permission lists: at most two
+ * levels, and never into a list (`position.thread`, `agents.active`, `warnings`). `updated_at` is left out:
+ * the kind sets it on every write (the event carries it as `timestamp`).
+ */
+export function changedFields(prev: JsonObject | null, next: JsonObject): string[] {
+  const out = new Set<string>();
+  for (const pointer of changedPaths(prev ?? {}, next)) {
+    const segs = pointer.split('/').slice(1).map(unescapeSegment);
+    const kept: string[] = [];
+    for (const seg of segs) {
+      if (kept.length === 2 || /^\d+$/.test(seg)) break;
+      kept.push(seg);
+    }
+    const field = kept.join('.');
+    if (field !== '' && field !== 'updated_at') out.add(field);
+  }
+  return [...out];
+}
+
+export function check(nextBody: JsonObject, prevBody: JsonObject | null, ctx: CommitContext): CommitEffects {
+  const role = resolveRole(ctx);
+  const written = { updated_at: nextBody.updated_at ?? null, created_at: nextBody.created_at ?? null };
+  fillDefaults(nextBody);
+  nextBody.updated_at = gridTime(ctx.now);
+  const prevFilled = prevBody ? fillDefaults(structuredClone(prevBody)) : null;
+  checkGridPermissions(prevFilled, nextBody, role);
+  checkWrittenUpdatedAt(written);
+
+  const next = nextBody as unknown as GridMission;
+  const prev = prevFilled as unknown as GridMission | null;
+  checkIdentity(next, prev);
+  checkFormats(next);
+  checkTimestamps(next);
+  checkLogic(next);
+  checkTransitions(next, prev);
+
+  const events: Array<{ type: string; data?: Json }> = [];
+  if (prev && prev.status !== next.status) {
+    events.push({
+      type: 'grid_status_changed',
+      data: { mission_id: next.mission_id, from: prev.status, to: next.status, role },
+    });
+  }
+  if (prev && prev.phases.current !== next.phases.current) {
+    events.push({
+      type: 'grid_phase_advanced',
+      data: {
+        mission_id: next.mission_id,
+        from: prev.phases.current,
+        to: next.phases.current,
+        completed: next.phases.completed.slice(prev.phases.completed.length),
+        phase_id: next.position.phase_id ?? null,
+        role,
+      },
+    });
+  }
+  // §5.1 step 7: which agent, as which role, changed which fields; on every write, creation included.
+  events.push({
+    type: 'grid_state_updated',
+    data: {
+      mission_id: next.mission_id,
+      version: ctx.toVersion,
+      agent: ctx.actor,
+      agent_type: role,
+      fields: changedFields(prevFilled, nextBody),
+      timestamp: next.updated_at,
+    },
+  });
+  return { events };
+}
 
 // ---------------------------------------------------------------------------------------------------
 // Defaults (§2.2, §2.3)
@@ -45,7 +153,7 @@ export function fillDefaults(
 }
 
 /** An ISO-8601 time as the seed writes it (§5.1: `%Y-%m-%dT%H:%M:%SZ`), keeping milliseconds when any. */
-export { isoTime as gridTime } from '../../core/time.js';
+export { gridTime };
 
 // ---------------------------------------------------------------------------------------------------
 // §3.1 formats
@@ -425,4 +533,83 @@ export function checkIdentity(next: GridMission, prev: GridMission | null): void
       );
     }
   }
+}
+
+export const GRID_ROLES = ['mc', 'executor', 'planner', 'recognizer', 'scout', 'memory'] as const;
+export type GridRole = (typeof GRID_ROLES)[number];
+
+/** §4.2 AGENT_PERMISSIONS `write` lists, verbatim (dotted paths; a path covers everything inside it). */
+export const GRID_PERMISSIONS = {
+  mc: '*',
+  executor: [
+    'position',
+    'agents.active',
+    'agents.completed',
+    'warnings',
+    'resume.last_agent',
+    'resume.last_commit',
+    'updated_at',
+  ],
+  planner: ['phases.definitions', 'position', 'persistent.decisions', 'warnings', 'updated_at'],
+  recognizer: ['warnings', 'blockers', 'updated_at'],
+  scout: [],
+  memory: ['persistent.decisions', 'persistent.artifacts', 'persistent.tech_stack', 'updated_at'],
+} as const satisfies PermissionMatrix;
+
+/** §4.1's permission matrix (YES / NO / the planner's "YES (decisions only)"), by column. */
+export const GRID_PERMISSION_TABLE = {
+  columns: ['position', 'agents', 'persistent', 'warnings', 'blockers', 'status'],
+  rows: {
+    mc: ['YES', 'YES', 'YES', 'YES', 'YES', 'YES'],
+    executor: ['YES', 'YES', 'NO', 'YES', 'NO', 'NO'],
+    planner: ['YES', 'NO', 'YES (decisions only)', 'YES', 'NO', 'NO'],
+    recognizer: ['NO', 'NO', 'NO', 'YES', 'YES', 'NO'],
+    scout: ['NO', 'NO', 'NO', 'NO', 'NO', 'NO'],
+    memory: ['NO', 'NO', 'YES', 'NO', 'NO', 'NO'],
+  },
+} as const;
+
+/** Actor kinds whose role-less writes count as Master Control's. */
+export const OWNER_ACTOR_KINDS = ['human', 'system'] as const;
+
+/**
+ * The Grid role a write is made as: ctx.role lowercased; for a role-less write, `mc` when the writer is a
+ * human or the system, else PERMISSION_DENIED (`role-required`). An unknown role is PERMISSION_DENIED
+ * (`unknown-role`).
+ */
+export function resolveRole(ctx: Pick<CommitContext, 'role' | 'actor' | 'actor_kind'>): GridRole {
+  if (ctx.role === null || ctx.role === '') {
+    if ((OWNER_ACTOR_KINDS as readonly string[]).includes(ctx.actor_kind)) return 'mc';
+    throw new PermissionDeniedError(
+      `${ctx.actor_kind} ${JSON.stringify(ctx.actor)} must name its Grid role (${GRID_ROLES.join(', ')}) to write STATE.md`,
+      { pointer: '/', rule: 'role-required', role: null, actor_kind: ctx.actor_kind, roles: [...GRID_ROLES] },
+    );
+  }
+  const role = ctx.role.toLowerCase();
+  if (!(GRID_ROLES as readonly string[]).includes(role)) {
+    throw new PermissionDeniedError(
+      `unknown Grid role ${JSON.stringify(ctx.role)}; roles: ${GRID_ROLES.join(', ')}`,
+      { pointer: '/', rule: 'unknown-role', role: ctx.role, roles: [...GRID_ROLES] },
+    );
+  }
+  return role as GridRole;
+}
+
+/**
+ * Throws PERMISSION_DENIED (details: pointer, rule `field-permission`, role, fields, allowed) at the first
+ * changed field `role` may not write. `updated_at` is maintained on every write, so a role whose list
+ * lacks it (scout) may write nothing at all.
+ */
+export function checkGridPermissions(prev: JsonObject | null, next: JsonObject, role: GridRole): void {
+  const grant: '*' | readonly string[] = GRID_PERMISSIONS[role];
+  if (grant === '*') return;
+  const bad = forbiddenChanges(prev, next, { role, matrix: GRID_PERMISSIONS, ignore: ['updated_at'] });
+  if (!grant.includes('updated_at')) bad.push('/updated_at');
+  const first = bad[0];
+  if (first === undefined) return;
+  const allowed = grant.length > 0 ? grant.join(', ') : 'nothing';
+  throw new PermissionDeniedError(
+    `role ${JSON.stringify(role)} may not write ${first || 'the document'} (it may write: ${allowed})`,
+    { pointer: first || '/', rule: 'field-permission', role, fields: bad, allowed: [...grant] },
+  );
 }
