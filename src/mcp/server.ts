@@ -15,6 +15,7 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import { checkAccess, type Principal } from '../auth/access.js';
+import type { DocumentRecord } from '../core/types.js';
 import { InvalidInputError, isAgentStateError, toAgentStateError, toolError } from '../errors.js';
 import type { Instance } from '../instance/instance.js';
 import { kindNames } from '../kinds/registry.js';
@@ -330,7 +331,10 @@ export function createAgentStateMcp(options: AgentStateMcpOptions): AgentStateMc
       'document',
       new ResourceTemplate('agentstate://{kind}/{id}', {
         list: async () => {
-          const docs = await inst.docs.list({ limit: 1000 });
+          // Resources are views of the table's operations, like the tools.
+          const docs = (await runOperation(inst, 'list_documents', { limit: 1000 })) as Array<
+            Omit<DocumentRecord, 'body'>
+          >;
           return {
             resources: docs.map((d) => ({
               uri: documentUri(d.kind, d.id),
@@ -354,7 +358,7 @@ export function createAgentStateMcp(options: AgentStateMcpOptions): AgentStateMc
           );
         }
         try {
-          const d = await inst.docs.get(ref);
+          const d = (await runOperation(inst, 'get_document', ref)) as DocumentRecord;
           return {
             contents: [
               {

@@ -3,8 +3,9 @@
 import fastJsonPatch from 'fast-json-patch';
 import { VIEW_RECENT_EVENTS, type ViewContext, viewContextOf } from '../core/kind.js';
 import type { CommitResult, JsonObject, JsonPatchOp } from '../core/types.js';
-import { AgentStateError, StateConflictError } from '../errors.js';
+import { AgentStateError, InvalidInputError, StateConflictError, toAgentStateError } from '../errors.js';
 import type { Instance } from '../instance/instance.js';
+import { getKind } from '../kinds/registry.js';
 import { confineToProject } from './confine.js';
 import { parseView, readViewFile, readViewState, type ViewTarget, writeViewFile } from './files.js';
 import { withFileLock } from './lock.js';
@@ -56,6 +57,46 @@ function readPrevious(t: ViewTarget): string | undefined {
     if (err instanceof AgentStateError && (err.code === 'NOT_FOUND' || err.code === 'INVALID_INPUT'))
       return undefined;
     throw err;
+  }
+}
+
+/** A document's state file, rendered (nothing written), and whether its body passes the kind's rules now. */
+export interface RenderedFile {
+  kind: string;
+  id: string;
+  version: number;
+  /** Where the file lives in a project (its kind's default path). */
+  path: string;
+  text: string;
+  valid: boolean;
+  /** Why not, as `CODE: message`. */
+  problem?: string;
+}
+
+/**
+ * Renders version `version` (default: the latest) of a document whose kind has a state file, with the
+ * context the file shows (recent events, the clock), and checks the body against the kind's current rules
+ * (a body stored under older rules may no longer pass): the `render_file` operation. INVALID_INPUT for a
+ * kind without a file.
+ */
+export async function renderFile(
+  inst: Instance,
+  input: { kind: string; id: string; version?: number },
+): Promise<RenderedFile> {
+  const kind = getKind(input.kind);
+  if (!kind.file) {
+    throw new InvalidInputError(`kind ${input.kind} has no state file`, { field: 'kind', kind: input.kind });
+  }
+  const doc = await inst.docs.get(input);
+  const stamp = { kind: input.kind, id: input.id, version: doc.version };
+  const text = kind.file.render(doc.body, stamp, await viewContext(inst, input.kind, input.id));
+  const path = kind.file.defaultPath(input.id);
+  try {
+    await inst.docs.validate({ kind: input.kind, id: input.id, body: doc.body });
+    return { ...stamp, path, text, valid: true };
+  } catch (err) {
+    const e = toAgentStateError(err);
+    return { ...stamp, path, text, valid: false, problem: `${e.code}: ${e.message}` };
   }
 }
 

@@ -22,7 +22,9 @@ function run(
   const op = ops.get(name);
   if (!op) throw new Error(`no operation ${name}`);
   const before = body && clone(body);
-  const out = op.apply(body as unknown as JsonObject | null, args, {
+  // As the store runs a kind operation: its arguments checked against its declared input first.
+  const checked = checkInput<Record<string, unknown>>(op.name, args, op.input);
+  const out = op.apply(body as unknown as JsonObject | null, checked, {
     now: NOW,
     actor: 'executor-003',
     role: null,

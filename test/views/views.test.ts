@@ -178,3 +178,35 @@ describe('watch', () => {
     expect(seen).toEqual(['exported:1', 'imported:2', 'exported:3']);
   });
 });
+
+describe('render_file (issue 25: the dashboard renders state files through the table)', () => {
+  it('gives the text export writes, at any version, with nothing written; a kind without a file is refused', async () => {
+    const { runOperation } = await import('../../src/service/invoke.js');
+    await fresh();
+    await inst.docs.commit({ kind: 'test-todo', id: 'plan', expected_version: 0, body: { items: ['a'] } });
+    await inst.docs.commit({
+      kind: 'test-todo',
+      id: 'plan',
+      expected_version: 1,
+      body: { items: ['a', 'b'] },
+    });
+    const r = (await runOperation(inst, 'render_file', { kind: 'test-todo', id: 'plan' })) as {
+      text: string;
+      version: number;
+      valid: boolean;
+    };
+    expect(r).toMatchObject({ kind: 'test-todo', id: 'plan', version: 2, valid: true });
+    expect(existsSync(file())).toBe(false);
+    await exportView(inst, target());
+    expect(r.text).toBe(readFileSync(file(), 'utf8'));
+    const v1 = (await runOperation(inst, 'render_file', { kind: 'test-todo', id: 'plan', version: 1 })) as {
+      text: string;
+    };
+    expect(JSON.parse(v1.text)).toMatchObject({ $agentstate: { version: 1 }, items: ['a'] });
+    await inst.docs.commit({ kind: 'json', id: 'j', expected_version: 0, body: {} });
+    await expect(runOperation(inst, 'render_file', { kind: 'json', id: 'j' })).rejects.toMatchObject({
+      code: 'INVALID_INPUT',
+      details: { field: 'kind' },
+    });
+  });
+});

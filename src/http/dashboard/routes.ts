@@ -2,7 +2,6 @@
 // runOperation every edge calls), paginated, with a small script for live regions. Writes go through a
 // confirmation page and are recorded as the signed-in human's (actor_kind human).
 import type { Context, Hono } from 'hono';
-import { VIEW_RECENT_EVENTS, viewContextOf } from '../../core/kind.js';
 import type { EventRecord, WorkItem } from '../../core/types.js';
 import { ownerOf } from '../../core/work-rules.js';
 import { ERROR_TABLE, toAgentStateError } from '../../errors.js';
@@ -313,7 +312,7 @@ ${item.error ? h`<h2>Error</h2><pre class="problem">${item.error}</pre>` : ''}
             : h`Unknown action.`;
       const body = h`<h1>Confirm</h1><p>${ask}</p><p class="muted">${item.title} (${item.id}) — recorded as ${f.actor ?? 'the token holder'}, actor_kind human.</p>
 ${
-  (a && a.when(item)) || (action === 'answer' && answer !== '')
+  (a?.when(item)) || (action === 'answer' && answer !== '')
     ? h`<form method="post" action="${href(`/items/${encodeURIComponent(id)}/act`, { instance: key })}"><input type="hidden" name="_csrf" value="${f.csrf ?? ''}"><input type="hidden" name="action" value="${action}"><input type="hidden" name="answer" value="${answer}">${action === 'cancel' ? h`<label for="reason">Reason (optional)</label><input id="reason" name="reason" maxlength="2000">` : ''}<div class="actions"><button type="submit" class="primary">Yes, ${action === 'answer' ? 'answer' : a!.label.toLowerCase()}</button><a href="${href(`/items/${encodeURIComponent(id)}`, { instance: key })}">No, go back</a></div></form>`
     : h`<p class="problem">This action does not apply to the item as it is now.</p>`
 }`;
@@ -417,29 +416,9 @@ const fileKinds = () => kindNames().filter((k) => getKind(k).file !== undefined)
 type FileView = { path: string; text: string; valid: boolean; problem?: string };
 
 /** A document's state file as its kind renders it, and whether the stored body passes the kind's rules. */
-async function fileView(
-  inst: Instance,
-  kind: string,
-  id: string,
-  doc: { version: number; body: unknown },
-): Promise<FileView | null> {
-  const file = getKind(kind).file;
-  if (!file) return null;
-  const recent = await run<EventRecord[]>(inst, 'read_events', {
-    stream: `doc:${kind}/${id}`,
-    reverse: true,
-    limit: VIEW_RECENT_EVENTS,
-  });
-  const viewCtx = viewContextOf(inst.clock(), recent);
-  const body = doc.body as Parameters<typeof file.render>[0];
-  const text = file.render(body, { kind, id, version: doc.version }, viewCtx);
-  try {
-    await run(inst, 'validate_document', { kind, id, body });
-    return { path: file.defaultPath(id), text, valid: true };
-  } catch (err) {
-    const e = toAgentStateError(err);
-    return { path: file.defaultPath(id), text, valid: false, problem: `${e.code}: ${e.message}` };
-  }
+async function fileView(inst: Instance, kind: string, id: string, version: number): Promise<FileView | null> {
+  if (!getKind(kind).file) return null;
+  return run<FileView>(inst, 'render_file', { kind, id, version });
 }
 
 function mountDocumentPages(app: Hono<AppEnv>, ctx: AppContext): void {
@@ -454,8 +433,7 @@ function mountDocumentPages(app: Hono<AppEnv>, ctx: AppContext): void {
           limit: PAGE,
         });
         for (const d of docs) {
-          const doc = await run<{ version: number; body: unknown }>(inst, 'get_document', { kind, id: d.id });
-          const v = await fileView(inst, kind, d.id, doc);
+          const v = await fileView(inst, kind, d.id, d.version);
           if (!v) continue;
           rows.push(
             h`<tr><td>${kind}</td><td><a href="${href(`/documents/${encodeURIComponent(kind)}/${encodeURIComponent(d.id)}`, { instance: key })}">${d.id}</a></td><td><code>${v.path}</code></td><td class="num">${d.version}</td><td>${v.valid ? h`<span class="badge st-done">valid</span>` : h`<span class="badge st-failed">invalid</span> ${v.problem}`}</td></tr>`,
@@ -504,7 +482,7 @@ ${docs.length > limit ? h`<div class="pager"><a href="${href('/documents', { ins
         reverse: true,
         limit: 100,
       });
-      const view = await fileView(inst, kind, id, doc).catch(() => null);
+      const view = await fileView(inst, kind, id, doc.version).catch(() => null);
       const base = `/documents/${encodeURIComponent(kind)}/${encodeURIComponent(id)}`;
       const versions = hist.entries.map((e) => e.version);
       const body = h`<h1>${kind} / ${id}</h1>

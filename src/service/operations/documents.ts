@@ -2,7 +2,6 @@
 // a kind's named operations (a kind's own operations of the table, e.g. task-ir's `escalate`, are its).
 import { type ApplyInput, DOC_INPUTS } from '../../core/document-store.js';
 import type { CommitInput } from '../../core/types.js';
-import { ACTOR_KINDS } from '../../core/types.js';
 import { InvalidInputError } from '../../errors.js';
 import { inputSchema } from '../json-schema.js';
 import { operation } from '../operation.js';
@@ -16,8 +15,6 @@ import {
   PROJECTION,
   PRUNED,
 } from '../output-schemas.js';
-
-const NAME = { type: 'name', required: true } as const;
 
 /** GetState: the latest version, or `version`, or only `paths` (a projection). */
 export const GET_DOCUMENT_INPUT = { ...DOC_INPUTS.get, paths: { type: 'names' } } as const;

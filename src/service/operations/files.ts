@@ -3,11 +3,30 @@
 // files, e.g. workflow-sessions' gates, are its). The views and kinds load only when one of these runs (a
 // work-item process never pays for them).
 import { resolve } from 'node:path';
+import { type ApplyInput, DOC_INPUTS } from '../../core/document-store.js';
+import { derivedCommand } from '../../core/input.js';
 import type { CommitInput } from '../../core/types.js';
-import { inputSchema } from '../json-schema.js';
+import { inputSchema, type JsonSchema } from '../json-schema.js';
 import { operation } from '../operation.js';
 import { OBJECT } from '../output-schemas.js';
 import { APPLY_INPUT } from './documents.js';
+
+/** render_file: a document (a version of it) whose kind has a state file. */
+const RENDER_INPUT = DOC_INPUTS.get;
+const RENDERED_FILE: JsonSchema = {
+  type: 'object',
+  properties: {
+    kind: { type: 'string' },
+    id: { type: 'string' },
+    version: { type: 'integer' },
+    path: { type: 'string' },
+    text: { type: 'string' },
+    valid: { type: 'boolean' },
+    problem: { type: 'string' },
+  },
+  required: ['kind', 'id', 'version', 'path', 'text', 'valid'],
+  additionalProperties: false,
+};
 
 /** The `project` input of an operation on state files, its description, and the folder it names. */
 export const PROJECT = {
@@ -164,9 +183,22 @@ export const FILE_OPERATIONS = [
       // project (a `.grid` symlink elsewhere) leaves the store unchanged too.
       const target =
         rewrite === false || !getKind(i.kind).file ? null : targetFor(i.kind, i.id, root(project));
-      const r = await inst.docs.apply(apply);
+      const r = await inst.docs.apply(derivedCommand<ApplyInput>('apply', i, apply, DOC_INPUTS.apply));
       const file = target && (await exportView(inst, target));
       return { ...r, file: file?.path ?? null };
+    },
+  }),
+  operation({
+    name: 'render_file',
+    group: 'files',
+    description:
+      "A document's state file as its kind renders it (nothing written), and whether the body passes the kind's rules.",
+    input: inputSchema(RENDER_INPUT, { version: 'render this version (default: the latest)' }),
+    output: RENDERED_FILE,
+    writes: false,
+    async run(inst, i: { kind: string; id: string; version?: number }) {
+      const { renderFile } = await import('../../views/sync.js');
+      return renderFile(inst, i);
     },
   }),
 ] as const;
