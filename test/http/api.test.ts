@@ -115,6 +115,13 @@ describe('routes', () => {
     await run('validate_document', { kind: 'task-ir', id: 't1', body: task });
     await run('escalate', { id: 't1' });
     await run('apply', { kind: 'task-ir', id: 't1', operation: 'escalate' });
+    await run('apply', {
+      kind: 'workflow-sessions',
+      id: 'deploy',
+      operation: 'start-session',
+      args: { label: 'first', workflow: 'deploy' },
+    });
+    expect((await run('render_file', { kind: 'workflow-sessions', id: 'deploy' })).valid).toBe(true);
     await run('scaffold');
     await run('dashboard');
     await run('retro');
