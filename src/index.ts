@@ -37,6 +37,7 @@ export {
   type IntegrityOptions,
   parseHeadAnchor,
 } from './core/integrity.js';
+export type { JsonSchema } from './core/json-schema.js';
 export type {
   CommitContext,
   CommitEffects,
@@ -106,7 +107,6 @@ export { type DashboardResult, regenerateDashboard, renderDashboard } from './re
 export { type RetroInput, type RetroResult, type RetroSummary, retrospective } from './reports/retro.js';
 export { type InstanceFlags, resolveInstance } from './service/instance-resolver.js';
 export { type InvokeOptions, invoke, runOperation } from './service/invoke.js';
-export type { JsonSchema } from './service/json-schema.js';
 export type { Operation, OperationGroup, RunContext } from './service/operation.js';
 export { getOperation, OPERATION_NAMES, OPERATIONS } from './service/table.js';
 export { targetFor, targetOfPath, type ViewTarget } from './views/files.js';

@@ -1,6 +1,7 @@
 // The OpenAPI 3.1 document of the HTTP API, built from the same operation schemas the routes validate with.
+
+import type { JsonSchema } from '../core/json-schema.js';
 import { ERROR_TABLE } from '../errors.js';
-import type { JsonSchema } from '../service/json-schema.js';
 import { INSTANCE_PARAM, OPERATION_ROUTES } from './routes.js';
 
 const ERROR_SCHEMA: JsonSchema = {

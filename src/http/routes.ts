@@ -1,7 +1,8 @@
 // The HTTP routes of the operation table: every operation a network edge may offer (not `local`), reads as
 // GET with the input in the query string, writes as POST with a JSON body, at /api/v1/<name>.
+
+import type { JsonSchema } from '../core/json-schema.js';
 import { InvalidInputError } from '../errors.js';
-import type { JsonSchema } from '../service/json-schema.js';
 import type { Operation } from '../service/operation.js';
 import { OPERATIONS } from '../service/table.js';
 

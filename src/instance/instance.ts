@@ -11,7 +11,7 @@ import { redactUrl } from '../core/redact.js';
 import { type Clock, systemClock } from '../core/time.js';
 import type { WorkQueue } from '../core/work-queue.js';
 import { InvalidInputError, isAgentStateError, NotFoundError, StorageUnavailableError } from '../errors.js';
-import { ensureDir } from './files.js';
+import { ensureDir } from '../fs/files.js';
 import {
   type InstanceLocation,
   type InstancePaths,

@@ -1,9 +1,10 @@
 // The MCP tools: which operations of the service table are tools, the input fields the MCP edge fills itself,
 // and the tool definitions (schemas, annotations) generated from the table — lean, because a host sends the
 // whole tools/list to the model on every request.
+
+import type { JsonSchema } from '../core/json-schema.js';
 import { InvalidInputError } from '../errors.js';
 import { kindNames } from '../kinds/registry.js';
-import type { JsonSchema } from '../service/json-schema.js';
 import type { Operation } from '../service/operation.js';
 import { getOperation } from '../service/table.js';
 

@@ -5,7 +5,7 @@ import { checkInput } from '../core/input.js';
 import { parseTime } from '../core/time.js';
 import type { EventRecord } from '../core/types.js';
 import { InvalidInputError } from '../errors.js';
-import { writeFileAtomic } from '../instance/files.js';
+import { writeFileAtomic } from '../fs/files.js';
 import type { Instance } from '../instance/instance.js';
 import { duration, table } from './markdown.js';
 

@@ -6,8 +6,8 @@
 // from a spec (none in the table today) is checked by ajv, compiled on first use.
 import { createRequire } from 'node:module';
 import { checkedCommand } from '../core/input.js';
+import { type JsonSchema, specOf } from '../core/json-schema.js';
 import { InvalidInputError } from '../errors.js';
-import { type JsonSchema, specOf } from './json-schema.js';
 import type { Operation } from './operation.js';
 
 /** A compiled validator: true when valid, with ajv's errors on the function otherwise. */

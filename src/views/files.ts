@@ -2,17 +2,15 @@
 // root, and safe reads (regular files only, size cap, strict UTF-8, no binary).
 import { lstatSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { LIMITS } from '../core/input.js';
 import type { FileStamp, KindDefinition, KindFile } from '../core/kind.js';
-import { decodeUtf8 } from '../core/text-input.js';
 import type { JsonObject } from '../core/types.js';
 import { AgentStateError, InvalidInputError, ValidationFailedError } from '../errors.js';
-import { readRegularFile, writeFileAtomic } from '../instance/files.js';
+import { confineToProject, projectRelative } from '../fs/confine.js';
+import { writeFileAtomic } from '../fs/files.js';
+import { MAX_VIEW_BYTES, readViewFile } from '../fs/text.js';
 import { getKind, kindNames } from '../kinds/registry.js';
-import { confineToProject, projectRelative } from './confine.js';
 
-/** Largest view file read, in bytes (LIMITS.inputBytes, 4 MiB; a kind's parser may allow less). */
-export const MAX_VIEW_BYTES = LIMITS.inputBytes;
+export { MAX_VIEW_BYTES, readViewFile };
 
 export interface ViewTarget {
   kind: KindDefinition & { file: KindFile };
@@ -71,19 +69,6 @@ export function targetOfPath(path: string, project: string, kindName?: string): 
       : `cannot tell the kind of ${path} from its path; pass --kind`,
     { field: 'path' },
   );
-}
-
-/**
- * Reads a view file as text. With `root`, the path must resolve inside it (INVALID_INPUT otherwise) and
- * is opened through its real path. Refuses, before reading it whole: a missing file (NOT_FOUND), a FIFO,
- * device or directory, a file over MAX_VIEW_BYTES, NUL bytes and invalid UTF-8 (INVALID_INPUT).
- */
-export function readViewFile(path: string, root?: string): string {
-  const real = root === undefined ? path : confineToProject(root, path);
-  const buf = readRegularFile(real, MAX_VIEW_BYTES, { noFollow: root !== undefined });
-  if (buf.includes(0))
-    throw new InvalidInputError(`${path} is binary (contains NUL bytes), not a text state file`, { path });
-  return decodeUtf8(buf, path);
 }
 
 /**

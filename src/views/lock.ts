@@ -2,8 +2,8 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { LockTimeoutError } from '../errors.js';
-import { readRegularFile } from '../instance/files.js';
-import { confineToProject } from './confine.js';
+import { confineToProject } from '../fs/confine.js';
+import { readRegularFile } from '../fs/files.js';
 
 const STALE_MS = 30_000;
 

@@ -4,9 +4,9 @@ import fastJsonPatch from 'fast-json-patch';
 import { VIEW_RECENT_EVENTS, type ViewContext, viewContextOf } from '../core/kind.js';
 import type { CommitResult, JsonObject, JsonPatchOp } from '../core/types.js';
 import { AgentStateError, InvalidInputError, StateConflictError, toAgentStateError } from '../errors.js';
+import { confineToProject } from '../fs/confine.js';
 import type { Instance } from '../instance/instance.js';
 import { getKind } from '../kinds/registry.js';
-import { confineToProject } from './confine.js';
 import { parseView, readViewFile, readViewState, type ViewTarget, writeViewFile } from './files.js';
 import { withFileLock } from './lock.js';
 

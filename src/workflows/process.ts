@@ -11,7 +11,7 @@ import {
   NotFoundError,
   toAgentStateError,
 } from '../errors.js';
-import { readRegularFile } from '../instance/files.js';
+import { readRegularFile } from '../fs/files.js';
 import { openInstance } from '../instance/instance.js';
 import { inEdgeTerms, resolveInstance } from '../service/instance-resolver.js';
 import { checkPayload, isWorkflowName, runWorkflow, WORKFLOW_NAMES, workflowOperation } from './registry.js';

@@ -33,4 +33,20 @@ describe('one wiring', () => {
       expect(readFileSync(join(ROOT, edge), 'utf8'), edge).toMatch(/'watch_events'/);
     }
   });
+
+  it('the kinds import only the core, errors, the file helpers and other kinds: the service registers their operations, never the reverse', () => {
+    const allowed =
+      /^(node:|\.\.\/(core|fs|errors\.js|[a-z-]+\.js)|\.\.\/\.\.\/(core|fs|errors\.js|kinds)\/?|\.\/|\.\.\/[a-z-]+\/)/;
+    for (const f of files(join(ROOT, 'src', 'kinds'))) {
+      const text = readFileSync(f, 'utf8');
+      for (const m of text.matchAll(/(?:from|import\(?)\s*'([^']+)'/g)) {
+        const spec = m[1]!;
+        if (!spec.startsWith('.') && !spec.startsWith('node:')) continue; // packages
+        expect(spec, relative(ROOT, f)).toMatch(allowed);
+        expect(spec, relative(ROOT, f)).not.toMatch(
+          /\/(service|instance|views|reports|workflows|cli|http|mcp|backends)\//,
+        );
+      }
+    }
+  });
 });

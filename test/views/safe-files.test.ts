@@ -5,8 +5,8 @@ import { createReadStream, mkdirSync, realpathSync, symlinkSync, writeFileSync }
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { decodeUtf8, readCapped } from '../../src/core/text-input.js';
-import { readRegularFile } from '../../src/instance/files.js';
-import { confineToProject } from '../../src/views/confine.js';
+import { confineToProject } from '../../src/fs/confine.js';
+import { readRegularFile } from '../../src/fs/files.js';
 import { readViewFile, writeViewFile } from '../../src/views/files.js';
 import { tempDir } from '../helpers/tmp.js';
 

@@ -5,13 +5,13 @@
 
 import { DOC_INPUTS, type KindCall } from '../../core/document-store.js';
 import { derivedCommand } from '../../core/input.js';
+import { inputSchema } from '../../core/json-schema.js';
 import type { KindOperation } from '../../core/kind.js';
+import { ESCALATE_RESULT } from '../../core/output-schemas.js';
+import { serviceOperation } from '../../core/services.js';
 import type { CommitInput, JsonObject, Provenance } from '../../core/types.js';
 import { ACTOR_KINDS } from '../../core/types.js';
 import { InvalidInputError, InvalidTransitionError, NotFoundError } from '../../errors.js';
-import { inputSchema } from '../../service/json-schema.js';
-import { operation } from '../../service/operation.js';
-import { ESCALATE_RESULT } from '../../service/output-schemas.js';
 import type { Ambiguity, TaskIr } from './model.js';
 
 const KIND = 'task-ir';
@@ -79,7 +79,7 @@ const ESCALATE_CALL = {
 
 /** The operations of the service table this kind brings. */
 export const taskIrServiceOperations = [
-  operation({
+  serviceOperation({
     name: 'escalate',
     group: 'documents',
     description:

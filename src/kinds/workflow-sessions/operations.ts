@@ -11,14 +11,13 @@
 // left out and long lists are cut, saying how many more `--json` holds (it holds everything, uncut).
 
 import { join } from 'node:path';
+import { inputSchema } from '../../core/json-schema.js';
 import type { KindOperation } from '../../core/kind.js';
+import { OBJECT } from '../../core/output-schemas.js';
+import { type StoreServices, serviceOperation } from '../../core/services.js';
 import type { Json, JsonObject } from '../../core/types.js';
 import { InvalidInputError, InvalidTransitionError, NotFoundError } from '../../errors.js';
-import type { Instance } from '../../instance/instance.js';
-import { inputSchema } from '../../service/json-schema.js';
-import { operation } from '../../service/operation.js';
-import { PROJECT, PROJECT_DOC, root } from '../../service/operations/files.js';
-import { OBJECT } from '../../service/output-schemas.js';
+import { PROJECT, PROJECT_DOC, root } from '../project.js';
 import { isPlainObject, ptr } from '../rules.js';
 import {
   type Blocker,
@@ -499,8 +498,8 @@ async function readStateFiles(project: string) {
   const [{ existsSync, readdirSync }, { confineToProject }, { readViewFile }, { gateFile }] =
     await Promise.all([
       import('node:fs'),
-      import('../../views/confine.js'),
-      import('../../views/files.js'),
+      import('../../fs/confine.js'),
+      import('../../fs/text.js'),
       import('./rules.js'),
     ]);
   const dir = join(project, '.copilot', 'state');
@@ -523,7 +522,7 @@ async function readStateFiles(project: string) {
  * summary and the views are imported when one runs.
  */
 export const sessionServiceOperations = [
-  operation({
+  serviceOperation({
     name: 'gate',
     group: 'files',
     description:
@@ -547,7 +546,7 @@ export const sessionServiceOperations = [
     local: true,
     instance: 'optional',
     async run(
-      inst: Instance | null,
+      inst: StoreServices | null,
       i: { gate: string; workflow?: string; delegation?: string; max_age_ms?: number; project?: string },
     ) {
       const { checkGate, GATES } = await import('./rules.js');
@@ -572,7 +571,7 @@ export const sessionServiceOperations = [
       return results.length === 1 ? results[0]! : results;
     },
   }),
-  operation({
+  serviceOperation({
     name: 'resume_workflow',
     group: 'files',
     description:
@@ -582,12 +581,12 @@ export const sessionServiceOperations = [
     writes: false,
     local: true,
     instance: 'optional',
-    async run(inst: Instance | null, i: { workflow: string; project?: string }) {
+    async run(inst: StoreServices | null, i: { workflow: string; project?: string }) {
       const [{ existsSync }, { checkFileId }, { gateFile }, { readViewFile }] = await Promise.all([
         import('node:fs'),
         import('../file-id.js'),
         import('./rules.js'),
-        import('../../views/files.js'),
+        import('../../fs/text.js'),
       ]);
       // The store is the truth; the file is the fallback when this store never saw the workflow.
       let body = inst ? ((await inst.docs.find(KIND, i.workflow))?.body ?? null) : null;

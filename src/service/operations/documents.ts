@@ -1,10 +1,7 @@
 // Versioned-document operations: compare-and-swap commits, reads at any version, history, diff, fork, and
 // a kind's named operations (a kind's own operations of the table, e.g. task-ir's `escalate`, are its).
 import { type ApplyInput, DOC_INPUTS } from '../../core/document-store.js';
-import type { CommitInput } from '../../core/types.js';
-import { InvalidInputError } from '../../errors.js';
-import { inputSchema } from '../json-schema.js';
-import { operation } from '../operation.js';
+import { inputSchema } from '../../core/json-schema.js';
 import {
   COMMIT_RESULT,
   DIFF,
@@ -14,7 +11,10 @@ import {
   OBJECT,
   PROJECTION,
   PRUNED,
-} from '../output-schemas.js';
+} from '../../core/output-schemas.js';
+import type { CommitInput } from '../../core/types.js';
+import { InvalidInputError } from '../../errors.js';
+import { operation } from '../operation.js';
 
 /** GetState: the latest version, or `version`, or only `paths` (a projection). */
 export const GET_DOCUMENT_INPUT = { ...DOC_INPUTS.get, paths: { type: 'names' } } as const;

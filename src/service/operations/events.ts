@@ -1,10 +1,10 @@
 // Event-log operations: append, read by range/stream/type/time, and verify against the log.
 import { APPEND_INPUT, READ_INPUT } from '../../core/event-log.js';
+import { inputSchema } from '../../core/json-schema.js';
+import { EVENT, EVENTS, VERIFY_RESULT } from '../../core/output-schemas.js';
 import type { AppendEventInput, EventRecord, ReadEventsInput } from '../../core/types.js';
 import { InvalidInputError } from '../../errors.js';
-import { inputSchema } from '../json-schema.js';
 import { operation } from '../operation.js';
-import { EVENT, EVENTS, VERIFY_RESULT } from '../output-schemas.js';
 
 const readInput = inputSchema(READ_INPUT, {
   after: 'only events after this position',

@@ -1,14 +1,10 @@
-// State-file operations: the human-readable files (.grid/STATE.md, .aios/…) as views of the store: export,
-// import, validate, recover, and a kind operation that rewrites its file (a kind's own operations on its
-// files, e.g. workflow-sessions' gates, are its). The views and kinds load only when one of these runs (a
-// work-item process never pays for them).
-import { resolve } from 'node:path';
 import { type ApplyInput, DOC_INPUTS } from '../../core/document-store.js';
 import { derivedCommand } from '../../core/input.js';
+import { inputSchema, type JsonSchema } from '../../core/json-schema.js';
+import { OBJECT } from '../../core/output-schemas.js';
 import type { CommitInput } from '../../core/types.js';
-import { inputSchema, type JsonSchema } from '../json-schema.js';
+import { PROJECT, PROJECT_DOC, root } from '../../kinds/project.js';
 import { operation } from '../operation.js';
-import { OBJECT } from '../output-schemas.js';
 import { APPLY_INPUT } from './documents.js';
 
 /** render_file: a document (a version of it) whose kind has a state file. */
@@ -27,13 +23,6 @@ const RENDERED_FILE: JsonSchema = {
   required: ['kind', 'id', 'version', 'path', 'text', 'valid'],
   additionalProperties: false,
 };
-
-/** The `project` input of an operation on state files, its description, and the folder it names. */
-export const PROJECT = {
-  project: { type: 'string' },
-} as const;
-export const PROJECT_DOC = 'the project folder holding the state files (default: the current folder)';
-export const root = (project: string | undefined): string => resolve(project ?? process.cwd());
 
 export const FILE_OPERATIONS = [
   operation({

@@ -1,9 +1,10 @@
 // Operations on the instance as a whole: scaffolding it, its dashboard and retrospectives, and moving it
 // between backends through a portable dump.
+
+import { inputSchema } from '../../core/json-schema.js';
+import { OBJECT } from '../../core/output-schemas.js';
 import { RETRO_INPUT, type RetroInput } from '../../reports/retro.js';
-import { inputSchema } from '../json-schema.js';
 import { operation } from '../operation.js';
-import { OBJECT } from '../output-schemas.js';
 
 export const REPORT_OPERATIONS = [
   operation({

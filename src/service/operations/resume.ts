@@ -1,13 +1,14 @@
 // resume: what an agent needs to continue, in one read — the items it holds with their leases, the top ready
 // items, the documents it works on with their versions, the open human decisions, and what happened since its
 // last call. Composed from the work, document and event services, so every edge (MCP, HTTP, CLI) offers it.
+
+import type { JsonSchema } from '../../core/json-schema.js';
+import { inputSchema } from '../../core/json-schema.js';
+import { EVENT, STATUS_COUNTS, WORK_ITEM } from '../../core/output-schemas.js';
 import type { EventRecord, Json, StatusCounts, WorkItem } from '../../core/types.js';
 import { InvalidInputError } from '../../errors.js';
 import type { Instance } from '../../instance/instance.js';
-import type { JsonSchema } from '../json-schema.js';
-import { inputSchema } from '../json-schema.js';
 import { operation } from '../operation.js';
-import { EVENT, STATUS_COUNTS, WORK_ITEM } from '../output-schemas.js';
 
 export const RESUME_INPUT = {
   worker: { type: 'name' },

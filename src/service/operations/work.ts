@@ -1,4 +1,7 @@
 // Work-item operations: the queue with leased claims, as the service table offers it to every edge.
+
+import { inputSchema } from '../../core/json-schema.js';
+import { STATUS_COUNTS, WORK_ITEM, WORK_ITEMS } from '../../core/output-schemas.js';
 import type {
   AnnotateInput,
   CancelInput,
@@ -12,9 +15,7 @@ import type {
   RetryManyInput,
 } from '../../core/types.js';
 import { WORK_INPUTS } from '../../core/work-queue.js';
-import { inputSchema } from '../json-schema.js';
 import { operation } from '../operation.js';
-import { STATUS_COUNTS, WORK_ITEM, WORK_ITEMS } from '../output-schemas.js';
 
 const { limit: _limit, ...CLAIM_ONE } = WORK_INPUTS.claim;
 

@@ -1,7 +1,8 @@
 // JSON Schemas of what operations return (tool output schemas, OpenAPI responses); a test checks every
 // operation's real results against them.
-import { ACTOR_KINDS, BLOCKER_FAILURE_POLICIES, WORK_ITEM_STATUSES } from '../core/types.js';
+
 import type { JsonSchema } from './json-schema.js';
+import { ACTOR_KINDS, BLOCKER_FAILURE_POLICIES, WORK_ITEM_STATUSES } from './types.js';
 
 const str: JsonSchema = { type: 'string' };
 const strOrNull: JsonSchema = { type: ['string', 'null'] };
