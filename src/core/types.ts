@@ -2,8 +2,10 @@
 
 /** A JSON value as stored in payloads, notes, results and event data. */
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+/** A JSON object: what document bodies, payloads and event data are. */
 export type JsonObject = { [key: string]: Json };
 
+/** Every status a work item can be in (see TRANSITIONS for the moves between them). */
 export const WORK_ITEM_STATUSES = [
   'pending',
   'in_flight',
@@ -12,6 +14,7 @@ export const WORK_ITEM_STATUSES = [
   'failed',
   'cancelled',
 ] as const;
+/** One of WORK_ITEM_STATUSES. */
 export type WorkItemStatus = (typeof WORK_ITEM_STATUSES)[number];
 
 /** A work item as returned by every operation (timestamps are ISO-8601 strings in UTC). */
@@ -49,6 +52,7 @@ export interface WorkItem {
 
 /** Policies for an item whose blocker ends failed or cancelled. */
 export const BLOCKER_FAILURE_POLICIES = ['wait', 'cascade'] as const;
+/** What happens to an item when a blocker ends failed or cancelled: `wait` (default) or `cascade`. */
 export type BlockerFailurePolicy = (typeof BLOCKER_FAILURE_POLICIES)[number];
 
 /** One entry of the append-only event log. */
@@ -69,6 +73,10 @@ export interface EventRecord {
   hash: string;
 }
 
+/**
+ * `work.enqueue`: a new item. Defaults: priority 0, payload null, max_attempts 3, status `pending` (or
+ * `waiting_human`), on_blocker_failure `wait`; `not_before` an ISO-8601 time or a duration from now.
+ */
 export interface EnqueueInput {
   title: string;
   kind?: string | null;
@@ -97,6 +105,7 @@ export interface RetryManyInput extends Omit<RetryInput, 'id'> {
   ids: string[];
 }
 
+/** `work.retry`: a failed or cancelled item back to pending (a human decision: back to waiting for a human). */
 export interface RetryInput {
   id: string;
   reason?: string;
@@ -105,6 +114,7 @@ export interface RetryInput {
   actor_kind?: ActorKind;
 }
 
+/** `work.claim` / `claimMany`: who claims (default: the instance's worker), for how long (default 60 s), which. */
 export interface ClaimInput {
   /** Lease owner. @default the instance's agent name */
   worker?: string;
@@ -120,6 +130,7 @@ export interface ClaimInput {
   actor_kind?: ActorKind;
 }
 
+/** `work.heartbeat`: extend a held lease by `lease_ms` from now (default 60 s); `attempt` fences a stale holder. */
 export interface HeartbeatInput {
   id: string;
   worker?: string;
@@ -129,6 +140,7 @@ export interface HeartbeatInput {
   attempt?: number;
 }
 
+/** `work.resolve`: finish a held item (or answer one waiting for a human) as done or failed. */
 export interface ResolveInput {
   id: string;
   status: 'done' | 'failed';
@@ -145,6 +157,7 @@ export interface ResolveInput {
   actor_kind?: ActorKind;
 }
 
+/** `work.annotate`: an RFC 7396 merge patch into an item's notes. */
 export interface AnnotateInput {
   id: string;
   notes: JsonObject;
@@ -153,6 +166,7 @@ export interface AnnotateInput {
   actor_kind?: ActorKind;
 }
 
+/** `work.cancel`, `park`, `unpark`: which item, why, and who. */
 export interface CancelInput {
   id: string;
   reason?: string;
@@ -161,6 +175,7 @@ export interface CancelInput {
   actor_kind?: ActorKind;
 }
 
+/** `work.release`: a held item back to pending without spending the attempt (`actor`: who hands it back). */
 export interface ReleaseInput {
   id: string;
   /** Whose lease it is. @default the instance's agent name */
@@ -172,6 +187,7 @@ export interface ReleaseInput {
   actor_kind?: ActorKind;
 }
 
+/** `work.list`: by status (one or several) and kind, in claim order. @default limit 100 */
 export interface ListInput {
   status?: WorkItemStatus | WorkItemStatus[];
   kind?: string;
@@ -180,6 +196,7 @@ export interface ListInput {
   blocked_on_failure?: boolean;
 }
 
+/** `events.append`: an event of `type` (default stream: the instance's, or the item's with `work_item_id`). */
 export interface AppendEventInput {
   type: string;
   data?: Json;
@@ -191,6 +208,10 @@ export interface AppendEventInput {
   causation_id?: string | null;
 }
 
+/**
+ * `events.read` and `events.tail`: by position, stream, type (one or several), item and time (`since`,
+ * `before`: ISO-8601 or a duration back from now). @default limit 1000, oldest first
+ */
 export interface ReadEventsInput {
   /** Return events with position > after. @default 0 */
   after?: number;
@@ -278,6 +299,7 @@ export interface VerifyResult {
   expected_head?: { position: number; hash: string; matches: boolean };
 }
 
+/** `events.verify`: with `head` (`position:hash` printed earlier), any rewrite of the log up to it is reported. */
 export interface VerifyInput {
   /** A head printed earlier by verify, export or the dashboard (`position:hash`): any rewrite since is reported. */
   head?: string | { position: number; hash: string };
@@ -290,6 +312,7 @@ export type StatusCounts = Record<WorkItemStatus, number>;
 
 /** Who made a write. `model` writes need a provenance record. */
 export const ACTOR_KINDS = ['human', 'model', 'tool', 'system'] as const;
+/** Who acted: `human`, `model`, `tool` or `system` (the store itself). */
 export type ActorKind = (typeof ACTOR_KINDS)[number];
 
 /** Where a write came from: for a model, its id, the input hash or prompt reference, the run and the step. */
@@ -318,6 +341,10 @@ export interface JsonPatchOp {
   from?: string;
 }
 
+/**
+ * `docs.commit`: a compare-and-swap write of `kind`/`id` against `expected_version` (0 creates it), as a whole
+ * `body`, a `merge_patch` or a `json_patch`. @default actor_kind 'system'
+ */
 export interface CommitInput {
   kind: string;
   id: string;
@@ -344,6 +371,7 @@ export interface CommitInput {
   override?: Override;
 }
 
+/** What a commit returns: the new version (or the same one for a no-op or a replayed `write_id`). */
 export interface CommitResult {
   kind: string;
   id: string;
