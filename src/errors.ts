@@ -40,16 +40,23 @@ export class AgentStateError extends Error {
   }
 }
 
-/** A compare-and-swap write found the record at another version than the caller read. */
-export class StateConflictError extends AgentStateError {
-  constructor(
-    message: string,
-    details: { expected?: unknown; actual?: unknown } & Record<string, unknown> = {},
-  ) {
-    super('STATE_CONFLICT', message, details);
-    this.name = 'StateConflictError';
-  }
+/**
+ * The base of a typed error of one code: its constructor takes the message, the details and the error
+ * options, and its name is the subclass's (`NotFoundError`).
+ */
+function coded<D extends Record<string, unknown> = Record<string, unknown>>(code: ErrorCode) {
+  return class extends AgentStateError {
+    constructor(message: string, details: D = {} as D, options?: ErrorOptions) {
+      super(code, message, details, options);
+      this.name = new.target.name;
+    }
+  };
 }
+
+/** A compare-and-swap write found the record at another version than the caller read. */
+export class StateConflictError extends coded<
+  { expected?: unknown; actual?: unknown } & Record<string, unknown>
+>('STATE_CONFLICT') {}
 
 /**
  * The conflict of a write made against version `expected` of `kind/id` while it is at `actual`: the one
@@ -76,72 +83,31 @@ export function versionConflict(
 }
 
 /** The caller's lease on a work item expired or was taken over by another worker. */
-export class LeaseLostError extends AgentStateError {
-  constructor(message: string, details: Record<string, unknown> = {}) {
-    super('LEASE_LOST', message, details);
-    this.name = 'LeaseLostError';
-  }
-}
+export class LeaseLostError extends coded('LEASE_LOST') {}
 
-export class NotFoundError extends AgentStateError {
-  constructor(message: string, details: Record<string, unknown> = {}) {
-    super('NOT_FOUND', message, details);
-    this.name = 'NotFoundError';
-  }
-}
+export class NotFoundError extends coded('NOT_FOUND') {}
 
 /** Bad input from the caller: malformed JSON, wrong types, unknown fields, oversize values, hostile names. */
-export class InvalidInputError extends AgentStateError {
-  constructor(message: string, details: Record<string, unknown> = {}) {
-    super('INVALID_INPUT', message, details);
-    this.name = 'InvalidInputError';
-  }
-}
+export class InvalidInputError extends coded('INVALID_INPUT') {}
 
 /** A document broke its kind's schema or logical rules; `pointer` names the field, `rule` the rule. */
-export class ValidationFailedError extends AgentStateError {
-  constructor(message: string, details: { pointer?: string; rule?: string } & Record<string, unknown> = {}) {
-    super('VALIDATION_FAILED', message, details);
-    this.name = 'ValidationFailedError';
-  }
-}
+export class ValidationFailedError extends coded<
+  { pointer?: string; rule?: string } & Record<string, unknown>
+>('VALIDATION_FAILED') {}
 
 /** A status change the state machine does not allow (e.g. resolving an item that is already done). */
-export class InvalidTransitionError extends AgentStateError {
-  constructor(message: string, details: { from?: string; to?: string } & Record<string, unknown> = {}) {
-    super('INVALID_TRANSITION', message, details);
-    this.name = 'InvalidTransitionError';
-  }
-}
+export class InvalidTransitionError extends coded<{ from?: string; to?: string } & Record<string, unknown>>(
+  'INVALID_TRANSITION',
+) {}
 
-export class PermissionDeniedError extends AgentStateError {
-  constructor(message: string, details: Record<string, unknown> = {}) {
-    super('PERMISSION_DENIED', message, details);
-    this.name = 'PermissionDeniedError';
-  }
-}
+export class PermissionDeniedError extends coded('PERMISSION_DENIED') {}
 
-export class ProvenanceRequiredError extends AgentStateError {
-  constructor(message: string, details: Record<string, unknown> = {}) {
-    super('PROVENANCE_REQUIRED', message, details);
-    this.name = 'ProvenanceRequiredError';
-  }
-}
+export class ProvenanceRequiredError extends coded('PROVENANCE_REQUIRED') {}
 
-export class AmbiguityUnresolvedError extends AgentStateError {
-  constructor(message: string, details: Record<string, unknown> = {}) {
-    super('AMBIGUITY_UNRESOLVED', message, details);
-    this.name = 'AmbiguityUnresolvedError';
-  }
-}
+export class AmbiguityUnresolvedError extends coded('AMBIGUITY_UNRESOLVED') {}
 
 /** The database cannot be opened or reached (missing, corrupt, unreachable server). */
-export class StorageUnavailableError extends AgentStateError {
-  constructor(message: string, details: Record<string, unknown> = {}, options?: ErrorOptions) {
-    super('STORAGE_UNAVAILABLE', message, details, options);
-    this.name = 'StorageUnavailableError';
-  }
-}
+export class StorageUnavailableError extends coded('STORAGE_UNAVAILABLE') {}
 
 /** A call on a store handle after its `close()`: STORAGE_UNAVAILABLE with `closed: true`. */
 export function storeClosedError(): StorageUnavailableError {
@@ -154,12 +120,7 @@ export function storeClosedError(): StorageUnavailableError {
 }
 
 /** Another writer held the database lock longer than the busy timeout. */
-export class LockTimeoutError extends AgentStateError {
-  constructor(message: string, details: Record<string, unknown> = {}, options?: ErrorOptions) {
-    super('LOCK_TIMEOUT', message, details, options);
-    this.name = 'LockTimeoutError';
-  }
-}
+export class LockTimeoutError extends coded('LOCK_TIMEOUT') {}
 
 /**
  * Rows disagree with the event log, or the log with a head seen earlier: tampering, or a corrupt dump.
@@ -177,19 +138,9 @@ export class IntegrityError extends AgentStateError {
 }
 
 /** A network edge was called without its token, or with a wrong one (HTTP 401). */
-export class UnauthenticatedError extends AgentStateError {
-  constructor(message: string, details: Record<string, unknown> = {}) {
-    super('UNAUTHENTICATED', message, details);
-    this.name = 'UnauthenticatedError';
-  }
-}
+export class UnauthenticatedError extends coded('UNAUTHENTICATED') {}
 
-export class InternalError extends AgentStateError {
-  constructor(message: string, details: Record<string, unknown> = {}, options?: ErrorOptions) {
-    super('INTERNAL', message, details, options);
-    this.name = 'InternalError';
-  }
-}
+export class InternalError extends coded('INTERNAL') {}
 
 /**
  * Structural check that works across copies of the package (no `instanceof` across realms).

@@ -125,25 +125,24 @@ export function int(name: string, range: { min?: number; max?: number } = {}) {
 /** The TCP port flag of `serve` and `mcp --http`: 0 (a free port) to 65535. */
 export const port = () => int('--port', { min: 0, max: 65_535 });
 
-/** A commander parser for the one duration grammar (core/time.ts), e.g. `--lease 30s`. */
-export function duration(flag: string) {
-  return (v: string): number => {
+/** A commander parser from `parse`: what it throws, commander reports as the flag's invalid argument. */
+function parser<T>(parse: (v: string) => T) {
+  return (v: string): T => {
     try {
-      return parseDuration(v, flag);
+      return parse(v);
     } catch (err) {
       throw new InvalidArgumentError((err as Error).message);
     }
   };
 }
 
+/** A commander parser for the one duration grammar (core/time.ts), e.g. `--lease 30s`. */
+export function duration(flag: string) {
+  return parser((v): number => parseDuration(v, flag));
+}
+
 export function json(source: string) {
-  return (v: string): Json => {
-    try {
-      return parseJsonInput(v, source);
-    } catch (err) {
-      throw new InvalidArgumentError((err as Error).message);
-    }
-  };
+  return parser((v): Json => parseJsonInput(v, source));
 }
 
 export function list(v: string, prev: string[] = []): string[] {

@@ -34,23 +34,18 @@ export function addWorkCommands(program: Command): void {
       ).choices(['wait', 'cascade']),
     )
     .action((title: string, o, cmd: Command) =>
-      runCommand<WorkItem>(
-        cmd,
-        'enqueue',
-        {
-          title,
-          ...given('kind', o.kind),
-          ...given('priority', o.priority),
-          ...given('payload', o.payload),
-          ...given('idempotency_key', o.key),
-          ...given('blocked_by', o.blockedBy),
-          ...given('not_before', o.notBefore),
-          ...given('max_attempts', o.maxAttempts),
-          ...(o.waitingHuman ? { waiting_human: true } : {}),
-          ...given('on_blocker_failure', o.onBlockerFailure),
-        },
-        (item) => formatItem(item),
-      ),
+      runItem(cmd, 'enqueue', {
+        title,
+        ...given('kind', o.kind),
+        ...given('priority', o.priority),
+        ...given('payload', o.payload),
+        ...given('idempotency_key', o.key),
+        ...given('blocked_by', o.blockedBy),
+        ...given('not_before', o.notBefore),
+        ...given('max_attempts', o.maxAttempts),
+        ...(o.waitingHuman ? { waiting_human: true } : {}),
+        ...given('on_blocker_failure', o.onBlockerFailure),
+      }),
     );
 
   program
@@ -86,12 +81,12 @@ export function addWorkCommands(program: Command): void {
     .option('-l, --lease <duration>', 'new lease length from now [default: 60s]', duration('--lease'))
     .option('--attempt <n>', 'fencing token: the attempt number your claim returned', int('--attempt'))
     .action((id: string, o, cmd: Command) =>
-      runCommand<WorkItem>(
-        cmd,
-        'heartbeat',
-        { id, ...given('worker', o.worker), ...given('lease_ms', o.lease), ...given('attempt', o.attempt) },
-        (item) => formatItem(item),
-      ),
+      runItem(cmd, 'heartbeat', {
+        id,
+        ...given('worker', o.worker),
+        ...given('lease_ms', o.lease),
+        ...given('attempt', o.attempt),
+      }),
     );
 
   program
@@ -108,21 +103,15 @@ export function addWorkCommands(program: Command): void {
       ]),
     )
     .action((id: string, status: string, o, cmd: Command) =>
-      runCommand<WorkItem>(
-        cmd,
-        'resolve',
-        {
-          id,
-          status,
-          ...given('worker', o.worker),
-          ...given('result', o.result),
-          ...given('error', o.error),
-          ...given('attempt', o.attempt),
-          ...given('actor', o.actor),
-          ...given('actor_kind', o.actorKind),
-        },
-        (item) => formatItem(item),
-      ),
+      runItem(cmd, 'resolve', {
+        id,
+        status,
+        ...given('worker', o.worker),
+        ...given('result', o.result),
+        ...given('error', o.error),
+        ...given('attempt', o.attempt),
+        ...by(o),
+      }),
     );
 
   program
@@ -133,12 +122,7 @@ export function addWorkCommands(program: Command): void {
     .option('--actor <name>', 'who hands it back, when not the worker (a person releasing a stuck lease)')
     .addOption(actorKindOption())
     .action((id: string, o, cmd: Command) =>
-      runCommand<WorkItem>(
-        cmd,
-        'release',
-        { id, ...given('worker', o.worker), ...given('attempt', o.attempt), ...by(o) },
-        (item) => formatItem(item),
-      ),
+      runItem(cmd, 'release', { id, ...given('worker', o.worker), ...given('attempt', o.attempt), ...by(o) }),
     );
 
   for (const [name, description] of [
@@ -153,9 +137,7 @@ export function addWorkCommands(program: Command): void {
       .option('--actor <name>', 'who does it [default: the agent name]')
       .addOption(actorKindOption('a human decision a document asked for is cancelled by a human only'))
       .action((id: string, o, cmd: Command) =>
-        runCommand<WorkItem>(cmd, name, { id, ...given('reason', o.reason), ...by(o) }, (item) =>
-          formatItem(item),
-        ),
+        runItem(cmd, name, { id, ...given('reason', o.reason), ...by(o) }),
       );
   }
 
@@ -171,9 +153,7 @@ export function addWorkCommands(program: Command): void {
     )
     .action((ids: string[], o, cmd: Command) =>
       ids.length === 1
-        ? runCommand<WorkItem>(cmd, 'retry', { id: ids[0], ...given('reason', o.reason), ...by(o) }, (item) =>
-            formatItem(item),
-          )
+        ? runItem(cmd, 'retry', { id: ids[0], ...given('reason', o.reason), ...by(o) })
         : runCommand<WorkItem[]>(cmd, 'retry_many', { ids, ...given('reason', o.reason), ...by(o) }, (r) =>
             items(r, 'nothing retried'),
           ),
@@ -234,6 +214,11 @@ export function addWorkCommands(program: Command): void {
     .action((_o, cmd: Command) =>
       runCommand<WorkItem[]>(cmd, 'replay', {}, (r) => items(r, 'nothing unfinished')),
     );
+}
+
+/** Runs a work-item operation that answers one item, and prints it on one line. */
+function runItem(cmd: Command, op: string, input: Record<string, unknown>): Promise<void> {
+  return runCommand<WorkItem>(cmd, op, input, (item) => formatItem(item));
 }
 
 /** `--actor-kind`: what the item's event records of who acted (human, model, tool or system). */

@@ -600,19 +600,20 @@ export class IntegrityChecker {
       }
       const d = (field: string, expected: Json | undefined, actual: Json | undefined) =>
         this.#differs('work_items', r.id, field, expected, actual);
-      d('title', s.title, r.title);
-      d('kind', s.kind, r.kind);
-      d('priority', s.priority, r.priority);
-      d('blocked_by', s.blocked_by, r.blocked_by);
-      d('idempotency_key', s.idempotency_key, r.idempotency_key);
-      d('status', s.status, r.status);
-      d('attempts', s.attempts, r.attempts);
+      for (const f of [
+        'title',
+        'kind',
+        'priority',
+        'blocked_by',
+        'idempotency_key',
+        'status',
+        'attempts',
+      ] as const)
+        d(f, s[f], r[f]);
       if (s.max_attempts !== null) d('max_attempts', s.max_attempts, r.max_attempts);
       if (s.status === 'in_flight' || r.status === 'in_flight')
         d('lease_owner', s.lease_owner, r.lease_owner);
-      d('result', s.result, r.result);
-      d('error', s.error, r.error);
-      d('notes', s.notes, r.notes);
+      for (const f of ['result', 'error', 'notes'] as const) d(f, s[f], r[f]);
       d('on_blocker_failure', s.on_blocker_failure, r.on_blocker_failure ?? 'wait');
       d('cascaded_from', s.cascaded_from, r.cascaded_from ?? null);
       if (s.payload_hash !== null && s.payload_hash !== r.payload_hash) {
@@ -739,12 +740,15 @@ export class IntegrityChecker {
       }
       const d = (field: string, expected: Json | undefined, actual: Json | undefined) =>
         this.#differs('document_history', hk, field, expected, actual);
-      d('content_hash', ev.content_hash, h.content_hash);
-      d('actor', ev.actor, h.actor);
-      d('actor_kind', ev.actor_kind, h.actor_kind);
-      d('parent_version', ev.parent_version, h.parent_version);
-      d('write_id', ev.write_id, h.write_id);
-      d('reason', ev.reason, h.reason);
+      for (const f of [
+        'content_hash',
+        'actor',
+        'actor_kind',
+        'parent_version',
+        'write_id',
+        'reason',
+      ] as const)
+        d(f, ev[f], h[f]);
       d('created_at', when(ev.created_at), when(h.created_at));
     }
     // Retention removes the oldest versions only: what is kept runs without a gap up to the current one.

@@ -114,6 +114,38 @@ export function parseTime(value: unknown, pointer: string, rule: string): number
 }
 
 // ---------------------------------------------------------------------------------------------------
+// Times (ISO-8601 strings)
+
+/** Epoch ms of a time the schema admitted; VALIDATION_FAILED (`iso-8601`) for a date that does not exist. */
+export function isoMs(value: string, pointer: string): number {
+  const t = Date.parse(value);
+  if (Number.isNaN(t))
+    fail(pointer, 'iso-8601', `${pointer}: ${JSON.stringify(value)} is not a valid date-time`);
+  return t;
+}
+
+/**
+ * Refuses (`updated-at-latest`) a last-change time, `updated` at `pointer`, older than one of the document's
+ * `times` (each with its pointer); `what` says what it must be the last of (`the last state update`).
+ */
+export function checkUpdatedLatest(
+  pointer: string,
+  updated: string,
+  times: ReadonlyArray<readonly [string, string]>,
+  what: string,
+): void {
+  const all = times.map(([p, v]) => [p, isoMs(v, p)] as const);
+  const last = isoMs(updated, pointer);
+  for (const [p, t] of all) {
+    if (t > last) {
+      fail(pointer, 'updated-at-latest', `${pointer} (${updated}) is older than ${p}: it must be ${what}`, {
+        other: p,
+      });
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
 // Status transitions
 
 /** For each status, the statuses it may move to. A status with no entries is final. */

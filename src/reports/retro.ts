@@ -110,6 +110,15 @@ export async function retrospective(inst: Instance, input: RetroInput = {}): Pro
     p95_duration_ms: percentile(durations, 0.95),
     events: totalEvents,
   };
+  /** The first 30 resolutions of `events`: item, title, attempt and the `last` column. */
+  const outcomeTable = (events: EventRecord[], last: string, cell: (d: Outcome) => unknown) =>
+    table(
+      ['item', 'title', 'attempt', last],
+      events.slice(0, 30).map((e) => {
+        const d = e.data as Outcome;
+        return [e.work_item_id, titles.get(e.work_item_id ?? ''), d.attempt ?? '', cell(d)];
+      }),
+    );
   const fmt = (ms: number | null) => (ms === null ? 'n/a' : duration(ms));
   const markdown = [
     `# Retrospective — ${inst.name} @ ${inst.host}`,
@@ -125,27 +134,11 @@ export async function retrospective(inst: Instance, input: RetroInput = {}): Pro
     '',
     '## Done',
     '',
-    table(
-      ['item', 'title', 'attempt', 'took'],
-      done.slice(0, 30).map((e) => {
-        const d = e.data as Outcome;
-        return [
-          e.work_item_id,
-          titles.get(e.work_item_id ?? ''),
-          d.attempt ?? '',
-          d.duration_ms === undefined ? '' : duration(d.duration_ms),
-        ];
-      }),
-    ) + (done.length > 30 ? `\n_30 of ${done.length} shown._\n` : ''),
+    outcomeTable(done, 'took', (d) => (d.duration_ms === undefined ? '' : duration(d.duration_ms))) +
+      (done.length > 30 ? `\n_30 of ${done.length} shown._\n` : ''),
     '## Failed',
     '',
-    table(
-      ['item', 'title', 'attempt', 'error'],
-      failed.slice(0, 30).map((e) => {
-        const d = e.data as Outcome;
-        return [e.work_item_id, titles.get(e.work_item_id ?? ''), d.attempt ?? '', d.error ?? ''];
-      }),
-    ),
+    outcomeTable(failed, 'error', (d) => d.error ?? ''),
     `## Blocked by a failure (${stuck.length}, now)`,
     '',
     stuck.length > 0

@@ -74,14 +74,19 @@ function short(v: unknown, max = 140): string {
   return s.length > max ? `${s.slice(0, max)}…` : s;
 }
 
+/** The instance a request names, and its key (`host/name`) for links. */
+async function opened(c: C, ctx: AppContext) {
+  const inst = await instanceOf(c, ctx.registry);
+  return { inst, key: `${inst.host}/${inst.name}` };
+}
+
 async function frame(
   c: C,
   ctx: AppContext,
   section: 'overview' | 'items' | 'events' | 'documents' | 'files',
   title: string,
 ) {
-  const inst = await instanceOf(c, ctx.registry);
-  const key = `${inst.host}/${inst.name}`;
+  const { inst, key } = await opened(c, ctx);
   const caller = c.get('caller');
   return {
     inst,
@@ -233,8 +238,7 @@ ${more ? h`<div class="pager"><a href="${href('/items', { instance: key, status,
   app.post(
     '/items/bulk-retry',
     guarded(async (c) => {
-      const inst = await instanceOf(c, ctx.registry);
-      const key = `${inst.host}/${inst.name}`;
+      const { inst, key } = await opened(c, ctx);
       const form = await c.req.parseBody({ all: true });
       const ids = ([] as unknown[]).concat(form.id ?? []).filter((x): x is string => typeof x === 'string');
       // One transaction for all of them (retry_many): either every selected item is retried or none is.
@@ -323,8 +327,7 @@ ${
   app.post(
     '/items/:id/act',
     guarded(async (c) => {
-      const inst = await instanceOf(c, ctx.registry);
-      const key = `${inst.host}/${inst.name}`;
+      const { inst, key } = await opened(c, ctx);
       const id = c.req.param('id') ?? '';
       const form = await c.req.parseBody();
       const action = typeof form.action === 'string' ? form.action : '';

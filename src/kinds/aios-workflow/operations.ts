@@ -29,6 +29,34 @@ function load(body: JsonObject | null, op: string): AiosWorkflow {
 
 const out = (w: AiosWorkflow): JsonObject => w as unknown as JsonObject;
 
+/**
+ * The `apply` of an operation on an existing workflow: `change` edits a copy of the body (`now` is the
+ * operation's time), which, its `updated_at` set to now, is the next body.
+ */
+function editing(
+  op: string,
+  change: (w: AiosWorkflow, args: Record<string, unknown>, now: string) => void,
+): KindOperation['apply'] {
+  return (body, args, ctx) => {
+    const w = load(body, op);
+    const now = isoTime(ctx.now);
+    change(w, args, now);
+    w.updated_at = now;
+    return out(w);
+  };
+}
+
+/** How a step is named in messages: `step 2 (architect)`. */
+const stepName = (k: number, s: AiosStep): string => `step ${k}${s.phase ? ` (${s.phase})` : ''}`;
+
+/** Step k of the workflow, which must have it. */
+function stepAt(w: AiosWorkflow, k: number, op: string): [number, AiosStep] {
+  const s = w.steps[k];
+  if (!s)
+    throw new InvalidInputError(`${op}: the workflow has no step ${k}`, { field: 'step', operation: op });
+  return [k, s];
+}
+
 /** The step an operation acts on: the current one; `step`, when given, must name it. */
 function currentStep(w: AiosWorkflow, args: Record<string, unknown>, op: string): [number, AiosStep] {
   const k = w.current_step_index;
@@ -38,10 +66,7 @@ function currentStep(w: AiosWorkflow, args: Record<string, unknown>, op: string)
       { field: 'step', operation: op, current_step_index: k },
     );
   }
-  const s = w.steps[k];
-  if (!s)
-    throw new InvalidInputError(`${op}: the workflow has no step ${k}`, { field: 'step', operation: op });
-  return [k, s];
+  return stepAt(w, k, op);
 }
 
 /** Step operations need a running workflow; on a paused one they resume it. */
@@ -60,7 +85,7 @@ function running(w: AiosWorkflow, op: string): void {
 function moveStep(k: number, s: AiosStep, to: string): void {
   const from = stepStatus(s);
   if (from === to) {
-    throw new InvalidTransitionError(`step ${k}${s.phase ? ` (${s.phase})` : ''} is already ${to}`, {
+    throw new InvalidTransitionError(`${stepName(k, s)} is already ${to}`, {
       from,
       to,
       pointer: ptr('steps', k, 'status'),
@@ -70,7 +95,28 @@ function moveStep(k: number, s: AiosStep, to: string): void {
   checkTransition(STEP_TRANSITIONS, from, to, {
     pointer: ptr('steps', k, 'status'),
     rule: 'step-transition',
-    subject: `step ${k}${s.phase ? ` (${s.phase})` : ''}`,
+    subject: stepName(k, s),
+  });
+}
+
+/**
+ * The `apply` of a step operation: the current step (`step`, when given, must name it) of a running
+ * workflow (a paused one resumes) moves to `to`, after `check` (which may refuse), and `then` records the
+ * rest.
+ */
+function movingStep(
+  op: string,
+  to: 'in_progress' | 'completed' | 'skipped',
+  then: (w: AiosWorkflow, k: number, s: AiosStep, args: Record<string, unknown>, now: string) => void,
+  check?: (k: number, s: AiosStep) => void,
+): KindOperation['apply'] {
+  return editing(op, (w, args, now) => {
+    running(w, op);
+    const [k, s] = currentStep(w, args, op);
+    check?.(k, s);
+    moveStep(k, s, to);
+    s.status = to;
+    then(w, k, s, args, now);
   });
 }
 
@@ -196,18 +242,11 @@ const startStep: KindOperation = {
   name: 'start-step',
   summary: 'Start the current step (step operations resume a paused workflow)',
   input: { step: { type: 'int', min: 0 }, session_id: { type: 'name' } },
-  apply(body, args, ctx) {
-    const w = load(body, 'start-step');
-    running(w, 'start-step');
-    const [k, s] = currentStep(w, args, 'start-step');
-    moveStep(k, s, 'in_progress');
-    s.status = 'in_progress';
-    s.started_at = isoTime(ctx.now);
+  apply: movingStep('start-step', 'in_progress', (w, _k, s, args, now) => {
+    s.started_at = now;
     if (typeof args.session_id === 'string') s.session_id = args.session_id;
     if (s.phase !== undefined) w.current_phase = s.phase;
-    w.updated_at = isoTime(ctx.now);
-    return out(w);
-  },
+  }),
 };
 
 const completeStep: KindOperation = {
@@ -218,19 +257,12 @@ const completeStep: KindOperation = {
     notes: { type: 'text' },
     artifacts: { type: 'names' },
   },
-  apply(body, args, ctx) {
-    const w = load(body, 'complete-step');
-    running(w, 'complete-step');
-    const [k, s] = currentStep(w, args, 'complete-step');
-    moveStep(k, s, 'completed');
-    s.status = 'completed';
-    s.completed_at = isoTime(ctx.now);
+  apply: movingStep('complete-step', 'completed', (w, k, s, args, now) => {
+    s.completed_at = now;
     if (typeof args.notes === 'string') s.notes = args.notes;
     recordArtifacts(w, k, (args.artifacts as string[] | undefined) ?? []);
     advance(w, k);
-    w.updated_at = isoTime(ctx.now);
-    return out(w);
-  },
+  }),
 };
 
 const skipStep: KindOperation = {
@@ -238,24 +270,23 @@ const skipStep: KindOperation = {
   summary: 'Skip the current step (only optional steps) and move to the next',
   positional: 'reason',
   input: { reason: { type: 'text', required: true }, step: { type: 'int', min: 0 } },
-  apply(body, args, ctx) {
-    const w = load(body, 'skip-step');
-    running(w, 'skip-step');
-    const [k, s] = currentStep(w, args, 'skip-step');
-    if (s.optional !== true) {
-      fail(
-        ptr('steps', k, 'status'),
-        'skip-only-optional',
-        `step ${k}${s.phase ? ` (${s.phase})` : ''} is not optional and cannot be skipped`,
-      );
-    }
-    moveStep(k, s, 'skipped');
-    s.status = 'skipped';
-    s.notes = args.reason as string;
-    advance(w, k);
-    w.updated_at = isoTime(ctx.now);
-    return out(w);
-  },
+  apply: movingStep(
+    'skip-step',
+    'skipped',
+    (w, k, s, args) => {
+      s.notes = args.reason as string;
+      advance(w, k);
+    },
+    (k, s) => {
+      if (s.optional !== true) {
+        fail(
+          ptr('steps', k, 'status'),
+          'skip-only-optional',
+          `${stepName(k, s)} is not optional and cannot be skipped`,
+        );
+      }
+    },
+  ),
 };
 
 const registerArtifact: KindOperation = {
@@ -268,8 +299,7 @@ const registerArtifact: KindOperation = {
     step: { type: 'int', min: 0 },
     status: { type: 'string', enum: ['created', 'pending'] },
   },
-  apply(body, args, ctx) {
-    const w = load(body, 'register-artifact');
+  apply: editing('register-artifact', (w, args) => {
     const name = args.name as string;
     if (name === '') {
       throw new InvalidInputError('register-artifact: name must not be empty', {
@@ -277,13 +307,7 @@ const registerArtifact: KindOperation = {
         operation: 'register-artifact',
       });
     }
-    const k = (args.step as number | undefined) ?? w.current_step_index;
-    if (!w.steps[k]) {
-      throw new InvalidInputError(`register-artifact: the workflow has no step ${k}`, {
-        field: 'step',
-        operation: 'register-artifact',
-      });
-    }
+    const [k] = stepAt(w, (args.step as number | undefined) ?? w.current_step_index, 'register-artifact');
     const status = (args.status as 'created' | 'pending' | undefined) ?? 'pending';
     w.artifacts ??= [];
     const i = w.artifacts.findIndex((a) => a.name === name);
@@ -314,9 +338,7 @@ const registerArtifact: KindOperation = {
       });
     }
     if (status === 'created') recordArtifacts(w, a?.created_by_step ?? k, [name]);
-    w.updated_at = isoTime(ctx.now);
-    return out(w);
-  },
+  }),
 };
 
 const logDecision: KindOperation = {
@@ -328,25 +350,16 @@ const logDecision: KindOperation = {
     rationale: { type: 'text' },
     step: { type: 'int', min: 0 },
   },
-  apply(body, args, ctx) {
-    const w = load(body, 'log-decision');
-    const k = (args.step as number | undefined) ?? w.current_step_index;
-    if (!w.steps[k]) {
-      throw new InvalidInputError(`log-decision: the workflow has no step ${k}`, {
-        field: 'step',
-        operation: 'log-decision',
-      });
-    }
+  apply: editing('log-decision', (w, args, now) => {
+    const [k] = stepAt(w, (args.step as number | undefined) ?? w.current_step_index, 'log-decision');
     w.decisions ??= [];
     w.decisions.push({
       step_index: k,
       decision: args.decision as string,
       ...(typeof args.rationale === 'string' ? { rationale: args.rationale } : {}),
-      timestamp: isoTime(ctx.now),
+      timestamp: now,
     });
-    w.updated_at = isoTime(ctx.now);
-    return out(w);
-  },
+  }),
 };
 
 const setStatus: KindOperation = {
@@ -354,8 +367,7 @@ const setStatus: KindOperation = {
   summary: 'Pause, resume, complete or abort the workflow',
   positional: 'status',
   input: { status: { type: 'string', required: true, enum: WORKFLOW_STATUSES } },
-  apply(body, args, ctx) {
-    const w = load(body, 'set-status');
+  apply: editing('set-status', (w, args) => {
     const to = args.status as AiosWorkflow['status'];
     checkTransition(WORKFLOW_TRANSITIONS, w.status, to, {
       pointer: '/status',
@@ -363,9 +375,7 @@ const setStatus: KindOperation = {
       subject: 'workflow',
     });
     w.status = to;
-    w.updated_at = isoTime(ctx.now);
-    return out(w);
-  },
+  }),
 };
 
 export const aiosOperations: KindOperation[] = [

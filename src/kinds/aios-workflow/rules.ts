@@ -1,6 +1,16 @@
 import type { CommitContext } from '../../core/kind.js';
 import type { JsonObject } from '../../core/types.js';
-import { checkAppendOnly, checkTransition, checkUniqueIds, deepEqual, fail, indexBy, ptr } from '../rules.js';
+import {
+  checkAppendOnly,
+  checkTransition,
+  checkUniqueIds,
+  checkUpdatedLatest,
+  deepEqual,
+  fail,
+  indexBy,
+  isoMs,
+  ptr,
+} from '../rules.js';
 import {
   type AiosArtifact,
   type AiosStep,
@@ -23,14 +33,6 @@ import {
 //   step-final-frozen, unique-ids, artifact-step-ref, artifact-created-by-started-step,
 //   artifact-transition, artifacts-not-removed, decision-step-ref, decisions-append-only.
 // `updated_at` is maintained: a change that does not advance it gets the time of the write.
-
-/** Epoch ms of a time the schema admitted; VALIDATION_FAILED (`iso-8601`) for a date that does not exist. */
-function ms(value: string, pointer: string): number {
-  const t = Date.parse(value);
-  if (Number.isNaN(t))
-    fail(pointer, 'iso-8601', `${pointer}: ${JSON.stringify(value)} is not a valid date-time`);
-  return t;
-}
 
 const asItems = (v: unknown[] | undefined) => (v ?? []) as unknown as JsonObject[];
 
@@ -91,21 +93,6 @@ function times(b: AiosWorkflow): Array<[string, string]> {
     if (d.timestamp !== undefined) out.push([ptr('decisions', i, 'timestamp'), d.timestamp]);
   });
   return out;
-}
-
-function checkTimes(next: AiosWorkflow): void {
-  const all = times(next).map(([p, v]) => [p, ms(v, p)] as const);
-  const updated = ms(next.updated_at, '/updated_at');
-  for (const [p, t] of all) {
-    if (t > updated) {
-      fail(
-        '/updated_at',
-        'updated-at-latest',
-        `/updated_at (${next.updated_at}) is older than ${p}: it must be the last state update`,
-        { other: p },
-      );
-    }
-  }
 }
 
 function checkSteps(next: AiosWorkflow, prev: AiosWorkflow | null): void {
@@ -181,7 +168,7 @@ function checkSteps(next: AiosWorkflow, prev: AiosWorkflow | null): void {
     if (
       s.started_at !== undefined &&
       s.completed_at !== undefined &&
-      ms(s.completed_at, `${at}/completed_at`) < ms(s.started_at, `${at}/started_at`)
+      isoMs(s.completed_at, `${at}/completed_at`) < isoMs(s.started_at, `${at}/started_at`)
     ) {
       fail(`${at}/completed_at`, 'step-time-order', `step ${i}: completed_at precedes started_at`);
     }
@@ -306,6 +293,6 @@ export function check(nextBody: JsonObject, prevBody: JsonObject | null, ctx: Co
   checkSteps(next, prev);
   checkArtifacts(next, prev);
   checkDecisions(next, prev);
-  checkTimes(next);
+  checkUpdatedLatest('/updated_at', next.updated_at, times(next), 'the last state update');
   return undefined;
 }

@@ -3,6 +3,8 @@
 // Shipped as schemas/aios-workflow.schema.json (generated: `npx tsx scripts/gen-schemas.ts`).
 // The schema checks structure; step, artifact and decision rules are enforced by the kind's `check`.
 
+import { closed, iso8601TimeDef, kindSchema, listOf, ref, text } from '../schema-parts.js';
+
 export const TARGET_CONTEXTS = ['core', 'squad', 'hybrid'] as const;
 export type TargetContext = (typeof TARGET_CONTEXTS)[number];
 
@@ -29,22 +31,17 @@ export const AIOS_DEFAULTS = { target_context: 'core', status: 'active', current
 export const WORKFLOW_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$';
 /** `{workflow_id}-YYYYMMDD-{random}` (the seed's instance id format); the prefix is checked by `check`. */
 export const INSTANCE_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]*-[0-9]{8}-[A-Za-z0-9]{1,32}$';
-/** ISO-8601 date-time (the seed's `format: iso-8601`): date, `T`, time, optional fraction and offset. */
-export const ISO_8601_PATTERN =
-  '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:?[0-9]{2})?$';
+/** ISO-8601 date-time (the seed's `format: iso-8601`). */
+export { ISO_8601_PATTERN } from '../schema-parts.js';
 
-const text = { type: 'string', minLength: 1 };
-const time = { $ref: '#/$defs/time' };
+const time = ref('time');
 const index = { type: 'integer', minimum: 0 };
 
-export const aiosWorkflowSchema = {
-  $schema: 'https://json-schema.org/draft/2020-12/schema',
-  $id: 'urn:agentstate:schema:aios-workflow:1.0.0',
-  'x-kernel-abi': '1.0.0',
+export const aiosWorkflowSchema = kindSchema({
+  kind: 'aios-workflow',
   title: 'AIOS workflow state',
   description:
     'One execution of an AIOS workflow (kind `aios-workflow`), mirrored to .aios/{instance_id}-state.yaml. Implements the AIOS workflow state schema 1.0.0. Step order, step status, artifact and decision rules are enforced by the kind.',
-  type: 'object',
   required: [
     'workflow_id',
     'workflow_name',
@@ -56,7 +53,6 @@ export const aiosWorkflowSchema = {
     'current_step_index',
     'steps',
   ],
-  additionalProperties: false,
   properties: {
     workflow_id: {
       type: 'string',
@@ -93,80 +89,54 @@ export const aiosWorkflowSchema = {
       description:
         'Zero-based index of the current step: steps before it are completed or skipped, steps after it pending.',
     },
-    steps: {
-      type: 'array',
-      description: 'Mirrors the workflow sequence with execution state; steps[i].step_index is i.',
-      items: { $ref: '#/$defs/step' },
-    },
-    artifacts: {
-      type: 'array',
-      description: 'Global artifact registry tracking all created outputs (names unique).',
-      items: { $ref: '#/$defs/artifact' },
-    },
-    decisions: {
-      type: 'array',
-      description: 'Decision log for audit and continuity (append-only).',
-      items: { $ref: '#/$defs/decision' },
-    },
+    steps: listOf(
+      ref('step'),
+      'Mirrors the workflow sequence with execution state; steps[i].step_index is i.',
+    ),
+    artifacts: listOf(
+      ref('artifact'),
+      'Global artifact registry tracking all created outputs (names unique).',
+    ),
+    decisions: listOf(ref('decision'), 'Decision log for audit and continuity (append-only).'),
   },
   $defs: {
-    time: {
-      type: 'string',
-      pattern: ISO_8601_PATTERN,
-      'x-rule': 'iso-8601',
-      description: 'ISO-8601 date-time, e.g. 2026-01-31T10:00:00Z.',
-    },
-    step: {
-      type: 'object',
-      required: ['step_index'],
-      additionalProperties: false,
-      properties: {
-        step_index: { ...index, description: 'Zero-based index in the sequence.' },
-        phase: { type: 'string', description: 'Phase name or agent name for this step.' },
-        agent: { type: 'string', description: 'Agent responsible for this step.' },
-        action: { type: 'string', description: 'What this step does (creates/updates/validates/action).' },
-        status: {
-          enum: [...STEP_STATUSES],
-          default: 'pending',
-          description:
-            'Transitions: pending → in_progress | skipped; in_progress → completed | skipped; completed and skipped are final. Only optional steps may be skipped.',
-        },
-        optional: { type: 'boolean', default: false, description: 'Whether this step can be skipped.' },
-        started_at: { ...time, description: 'When this step was started (required once in progress).' },
-        completed_at: { ...time, description: 'When this step was completed (required once completed).' },
-        artifacts_created: {
-          type: 'array',
-          items: { type: 'string' },
-          description: 'Artifacts produced during this step.',
-        },
-        notes: { type: 'string', description: 'Notes or observations from execution.' },
-        session_id: { type: 'string', description: 'Claude Code session ID where this step was executed.' },
+    time: iso8601TimeDef,
+    step: closed(['step_index'], {
+      step_index: { ...index, description: 'Zero-based index in the sequence.' },
+      phase: { type: 'string', description: 'Phase name or agent name for this step.' },
+      agent: { type: 'string', description: 'Agent responsible for this step.' },
+      action: { type: 'string', description: 'What this step does (creates/updates/validates/action).' },
+      status: {
+        enum: [...STEP_STATUSES],
+        default: 'pending',
+        description:
+          'Transitions: pending → in_progress | skipped; in_progress → completed | skipped; completed and skipped are final. Only optional steps may be skipped.',
       },
-    },
-    artifact: {
-      type: 'object',
-      required: ['name'],
-      additionalProperties: false,
-      properties: {
-        name: { ...text, description: 'Artifact identifier (e.g. project-brief.md).' },
-        created_by_step: { ...index, description: 'Step index that created this artifact.' },
-        path: { type: 'string', description: 'File path where the artifact is stored.' },
-        status: {
-          enum: [...ARTIFACT_STATUSES],
-          description: 'Whether the artifact has been created (pending → created; created is final).',
-        },
+      optional: { type: 'boolean', default: false, description: 'Whether this step can be skipped.' },
+      started_at: { ...time, description: 'When this step was started (required once in progress).' },
+      completed_at: { ...time, description: 'When this step was completed (required once completed).' },
+      artifacts_created: {
+        type: 'array',
+        items: { type: 'string' },
+        description: 'Artifacts produced during this step.',
       },
-    },
-    decision: {
-      type: 'object',
-      required: ['step_index', 'decision'],
-      additionalProperties: false,
-      properties: {
-        step_index: { ...index, description: 'Step where the decision was made.' },
-        decision: { ...text, description: 'What was decided.' },
-        rationale: { type: 'string', description: 'Why this decision was made.' },
-        timestamp: time,
+      notes: { type: 'string', description: 'Notes or observations from execution.' },
+      session_id: { type: 'string', description: 'Claude Code session ID where this step was executed.' },
+    }),
+    artifact: closed(['name'], {
+      name: { ...text, description: 'Artifact identifier (e.g. project-brief.md).' },
+      created_by_step: { ...index, description: 'Step index that created this artifact.' },
+      path: { type: 'string', description: 'File path where the artifact is stored.' },
+      status: {
+        enum: [...ARTIFACT_STATUSES],
+        description: 'Whether the artifact has been created (pending → created; created is final).',
       },
-    },
+    }),
+    decision: closed(['step_index', 'decision'], {
+      step_index: { ...index, description: 'Step where the decision was made.' },
+      decision: { ...text, description: 'What was decided.' },
+      rationale: { type: 'string', description: 'Why this decision was made.' },
+      timestamp: time,
+    }),
   },
-};
+});

@@ -158,11 +158,32 @@ export { gridTime };
 // ---------------------------------------------------------------------------------------------------
 // §3.1 formats
 
-type Target = [pointer: string, value: Json | undefined, format: FormatName | EnumName];
+type Rule = FormatName | EnumName;
+type Target = [pointer: string, value: Json | undefined, format: Rule];
 
 const each = <T>(list: T[] | undefined, fn: (item: T, i: number) => void) => {
   if (Array.isArray(list)) list.forEach(fn);
 };
+
+/**
+ * Adds to `out` the fields of each record of `list` (at pointer `path`) that a §3.1 rule applies to, in
+ * the order of `rules` (field → rule; `[rule]`: the field is a list whose every entry the rule applies to).
+ */
+function recordTargets(
+  out: Target[],
+  list: object[] | undefined,
+  path: string[],
+  rules: Record<string, Rule | [Rule]>,
+): void {
+  each(list, (x, i) => {
+    for (const [field, rule] of Object.entries(rules)) {
+      const v = (x as Record<string, Json | undefined>)[field];
+      if (Array.isArray(rule))
+        each(v as Json[] | undefined, (p, j) => out.push([ptr(...path, i, field, j), p, rule[0]]));
+      else out.push([ptr(...path, i, field), v, rule]);
+    }
+  });
+}
 
 /** Every field of the body a §3.1 rule applies to. */
 function formatTargets(b: GridMission): Target[] {
@@ -177,63 +198,49 @@ function formatTargets(b: GridMission): Target[] {
     ['/position/block_id', b.position?.block_id, 'block_id'],
   ];
   each(b.phases?.completed, (id, i) => out.push([ptr('phases', 'completed', i), id, 'phase_id']));
-  each(b.phases?.definitions, (d, i) => {
-    const at = (f: string) => ptr('phases', 'definitions', i, f);
-    out.push([at('id'), d.id, 'phase_id'], [at('status'), d.status, 'phase_status']);
-    out.push(
-      [at('started_at'), d.started_at, 'timestamp'],
-      [at('completed_at'), d.completed_at, 'timestamp'],
-    );
+  recordTargets(out, b.phases?.definitions, ['phases', 'definitions'], {
+    id: 'phase_id',
+    status: 'phase_status',
+    started_at: 'timestamp',
+    completed_at: 'timestamp',
   });
-  each(b.agents?.active, (a, i) => {
-    const at = (f: string) => ptr('agents', 'active', i, f);
-    out.push([at('id'), a.id, 'agent_id'], [at('type'), a.type, 'agent_type']);
-    out.push(
-      [at('spawned_at'), a.spawned_at, 'timestamp'],
-      [at('last_heartbeat'), a.last_heartbeat, 'timestamp'],
-    );
-    out.push([at('phase'), a.phase, 'phase_id'], [at('block'), a.block, 'block_id']);
+  recordTargets(out, b.agents?.active, ['agents', 'active'], {
+    id: 'agent_id',
+    type: 'agent_type',
+    spawned_at: 'timestamp',
+    last_heartbeat: 'timestamp',
+    phase: 'phase_id',
+    block: 'block_id',
   });
-  each(b.agents?.completed, (a, i) => {
-    const at = (f: string) => ptr('agents', 'completed', i, f);
-    out.push(
-      [at('id'), a.id, 'agent_id'],
-      [at('type'), a.type, 'agent_type'],
-      [at('result'), a.result, 'agent_result'],
-    );
+  recordTargets(out, b.agents?.completed, ['agents', 'completed'], {
+    id: 'agent_id',
+    type: 'agent_type',
+    result: 'agent_result',
   });
-  each(b.persistent?.decisions, (d, i) => {
-    const at = (f: string) => ptr('persistent', 'decisions', i, f);
-    out.push([at('id'), d.id, 'decision_id'], [at('phase_decided'), d.phase_decided, 'phase_id']);
-    each(d.affects_phases, (p, j) =>
-      out.push([ptr('persistent', 'decisions', i, 'affects_phases', j), p, 'phase_id']),
-    );
+  recordTargets(out, b.persistent?.decisions, ['persistent', 'decisions'], {
+    id: 'decision_id',
+    phase_decided: 'phase_id',
+    affects_phases: ['phase_id'],
   });
-  each(b.persistent?.artifacts, (a, i) => {
-    const at = (f: string) => ptr('persistent', 'artifacts', i, f);
-    out.push([at('id'), a.id, 'artifact_id'], [at('type'), a.type, 'artifact_type']);
-    out.push([at('created_phase'), a.created_phase, 'phase_id']);
-    each(a.used_by_phases, (p, j) =>
-      out.push([ptr('persistent', 'artifacts', i, 'used_by_phases', j), p, 'phase_id']),
-    );
+  recordTargets(out, b.persistent?.artifacts, ['persistent', 'artifacts'], {
+    id: 'artifact_id',
+    type: 'artifact_type',
+    created_phase: 'phase_id',
+    used_by_phases: ['phase_id'],
   });
-  each(b.persistent?.tech_stack?.added_packages, (p, i) =>
-    out.push([
-      ptr('persistent', 'tech_stack', 'added_packages', i, 'added_phase'),
-      p.added_phase,
-      'phase_id',
-    ]),
+  recordTargets(
+    out,
+    b.persistent?.tech_stack?.added_packages,
+    ['persistent', 'tech_stack', 'added_packages'],
+    {
+      added_phase: 'phase_id',
+    },
   );
-  each(b.warnings, (w, i) => {
-    out.push([ptr('warnings', i, 'level'), w.level, 'warning_level']);
-    out.push([ptr('warnings', i, 'timestamp'), w.timestamp, 'timestamp']);
-  });
-  each(b.blockers, (x, i) => {
-    out.push(
-      [ptr('blockers', i, 'id'), x.id, 'blocker_id'],
-      [ptr('blockers', i, 'type'), x.type, 'blocker_type'],
-    );
-    out.push([ptr('blockers', i, 'added_at'), x.added_at, 'timestamp']);
+  recordTargets(out, b.warnings, ['warnings'], { level: 'warning_level', timestamp: 'timestamp' });
+  recordTargets(out, b.blockers, ['blockers'], {
+    id: 'blocker_id',
+    type: 'blocker_type',
+    added_at: 'timestamp',
   });
   return out;
 }

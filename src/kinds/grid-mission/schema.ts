@@ -6,6 +6,8 @@
 // (§2.2, §2.3) are `default` annotations; the kind fills them in on every write. The logical rules (§3.2,
 // §3.3), the transitions (§7) and the role permissions (§4) are the kind's `check` — see README.md here.
 
+import { closed, kindSchema, listOf, ref, text } from '../schema-parts.js';
+
 export const MISSION_STATUSES = ['planning', 'in_progress', 'blocked', 'complete', 'failed'] as const;
 export const MODES = ['autopilot', 'guided', 'hands_on'] as const;
 export const PHASE_STATUSES = ['complete', 'in_progress', 'pending'] as const;
@@ -64,22 +66,24 @@ const formatDef = (name: FormatName, description: string) => ({
   description,
 });
 const enumDef = (name: EnumName) => ({ enum: [...ENUMS[name].values], 'x-rule': ENUMS[name].rule });
-const ref = (name: string) => ({ $ref: `#/$defs/${name}` });
-const refList = (name: string) => ({ type: 'array', items: ref(name) });
+const refList = (name: string) => listOf(ref(name));
 const nullable = (name: string) => ({ anyOf: [ref(name), { type: 'null' }] });
-const text = { type: 'string', minLength: 1 };
+/** An optional part of the file: closed, and empty (`{}`, its fields' defaults) when absent. */
+const section = (properties: Record<string, unknown>) => ({
+  type: 'object',
+  additionalProperties: false,
+  default: {},
+  properties,
+});
 const nullableText = { anyOf: [{ type: 'string' }, { type: 'null' }] };
 const count = { type: 'integer', minimum: 0 };
 const money = { type: 'number', minimum: 0 };
 
-export const gridMissionSchema = {
-  $schema: 'https://json-schema.org/draft/2020-12/schema',
-  $id: 'urn:agentstate:schema:grid-mission:1.0.0',
-  'x-kernel-abi': '1.0.0',
+export const gridMissionSchema = kindSchema({
+  kind: 'grid-mission',
   title: 'Grid mission state (.grid/STATE.md)',
   description:
     "The YAML frontmatter of The Grid's `.grid/STATE.md` (kind `grid-mission`): the mission's L3 global state. Optional fields take the seed's defaults on every write; `updated_at` is set to the write time by the kind. `markdown_body` is agentstate's addition: the file's Markdown text when a caller supplied it (absent: the Markdown is regenerated from the frontmatter).",
-  type: 'object',
   required: [
     'version',
     'session_id',
@@ -94,7 +98,6 @@ export const gridMissionSchema = {
     'progress',
     'resume',
   ],
-  additionalProperties: false,
   properties: {
     // METADATA
     version: {
@@ -114,108 +117,74 @@ export const gridMissionSchema = {
     },
     mode: ref('mode'),
     // PHASE TRACKING
-    phases: {
-      type: 'object',
-      required: ['total', 'current'],
-      additionalProperties: false,
-      properties: {
-        total: { ...count, description: 'Total number of phases.' },
-        current: { type: 'integer', minimum: 1, description: 'Current phase number (1-indexed).' },
-        completed: { ...refList('phase_id'), default: [], description: 'Completed phase ids, in order.' },
-        definitions: { type: 'array', items: ref('phase_definition'), default: [] },
-      },
-    },
+    phases: closed(['total', 'current'], {
+      total: { ...count, description: 'Total number of phases.' },
+      current: { type: 'integer', minimum: 1, description: 'Current phase number (1-indexed).' },
+      completed: { ...refList('phase_id'), default: [], description: 'Completed phase ids, in order.' },
+      definitions: { ...refList('phase_definition'), default: [] },
+    }),
     // POSITION
-    position: {
-      type: 'object',
-      required: ['phase', 'block', 'wave', 'thread', 'thread_total'],
-      additionalProperties: false,
-      properties: {
-        phase: { type: 'integer', minimum: 1, description: 'Current phase number.' },
-        phase_id: ref('phase_id'),
-        phase_name: { type: 'string' },
-        block: { ...count, description: 'Current block number within the phase.' },
-        block_id: ref('block_id'),
-        block_name: { type: 'string' },
-        wave: { ...count, description: 'Current wave within the block.' },
-        thread: { ...count, description: 'Current thread within the wave.' },
-        thread_total: { ...count, description: 'Total threads in the current wave.' },
-      },
-    },
+    position: closed(['phase', 'block', 'wave', 'thread', 'thread_total'], {
+      phase: { type: 'integer', minimum: 1, description: 'Current phase number.' },
+      phase_id: ref('phase_id'),
+      phase_name: { type: 'string' },
+      block: { ...count, description: 'Current block number within the phase.' },
+      block_id: ref('block_id'),
+      block_name: { type: 'string' },
+      wave: { ...count, description: 'Current wave within the block.' },
+      thread: { ...count, description: 'Current thread within the wave.' },
+      thread_total: { ...count, description: 'Total threads in the current wave.' },
+    }),
     // PROGRESS METRICS
-    progress: {
-      type: 'object',
-      additionalProperties: false,
-      properties: {
-        blocks_complete: { ...count, default: 0 },
-        blocks_total: { ...count, default: 0 },
-        threads_complete: { ...count, default: 0 },
-        threads_total: { ...count, default: 0 },
-        percent: { type: 'number', minimum: 0, maximum: 100, default: 0 },
-      },
-    },
+    progress: closed([], {
+      blocks_complete: { ...count, default: 0 },
+      blocks_total: { ...count, default: 0 },
+      threads_complete: { ...count, default: 0 },
+      threads_total: { ...count, default: 0 },
+      percent: { type: 'number', minimum: 0, maximum: 100, default: 0 },
+    }),
     // ACTIVE AGENTS REGISTRY
-    agents: {
-      type: 'object',
-      additionalProperties: false,
-      default: {},
-      properties: {
-        active: { type: 'array', items: ref('active_agent'), default: [] },
-        completed: { type: 'array', items: ref('completed_agent'), default: [] },
-      },
-    },
+    agents: section({
+      active: { ...refList('active_agent'), default: [] },
+      completed: { ...refList('completed_agent'), default: [] },
+    }),
     // CROSS-PHASE PERSISTENT DATA
-    persistent: {
-      type: 'object',
-      additionalProperties: false,
-      default: {},
-      properties: {
-        decisions: { type: 'array', items: ref('decision'), default: [] },
-        artifacts: { type: 'array', items: ref('artifact'), default: [] },
-        tech_stack: { ...ref('tech_stack'), default: {} },
-      },
-    },
+    persistent: section({
+      decisions: { ...refList('decision'), default: [] },
+      artifacts: { ...refList('artifact'), default: [] },
+      tech_stack: { ...ref('tech_stack'), default: {} },
+    }),
     // RESUME INFORMATION
-    resume: {
-      type: 'object',
-      required: ['can_resume'],
-      additionalProperties: false,
-      properties: {
-        checkpoint_file: {
-          ...nullableText,
-          default: null,
-          description: 'Path to the checkpoint file, or null.',
-        },
-        last_agent: {
-          ...nullableText,
-          default: null,
-          description: 'Last active agent id (or "mc", Master Control).',
-        },
-        last_commit: { ...nullableText, default: null, description: 'Git short hash.' },
-        can_resume: { type: 'boolean' },
-        resume_position: {
-          type: 'object',
-          required: ['phase', 'block', 'thread'],
-          additionalProperties: false,
-          default: { phase: 1, block: 1, thread: 1 },
-          properties: { phase: count, block: count, thread: count },
-        },
+    resume: closed(['can_resume'], {
+      checkpoint_file: {
+        ...nullableText,
+        default: null,
+        description: 'Path to the checkpoint file, or null.',
       },
-    },
+      last_agent: {
+        ...nullableText,
+        default: null,
+        description: 'Last active agent id (or "mc", Master Control).',
+      },
+      last_commit: { ...nullableText, default: null, description: 'Git short hash.' },
+      can_resume: { type: 'boolean' },
+      resume_position: {
+        type: 'object',
+        required: ['phase', 'block', 'thread'],
+        additionalProperties: false,
+        default: { phase: 1, block: 1, thread: 1 },
+        properties: { phase: count, block: count, thread: count },
+      },
+    }),
     // BUDGET TRACKING
-    budget: {
-      type: 'object',
-      additionalProperties: false,
-      default: {},
-      properties: {
-        total_cost_usd: { ...money, default: 0 },
-        session_cost_usd: { ...money, default: 0 },
-        spawns_this_session: { ...count, default: 0 },
-      },
-    },
+    budget: section({
+      total_cost_usd: { ...money, default: 0 },
+      session_cost_usd: { ...money, default: 0 },
+      spawns_this_session: { ...count, default: 0 },
+    }),
     // WARNINGS AND BLOCKERS
-    warnings: { type: 'array', items: ref('warning'), default: [] },
-    blockers: { type: 'array', items: ref('blocker'), default: [] },
+    warnings: { ...refList('warning'), default: [] },
+    blockers: { ...refList('blocker'), default: [] },
     // AESTHETIC
     energy: { type: 'integer', default: DEFAULT_ENERGY, description: 'Tron aesthetic energy level.' },
     // agentstate
@@ -247,72 +216,47 @@ export const gridMissionSchema = {
     artifact_type: enumDef('artifact_type'),
     blocker_type: enumDef('blocker_type'),
     warning_level: enumDef('warning_level'),
-    phase_definition: {
-      type: 'object',
-      required: ['id', 'name', 'status', 'blocks', 'blocks_complete'],
-      additionalProperties: false,
-      properties: {
-        id: ref('phase_id'),
-        name: text,
-        status: {
-          ...ref('phase_status'),
-          description: 'pending → in_progress | complete; in_progress → complete; complete is final.',
-        },
-        blocks: count,
-        blocks_complete: count,
-        started_at: nullable('timestamp'),
-        completed_at: nullable('timestamp'),
+    phase_definition: closed(['id', 'name', 'status', 'blocks', 'blocks_complete'], {
+      id: ref('phase_id'),
+      name: text,
+      status: {
+        ...ref('phase_status'),
+        description: 'pending → in_progress | complete; in_progress → complete; complete is final.',
       },
-    },
-    active_agent: {
-      type: 'object',
-      required: ['id', 'type', 'spawned_at', 'task', 'phase', 'block', 'last_heartbeat'],
-      additionalProperties: false,
-      properties: {
-        id: ref('agent_id'),
-        type: ref('agent_type'),
-        spawned_at: ref('timestamp'),
-        task: text,
-        phase: { ...ref('phase_id'), description: 'Phase id the agent is working in.' },
-        block: { ...ref('block_id'), description: 'Block id the agent is working on.' },
-        last_heartbeat: ref('timestamp'),
-      },
-    },
-    completed_agent: {
-      type: 'object',
-      required: ['id', 'type', 'result', 'duration_seconds'],
-      additionalProperties: false,
-      properties: {
-        id: ref('agent_id'),
-        type: ref('agent_type'),
-        result: ref('agent_result'),
-        duration_seconds: count,
-      },
-    },
-    decision: {
-      type: 'object',
-      required: ['id', 'decision', 'phase_decided', 'affects_phases', 'rationale'],
-      additionalProperties: false,
-      properties: {
-        id: ref('decision_id'),
-        decision: text,
-        phase_decided: ref('phase_id'),
-        affects_phases: refList('phase_id'),
-        rationale: text,
-      },
-    },
-    artifact: {
-      type: 'object',
-      required: ['id', 'type', 'path', 'created_phase', 'used_by_phases'],
-      additionalProperties: false,
-      properties: {
-        id: ref('artifact_id'),
-        type: ref('artifact_type'),
-        path: { ...text, description: 'File path relative to the project root.' },
-        created_phase: ref('phase_id'),
-        used_by_phases: refList('phase_id'),
-      },
-    },
+      blocks: count,
+      blocks_complete: count,
+      started_at: nullable('timestamp'),
+      completed_at: nullable('timestamp'),
+    }),
+    active_agent: closed(['id', 'type', 'spawned_at', 'task', 'phase', 'block', 'last_heartbeat'], {
+      id: ref('agent_id'),
+      type: ref('agent_type'),
+      spawned_at: ref('timestamp'),
+      task: text,
+      phase: { ...ref('phase_id'), description: 'Phase id the agent is working in.' },
+      block: { ...ref('block_id'), description: 'Block id the agent is working on.' },
+      last_heartbeat: ref('timestamp'),
+    }),
+    completed_agent: closed(['id', 'type', 'result', 'duration_seconds'], {
+      id: ref('agent_id'),
+      type: ref('agent_type'),
+      result: ref('agent_result'),
+      duration_seconds: count,
+    }),
+    decision: closed(['id', 'decision', 'phase_decided', 'affects_phases', 'rationale'], {
+      id: ref('decision_id'),
+      decision: text,
+      phase_decided: ref('phase_id'),
+      affects_phases: refList('phase_id'),
+      rationale: text,
+    }),
+    artifact: closed(['id', 'type', 'path', 'created_phase', 'used_by_phases'], {
+      id: ref('artifact_id'),
+      type: ref('artifact_type'),
+      path: { ...text, description: 'File path relative to the project root.' },
+      created_phase: ref('phase_id'),
+      used_by_phases: refList('phase_id'),
+    }),
     tech_stack: {
       type: 'object',
       description:
@@ -324,42 +268,26 @@ export const gridMissionSchema = {
         database: { type: 'string' },
         orm: { type: 'string' },
         auth: { type: 'string' },
-        added_packages: {
-          type: 'array',
-          items: {
-            type: 'object',
-            required: ['name'],
-            additionalProperties: false,
-            properties: { name: text, added_phase: ref('phase_id'), purpose: { type: 'string' } },
-          },
-        },
+        added_packages: listOf(
+          closed(['name'], { name: text, added_phase: ref('phase_id'), purpose: { type: 'string' } }),
+        ),
       },
     },
-    warning: {
-      type: 'object',
-      required: ['level', 'message', 'source', 'timestamp'],
-      additionalProperties: false,
-      properties: {
-        level: ref('warning_level'),
-        message: text,
-        source: { ...text, description: 'Id of the agent (or "mc") that raised the warning.' },
-        timestamp: ref('timestamp'),
-      },
-    },
-    blocker: {
-      type: 'object',
-      required: ['id', 'type', 'description', 'added_at'],
-      additionalProperties: false,
-      properties: {
-        id: ref('blocker_id'),
-        type: ref('blocker_type'),
-        description: text,
-        blocking_thread: { type: 'string', description: 'Thread id being blocked.' },
-        added_at: ref('timestamp'),
-      },
-    },
+    warning: closed(['level', 'message', 'source', 'timestamp'], {
+      level: ref('warning_level'),
+      message: text,
+      source: { ...text, description: 'Id of the agent (or "mc") that raised the warning.' },
+      timestamp: ref('timestamp'),
+    }),
+    blocker: closed(['id', 'type', 'description', 'added_at'], {
+      id: ref('blocker_id'),
+      type: ref('blocker_type'),
+      description: text,
+      blocking_thread: { type: 'string', description: 'Thread id being blocked.' },
+      added_at: ref('timestamp'),
+    }),
   },
-};
+});
 
 // ---------------------------------------------------------------------------------------------------
 // Body types (what the schema admits, once the defaults are filled in)

@@ -93,6 +93,22 @@ function badInput(op: string, field: string, why: string): never {
   throw new InvalidInputError(`${op}: ${field} ${why}`, { field, operation: op });
 }
 
+/**
+ * The entry of the active session's `list` (its blockers, delegations or directives) that the argument
+ * `field` (`blocker`, `delegation`, `directive`) names; INVALID_INPUT when it has none of that id.
+ */
+function entry<T extends { id: string }>(
+  list: T[] | undefined,
+  field: string,
+  s: Session,
+  args: Record<string, unknown>,
+  op: string,
+): T {
+  const e = (list ?? []).find((x) => x.id === args[field]);
+  if (!e) badInput(op, field, `${JSON.stringify(args[field])} is not a ${field} of ${s.id}`);
+  return e;
+}
+
 /** Todos as manage_todo_list gives them: `[{id, title, status?, description?}]` (status defaults to not-started). */
 function todosFrom(value: unknown, op: string): Todo[] {
   if (!Array.isArray(value)) return badInput(op, 'todos', 'must be an array of {id, title, status}');
@@ -305,9 +321,7 @@ const resolveBlocker: KindOperation = {
   positional: 'blocker',
   input: { blocker: { type: 'name', required: true }, resolution: { type: 'text', required: true } },
   apply: onActive('resolve-blocker', (s, args, now) => {
-    const b = (s.blockers ?? []).find((x) => x.id === args.blocker);
-    if (!b)
-      badInput('resolve-blocker', 'blocker', `${JSON.stringify(args.blocker)} is not a blocker of ${s.id}`);
+    const b = entry(s.blockers, 'blocker', s, args, 'resolve-blocker');
     if (b.status === 'resolved') {
       throw new InvalidTransitionError(`resolve-blocker: blocker ${b.id} is already resolved`, {
         from: 'resolved',
@@ -394,13 +408,7 @@ const closeDelegation: KindOperation = {
     status: { type: 'string', enum: ['completed', 'failed'] },
   },
   apply: onActive('close-delegation', (s, args, now) => {
-    const d = (s.delegations ?? []).find((x) => x.id === args.delegation);
-    if (!d)
-      badInput(
-        'close-delegation',
-        'delegation',
-        `${JSON.stringify(args.delegation)} is not a delegation of ${s.id}`,
-      );
+    const d = entry(s.delegations, 'delegation', s, args, 'close-delegation');
     if (d.status !== 'in-progress') {
       throw new InvalidTransitionError(`close-delegation: delegation ${d.id} is already ${d.status}`, {
         from: d.status,
@@ -436,13 +444,7 @@ const revokeDirective: KindOperation = {
   positional: 'directive',
   input: { directive: { type: 'name', required: true }, reason: { type: 'text' } },
   apply: onActive('revoke-directive', (s, args, now) => {
-    const d = (s.directives ?? []).find((x) => x.id === args.directive);
-    if (!d)
-      badInput(
-        'revoke-directive',
-        'directive',
-        `${JSON.stringify(args.directive)} is not a directive of ${s.id}`,
-      );
+    const d = entry(s.directives, 'directive', s, args, 'revoke-directive');
     if (d.status === 'revoked') {
       throw new InvalidTransitionError(`revoke-directive: directive ${d.id} is already revoked`, {
         from: 'revoked',

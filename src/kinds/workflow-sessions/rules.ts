@@ -32,9 +32,11 @@ import {
   checkAppendOnly,
   checkTransition,
   checkUniqueIds,
+  checkUpdatedLatest,
   deepEqual,
   fail,
   indexBy,
+  isoMs,
   isPlainObject,
   ptr,
   type TransitionTable,
@@ -73,14 +75,6 @@ import {
 // `updatedAt` (of the file, and of the active session when it changed) is maintained on every change.
 
 const asItems = (v: unknown[] | undefined) => (v ?? []) as unknown as JsonObject[];
-
-/** Epoch ms of a time the schema admitted; VALIDATION_FAILED (`iso-8601`) for a date that does not exist. */
-function ms(value: string, pointer: string): number {
-  const t = Date.parse(value);
-  if (Number.isNaN(t))
-    fail(pointer, 'iso-8601', `${pointer}: ${JSON.stringify(value)} is not a valid date-time`);
-  return t;
-}
 
 // ---------------------------------------------------------------------------------------------------
 // Sessions: append-only, one active, sequential ids
@@ -141,12 +135,12 @@ function checkSessionList(next: WorkflowSessions, prev: WorkflowSessions | null)
         `${s.id} is still active but ${after[after.length - 1]?.id} was started after it: close a session (completed or abandoned) before starting a new one`,
       );
     }
-    const started = ms(s.startedAt, `${at}/startedAt`);
+    const started = isoMs(s.startedAt, `${at}/startedAt`);
     if (isClosed(s)) {
       if (s.endedAt === undefined) {
         fail(`${at}/endedAt`, 'session-ended-at', `${s.id} is ${s.status} but has no endedAt`);
       }
-      if (ms(s.endedAt, `${at}/endedAt`) < started) {
+      if (isoMs(s.endedAt, `${at}/endedAt`) < started) {
         fail(`${at}/endedAt`, 'session-ended-at', `${s.id}: endedAt precedes startedAt`);
       }
     } else if (s.endedAt !== undefined) {
@@ -333,8 +327,8 @@ function checkSession(s: Session, old: Session | undefined, i: number): void {
       );
     }
     if (
-      ms(d.completedAt!, at('delegations', k, 'completedAt')) <
-      ms(d.startedAt, at('delegations', k, 'startedAt'))
+      isoMs(d.completedAt!, at('delegations', k, 'completedAt')) <
+      isoMs(d.startedAt, at('delegations', k, 'startedAt'))
     ) {
       fail(
         at('delegations', k, 'completedAt'),
@@ -366,21 +360,6 @@ function checkSession(s: Session, old: Session | undefined, i: number): void {
 
 // ---------------------------------------------------------------------------------------------------
 // Times
-
-function checkTimes(next: WorkflowSessions): void {
-  const all = times(next).map(([p, v]) => [p, ms(v, p)] as const);
-  const updated = ms(next.updatedAt, '/updatedAt');
-  for (const [p, t] of all) {
-    if (t > updated) {
-      fail(
-        '/updatedAt',
-        'updated-at-latest',
-        `/updatedAt (${next.updatedAt}) is older than ${p}: it must be the last change to the file`,
-        { other: p },
-      );
-    }
-  }
-}
 
 /** Keeps `updatedAt` current on every change: the file's, and the active session's when it changed. */
 function touch(next: WorkflowSessions, prev: WorkflowSessions | null, now: number): void {
@@ -416,7 +395,7 @@ export function check(nextBody: JsonObject, prevBody: JsonObject | null, ctx: Co
   next.sessions.forEach((s, i) => {
     checkSession(s, before.get(s.id), i);
   });
-  checkTimes(next);
+  checkUpdatedLatest('/updatedAt', next.updatedAt, times(next), 'the last change to the file');
   return undefined;
 }
 

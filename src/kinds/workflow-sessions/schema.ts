@@ -6,6 +6,8 @@
 // decisions as the seed's decision example writes them (`alternatives_considered`). The schema checks
 // structure; append-only sessions, transitions and the gates' invariants are enforced by `check`.
 
+import { closed, idDef, iso8601TimeDef, kindSchema, listOf, ref, text } from '../schema-parts.js';
+
 export const SESSION_STATUSES = ['active', 'completed', 'abandoned'] as const;
 export type SessionStatus = (typeof SESSION_STATUSES)[number];
 
@@ -44,180 +46,121 @@ export const DIRECTIVE_STATUSES = ['active', 'revoked'] as const;
 
 /** `session-<n>`: the n-th session of the file (sequential, from 1). */
 export const SESSION_ID_PATTERN = '^session-[1-9][0-9]*$';
-/** ISO-8601 date-time: date, `T`, time, optional fraction and offset. */
-export const ISO_8601_PATTERN =
-  '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]{1,9})?)?(Z|[+-][0-9]{2}:?[0-9]{2})?$';
+export { ISO_8601_PATTERN } from '../schema-parts.js';
 
-const text = { type: 'string', minLength: 1 };
-const id = { $ref: '#/$defs/id' };
-const time = { $ref: '#/$defs/time' };
-const strings = { type: 'array', items: { type: 'string' } };
+const id = ref('id');
+const time = ref('time');
+const strings = listOf({ type: 'string' });
 
-export const workflowSessionsSchema = {
-  $schema: 'https://json-schema.org/draft/2020-12/schema',
-  $id: 'urn:agentstate:schema:workflow-sessions:1.0.0',
-  'x-kernel-abi': '1.0.0',
+export const workflowSessionsSchema = kindSchema({
+  kind: 'workflow-sessions',
   title: 'Workflow state (sessions)',
   description:
     'The state file of one workflow (kind `workflow-sessions`), mirrored to .copilot/state/<workflow>.json. Sessions are appended, never overwritten or deleted; at most one is active and activeSessionId names it.',
-  type: 'object',
   required: ['updatedAt', 'activeSessionId', 'sessions'],
-  additionalProperties: false,
   properties: {
     workflow: { ...text, description: 'The workflow name (the file is .copilot/state/<workflow>.json).' },
     createdAt: time,
     updatedAt: { ...time, description: 'Last change to the file (maintained by the kind on every change).' },
     activeSessionId: {
-      anyOf: [{ $ref: '#/$defs/sessionId' }, { type: 'null' }],
+      anyOf: [ref('sessionId'), { type: 'null' }],
       description: 'The active session; null when every session is closed (or before the first one).',
     },
-    sessions: {
-      type: 'array',
-      description: 'Every session ever started, in order; appended, never overwritten or deleted.',
-      items: { $ref: '#/$defs/session' },
-    },
+    sessions: listOf(
+      ref('session'),
+      'Every session ever started, in order; appended, never overwritten or deleted.',
+    ),
   },
   $defs: {
-    id: { type: 'string', minLength: 1, maxLength: 200 },
-    time: {
-      type: 'string',
-      pattern: ISO_8601_PATTERN,
-      'x-rule': 'iso-8601',
-      description: 'ISO-8601 date-time, e.g. 2026-01-31T10:00:00Z.',
-    },
+    id: idDef,
+    time: iso8601TimeDef,
     sessionId: {
       type: 'string',
       pattern: SESSION_ID_PATTERN,
       'x-rule': 'session-id-format',
       description: 'session-1, session-2, … in order.',
     },
-    session: {
-      type: 'object',
-      required: ['id', 'label', 'status', 'startedAt', 'todos'],
-      additionalProperties: false,
-      properties: {
-        id: { $ref: '#/$defs/sessionId' },
-        label: { ...text, description: 'Human-readable label of the task.' },
-        status: {
-          enum: [...SESSION_STATUSES],
-          description:
-            'active → completed | abandoned; a closed session is final and frozen (never rewritten).',
-        },
-        startedAt: time,
-        updatedAt: { ...time, description: 'Last change to this session (maintained by the kind).' },
-        endedAt: { ...time, description: 'When the session was completed or abandoned (required then).' },
-        summary: { type: 'string', description: 'What the session achieved, or why it was abandoned.' },
-        currentPhase: { anyOf: [{ type: 'string' }, { type: 'null' }] },
-        todos: {
-          type: 'array',
-          description: 'Mirror of manage_todo_list (ids unique).',
-          items: { $ref: '#/$defs/todo' },
-        },
-        decisions: { type: 'array', description: 'Append-only.', items: { $ref: '#/$defs/decision' } },
-        blockers: { type: 'array', items: { $ref: '#/$defs/blocker' } },
-        artifacts: { ...strings, description: 'Paths of key artifacts.' },
-        lessonsLearned: {
-          type: 'array',
-          description: 'Append-only.',
-          items: { $ref: '#/$defs/lesson' },
-        },
-        delegations: {
-          type: 'array',
-          description: 'Sub-agent work (Gates F, G): persisted in-progress before the spawn.',
-          items: { $ref: '#/$defs/delegation' },
-        },
-        directives: {
-          type: 'array',
-          description:
-            'Standing user directives: carried forward from the most recent completed session (Gates D, H) until revoked.',
-          items: { $ref: '#/$defs/directive' },
-        },
+    session: closed(['id', 'label', 'status', 'startedAt', 'todos'], {
+      id: ref('sessionId'),
+      label: { ...text, description: 'Human-readable label of the task.' },
+      status: {
+        enum: [...SESSION_STATUSES],
+        description:
+          'active → completed | abandoned; a closed session is final and frozen (never rewritten).',
       },
-    },
-    todo: {
-      type: 'object',
-      required: ['id', 'title', 'status'],
-      additionalProperties: false,
-      properties: {
-        id: { anyOf: [{ type: 'integer', minimum: 0 }, id] },
-        title: text,
-        description: { type: 'string' },
-        status: { enum: [...TODO_STATUSES] },
+      startedAt: time,
+      updatedAt: { ...time, description: 'Last change to this session (maintained by the kind).' },
+      endedAt: { ...time, description: 'When the session was completed or abandoned (required then).' },
+      summary: { type: 'string', description: 'What the session achieved, or why it was abandoned.' },
+      currentPhase: { anyOf: [{ type: 'string' }, { type: 'null' }] },
+      todos: listOf(ref('todo'), 'Mirror of manage_todo_list (ids unique).'),
+      decisions: listOf(ref('decision'), 'Append-only.'),
+      blockers: listOf(ref('blocker')),
+      artifacts: { ...strings, description: 'Paths of key artifacts.' },
+      lessonsLearned: listOf(ref('lesson'), 'Append-only.'),
+      delegations: listOf(
+        ref('delegation'),
+        'Sub-agent work (Gates F, G): persisted in-progress before the spawn.',
+      ),
+      directives: listOf(
+        ref('directive'),
+        'Standing user directives: carried forward from the most recent completed session (Gates D, H) until revoked.',
+      ),
+    }),
+    todo: closed(['id', 'title', 'status'], {
+      id: { anyOf: [{ type: 'integer', minimum: 0 }, id] },
+      title: text,
+      description: { type: 'string' },
+      status: { enum: [...TODO_STATUSES] },
+    }),
+    decision: closed(['type', 'description', 'workaround'], {
+      type: { enum: [...DECISION_TYPES] },
+      description: text,
+      rationale: { type: 'string' },
+      alternatives_considered: strings,
+      workaround: { type: 'boolean' },
+      correct_solution: { ...text, description: 'Workarounds: what the correct solution would be.' },
+      why_not_implemented: { ...text, description: "Workarounds: why it couldn't be implemented." },
+      revisit_when: { ...text, description: 'Workarounds: what would need to change to revisit.' },
+      timestamp: time,
+    }),
+    blocker: closed(['id', 'description', 'status', 'raisedAt'], {
+      id,
+      description: text,
+      status: { enum: [...BLOCKER_STATUSES], description: 'open → resolved; resolved is final.' },
+      raisedAt: time,
+      resolvedAt: time,
+      resolution: text,
+    }),
+    lesson: closed(['category', 'summary', 'severity'], {
+      category: { enum: [...LESSON_CATEGORIES] },
+      summary: text,
+      detail: { type: 'string' },
+      appliesTo: { ...strings, description: 'Skills or agents that should incorporate this lesson.' },
+      severity: { enum: [...LESSON_SEVERITIES] },
+      recordedAt: time,
+    }),
+    delegation: closed(['id', 'agent', 'task', 'status', 'startedAt'], {
+      id,
+      agent: text,
+      task: text,
+      status: {
+        enum: [...DELEGATION_STATUSES],
+        description: 'in-progress → completed | failed; completed and failed are final.',
       },
-    },
-    decision: {
-      type: 'object',
-      required: ['type', 'description', 'workaround'],
-      additionalProperties: false,
-      properties: {
-        type: { enum: [...DECISION_TYPES] },
-        description: text,
-        rationale: { type: 'string' },
-        alternatives_considered: strings,
-        workaround: { type: 'boolean' },
-        correct_solution: { ...text, description: 'Workarounds: what the correct solution would be.' },
-        why_not_implemented: { ...text, description: "Workarounds: why it couldn't be implemented." },
-        revisit_when: { ...text, description: 'Workarounds: what would need to change to revisit.' },
-        timestamp: time,
-      },
-    },
-    blocker: {
-      type: 'object',
-      required: ['id', 'description', 'status', 'raisedAt'],
-      additionalProperties: false,
-      properties: {
-        id,
-        description: text,
-        status: { enum: [...BLOCKER_STATUSES], description: 'open → resolved; resolved is final.' },
-        raisedAt: time,
-        resolvedAt: time,
-        resolution: text,
-      },
-    },
-    lesson: {
-      type: 'object',
-      required: ['category', 'summary', 'severity'],
-      additionalProperties: false,
-      properties: {
-        category: { enum: [...LESSON_CATEGORIES] },
-        summary: text,
-        detail: { type: 'string' },
-        appliesTo: { ...strings, description: 'Skills or agents that should incorporate this lesson.' },
-        severity: { enum: [...LESSON_SEVERITIES] },
-        recordedAt: time,
-      },
-    },
-    delegation: {
-      type: 'object',
-      required: ['id', 'agent', 'task', 'status', 'startedAt'],
-      additionalProperties: false,
-      properties: {
-        id,
-        agent: text,
-        task: text,
-        status: {
-          enum: [...DELEGATION_STATUSES],
-          description: 'in-progress → completed | failed; completed and failed are final.',
-        },
-        startedAt: time,
-        completedAt: time,
-        resultSummary: text,
-        outputArtifacts: strings,
-      },
-    },
-    directive: {
-      type: 'object',
-      required: ['id', 'text', 'status', 'issuedAt'],
-      additionalProperties: false,
-      properties: {
-        id,
-        text,
-        status: { enum: [...DIRECTIVE_STATUSES], description: 'active → revoked; revoked is final.' },
-        issuedAt: time,
-        carriedFrom: { ...id, description: 'The session this directive was carried forward from.' },
-        revokedAt: time,
-        revokedReason: { type: 'string' },
-      },
-    },
+      startedAt: time,
+      completedAt: time,
+      resultSummary: text,
+      outputArtifacts: strings,
+    }),
+    directive: closed(['id', 'text', 'status', 'issuedAt'], {
+      id,
+      text,
+      status: { enum: [...DIRECTIVE_STATUSES], description: 'active → revoked; revoked is final.' },
+      issuedAt: time,
+      carriedFrom: { ...id, description: 'The session this directive was carried forward from.' },
+      revokedAt: time,
+      revokedReason: { type: 'string' },
+    }),
   },
-};
+});

@@ -24,6 +24,16 @@ const RENDERED_FILE: JsonSchema = {
   additionalProperties: false,
 };
 
+/** The inputs naming a state file: its path and, when the path does not tell it, its kind. */
+const FILE_AT = { path: { type: 'string', required: true }, kind: { type: 'name' } } as const;
+type FileAt = { path: string; kind?: string; project?: string };
+
+/** The state file an input names, in its project folder. */
+async function fileAt(i: FileAt) {
+  const { targetOfPath } = await import('../../views/files.js');
+  return targetOfPath(i.path, root(i.project), i.kind);
+}
+
 export const FILE_OPERATIONS = [
   operation({
     name: 'export_file',
@@ -53,8 +63,7 @@ export const FILE_OPERATIONS = [
       'Commit a hand-edited state file against the version it was exported from (STATE_CONFLICT with a diff if stale).',
     input: inputSchema(
       {
-        path: { type: 'string', required: true },
-        kind: { type: 'name' },
+        ...FILE_AT,
         expected_version: { type: 'int', min: 0 },
         role: { type: 'name' },
         actor: { type: 'name' },
@@ -65,22 +74,9 @@ export const FILE_OPERATIONS = [
     output: OBJECT,
     writes: true,
     local: true,
-    async run(
-      inst,
-      i: {
-        path: string;
-        kind?: string;
-        expected_version?: number;
-        role?: string;
-        actor?: string;
-        project?: string;
-      },
-    ) {
-      const [{ targetOfPath }, { importView }] = await Promise.all([
-        import('../../views/files.js'),
-        import('../../views/sync.js'),
-      ]);
-      return importView(inst, targetOfPath(i.path, root(i.project), i.kind), {
+    async run(inst, i: FileAt & { expected_version?: number; role?: string; actor?: string }) {
+      const { importView } = await import('../../views/sync.js');
+      return importView(inst, await fileAt(i), {
         ...(i.expected_version !== undefined && { expected_version: i.expected_version }),
         ...(i.role !== undefined && { role: i.role }),
         ...(i.actor !== undefined && { actor: i.actor }),
@@ -92,24 +88,16 @@ export const FILE_OPERATIONS = [
     group: 'files',
     description: 'Check a state file against its kind (format, schema, rules) without touching the store.',
     input: inputSchema(
-      {
-        path: { type: 'string', required: true },
-        kind: { type: 'name' },
-        role: { type: 'name' },
-        ...PROJECT,
-      },
+      { ...FILE_AT, role: { type: 'name' }, ...PROJECT },
       { project: PROJECT_DOC, role: 'check field permissions for this role' },
     ),
     output: OBJECT,
     writes: false,
     local: true,
     instance: 'none',
-    async run(_inst, i: { path: string; kind?: string; role?: string; project?: string }) {
-      const [{ targetOfPath }, { validateView }] = await Promise.all([
-        import('../../views/files.js'),
-        import('../../views/validate.js'),
-      ]);
-      return validateView(targetOfPath(i.path, root(i.project), i.kind), i.role ? { role: i.role } : {});
+    async run(_inst, i: FileAt & { role?: string }) {
+      const { validateView } = await import('../../views/validate.js');
+      return validateView(await fileAt(i), i.role ? { role: i.role } : {});
     },
   }),
   operation({
@@ -117,19 +105,13 @@ export const FILE_OPERATIONS = [
     group: 'files',
     description:
       'Restore a corrupted state file: from the store, else its last checkpoint, else git history.',
-    input: inputSchema(
-      { path: { type: 'string', required: true }, kind: { type: 'name' }, ...PROJECT },
-      { project: PROJECT_DOC },
-    ),
+    input: inputSchema({ ...FILE_AT, ...PROJECT }, { project: PROJECT_DOC }),
     output: OBJECT,
     writes: true,
     local: true,
-    async run(inst, i: { path: string; kind?: string; project?: string }) {
-      const [{ targetOfPath }, { recoverView }] = await Promise.all([
-        import('../../views/files.js'),
-        import('../../views/recover.js'),
-      ]);
-      return recoverView(inst, targetOfPath(i.path, root(i.project), i.kind));
+    async run(inst, i: FileAt) {
+      const { recoverView } = await import('../../views/recover.js');
+      return recoverView(inst, await fileAt(i));
     },
   }),
   operation({
@@ -147,21 +129,7 @@ export const FILE_OPERATIONS = [
     output: OBJECT,
     writes: true,
     local: true,
-    async run(
-      inst,
-      i: {
-        kind: string;
-        id: string;
-        operation: string;
-        args?: Record<string, unknown>;
-        actor?: string;
-        actor_kind?: CommitInput['actor_kind'];
-        role?: string;
-        reason?: string;
-        project?: string;
-        export?: boolean;
-      },
-    ) {
+    async run(inst, i: ApplyInput & { project?: string; export?: boolean }) {
       const [{ targetFor }, { exportView }, { getKind }] = await Promise.all([
         import('../../views/files.js'),
         import('../../views/sync.js'),

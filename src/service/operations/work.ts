@@ -15,7 +15,7 @@ import type {
   RetryManyInput,
 } from '../../core/types.js';
 import { WORK_INPUTS } from '../../core/work-queue.js';
-import { operation } from '../operation.js';
+import { type Operation, operation } from '../operation.js';
 
 const { limit: _limit, ...CLAIM_ONE } = WORK_INPUTS.claim;
 
@@ -25,10 +25,14 @@ const listInput = inputSchema(WORK_INPUTS.list, {
     'true: only pending items blocked on a failed or cancelled blocker (retry it or cancel them); false: the others',
 });
 
+/** An operation that changes one work item and answers it (the item as it is now). */
+function itemChange<I>(op: Pick<Operation<I>, 'name' | 'description' | 'input' | 'idempotent' | 'run'>) {
+  return operation<I, unknown>({ group: 'work', output: WORK_ITEM, writes: true, ...op });
+}
+
 export const WORK_OPERATIONS = [
-  operation({
+  itemChange({
     name: 'enqueue',
-    group: 'work',
     description: 'Add a work item (an idempotency_key already used returns the existing item).',
     input: inputSchema(WORK_INPUTS.enqueue, {
       blocked_by: 'ids of items that must be done first',
@@ -37,8 +41,6 @@ export const WORK_OPERATIONS = [
       on_blocker_failure:
         'when a blocker ends failed or cancelled: wait (default; reported as blocked_on_failure) or cascade (cancelled with it, re-opened by its retry)',
     }),
-    output: WORK_ITEM,
-    writes: true,
     idempotent: false,
     run: (inst, i: EnqueueInput) => inst.work.enqueue(i),
   }),
@@ -60,72 +62,54 @@ export const WORK_OPERATIONS = [
     writes: true,
     run: (inst, i: ClaimInput) => inst.work.claimMany(i),
   }),
-  operation({
+  itemChange({
     name: 'heartbeat',
-    group: 'work',
     description: 'Extend your lease on a claimed item (LEASE_LOST if it is no longer yours).',
     input: inputSchema(WORK_INPUTS.heartbeat, { attempt: 'fencing token: the attempts value of your claim' }),
-    output: WORK_ITEM,
-    writes: true,
     idempotent: true,
     run: (inst, i: HeartbeatInput) => inst.work.heartbeat(i),
   }),
-  operation({
+  itemChange({
     name: 'resolve',
-    group: 'work',
     description:
       'Finish a claimed item as done or failed (LEASE_LOST if the lease is no longer yours); a human answers a decision with actor_kind human.',
     input: inputSchema(WORK_INPUTS.resolve, {
       attempt: 'fencing token: the attempts value of your claim',
       actor: 'who resolves an item waiting for a human',
     }),
-    output: WORK_ITEM,
-    writes: true,
     idempotent: true,
     run: (inst, i: ResolveInput) => inst.work.resolve(i),
   }),
-  operation({
+  itemChange({
     name: 'release',
-    group: 'work',
     description: 'Hand a claimed item back to the queue without spending the attempt (graceful stop).',
     input: inputSchema(WORK_INPUTS.release, {
       worker: 'whose lease it is',
       actor: 'who hands it back, when not the worker (a person releasing a stuck lease)',
     }),
-    output: WORK_ITEM,
-    writes: true,
     run: (inst, i: ReleaseInput) => inst.work.release(i),
   }),
-  operation({
+  itemChange({
     name: 'annotate',
-    group: 'work',
     description: "Merge a JSON object into an item's notes (RFC 7396: a null value removes a key).",
     input: inputSchema(WORK_INPUTS.annotate, {
       worker: 'only while this worker holds the lease',
     }),
-    output: WORK_ITEM,
-    writes: true,
     idempotent: true,
     run: (inst, i: AnnotateInput) => inst.work.annotate(i),
   }),
-  operation({
+  itemChange({
     name: 'cancel',
-    group: 'work',
     description:
       'Cancel an unfinished item (a human decision a document asked for: by a human only; a human retry asks it again).',
     input: inputSchema(WORK_INPUTS.cancel),
-    output: WORK_ITEM,
-    writes: true,
     run: (inst, i: CancelInput) => inst.work.cancel(i),
   }),
-  operation({
+  itemChange({
     name: 'retry',
-    group: 'work',
     description:
       'Put a failed or cancelled item back to pending, fresh attempts, same id; items its failure cancelled re-open. A human decision: by a human only, back to waiting for a human.',
     input: inputSchema(WORK_INPUTS.retry, { reason: 'why it is retried (kept in its history)' }),
-    output: WORK_ITEM,
-    writes: true,
     run: (inst, i: RetryInput) => inst.work.retry(i),
   }),
   operation({
@@ -137,22 +121,16 @@ export const WORK_OPERATIONS = [
     writes: true,
     run: (inst, i: RetryManyInput) => inst.work.retryMany(i),
   }),
-  operation({
+  itemChange({
     name: 'park',
-    group: 'work',
     description: 'Park a pending item for a human (waiting_human).',
     input: inputSchema(WORK_INPUTS.cancel),
-    output: WORK_ITEM,
-    writes: true,
     run: (inst, i: CancelInput) => inst.work.park(i),
   }),
-  operation({
+  itemChange({
     name: 'unpark',
-    group: 'work',
     description: 'Return a parked item to the queue (not a decision a document asked for).',
     input: inputSchema(WORK_INPUTS.cancel),
-    output: WORK_ITEM,
-    writes: true,
     run: (inst, i: CancelInput) => inst.work.unpark(i),
   }),
   operation({
