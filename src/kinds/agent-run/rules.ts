@@ -1,3 +1,5 @@
+// Kind `agent-run`'s rules: the check every commit of a run's canonical state passes (status transitions,
+// ambiguities answered before a run may succeed or resume), refusing with the JSON pointer and the rule.
 import type { CommitContext } from '../../core/kind.js';
 import type { JsonObject } from '../../core/types.js';
 import { AmbiguityUnresolvedError } from '../../errors.js';

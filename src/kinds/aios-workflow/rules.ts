@@ -1,3 +1,5 @@
+// Kind `aios-workflow`'s rules: the check every commit of a workflow run's YAML passes (step and phase
+// transitions, timestamps in order), refusing with the JSON pointer and the rule.
 import type { CommitContext } from '../../core/kind.js';
 import type { JsonObject } from '../../core/types.js';
 import {

@@ -1,3 +1,5 @@
+// Kind `task-ir`'s rules: unique ids, the ambiguity transitions (open → resolved | escalated, escalated →
+// resolved, resolved final), answers required, and the decision items an escalation enqueues as effects.
 import type { CommitContext, CommitEffects, DocSnapshot } from '../../core/kind.js';
 import type { EnqueueInput, Json, JsonObject, WorkItem } from '../../core/types.js';
 import { InvalidInputError, InvalidTransitionError, PermissionDeniedError } from '../../errors.js';

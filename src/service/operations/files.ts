@@ -1,8 +1,11 @@
+// State-file operations: the human-readable files (.grid/STATE.md, .aios/…) as views of the store: export,
+// import, validate, recover, render, and a kind operation that rewrites its file (a kind's own operations on
+// its files, e.g. workflow-sessions' gates, are its). The views and kinds load only when one of these runs (a
+// work-item process never pays for them).
 import { type ApplyInput, DOC_INPUTS } from '../../core/document-store.js';
 import { derivedCommand } from '../../core/input.js';
 import { inputSchema, type JsonSchema } from '../../core/json-schema.js';
 import { OBJECT } from '../../core/output-schemas.js';
-import type { CommitInput } from '../../core/types.js';
 import { PROJECT, PROJECT_DOC, root } from '../../kinds/project.js';
 import { operation } from '../operation.js';
 import { APPLY_INPUT } from './documents.js';
