@@ -6,6 +6,7 @@ import { EXIT_CODES, InvalidInputError, toAgentStateError } from '../errors.js';
 import { inEdgeTerms } from '../service/instance-resolver.js';
 import { WORKFLOW_NAMES, WORKFLOWS } from '../workflows/registry.js';
 import { addAuthCommands } from './auth-commands.js';
+import { addCallCommand } from './call-command.js';
 import { type GlobalOpts, Output } from './context.js';
 import { addEventCommands } from './event-commands.js';
 import { addInstanceCommands } from './instance-commands.js';
@@ -71,6 +72,7 @@ export function buildProgram(): Command {
   addMcpCommand(program);
   addServeCommand(program);
   addAuthCommands(program);
+  addCallCommand(program);
   addWorkflowCommands(program);
   return program;
 }
