@@ -5,85 +5,63 @@ import type { Command } from 'commander';
 import { parseJsonInput } from '../core/input.js';
 import type { JsonSchema } from '../core/json-schema.js';
 import { InvalidInputError } from '../errors.js';
+import type { Operation } from '../service/operation.js';
+import { inputFromParams, types } from '../service/params.js';
 import { runCommand } from './context.js';
 import { readInputText } from './read-input.js';
 
 const kebab = (field: string) => field.replaceAll('_', '-');
 
-/** The JSON types a field's schema allows (none: any JSON value). */
-function typesOf(schema: JsonSchema): string[] {
-  return [schema.type, ...(schema.anyOf ?? []).map((s) => s.type)].flat().filter((t): t is string => !!t);
-}
-
 /**
- * How a flag's text becomes the field's value, from the field's schema: a number for an integer, true for a
- * bare boolean flag, a list for an array (repeated or comma-separated), JSON for an object or any-JSON field,
- * the text otherwise. What does not fit is passed on as text, for the operation's check to refuse by name.
+ * The input `args` (what follows the operation's name) spell: `--<field> <value>` pairs (`--lease-ms` for
+ * `lease_ms`; `--flag` alone is true), typed by the operation's schema as a query string is
+ * (`inputFromParams`); a list is repeated or comma-separated, as every list flag of the CLI.
  */
-function fieldValue(flag: string, text: string | true, schema: JsonSchema, prev: unknown): unknown {
-  const types = typesOf(schema);
-  if (text === true) {
-    if (types.includes('boolean')) return true;
-    throw new InvalidInputError(`${flag} needs a value`, { field: flag });
-  }
-  if (types.includes('boolean') && (text === 'true' || text === 'false')) return text === 'true';
-  if (types.includes('integer') && /^-?\d+$/.test(text.trim())) return Number(text.trim());
-  if (types.includes('array')) {
-    const parts = text
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean);
-    const all = [...(Array.isArray(prev) ? prev : prev === undefined ? [] : [prev]), ...parts];
-    // One value stays one where the field takes a single value too (a status, an event type).
-    return all.length === 1 && types.includes('string') ? all[0] : all;
-  }
-  if (types.includes('string')) return text;
-  if (types.includes('object') || types.length === 0) return parseJsonInput(text, flag);
-  return text;
-}
-
-/** The input `args` (what follows the operation's name) spell, for the operation's input schema. */
-function inputOf(
-  args: string[],
-  properties: Record<string, JsonSchema>,
-  name: string,
-): Record<string, unknown> {
-  const input: Record<string, unknown> = {};
+function inputOf(args: string[], op: Operation<never, unknown>): Record<string, unknown> {
+  const properties = op.input.properties;
+  const params = new URLSearchParams();
   for (let k = 0; k < args.length; k++) {
     const arg = args[k]!;
     const m = /^--([a-z][a-z0-9-]*)(?:=(.*))?$/s.exec(arg);
     if (!m) {
       throw new InvalidInputError(
-        `call ${name}: unexpected argument ${JSON.stringify(arg)}; give fields as --<field> <value>`,
-        {
-          field: 'args',
-        },
+        `call ${op.name}: unexpected argument ${JSON.stringify(arg)}; give fields as --<field> <value>`,
+        { field: 'args' },
       );
     }
     const field = m[1]!.replaceAll('-', '_');
-    const schema = properties[field];
+    const schema = Object.hasOwn(properties, field) ? properties[field] : undefined;
     if (!schema) {
       const known = Object.keys(properties).map((f) => `--${kebab(f)}`);
       throw new InvalidInputError(
-        `call ${name}: unknown flag --${m[1]} (its fields: ${known.join(', ') || 'none'})`,
-        { field, operation: name },
+        `call ${op.name}: unknown flag --${m[1]} (its fields: ${known.join(', ') || 'none'})`,
+        { field, operation: op.name },
       );
     }
-    let text: string | true;
-    if (m[2] !== undefined) text = m[2];
-    else if (args[k + 1] !== undefined && !args[k + 1]!.startsWith('--')) text = args[++k]!;
-    else text = true;
-    input[field] = fieldValue(`--${m[1]}`, text, schema, input[field]);
+    let text = m[2];
+    if (text === undefined && args[k + 1] !== undefined && !args[k + 1]!.startsWith('--')) text = args[++k]!;
+    if (text === undefined) {
+      if (!types(schema).includes('boolean')) {
+        throw new InvalidInputError(`--${m[1]} needs a value`, { field, operation: op.name });
+      }
+      text = 'true';
+    }
+    const parts = types(schema).includes('array')
+      ? text
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : [text];
+    for (const part of parts) params.append(field, part);
   }
-  return input;
+  return inputFromParams(op, params);
 }
 
 /** The help of one operation: its description and one line per field, generated from its input schema. */
 function helpOf(op: { name: string; description: string; input: JsonSchema }): string {
   const required = new Set(op.input.required ?? []);
   const lines = Object.entries(op.input.properties ?? {}).map(([f, s]) => {
-    const types = typesOf(s);
-    const what = types.length > 0 ? types.join(' | ') : 'JSON';
+    const what = types(s).join(' | ').replace('json', 'JSON');
     return `  --${kebab(f)} <${what}>${required.has(f) ? ' (required)' : ''}${s.description ? `  ${s.description}` : ''}`;
   });
   return `Usage: agentstate call ${op.name} [--<field> <value> …] [--input <json>]\n\n${op.description}\n\n${
@@ -133,7 +111,7 @@ export function addCallCommand(program: Command): void {
         }
         base = parsed as Record<string, unknown>;
       }
-      const input = { ...base, ...inputOf(fields, op.input.properties ?? {}, name) };
+      const input = { ...base, ...inputOf(fields, op) };
       await runCommand(cmd, name, input, (r) => JSON.stringify(r, null, 2));
     });
 }

@@ -7,7 +7,9 @@ import { streamSSE } from 'hono/streaming';
 import { InvalidInputError, isAgentStateError } from '../errors.js';
 import { runOperation } from '../service/invoke.js';
 import type { EventWatch } from '../service/operations/events.js';
+import { getOperation } from '../service/table.js';
 import { type AppContext, instanceOf } from './context.js';
+import { inputFromQuery } from './routes.js';
 
 /** Comment lines keep idle connections (and proxies) open. */
 export const KEEPALIVE_MS = 15_000;
@@ -28,25 +30,19 @@ function position(raw: string | undefined, field: string): number | undefined {
 export async function eventStream(c: Context, ctx: AppContext): Promise<Response> {
   const inst = await instanceOf(c, ctx.registry);
   const resume = position(c.req.header('last-event-id'), 'Last-Event-ID');
-  const asked = position(c.req.query('after'), 'after');
-  const types = c.req.queries('type')?.filter((t) => t !== '');
-  const streamName = c.req.query('stream') || undefined;
-  const item = c.req.query('work_item_id') || undefined;
-  const after = resume ?? asked;
+  // The query is watch_events' input, checked by the operation (unknown parameters refused); the browser's
+  // own resume, Last-Event-ID, wins over `after`.
+  // An empty parameter (`?type=`, a cleared filter) means no filter, as it always has here.
+  const params = new URLSearchParams([...new URL(c.req.url).searchParams].filter(([, v]) => v !== ''));
+  const input = inputFromQuery(getOperation('watch_events'), params);
+  if (resume !== undefined) input.after = resume;
   const ac = new AbortController();
   let watch: EventWatch;
   try {
-    watch = (await runOperation(
-      inst,
-      'watch_events',
-      {
-        ...(after === undefined ? {} : { after }),
-        ...(types && types.length > 0 ? { type: types.length === 1 ? types[0]! : types } : {}),
-        ...(streamName ? { stream: streamName } : {}),
-        ...(item ? { work_item_id: item } : {}),
-      },
-      { signal: ac.signal, pollMs: ctx.pollMs },
-    )) as EventWatch;
+    watch = (await runOperation(inst, 'watch_events', input, {
+      signal: ac.signal,
+      pollMs: ctx.pollMs,
+    })) as EventWatch;
   } catch (err) {
     // The browser's own resume names the header, not a query parameter.
     if (resume !== undefined && isAgentStateError(err) && err.details.field === 'after') {

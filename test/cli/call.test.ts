@@ -69,6 +69,26 @@ describe('agentstate call', () => {
     expect(call(['enqueue', '--title', 'x', '--not-before', 'soon']).code).toBe(2);
     expect(call(['watch_events']).code).toBe(2);
     expect(call(['nope']).code).toBe(2);
+    // Hostile input: a prototype key, a path-like id, deep and huge JSON, a wrong type, a valueless flag.
+    const hostile: Array<[string[], string?]> = [
+      [['enqueue', '--input', '{"title":"x","__proto__":{"polluted":1}}']],
+      [['enqueue', '--title', 'x', '--payload', '{"constructor":{"prototype":{}}}']],
+      [['enqueue', '--title', 'x', '--payload', `${'['.repeat(300)}${']'.repeat(300)}`]],
+      [['enqueue', '--input', '-'], JSON.stringify({ title: 'x', payload: 'y'.repeat(5 * 1024 * 1024) })],
+      [['render_file', '--kind', 'workflow-sessions', '--id', '../../etc/passwd']],
+      [['get_item', '--id', 'wi_1\u0001']],
+      [['enqueue', '--title']],
+      [['enqueue', '--input', '[1,2]']],
+    ];
+    for (const [args, stdin] of hostile) {
+      const r = call(args, stdin);
+      expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBeGreaterThanOrEqual(1);
+      expect(r.code).toBeLessThan(10);
+      expect((r.errorJson as { error?: { code?: string } } | null)?.error?.code, r.stderr).toMatch(
+        /^(INVALID_INPUT|NOT_FOUND)$/,
+      );
+      expect(r.stderr).not.toMatch(/\bat .*\.(ts|js):\d+/);
+    }
     expect(call(['count_items']).json).toEqual(before);
   });
 });

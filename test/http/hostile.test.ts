@@ -87,6 +87,44 @@ const cases: Array<[string, Parameters<TestServer['call']>[2] & { path: string; 
       'bad JSON in the query',
       { method: 'GET', path: '/api/v1/validate_document', query: { kind: 'json', id: 'doc', body: '{' } },
     ],
+    // render_file (issue 25): a path-like id, a wrong type, an unknown field, a kind without a file.
+    [
+      'render_file with a traversal id',
+      {
+        method: 'GET',
+        path: '/api/v1/render_file',
+        query: { kind: 'workflow-sessions', id: '../../etc/passwd' },
+      },
+    ],
+    [
+      'render_file with a text version',
+      { method: 'GET', path: '/api/v1/render_file', query: { kind: 'json', id: 'doc', version: 'two' } },
+    ],
+    [
+      'render_file with an unknown field',
+      { method: 'GET', path: '/api/v1/render_file', query: { kind: 'json', id: 'doc', __proto__x: '1' } },
+    ],
+    [
+      'render_file of a kind without a file',
+      { method: 'GET', path: '/api/v1/render_file', query: { kind: 'json', id: 'doc' } },
+    ],
+    // The event stream is a view of watch_events: bad filters are refused before anything streams.
+    [
+      'an event stream with a control character in the type',
+      { method: 'GET', path: '/api/v1/events', query: { type: 'a\u0001b' } },
+    ],
+    [
+      'an event stream with an overlong stream name',
+      { method: 'GET', path: '/api/v1/events', query: { stream: 'x'.repeat(5000) } },
+    ],
+    [
+      'an event stream from a negative position',
+      { method: 'GET', path: '/api/v1/events', query: { after: '-1' } },
+    ],
+    [
+      'an event stream with a bad since',
+      { method: 'GET', path: '/api/v1/events', query: { since: '2026-02-30' } },
+    ],
     [
       'a traversal in the instance',
       { path: '/api/v1/enqueue', body: { title: 'x' }, query: { instance: '../../../tmp/x' } },
