@@ -4,6 +4,7 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { specOf } from '../../src/core/json-schema.js';
 import { ERROR_TABLE, type ErrorCode, EXIT_CODES, toolError } from '../../src/errors.js';
 import { openInstance } from '../../src/instance/instance.js';
 import { runOperation } from '../../src/service/invoke.js';
@@ -24,6 +25,8 @@ describe('the operation table', () => {
       expect(op.description.length, op.name).toBeLessThanOrEqual(200);
       expect(op.input.type, op.name).toBe('object');
       expect(op.input.additionalProperties, op.name).toBe(false);
+      // Built from the core checker's spec, so the one check at the table is the checker's.
+      expect(specOf(op.input), op.name).toBeDefined();
       expect(() => compileSchema(op.input), `${op.name} input`).not.toThrow();
       expect(() => compileSchema(op.output), `${op.name} output`).not.toThrow();
     }
