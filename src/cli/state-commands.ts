@@ -1,5 +1,5 @@
 // `agentstate state …`: versioned documents from the command line (bodies from a file or stdin).
-import { type Command, Option } from 'commander';
+import type { Command } from 'commander';
 import { parseJsonInput } from '../core/input.js';
 import type {
   CommitResult,
@@ -10,8 +10,8 @@ import type {
   JsonPatchOp,
   WorkItem,
 } from '../core/types.js';
-import { ACTOR_KINDS } from '../core/types.js';
-import { given, int, json, list, runCommand } from './context.js';
+import { list } from './context.js';
+import { addCommands, command } from './generate.js';
 import { readInputText } from './read-input.js';
 
 /** Reads JSON from a file path, or stdin for `-` (at most 4 MiB of UTF-8). */
@@ -68,218 +68,142 @@ export function formatPatch(patch: JsonPatchOp[]): string {
     .join('\n');
 }
 
+/** A flag that names a JSON file (or `-`, stdin) the command reads: the path now, the JSON in `route`. */
+const file = (flags: string, help: string) => ({ flags, help, parse: String });
+
+/** Reads the fields given as files (body, merge_patch, json_patch) into their JSON. */
+async function withFiles(input: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const out = { ...input };
+  for (const f of ['body', 'merge_patch', 'json_patch'] as const) {
+    if (typeof input[f] === 'string') out[f] = await readJsonArg(input[f], f);
+  }
+  return out;
+}
+
+/** One commit's outcome on one line. */
+function formatCommit(kind: unknown, id: unknown, r: CommitResult): string {
+  return r.replayed
+    ? `${kind}/${id} v${r.version} (retry of write ${r.write_id}: already committed)`
+    : r.noop
+      ? `${kind}/${id} v${r.version} unchanged (no-op recorded)`
+      : r.changed
+        ? `${kind}/${id} v${r.previous_version} → v${r.version}`
+        : `${kind}/${id} v${r.version}: nothing changed, nothing written`;
+}
+
+/** One event of a document's stream: the version it made, and Grid's role and fields. */
+function formatDocEvent(e: EventRecord): string {
+  const d = (e.data ?? {}) as { version?: number; noop?: boolean; agent_type?: unknown; fields?: unknown };
+  const v = d.version === undefined ? '' : ` v${d.version}${d.noop ? ' (no-op)' : ''}`;
+  // Grid's grid_state_updated: the role written as and the fields changed.
+  const role = typeof d.agent_type === 'string' ? ` as ${d.agent_type}` : '';
+  const f = Array.isArray(d.fields) ? d.fields : null;
+  const fields =
+    f === null
+      ? ''
+      : `: ${f.slice(0, 6).join(', ') || '(none)'}${f.length > 6 ? ` +${f.length - 6} more` : ''}`;
+  return `#${e.position}  ${e.created_at}  ${e.type}${v}${e.actor ? `  by ${e.actor}` : ''}${role}${fields}`;
+}
+
+export const STATE_COMMANDS = [
+  command<DocumentRecord | Projection>({
+    usage: 'get <kind> <id>',
+    op: 'get_document',
+    description: 'print a document (latest, or --version N; --path for only some fields)',
+    flags: {
+      paths: { flags: '-p, --path <path>', help: 'only this field (dot path or JSON pointer; repeatable)' },
+    },
+    human: (r, i) => {
+      if (!('values' in r))
+        return `# ${i.kind}/${i.id} v${r.version} (${r.updated_at})\n${JSON.stringify(r.body, null, 2)}`;
+      if (r.missing.length > 0) process.stderr.write(`missing: ${r.missing.join(', ')}\n`);
+      const paths = i.paths as string[];
+      return paths.length === 1 && r.missing.length === 0
+        ? JSON.stringify(r.values[paths[0]!], null, 2)
+        : JSON.stringify(r, null, 2);
+    },
+  }),
+  command<CommitResult>({
+    usage: 'commit <kind> <id>',
+    op: 'commit',
+    description:
+      'commit a new version if the document is still at --expect (STATE_CONFLICT, exit 3, otherwise)',
+    defaults: { actor_kind: 'human' },
+    flags: {
+      body: file('-b, --body <file>', 'the whole new body (JSON file, - for stdin)'),
+      merge_patch: file('-m, --merge <file>', 'an RFC 7396 merge patch (JSON file, - for stdin)'),
+      json_patch: file('--patch <file>', 'an RFC 6902 JSON Patch (JSON file, - for stdin)'),
+      override: {
+        flags: '--override <rules>',
+        help: 'rules deliberately overridden (comma-separated; needs --reason)',
+        parse: list,
+      },
+    },
+    route: async (input) => {
+      const i = await withFiles(input);
+      if (Array.isArray(i.override)) i.override = { rules: i.override, reason: i.reason ?? '' };
+      return { op: 'commit', input: i };
+    },
+    human: (r, i) => formatCommit(i.kind, i.id, r),
+  }),
+  command<{ entries: HistoryEntry[]; next_after: number | null }>({
+    usage: 'history <kind> <id>',
+    op: 'history',
+    human: (h) =>
+      formatHistory(h.entries) + (h.next_after !== null ? `\n(more: --after ${h.next_after})` : ''),
+  }),
+  command<{ from: number; to: number; patch: JsonPatchOp[] }>({
+    usage: 'diff <kind> <id> <from> [to]',
+    op: 'diff',
+    human: (d, i) => `${i.kind}/${i.id} v${d.from} → v${d.to}\n${formatPatch(d.patch)}`,
+  }),
+  command<CommitResult>({
+    usage: 'fork <kind> <id> <new-id>',
+    op: 'fork',
+    defaults: { actor_kind: 'human' },
+    flags: { version: { short: 'v', help: 'the version to fork [default: latest]' } },
+    human: (_r, i) => `${i.kind}/${i.new_id} v1 forked from ${i.kind}/${i.id}`,
+  }),
+  command<EventRecord[]>({
+    usage: 'log <kind> <id>',
+    op: 'read_events',
+    description: "the document's event stream: commits, no-ops and what they caused",
+    only: ['limit'],
+    route: ({ kind, id, ...rest }) => ({
+      op: 'read_events',
+      input: { stream: `doc:${kind}/${id}`, limit: 100, ...rest },
+    }),
+    human: (events) => (events.length === 0 ? 'no events' : events.map(formatDocEvent).join('\n')),
+  }),
+  command<Array<Omit<DocumentRecord, 'body'>>>({
+    usage: 'list',
+    op: 'list_documents',
+    description: 'documents of this instance',
+    human: (docs) =>
+      docs.length === 0
+        ? 'no documents'
+        : docs.map((d) => `${d.kind}/${d.id}  v${d.version}  ${d.updated_at}`).join('\n'),
+  }),
+];
+
+type EscalateResult = CommitResult & { decisions: WorkItem[] };
+
+export const ESCALATE_COMMAND = command<EscalateResult>({
+  usage: 'escalate <task-ir> [ambiguities...]',
+  op: 'escalate',
+  args: { 'task-ir': 'id' },
+  defaults: { actor_kind: 'human' },
+  human: (r, i) => formatEscalation(String(i.id), r),
+});
+
 export function addStateCommands(program: Command): void {
   program.commandsGroup('Documents:');
   const state = program
     .command('state')
     .description('versioned documents: compare-and-swap commits with history');
-
-  state
-    .command('get <kind> <id>')
-    .description('print a document (latest, or --version N; --path for only some fields)')
-    .option('-v, --version <n>', 'a past version', int('--version'))
-    .option('-p, --path <path>', 'only this field (dot path or JSON pointer; repeatable)', list)
-    .action((kind: string, id: string, o, cmd: Command) =>
-      runCommand<DocumentRecord | Projection>(
-        cmd,
-        'get_document',
-        { kind, id, ...given('version', o.version), ...given('paths', o.path) },
-        (r) => {
-          if (!('values' in r)) {
-            return `# ${kind}/${id} v${r.version} (${r.updated_at})\n${JSON.stringify(r.body, null, 2)}`;
-          }
-          if (r.missing.length > 0) process.stderr.write(`missing: ${r.missing.join(', ')}\n`);
-          return o.path.length === 1 && r.missing.length === 0
-            ? JSON.stringify(r.values[o.path[0]], null, 2)
-            : JSON.stringify(r, null, 2);
-        },
-      ),
-    );
-
-  state
-    .command('commit <kind> <id>')
-    .description(
-      'commit a new version if the document is still at --expect (STATE_CONFLICT, exit 3, otherwise)',
-    )
-    .requiredOption('-e, --expect <version>', 'the version you read (0: must not exist yet)', int('--expect'))
-    .option('-b, --body <file>', 'the whole new body (JSON file, - for stdin)')
-    .option('-m, --merge <file>', 'an RFC 7396 merge patch (JSON file, - for stdin)')
-    .option('--patch <file>', 'an RFC 6902 JSON Patch (JSON file, - for stdin)')
-    .option('--noop', 'record an explicit no-op (needs --reason)')
-    .option('-r, --reason <text>', 'why')
-    .option('--actor <name>', 'who writes [default: the agent name]')
-    .addOption(
-      new Option('--actor-kind <kind>', 'what kind of writer').choices([...ACTOR_KINDS]).default('human'),
-    )
-    .option('--role <role>', 'the writer role, for kinds with field permissions')
-    .option(
-      '--provenance <json>',
-      'provenance record (model_id, input_hash|prompt_ref, run_id, step_id)',
-      json('--provenance'),
-    )
-    .option('--write-id <id>', 'idempotency key: a retry returns the original result')
-    .option('--override <rules>', 'rules deliberately overridden (comma-separated; needs --reason)', list)
-    .action(async (kind: string, id: string, o, cmd: Command) => {
-      const input: Record<string, unknown> = {
-        kind,
-        id,
-        expected_version: o.expect,
-        actor_kind: o.actorKind,
-      };
-      if (o.body !== undefined) input.body = await readJsonArg(o.body, 'body');
-      if (o.merge !== undefined) input.merge_patch = await readJsonArg(o.merge, 'merge_patch');
-      if (o.patch !== undefined) input.json_patch = await readJsonArg(o.patch, 'json_patch');
-      if (o.noop) input.noop = true;
-      if (o.reason !== undefined) input.reason = o.reason;
-      if (o.actor !== undefined) input.actor = o.actor;
-      if (o.role !== undefined) input.role = o.role;
-      if (o.provenance !== undefined) input.provenance = o.provenance;
-      if (o.writeId !== undefined) input.write_id = o.writeId;
-      if (o.override !== undefined) input.override = { rules: o.override, reason: o.reason ?? '' };
-      await runCommand<CommitResult>(cmd, 'commit', input, (r) =>
-        r.replayed
-          ? `${kind}/${id} v${r.version} (retry of write ${r.write_id}: already committed)`
-          : r.noop
-            ? `${kind}/${id} v${r.version} unchanged (no-op recorded)`
-            : r.changed
-              ? `${kind}/${id} v${r.previous_version} → v${r.version}`
-              : `${kind}/${id} v${r.version}: nothing changed, nothing written`,
-      );
-    });
-
-  state
-    .command('history <kind> <id>')
-    .description('every commit of a document, no-ops included')
-    .option('--after <seq>', 'page after this entry', int('--after'))
-    .option('-n, --limit <n>', 'entries per page [default: 100]', int('--limit'))
-    .option('--reverse', 'newest first')
-    .action((kind: string, id: string, o, cmd: Command) =>
-      runCommand<{ entries: HistoryEntry[]; next_after: number | null }>(
-        cmd,
-        'history',
-        {
-          kind,
-          id,
-          ...given('after', o.after),
-          ...given('limit', o.limit),
-          ...(o.reverse && { reverse: true }),
-        },
-        (h) => formatHistory(h.entries) + (h.next_after !== null ? `\n(more: --after ${h.next_after})` : ''),
-      ),
-    );
-
-  state
-    .command('diff <kind> <id> <from> [to]')
-    .description('what changed between two versions, as an RFC 6902 JSON Patch (to defaults to the latest)')
-    .action((kind: string, id: string, from: string, to: string | undefined, _o, cmd: Command) =>
-      runCommand<{ from: number; to: number; patch: JsonPatchOp[] }>(
-        cmd,
-        'diff',
-        { kind, id, from: int('from')(from), ...(to === undefined ? {} : { to: int('to')(to) }) },
-        (d) => `${kind}/${id} v${d.from} → v${d.to}\n${formatPatch(d.patch)}`,
-      ),
-    );
-
-  state
-    .command('fork <kind> <id> <new-id>')
-    .description('copy a version into a new document, recording where it came from')
-    .option('-v, --version <n>', 'the version to fork [default: latest]', int('--version'))
-    .option('-r, --reason <text>', 'why')
-    .action((kind: string, id: string, newId: string, o, cmd: Command) =>
-      runCommand<CommitResult>(
-        cmd,
-        'fork',
-        {
-          kind,
-          id,
-          new_id: newId,
-          actor_kind: 'human',
-          ...given('version', o.version),
-          ...given('reason', o.reason),
-        },
-        () => `${kind}/${newId} v1 forked from ${kind}/${id}`,
-      ),
-    );
-
-  state
-    .command('log <kind> <id>')
-    .description("the document's event stream: commits, no-ops and what they caused")
-    .option('-n, --limit <n>', 'at most n events [default: 100]', int('--limit'))
-    .action((kind: string, id: string, o, cmd: Command) =>
-      runCommand<EventRecord[]>(
-        cmd,
-        'read_events',
-        { stream: `doc:${kind}/${id}`, limit: o.limit ?? 100 },
-        (events) =>
-          events.length === 0
-            ? 'no events'
-            : events
-                .map((e) => {
-                  const d = (e.data ?? {}) as {
-                    version?: number;
-                    noop?: boolean;
-                    agent_type?: unknown;
-                    fields?: unknown;
-                  };
-                  const v = d.version === undefined ? '' : ` v${d.version}${d.noop ? ' (no-op)' : ''}`;
-                  // Grid's grid_state_updated: the role written as and the fields changed.
-                  const role = typeof d.agent_type === 'string' ? ` as ${d.agent_type}` : '';
-                  const f = Array.isArray(d.fields) ? d.fields : null;
-                  const fields =
-                    f === null
-                      ? ''
-                      : `: ${f.slice(0, 6).join(', ') || '(none)'}${f.length > 6 ? ` +${f.length - 6} more` : ''}`;
-                  return `#${e.position}  ${e.created_at}  ${e.type}${v}${e.actor ? `  by ${e.actor}` : ''}${role}${fields}`;
-                })
-                .join('\n'),
-      ),
-    );
-
-  state
-    .command('list')
-    .description('documents of this instance')
-    .option('-k, --kind <kind>', 'only this kind')
-    .action((o, cmd: Command) =>
-      runCommand<Array<Omit<DocumentRecord, 'body'>>>(cmd, 'list_documents', given('kind', o.kind), (docs) =>
-        docs.length === 0
-          ? 'no documents'
-          : docs.map((d) => `${d.kind}/${d.id}  v${d.version}  ${d.updated_at}`).join('\n'),
-      ),
-    );
-
-  program
-    .command('escalate <task-ir> [ambiguities...]')
-    .description(
-      "put a task-ir's open ambiguities (all, or those named) to a human: escalated, each with a decision item, in one commit",
-    )
-    .option('-r, --reason <text>', 'why')
-    .option('--actor <name>', 'who escalates [default: the agent name]')
-    .addOption(
-      new Option('--actor-kind <kind>', 'what kind of writer').choices([...ACTOR_KINDS]).default('human'),
-    )
-    .option(
-      '--provenance <json>',
-      'provenance record (model_id, input_hash|prompt_ref, run_id, step_id)',
-      json('--provenance'),
-    )
-    .action((id: string, ambiguities: string[], o, cmd: Command) =>
-      runCommand<EscalateResult>(
-        cmd,
-        'escalate',
-        {
-          id,
-          actor_kind: o.actorKind,
-          ...given('ambiguities', ambiguities.length > 0 ? ambiguities : undefined),
-          ...given('actor', o.actor),
-          ...given('provenance', o.provenance),
-          ...given('reason', o.reason),
-        },
-        (r) => formatEscalation(id, r),
-      ),
-    );
+  addCommands(state, STATE_COMMANDS);
+  addCommands(program, [ESCALATE_COMMAND]);
 }
-
-type EscalateResult = CommitResult & { decisions: WorkItem[] };
 
 function formatEscalation(id: string, r: EscalateResult): string {
   const head = r.changed

@@ -1,95 +1,66 @@
-// File views from the command line: export, import, validate, watch and recover. Each kind's own operations
-// are in kind-commands.ts, loaded only when a command needs them.
+// File views from the command line: export, import, validate and recover as commands of the table's
+// file operations, and watch (a loop of its own, not an operation). Each kind's own operations are in
+// kind-commands.ts, loaded only when a command needs them.
 import type { Command } from 'commander';
 import { type ErrorCode, EXIT_CODES } from '../errors.js';
 import type { RecoverResult } from '../views/recover.js';
 import type { ExportResult, ImportResult } from '../views/sync.js';
 import type { ValidateResult } from '../views/validate.js';
-import { given, int, projectOf, runCommand, withInstance } from './context.js';
+import { int, projectOf, withInstance } from './context.js';
+import { addCommands, command } from './generate.js';
 
 /** The heading the file commands, and each kind's operations, are listed under in help. */
 export const FILES_GROUP = 'State files (.grid/STATE.md, .aios/…, .copilot/state/…):';
 
+const path = { file: 'path' };
+const kind = { short: 'k', help: 'the kind, when the path does not tell' };
+
+export const FILE_COMMANDS = [
+  command<ExportResult>({
+    usage: 'export <kind> <id>',
+    op: 'export_file',
+    human: (r, i) => `${r.path} ← ${i.kind}/${i.id} v${r.version}${r.written ? '' : ' (already up to date)'}`,
+  }),
+  command<ImportResult>({
+    usage: 'import <file>',
+    op: 'import_file',
+    args: path,
+    flags: {
+      kind,
+      expected_version: { help: 'commit against this version instead of the file stamp' },
+      actor: { help: 'who edited the file [default: the agent name]' },
+    },
+    human: (r) =>
+      r.changed
+        ? `${r.kind}/${r.id} v${r.previous_version} → v${r.version} from ${r.path}`
+        : `${r.path}: nothing changed`,
+  }),
+  command<ValidateResult>({
+    usage: 'validate <file>',
+    op: 'validate_file',
+    args: path,
+    flags: { kind },
+    human: (r) =>
+      r.ok
+        ? `${r.path}: valid ${r.kind}${r.version === null ? '' : ` (stamped v${r.version})`}`
+        : `${r.path}: ${r.error!.message}${r.error!.pointer ? `\n  field: ${r.error!.pointer}` : ''}${r.error!.rule ? `\n  rule:  ${r.error!.rule}` : ''}`,
+    exitCode: (r) => (r.ok ? undefined : (EXIT_CODES[r.error!.code as ErrorCode] ?? 2)),
+  }),
+  command<RecoverResult>({
+    usage: 'recover <file>',
+    op: 'recover_file',
+    args: path,
+    flags: { kind },
+    human: (r) =>
+      r.source === 'none'
+        ? `${r.path} is readable and valid: nothing to recover`
+        : `${r.path} recovered from ${r.source}${r.commit ? ` ${r.commit.slice(0, 12)}` : ''}${r.version === null ? '' : ` (v${r.version})`}\n  problem was: ${r.problem}`,
+  }),
+];
+
 export function addViewCommands(program: Command): void {
   program.commandsGroup(FILES_GROUP);
-
-  program
-    .command('export <kind> <id>')
-    .description('write the document to its file (e.g. .grid/STATE.md), stamped with the version it shows')
-    .action((kind: string, id: string, _o, cmd: Command) =>
-      runCommand<ExportResult>(
-        cmd,
-        'export_file',
-        { kind, id, project: projectOf(cmd) },
-        (r) => `${r.path} ← ${kind}/${id} v${r.version}${r.written ? '' : ' (already up to date)'}`,
-      ),
-    );
-
-  program
-    .command('import <file>')
-    .description(
-      'commit a hand-edited file against the version it was exported from (STATE_CONFLICT with a diff if stale)',
-    )
-    .option('-k, --kind <kind>', 'the kind, when the path does not tell')
-    .option(
-      '-e, --expect <version>',
-      'commit against this version instead of the file stamp',
-      int('--expect'),
-    )
-    .option('--role <role>', 'your role, for kinds with field permissions')
-    .option('--actor <name>', 'who edited the file [default: the agent name]')
-    .action((file: string, o, cmd: Command) =>
-      runCommand<ImportResult>(
-        cmd,
-        'import_file',
-        {
-          path: file,
-          project: projectOf(cmd),
-          ...given('kind', o.kind),
-          ...given('expected_version', o.expect),
-          ...given('role', o.role),
-          ...given('actor', o.actor),
-        },
-        (r) =>
-          r.changed
-            ? `${r.kind}/${r.id} v${r.previous_version} → v${r.version} from ${r.path}`
-            : `${r.path}: nothing changed`,
-      ),
-    );
-
-  program
-    .command('validate <file>')
-    .description('check a state file against its kind without touching the store (exit 0 when valid)')
-    .option('-k, --kind <kind>', 'the kind, when the path does not tell')
-    .option('--role <role>', 'check field permissions for this role')
-    .action((file: string, o, cmd: Command) =>
-      runCommand<ValidateResult>(
-        cmd,
-        'validate_file',
-        { path: file, project: projectOf(cmd), ...given('kind', o.kind), ...given('role', o.role) },
-        (r) =>
-          r.ok
-            ? `${r.path}: valid ${r.kind}${r.version === null ? '' : ` (stamped v${r.version})`}`
-            : `${r.path}: ${r.error!.message}${r.error!.pointer ? `\n  field: ${r.error!.pointer}` : ''}${r.error!.rule ? `\n  rule:  ${r.error!.rule}` : ''}`,
-        { exitCode: (r) => (r.ok ? undefined : (EXIT_CODES[r.error!.code as ErrorCode] ?? 2)) },
-      ),
-    );
-
-  program
-    .command('recover <file>')
-    .description('restore a corrupted state file: from the store, else the last checkpoint, else git history')
-    .option('-k, --kind <kind>', 'the kind, when the path does not tell')
-    .action((file: string, o, cmd: Command) =>
-      runCommand<RecoverResult>(
-        cmd,
-        'recover_file',
-        { path: file, project: projectOf(cmd), ...given('kind', o.kind) },
-        (r) =>
-          r.source === 'none'
-            ? `${r.path} is readable and valid: nothing to recover`
-            : `${r.path} recovered from ${r.source}${r.commit ? ` ${r.commit.slice(0, 12)}` : ''}${r.version === null ? '' : ` (v${r.version})`}\n  problem was: ${r.problem}`,
-      ),
-    );
+  addCommands(program, FILE_COMMANDS);
 
   program
     .command('watch <kind> <id>')
