@@ -19,7 +19,9 @@ export type ErrorCode =
 
 /** Base class of all agentstate errors. `code` is stable; `details` is JSON-safe extra data. */
 export class AgentStateError extends Error {
+  /** The stable code (`NOT_FOUND`, `STATE_CONFLICT`, …) edges map to exit codes and HTTP statuses. */
   readonly code: ErrorCode;
+  /** JSON-safe data about the failure (e.g. `field`, `id`, `expected`, `actual`). */
   readonly details: Record<string, unknown>;
 
   constructor(
@@ -85,6 +87,7 @@ export function versionConflict(
 /** The caller's lease on a work item expired or was taken over by another worker. */
 export class LeaseLostError extends coded('LEASE_LOST') {}
 
+/** No such work item, document, document version or file. */
 export class NotFoundError extends coded('NOT_FOUND') {}
 
 /** Bad input from the caller: malformed JSON, wrong types, unknown fields, oversize values, hostile names. */
@@ -100,10 +103,16 @@ export class InvalidTransitionError extends coded<{ from?: string; to?: string }
   'INVALID_TRANSITION',
 ) {}
 
+/**
+ * The caller may not do this: write a field its role may not, take a lock another holds, write as a
+ * read-only principal, or (anyone but a human) decide what a document asked a human, ….
+ */
 export class PermissionDeniedError extends coded('PERMISSION_DENIED') {}
 
+/** A write by a model (`actor_kind: 'model'`) without the provenance record it needs. */
 export class ProvenanceRequiredError extends coded('PROVENANCE_REQUIRED') {}
 
+/** A task still has open ambiguities: escalate them to a human rather than guess. */
 export class AmbiguityUnresolvedError extends coded('AMBIGUITY_UNRESOLVED') {}
 
 /** The database cannot be opened or reached (missing, corrupt, unreachable server). */
@@ -140,6 +149,7 @@ export class IntegrityError extends AgentStateError {
 /** A network edge was called without its token, or with a wrong one (HTTP 401). */
 export class UnauthenticatedError extends coded('UNAUTHENTICATED') {}
 
+/** Anything unexpected: a bug, not the caller's mistake (with AGENTSTATE_DEBUG=1 the CLI prints the stack). */
 export class InternalError extends coded('INTERNAL') {}
 
 /**

@@ -66,6 +66,7 @@ export interface Claimer {
   limit: number;
 }
 
+/** A claim as the backend runs it: the claimers, and which items (of `kind`, or the one `id`) are candidates. */
 export interface ClaimQuery {
   /**
    * Who claims, in turn: the ready items, in claim order, go to the first claimer up to its limit, then to
@@ -80,6 +81,7 @@ export interface ClaimQuery {
 /** The outcome of one call in a batch that answers each call on its own. */
 export type Outcome<T> = { ok: true; value: T } | { ok: false; error: AgentStateError };
 
+/** Names a held lease: the item, its holder and (if the caller knows it) the attempt that took it, at `now`. */
 export interface LeaseQuery {
   id: string;
   worker: string;
@@ -87,6 +89,7 @@ export interface LeaseQuery {
   now: number;
 }
 
+/** A resolve as the backend runs it: the lease it finishes under, and the outcome. */
 export interface ResolveQuery extends LeaseQuery {
   /** Recorded in work_item_resolved. */
   actor_kind: ActorKind;
@@ -104,6 +107,10 @@ export interface RetryQuery {
   now: number;
 }
 
+/**
+ * A read of the log as the backend runs it (`EventLog.read`'s input checked, defaults filled, times in epoch
+ * ms; null means no filter).
+ */
 export interface EventQuery {
   after: number;
   until: number | null;
@@ -144,6 +151,7 @@ export interface ReleaseQuery extends LeaseQuery {
   actor_kind: ActorKind;
 }
 
+/** The work-item half of a backend: each method is one atomic operation, with the events it records. */
 export interface WorkItemBackend {
   /** Inserts items (an existing idempotency key returns the existing item, created=false) + their events. */
   enqueue(items: NewWorkItem[]): Promise<Array<{ item: WorkItem; created: boolean }>>;
@@ -194,6 +202,7 @@ export interface WorkItemBackend {
   retry(qs: RetryQuery[]): Promise<WorkItem[]>;
   /** The status and blockers of each of `ids` that is an item (for blocked_on_failure). */
   blockerStates(ids: string[]): Promise<Array<{ id: string; status: WorkItemStatus; blocked_by: string[] }>>;
+  /** The item, or null when there is none with this id. */
   get(id: string): Promise<WorkItem | null>;
   /** Items in claim order; `ready` true = claimable now, false = pending but blocked or not yet due. */
   list(q: {
@@ -208,6 +217,7 @@ export interface WorkItemBackend {
     now: number;
     limit: number;
   }): Promise<WorkItem[]>;
+  /** How many items there are in each status. */
   counts(): Promise<StatusCounts>;
   /** Expired leases back to pending (or failed once attempts are spent), each with its event. */
   reclaimExpired(now: number, actor: string | null): Promise<WorkItem[]>;
@@ -215,11 +225,15 @@ export interface WorkItemBackend {
   replayUnfinished(now: number, actor: string | null): Promise<WorkItem[]>;
 }
 
+/** The event half of a backend: the append-only, hash-chained log. */
 export interface EventBackend {
+  /** Appends events in one transaction, each given the next position and chained to the one before. */
   append(events: NewEvent[]): Promise<EventRecord[]>;
+  /** The stored events matching `q`, in position order (newest first with `reverse`). */
   read(q: EventQuery): Promise<EventRecord[]>;
   /** Raw stored events in position order, for verification and export. */
   scan(afterPosition: number, limit: number): Promise<StoredEvent[]>;
+  /** The newest event's position and hash, or null for an empty log. */
   head(): Promise<{ position: number; hash: string } | null>;
   /** Event counts per type with created_at in [since, until). */
   typeCounts(since: number, until: number): Promise<Array<{ type: string; count: number }>>;
@@ -363,16 +377,26 @@ export type CounterRecord =
   | { t: 'event_stream'; row: { stream: string; seq: number } }
   | { t: 'blocker_edges'; row: { edges: Array<{ blocker: string; item: string }> } };
 
+/** What `StoreBackend.dump` yields besides the instance's rows. */
 export interface DumpOptions {
   /** Also yield the counter rows (after everything else), for verify. @default false */
   counters?: boolean;
 }
 
+/**
+ * A storage backend: one instance's work items, event log and documents (`openSqliteBackend`, or
+ * `openPostgresBackend` from `@agentstate/store/postgres`). The core reaches storage only through this.
+ */
 export interface StoreBackend {
+  /** The backend's name (`sqlite`, `postgres`). */
   readonly name: string;
+  /** What it can do natively. */
   readonly capabilities: BackendCapabilities;
+  /** Work items. */
   readonly work: WorkItemBackend;
+  /** The event log. */
   readonly events: EventBackend;
+  /** Versioned documents and their history. */
   readonly docs: DocumentBackend;
   /** Migrations applied when this backend was opened (empty when the schema was current). */
   readonly migrationsApplied: string[];
@@ -390,5 +414,6 @@ export interface StoreBackend {
   listen?(onAppend: (position: number) => void): Promise<() => Promise<void>>;
   /** Applies pending migrations (safe when several processes start at once); returns the names applied. */
   migrate(): Promise<string[]>;
+  /** Closes the connection (or the pool); closing again does nothing. */
   close(): Promise<void>;
 }

@@ -64,6 +64,7 @@ export function formatHeadAnchor(head: HeadAnchor | null): string | null {
 /** Everything a dump or a verify snapshot yields. */
 export type InstanceRecord = DumpRecord | CounterRecord;
 
+/** What an `IntegrityChecker` checks besides the hash chain, and how many problems it keeps. */
 export interface IntegrityOptions {
   /** A head seen earlier: the log must still hold that event unchanged. */
   head?: HeadAnchor | null;
@@ -237,6 +238,7 @@ export class IntegrityChecker {
     );
   }
 
+  /** Feeds one record: events in position order, the other records in any order. */
   add(r: InstanceRecord): void {
     switch (r.t) {
       case 'event':

@@ -60,6 +60,10 @@ export interface CommitEffects {
   events?: Array<{ type: string; data?: Json }>;
 }
 
+/**
+ * A document kind: the JSON Schema its bodies follow and the rules the store runs on every commit
+ * (`registerKind` adds one; docs/kinds.md, "Your own kind").
+ */
 export interface KindDefinition extends KindExtensions {
   /** Registry name, e.g. `agent-run`. */
   name: string;
@@ -197,9 +201,13 @@ export interface KindOperation {
   apply(body: JsonObject | null, args: Record<string, unknown>, ctx: OperationContext): JsonObject;
 }
 
+/** What a kind operation's `apply` may read besides the body and its arguments. */
 export interface OperationContext {
+  /** Epoch ms of the write. */
   now: number;
+  /** Who runs the operation (the call's `actor`, else the instance's agent name). */
   actor: string;
+  /** The caller's role, for kinds with field permissions; null when the call names none. */
   role: string | null;
 }
 

@@ -15,6 +15,7 @@ import type { IntegrityProblem } from './types.js';
 export const DUMP_FORMAT = 'agentstate-dump';
 export const DUMP_VERSION = 1;
 
+/** The first line of a dump file: its format and version, and which instance it was taken from, when. */
 export interface DumpHeader {
   format: typeof DUMP_FORMAT;
   version: typeof DUMP_VERSION;
@@ -23,6 +24,7 @@ export interface DumpHeader {
   created_at: string;
 }
 
+/** How many records of each sort a dump holds. */
 export interface DumpCounts {
   work_items: number;
   events: number;

@@ -3,6 +3,7 @@ import { InvalidInputError } from '../errors.js';
 
 /** A clock returning epoch milliseconds; injectable so tests can move time. */
 export type Clock = () => number;
+/** The real clock: `Date.now()`. */
 export const systemClock: Clock = () => Date.now();
 
 export function toIso(ms: number): string;

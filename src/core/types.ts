@@ -78,15 +78,21 @@ export interface EventRecord {
  * `waiting_human`), on_blocker_failure `wait`; `not_before` an ISO-8601 time or a duration from now.
  */
 export interface EnqueueInput {
+  /** What the work is, for people and workers (not blank). */
   title: string;
+  /** A label workers can claim by (`claim({ kind })`). @default null */
   kind?: string | null;
+  /** What the worker needs to do it (JSON). @default null */
   payload?: Json;
+  /** Higher is claimed first; equal priorities go oldest first. @default 0 */
   priority?: number;
+  /** An enqueue with a key already used returns the existing item instead of adding one. */
   idempotency_key?: string | null;
+  /** Ids of the items that must be `done` before this one is ready. */
   blocked_by?: string[];
   /** ISO-8601 time before which the item is not claimable. */
   not_before?: string | null;
-  /** @default 3 */
+  /** Claims allowed before an item whose lease keeps expiring is failed. @default 3 */
   max_attempts?: number;
   /** Start parked for a human instead of pending. @default false */
   waiting_human?: boolean;
@@ -95,6 +101,7 @@ export interface EnqueueInput {
    * `cascade` (cancelled in the same transaction, re-opened if the blocker is retried). @default 'wait'
    */
   on_blocker_failure?: BlockerFailurePolicy;
+  /** Who enqueues it, recorded in its event. @default the instance's agent name */
   actor?: string;
   /** Recorded in the item's event: a person (`human`), a model, a tool or the system. @default 'system' */
   actor_kind?: ActorKind;
@@ -102,13 +109,17 @@ export interface EnqueueInput {
 
 /** Retrying several items with one reason (`retryMany`'s object form, the operation `retry_many`). */
 export interface RetryManyInput extends Omit<RetryInput, 'id'> {
+  /** The failed or cancelled items to retry, each named once. */
   ids: string[];
 }
 
 /** `work.retry`: a failed or cancelled item back to pending (a human decision: back to waiting for a human). */
 export interface RetryInput {
+  /** The failed or cancelled item. */
   id: string;
+  /** Why it is retried, recorded in its work_item_retried event. */
   reason?: string;
+  /** Who retries it, recorded in the event. @default the instance's agent name */
   actor?: string;
   /** A human decision a document asked for is retried (asked again) only by a human. */
   actor_kind?: ActorKind;
@@ -132,7 +143,9 @@ export interface ClaimInput {
 
 /** `work.heartbeat`: extend a held lease by `lease_ms` from now (default 60 s); `attempt` fences a stale holder. */
 export interface HeartbeatInput {
+  /** The held item. */
   id: string;
+  /** Whose lease it is. @default the instance's agent name */
   worker?: string;
   /** New lease length from now. @default 60000 */
   lease_ms?: number;
@@ -142,10 +155,15 @@ export interface HeartbeatInput {
 
 /** `work.resolve`: finish a held item (or answer one waiting for a human) as done or failed. */
 export interface ResolveInput {
+  /** The held item (or one waiting for a human). */
   id: string;
+  /** How it ended: `done` or `failed`. */
   status: 'done' | 'failed';
+  /** What the work produced (JSON), kept on the item. @default null */
   result?: Json;
+  /** Why it failed, kept on the item. @default null */
   error?: string | null;
+  /** Whose lease it is. @default `actor`, else the instance's agent name */
   worker?: string;
   /** Fencing token: the `attempts` value returned by the claim. */
   attempt?: number;
@@ -154,13 +172,17 @@ export interface ResolveInput {
    * for (a TaskIR ambiguity) is answered only with `actor_kind: 'human'` and the name of who answered.
    */
   actor?: string;
+  /** Recorded in the item's event: a person (`human`), a model, a tool or the system. @default 'system' */
   actor_kind?: ActorKind;
 }
 
 /** `work.annotate`: an RFC 7396 merge patch into an item's notes. */
 export interface AnnotateInput {
+  /** The item. */
   id: string;
+  /** Merged into the item's notes (RFC 7396: a null value removes a key). */
   notes: JsonObject;
+  /** Who annotates it, recorded in its event. @default the worker, else the instance's agent name */
   actor?: string;
   /** Recorded in the item's event: a person (`human`), a model, a tool or the system. @default 'system' */
   actor_kind?: ActorKind;
@@ -168,8 +190,11 @@ export interface AnnotateInput {
 
 /** `work.cancel`, `park`, `unpark`: which item, why, and who. */
 export interface CancelInput {
+  /** The item. */
   id: string;
+  /** Why; a cancel's reason becomes the item's `error`. */
   reason?: string;
+  /** Who does it, recorded in the item's event. @default the instance's agent name */
   actor?: string;
   /** A human decision a document asked for is cancelled only by a human. */
   actor_kind?: ActorKind;
@@ -177,9 +202,11 @@ export interface CancelInput {
 
 /** `work.release`: a held item back to pending without spending the attempt (`actor`: who hands it back). */
 export interface ReleaseInput {
+  /** The held item. */
   id: string;
   /** Whose lease it is. @default the instance's agent name */
   worker?: string;
+  /** Fencing token: the `attempts` value returned by the claim. */
   attempt?: number;
   /** Who hands it back (a person releasing another's lease). @default the worker */
   actor?: string;
@@ -189,8 +216,11 @@ export interface ReleaseInput {
 
 /** `work.list`: by status (one or several) and kind, in claim order. @default limit 100 */
 export interface ListInput {
+  /** Only items in this status, or in one of these. */
   status?: WorkItemStatus | WorkItemStatus[];
+  /** Only items of this kind. */
   kind?: string;
+  /** At most this many items. @default 100 */
   limit?: number;
   /** true: only pending items with a blocker that ended failed or cancelled; false: only the others. */
   blocked_on_failure?: boolean;
@@ -198,13 +228,22 @@ export interface ListInput {
 
 /** `events.append`: an event of `type` (default stream: the instance's, or the item's with `work_item_id`). */
 export interface AppendEventInput {
+  /** The event type (a name of letters, digits and `_ . : -`; not one agentstate writes itself). */
   type: string;
+  /** What happened (JSON). @default null */
   data?: Json;
-  /** @default `work_item:<id>` when work_item_id is given, else `instance` */
+  /**
+   * The stream it belongs to (not a `doc:` stream: those are the documents'). @default `work_item:<id>` when
+   * work_item_id is given, else `instance`
+   */
   stream?: string;
+  /** The work item it is about (it must exist). @default null */
   work_item_id?: string | null;
+  /** Who did it; null for no one. @default the instance's agent name */
   actor?: string | null;
+  /** Ties together the events of one request or run (free-form). @default null */
   correlation_id?: string | null;
+  /** What caused this event, e.g. an earlier event or request (free-form). @default null */
   causation_id?: string | null;
 }
 
@@ -217,14 +256,17 @@ export interface ReadEventsInput {
   after?: number;
   /** Return events with position <= until. */
   until?: number;
+  /** Only events of this stream. */
   stream?: string;
+  /** Only events of this type, or of one of these. */
   type?: string | string[];
+  /** Only this work item's events (a batch event is read as the item's own). */
   work_item_id?: string;
   /** ISO-8601 lower bound (inclusive) on created_at. */
   since?: string;
   /** ISO-8601 upper bound (exclusive) on created_at. */
   before?: string;
-  /** @default 1000 */
+  /** At most this many events. @default 1000 */
   limit?: number;
   /** Newest first. @default false */
   reverse?: boolean;
@@ -346,7 +388,9 @@ export interface JsonPatchOp {
  * `body`, a `merge_patch` or a `json_patch`. @default actor_kind 'system'
  */
 export interface CommitInput {
+  /** The document's kind (one the kind registry knows, e.g. `json`). */
   kind: string;
+  /** The document's id within its kind. */
   id: string;
   /** The version the caller read; 0 means the document must not exist yet. */
   expected_version: number;
@@ -358,16 +402,21 @@ export interface CommitInput {
   json_patch?: JsonPatchOp[];
   /** Record an explicit no-op (needs `reason`): history entry, version unchanged. */
   noop?: boolean;
-  /** @default the instance's agent name */
+  /** Who writes it, kept in the history entry. @default the instance's agent name */
   actor?: string;
-  /** @default 'system' */
+  /** What kind of writer: a `model` write needs `provenance`. @default 'system' */
   actor_kind?: ActorKind;
   /** The writer's role, for kinds with field permissions. */
   role?: string;
+  /**
+   * Where the write came from; a `model` write needs model_id, run_id, step_id, and input_hash or prompt_ref.
+   */
   provenance?: Provenance;
   /** Idempotency key: a retry with the same write_id and payload returns the original result. */
   write_id?: string;
+  /** Why, kept in the history entry (a no-op needs one). */
   reason?: string;
+  /** Permission to break named rules of the kind, kept in the history entry. */
   override?: Override;
 }
 

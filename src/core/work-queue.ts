@@ -673,6 +673,7 @@ export class WorkQueue {
     return this.#ctx.defaultWorker;
   }
 
+  /** How many items are in each status. */
   async counts(): Promise<StatusCounts> {
     return this.#backend.work.counts();
   }

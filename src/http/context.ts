@@ -42,16 +42,18 @@ export interface AppContext {
   pollMs: number;
 }
 
+/** What `createServeApp` serves: the instances, the owner's token, and the parts of the app to mount. */
 export interface ServeAppOptions
   extends Omit<AppContext, 'signal' | 'pollMs' | 'sessions' | 'principals' | 'secureCookies'> {
-  /** @default 'never' */
+  /** When the session cookie is `Secure` (see AppContext.secureCookies). @default 'never' */
   secureCookies?: AppContext['secureCookies'];
-  /** @default null (the owner's token only) */
+  /** The named principals that may call besides the owner. @default null (the owner's token only) */
   principals?: PrincipalStore | null;
-  /** @default new sessions */
+  /** The dashboard's sign-in sessions. @default new sessions */
   sessions?: Sessions;
+  /** Aborting it ends the open event streams. */
   signal?: AbortSignal;
-  /** @default 100 */
+  /** Poll interval of the event stream when caught up, ms. @default 100 */
   pollMs?: number;
   /** Serve /mcp (the same handler as `agentstate mcp --http`). @default true */
   mcp?: boolean;

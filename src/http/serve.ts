@@ -19,6 +19,7 @@ import { createServeApp } from './app.js';
 import { loadOrCreateToken, type ServeToken } from './auth.js';
 import { InstanceRegistry, type ServeTarget } from './instances.js';
 
+/** What `startServer` serves and how it listens (`agentstate serve`'s flags). */
 export interface ServeOptions {
   /** What to serve: one `dir`, the instances under `root`, or every instance of a PostgreSQL `url`. */
   target: ServeTarget;

@@ -9,6 +9,7 @@ import { StorageUnavailableError } from '../errors.js';
 import { postgresTarget } from './instance.js';
 import { instancePaths, instanceRoot, isInstanceName } from './paths.js';
 
+/** Which store `listInstances` lists: a PostgreSQL database (`url`), else the embedded SQLite root. */
 export interface ListInstancesOptions {
   /** Storage URL: `postgres://…` (optionally `?schema=name`) lists that schema; unset lists the embedded root. */
   url?: string | undefined;

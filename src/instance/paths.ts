@@ -37,6 +37,7 @@ export interface InstancePaths {
   persona: string;
 }
 
+/** The paths of the instance in folder `dir` (nothing is created). */
 export function instancePaths(dir: string): InstancePaths {
   return {
     dir,
@@ -49,6 +50,7 @@ export function instancePaths(dir: string): InstancePaths {
   };
 }
 
+/** Which instance: `host` and `name` under `root`, or the folder `dir` itself. */
 export interface InstanceLocation {
   /** Host part of the identity. @default the machine's short hostname */
   host?: string | undefined;

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import type { Instance } from './instance.js';
 
+/** What `scaffold` did: the instance, the paths and migrations it added, and its store. */
 export interface ScaffoldResult {
   instance_dir: string;
   host: string;

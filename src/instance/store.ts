@@ -18,6 +18,7 @@ export interface Store {
   readonly docs: DocumentStore;
 }
 
+/** How `createStore` wires the services: their clock, default actor, history kept and kinds. */
 export interface StoreOptions {
   /** The time source every write is stamped with. */
   clock: Clock;

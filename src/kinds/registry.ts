@@ -90,6 +90,7 @@ export function getKind(name: string): KindDefinition {
   return k;
 }
 
+/** The names of the registered kinds, in the order they were registered. */
 export function kindNames(): string[] {
   return [...kinds.keys()];
 }

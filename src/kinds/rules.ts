@@ -151,6 +151,7 @@ export function checkUpdatedLatest(
 /** For each status, the statuses it may move to. A status with no entries is final. */
 export type TransitionTable = Readonly<Record<string, readonly string[]>>;
 
+/** Where `checkTransition` finds the status, and how it names a refusal. */
 export interface TransitionOptions {
   /** JSON pointer of the status field, e.g. `/status` or `/ambiguities/3/status`. */
   pointer: string;
@@ -207,8 +208,11 @@ export function checkTransition(
  */
 export type PermissionMatrix = Readonly<Record<string, '*' | readonly string[]>>;
 
+/** Who writes and what each role may write, for `checkFieldPermissions`. */
 export interface FieldPermissionOptions {
+  /** The writer's role; null (no role) may write nothing. */
   role: string | null;
+  /** What each role may write. */
   matrix: PermissionMatrix;
   /** Paths no role needs permission for (e.g. fields the core or the kind maintains). */
   ignore?: readonly string[];
@@ -297,7 +301,9 @@ export function checkUniqueIds(
   });
 }
 
+/** How `checkAppendOnly` matches the items of the two lists, and which changes it allows. */
 export interface AppendOnlyOptions {
+  /** The field that identifies an item in both lists. @default 'id' */
   key?: string;
   /** Allows some changes to an existing item (e.g. adding a retraction); otherwise items are frozen. */
   mayChange?: (prev: Item, next: Item) => boolean;

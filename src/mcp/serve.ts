@@ -46,6 +46,7 @@ export function serveMcpStdio(mcp: AgentStateMcp): { close(): Promise<void> } {
   };
 }
 
+/** Where and how `serveMcpHttp` listens: address, path, authentication, TLS. */
 export interface HttpOptions {
   /** TCP port; 0 picks a free one. @default 0 */
   port?: number;

@@ -37,6 +37,7 @@ const OPERATION_VALIDATES: jsonSchemaValidator = {
   getValidator: () => (input: unknown) => ({ valid: true, data: input, errorMessage: undefined }) as never,
 };
 
+/** What `createAgentStateMcp` serves: the instance, the tools, and who the sessions write as. */
 export interface AgentStateMcpOptions {
   /** The open instance every session of this server works on. */
   instance: Instance;

@@ -9,6 +9,7 @@ import { duration, table } from './markdown.js';
 
 const SHOWN = 20;
 
+/** What `regenerateDashboard` wrote: the file, the event position it reflects, the item counts by status. */
 export interface DashboardResult {
   path: string;
   /** The event position the dashboard reflects (0 for an empty log). */

@@ -9,8 +9,9 @@ import { writeFileAtomic } from '../fs/files.js';
 import type { Instance } from '../instance/instance.js';
 import { duration, table } from './markdown.js';
 
+/** The window `retrospective` reports on: [since, until). */
 export interface RetroInput {
-  /** Start of the window: ISO time or a duration before now (`24h`). @default 24h */
+  /** Start of the window: ISO time or a duration before now (`24h`). @default 24h before `until` */
   since?: string;
   /** End of the window (exclusive). @default now */
   until?: string;
@@ -18,6 +19,7 @@ export interface RetroInput {
 
 export const RETRO_INPUT = { since: { type: 'time' }, until: { type: 'time' } } as const;
 
+/** The retro's numbers: outcomes, reclaims and retries in the window, durations, and events written. */
 export interface RetroSummary {
   done: number;
   failed: number;
@@ -30,6 +32,7 @@ export interface RetroSummary {
   events: number;
 }
 
+/** What `retrospective` wrote: the file, the window, the numbers and the Markdown itself. */
 export interface RetroResult {
   path: string;
   since: string;

@@ -12,6 +12,7 @@ import { getKind, kindNames } from '../kinds/registry.js';
 
 export { MAX_VIEW_BYTES, readViewFile };
 
+/** A document's file view: the kind (with its file codec), the document id, and where the file is. */
 export interface ViewTarget {
   kind: KindDefinition & { file: KindFile };
   id: string;

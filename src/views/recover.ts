@@ -10,6 +10,7 @@ import type { Instance } from '../instance/instance.js';
 import { MAX_VIEW_BYTES, parseView, readViewFile, type ViewTarget, writeViewFile } from './files.js';
 import { checkpointPath, exportView } from './sync.js';
 
+/** What `recoverView` did: where the good copy came from (if it was needed), and why. */
 export interface RecoverResult {
   path: string;
   /** `none`: the file was readable and valid, nothing done. */

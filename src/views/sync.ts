@@ -10,6 +10,7 @@ import { getKind } from '../kinds/registry.js';
 import { parseView, readViewFile, readViewState, type ViewTarget, writeViewFile } from './files.js';
 import { withFileLock } from './lock.js';
 
+/** What `exportView` did: the document and version, the file, and whether it was written. */
 export interface ExportResult {
   kind: string;
   id: string;
@@ -125,9 +126,13 @@ export async function exportView(
   });
 }
 
+/** Who `importView` commits the file as, and against which version. */
 export interface ImportOptions {
+  /** Who commits it, kept in the history entry. @default the instance name */
   actor?: string;
+  /** What kind of writer commits it. @default 'human' */
   actor_kind?: 'human' | 'model' | 'tool' | 'system';
+  /** The writer's role, for kinds with field permissions. */
   role?: string;
   /** Commit against this version instead of the file's stamp (for files never exported). */
   expected_version?: number;
@@ -135,6 +140,7 @@ export interface ImportOptions {
   text?: string;
 }
 
+/** The commit `importView` made, and the file it read. */
 export interface ImportResult extends CommitResult {
   path: string;
 }

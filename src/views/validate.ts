@@ -7,6 +7,7 @@ const registry = { get: getKind, validateSchema };
 
 import { checkViewName, readViewFile, type ViewTarget } from './files.js';
 
+/** What `validateView` found: `ok`, or the first error (with its JSON pointer and rule when it has them). */
 export interface ValidateResult {
   path: string;
   kind: string;

@@ -10,6 +10,7 @@ import type { Instance } from '../instance/instance.js';
 import { parseView, readViewState, unreadableReason, type ViewTarget, writeViewFile } from './files.js';
 import { exportView, type ImportOptions, importView } from './sync.js';
 
+/** One thing `watchView` did or refused, as `onEvent` reports it. */
 export interface WatchEvent {
   /**
    * `exported` / `imported`: a version went to the file / from it. `conflict` / `invalid`: an edit that
@@ -22,7 +23,9 @@ export interface WatchEvent {
   message?: string;
 }
 
+/** How `watchView` polls and reports, and who its imports commit as (`ImportOptions`). */
 export interface WatchOptions extends Omit<ImportOptions, 'text'> {
+  /** Stops the watch. Without it, the watch runs until the process exits. */
   signal?: AbortSignal;
   /** Poll interval, ms. @default 500 */
   pollMs?: number;
@@ -39,6 +42,7 @@ export interface WatchOptions extends Omit<ImportOptions, 'text'> {
    * file's folder and by `signal`; tests pass their own to step the loop one poll at a time.
    */
   pause?: (ms: number) => Promise<void>;
+  /** Called with each export, import and refusal. @default none */
   onEvent?: (e: WatchEvent) => void;
 }
 

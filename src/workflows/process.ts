@@ -16,6 +16,7 @@ import { openInstance } from '../instance/instance.js';
 import { inEdgeTerms, resolveInstance } from '../service/instance-resolver.js';
 import { checkPayload, isWorkflowName, runWorkflow, WORKFLOW_NAMES, workflowOperation } from './registry.js';
 
+/** What `runWorkflowProcess` takes from its caller instead of the environment: payload, instance, storage. */
 export interface WorkflowInvocation {
   /** Overrides MF_TRIGGER_PAYLOAD_JSON and MF_TRIGGER_PAYLOAD_FILE. */
   payloadText?: string | undefined;
@@ -34,7 +35,9 @@ export interface WorkflowInvocation {
 
 /** Where a workflow process writes its result and its error (tests and hosts that embed it can capture). */
 export interface WorkflowOutput {
+  /** Receives the result: one JSON document. */
   stdout(text: string): void;
+  /** Receives the error: a JSON document `{ error }` (with AGENTSTATE_DEBUG, an internal error's stack too). */
   stderr(text: string): void;
 }
 

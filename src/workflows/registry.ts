@@ -14,6 +14,7 @@ const GROUPS = {
   kinds: async () => (await import('../kinds/service-operations.js')).KIND_SERVICE_OPERATIONS,
 };
 
+/** A bundle workflow: the name (`EnqueueWorkItem`) of one operation of the service table. */
 export interface WorkflowDef {
   /** One line for `--help` and the skill docs. */
   summary: string;
@@ -23,6 +24,9 @@ export interface WorkflowDef {
   group: keyof typeof GROUPS;
 }
 
+/**
+ * The bundle workflows by name, as `bun skill/scripts/<Name>.ts`, the CLI and `runWorkflow` run them.
+ */
 export const WORKFLOWS = {
   ScaffoldFolders: {
     summary: 'Create the instance layout and run migrations (idempotent).',
@@ -108,10 +112,13 @@ export const WORKFLOWS = {
   },
 } satisfies Record<string, WorkflowDef>;
 
+/** The name of a bundle workflow (a key of WORKFLOWS). */
 export type WorkflowName = keyof typeof WORKFLOWS;
 
+/** Every workflow name, in WORKFLOWS' order. */
 export const WORKFLOW_NAMES = Object.keys(WORKFLOWS) as WorkflowName[];
 
+/** Whether `name` is a bundle workflow's name. */
 export function isWorkflowName(name: string): name is WorkflowName {
   return Object.hasOwn(WORKFLOWS, name);
 }

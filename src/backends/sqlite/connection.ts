@@ -11,10 +11,11 @@ import { openSqlite, type SqliteDatabase, type SqliteStatement } from './driver.
 /** `full` survives power loss; `normal` may lose the last commits on power loss (never corrupts). */
 export type Durability = 'full' | 'normal';
 
+/** How `openSqliteBackend` opens the database file. */
 export interface SqliteOptions {
   /** Path of the database file. */
   path: string;
-  /** @default 'full' */
+  /** Whether a commit survives power loss (`full`) or trades that for speed (`normal`). @default 'full' */
   durability?: Durability;
   /** How long a writer waits for the lock before LOCK_TIMEOUT. @default 15000 */
   busyTimeoutMs?: number;

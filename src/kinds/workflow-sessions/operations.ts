@@ -613,6 +613,7 @@ export const sessionServiceOperations = [
   }),
 ] as const;
 
+/** What `resumeSummary` reports: where the workflow stands and what to pick up next. */
 export interface ResumeSummary {
   workflow: string | null;
   /** The session to continue (the one activeSessionId names), or null when none is active. */

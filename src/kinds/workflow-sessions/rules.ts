@@ -400,6 +400,7 @@ export function check(nextBody: JsonObject, prevBody: JsonObject | null, ctx: Co
 }
 
 export const GATES = ['A', 'B', 'C', 'D', 'E', 'F', 'G', 'H'] as const;
+/** One of the workflow-state skill's gates, A (start) to H (directives); see `checkGate`. */
 export type Gate = (typeof GATES)[number];
 
 /** One state file as the caller read it: its body (and stamp), or why it could not be parsed. */
@@ -410,6 +411,7 @@ export interface GateFile {
   parseError?: string;
 }
 
+/** What the gates check the files against: the workflow, the store's versions, the time, a delegation. */
 export interface GateOptions {
   /** The workflow being worked on: gates A–D and F–H look at its file only (E always scans every file). */
   workflow?: string;
@@ -417,11 +419,13 @@ export interface GateOptions {
   store?: Record<string, { version: number; body: JsonObject }>;
   /** Gate B: epoch ms now and the longest an active session may go unchanged (both needed to apply). */
   now?: number;
+  /** Gate B: with `now`, the longest an active session may go unchanged, ms. @default no limit */
   maxAgeMs?: number;
   /** Gate F: the delegation about to be spawned. Gate G: the delegation that just returned. */
   delegation?: string;
 }
 
+/** One gate's verdict: `ok`, or the failures, one line each naming the file. */
 export interface GateResult {
   gate: Gate;
   ok: boolean;
