@@ -21,9 +21,11 @@ export async function runOperation(
   return execute(getOperation(name) as Operation<never, unknown>, inst, input, ctx);
 }
 
+/** How `invoke` finds the instance an operation runs on, and how it reports long work. */
 export interface InvokeOptions {
   /** Which instance (flags, options); the environment fills in the rest. */
   instance?: InstanceFlags;
+  /** The environment the instance is resolved from (MF_INSTANCE_DIR, MF_AGENT_NAME, AGENTSTATE_URL …) [default: process.env]. */
   env?: NodeJS.ProcessEnv;
   /** Progress of long work, for edges that show it. */
   progress?: Progress;

@@ -6,6 +6,11 @@ import type { Instance } from '../instance/instance.js';
 
 export type { OperationGroup, Progress, RunContext } from '../core/kind.js';
 
+/**
+ * One operation of the service table, running on an open `Instance`: its name, description, group, input and
+ * output JSON Schemas, whether it writes, what instance it needs, and `run`. Every edge (CLI, workflows, MCP,
+ * HTTP, OpenAPI) is generated from these.
+ */
 export type Operation<I = Record<string, unknown>, O = unknown> = ServiceOperation<Instance, I, O>;
 
 /** Identity helper that keeps an operation's input type for `run`. */

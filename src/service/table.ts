@@ -52,6 +52,7 @@ export const OPERATIONS: readonly AnyOperation[] = withKindOperations(
 const byName = new Map(OPERATIONS.map((op) => [op.name, op]));
 if (byName.size !== OPERATIONS.length) throw new Error('two operations share a name');
 
+/** The name of every operation of the table, in table order (the names `invoke` and `runOperation` take). */
 export const OPERATION_NAMES: readonly string[] = OPERATIONS.map((op) => op.name);
 
 /** The operation, or INVALID_INPUT listing the known ones. */
