@@ -1,5 +1,12 @@
 // Human-readable one-line renderings for the CLI (agents pass --json for the full documents).
-import type { EventRecord, VerifyResult, WorkItem } from '../core/types.js';
+import type {
+  CommitResult,
+  EventRecord,
+  HistoryEntry,
+  JsonPatchOp,
+  VerifyResult,
+  WorkItem,
+} from '../core/types.js';
 import { duration } from '../reports/markdown.js';
 
 export function formatItem(i: WorkItem, now: number = Date.now()): string {
@@ -54,4 +61,88 @@ export function formatVerify(r: VerifyResult): string {
     lines.push(`  … and ${r.problem_count - lines.length} more (--json lists up to ${r.problems.length})`);
   }
   return [`${first}; ${plural(r.problem_count, 'problem')}:`, ...lines].join('\n');
+}
+
+function short(v: unknown, max = 70): string {
+  const s = JSON.stringify(v) ?? 'undefined';
+  return s.length > max ? `${s.slice(0, max - 1)}…` : s;
+}
+
+export function formatHistory(entries: HistoryEntry[]): string {
+  if (entries.length === 0) return 'no history';
+  return entries
+    .map((e) => {
+      const what = e.noop ? 'no-op' : e.parent_version === 0 ? 'created' : `from v${e.parent_version}`;
+      const by = `${e.actor} (${e.actor_kind})`;
+      const extra = [
+        e.reason ? JSON.stringify(e.reason) : '',
+        e.write_id ? `write ${e.write_id}` : '',
+        e.provenance?.model_id ? `model ${e.provenance.model_id}` : '',
+        e.override ? `override ${e.override.rules.join(',')}` : '',
+      ].filter(Boolean);
+      return `v${String(e.version).padEnd(4)} ${e.created_at.replace('T', ' ').slice(0, 19)}  ${what.padEnd(10)} ${by}${
+        extra.length ? `  ${extra.join('  ')}` : ''
+      }`;
+    })
+    .join('\n');
+}
+
+export function formatPatch(patch: JsonPatchOp[]): string {
+  if (patch.length === 0) return '(no changes)';
+  return patch
+    .map((op) => {
+      switch (op.op) {
+        case 'add':
+          return `+ ${op.path} = ${short(op.value)}`;
+        case 'remove':
+          return `- ${op.path}`;
+        case 'replace':
+          return `~ ${op.path} = ${short(op.value)}`;
+        default:
+          return `${op.op} ${op.path}${op.from ? ` from ${op.from}` : ''}`;
+      }
+    })
+    .join('\n');
+}
+
+/** One commit's outcome on one line. */
+export function formatCommit(kind: unknown, id: unknown, r: CommitResult): string {
+  return r.replayed
+    ? `${kind}/${id} v${r.version} (retry of write ${r.write_id}: already committed)`
+    : r.noop
+      ? `${kind}/${id} v${r.version} unchanged (no-op recorded)`
+      : r.changed
+        ? `${kind}/${id} v${r.previous_version} → v${r.version}`
+        : `${kind}/${id} v${r.version}: nothing changed, nothing written`;
+}
+
+/** One event of a document's stream: the version it made, and Grid's role and fields. */
+export function formatDocEvent(e: EventRecord): string {
+  const d = (e.data ?? {}) as { version?: number; noop?: boolean; agent_type?: unknown; fields?: unknown };
+  const v = d.version === undefined ? '' : ` v${d.version}${d.noop ? ' (no-op)' : ''}`;
+  // Grid's grid_state_updated: the role written as and the fields changed.
+  const role = typeof d.agent_type === 'string' ? ` as ${d.agent_type}` : '';
+  const f = Array.isArray(d.fields) ? d.fields : null;
+  const fields =
+    f === null
+      ? ''
+      : `: ${f.slice(0, 6).join(', ') || '(none)'}${f.length > 6 ? ` +${f.length - 6} more` : ''}`;
+  return `#${e.position}  ${e.created_at}  ${e.type}${v}${e.actor ? `  by ${e.actor}` : ''}${role}${fields}`;
+}
+
+/** What an escalation put to a human, and how a human answers. */
+export function formatEscalation(id: string, r: CommitResult & { decisions: WorkItem[] }): string {
+  const head = r.changed
+    ? `task-ir/${id} v${r.previous_version} → v${r.version}: escalated`
+    : `task-ir/${id} v${r.version}: nothing new to escalate, nothing written`;
+  if (r.decisions.length === 0) return `${head}\nnothing is waiting for a human`;
+  const rows = r.decisions.map((d) => {
+    const p = (d.payload ?? {}) as { ambiguity_id?: string; question?: string };
+    return `  ${d.id}  ${p.ambiguity_id ?? '?'}  ${p.question ?? d.title}`;
+  });
+  return [
+    `${head}\nwaiting for a human:`,
+    ...rows,
+    `a human answers with: agentstate resolve <item> done --result '{"answer":…}' --actor <name> --actor-kind human`,
+  ].join('\n');
 }

@@ -11,6 +11,7 @@ import type {
   WorkItem,
 } from '../core/types.js';
 import { list } from './context.js';
+import { formatCommit, formatDocEvent, formatEscalation, formatHistory, formatPatch } from './format.js';
 import { addCommands, command } from './generate.js';
 import { readInputText } from './read-input.js';
 
@@ -20,52 +21,10 @@ async function readJsonArg(pathOrDash: string, what: string): Promise<Json> {
   return parseJsonInput(text, `${what} (${pathOrDash === '-' ? 'stdin' : pathOrDash})`);
 }
 
-function short(v: unknown, max = 70): string {
-  const s = JSON.stringify(v) ?? 'undefined';
-  return s.length > max ? `${s.slice(0, max - 1)}…` : s;
-}
-
 /** A projection of some fields of a document (get_document with paths). */
 interface Projection {
   values: Record<string, Json>;
   missing: string[];
-}
-
-export function formatHistory(entries: HistoryEntry[]): string {
-  if (entries.length === 0) return 'no history';
-  return entries
-    .map((e) => {
-      const what = e.noop ? 'no-op' : e.parent_version === 0 ? 'created' : `from v${e.parent_version}`;
-      const by = `${e.actor} (${e.actor_kind})`;
-      const extra = [
-        e.reason ? JSON.stringify(e.reason) : '',
-        e.write_id ? `write ${e.write_id}` : '',
-        e.provenance?.model_id ? `model ${e.provenance.model_id}` : '',
-        e.override ? `override ${e.override.rules.join(',')}` : '',
-      ].filter(Boolean);
-      return `v${String(e.version).padEnd(4)} ${e.created_at.replace('T', ' ').slice(0, 19)}  ${what.padEnd(10)} ${by}${
-        extra.length ? `  ${extra.join('  ')}` : ''
-      }`;
-    })
-    .join('\n');
-}
-
-export function formatPatch(patch: JsonPatchOp[]): string {
-  if (patch.length === 0) return '(no changes)';
-  return patch
-    .map((op) => {
-      switch (op.op) {
-        case 'add':
-          return `+ ${op.path} = ${short(op.value)}`;
-        case 'remove':
-          return `- ${op.path}`;
-        case 'replace':
-          return `~ ${op.path} = ${short(op.value)}`;
-        default:
-          return `${op.op} ${op.path}${op.from ? ` from ${op.from}` : ''}`;
-      }
-    })
-    .join('\n');
 }
 
 /** A flag that names a JSON file (or `-`, stdin) the command reads: the path now, the JSON in `route`. */
@@ -78,31 +37,6 @@ async function withFiles(input: Record<string, unknown>): Promise<Record<string,
     if (typeof input[f] === 'string') out[f] = await readJsonArg(input[f], f);
   }
   return out;
-}
-
-/** One commit's outcome on one line. */
-function formatCommit(kind: unknown, id: unknown, r: CommitResult): string {
-  return r.replayed
-    ? `${kind}/${id} v${r.version} (retry of write ${r.write_id}: already committed)`
-    : r.noop
-      ? `${kind}/${id} v${r.version} unchanged (no-op recorded)`
-      : r.changed
-        ? `${kind}/${id} v${r.previous_version} → v${r.version}`
-        : `${kind}/${id} v${r.version}: nothing changed, nothing written`;
-}
-
-/** One event of a document's stream: the version it made, and Grid's role and fields. */
-function formatDocEvent(e: EventRecord): string {
-  const d = (e.data ?? {}) as { version?: number; noop?: boolean; agent_type?: unknown; fields?: unknown };
-  const v = d.version === undefined ? '' : ` v${d.version}${d.noop ? ' (no-op)' : ''}`;
-  // Grid's grid_state_updated: the role written as and the fields changed.
-  const role = typeof d.agent_type === 'string' ? ` as ${d.agent_type}` : '';
-  const f = Array.isArray(d.fields) ? d.fields : null;
-  const fields =
-    f === null
-      ? ''
-      : `: ${f.slice(0, 6).join(', ') || '(none)'}${f.length > 6 ? ` +${f.length - 6} more` : ''}`;
-  return `#${e.position}  ${e.created_at}  ${e.type}${v}${e.actor ? `  by ${e.actor}` : ''}${role}${fields}`;
 }
 
 export const STATE_COMMANDS = [
@@ -186,9 +120,7 @@ export const STATE_COMMANDS = [
   }),
 ];
 
-type EscalateResult = CommitResult & { decisions: WorkItem[] };
-
-export const ESCALATE_COMMAND = command<EscalateResult>({
+export const ESCALATE_COMMAND = command<CommitResult & { decisions: WorkItem[] }>({
   usage: 'escalate <task-ir> [ambiguities...]',
   op: 'escalate',
   args: { 'task-ir': 'id' },
@@ -203,20 +135,4 @@ export function addStateCommands(program: Command): void {
     .description('versioned documents: compare-and-swap commits with history');
   addCommands(state, STATE_COMMANDS);
   addCommands(program, [ESCALATE_COMMAND]);
-}
-
-function formatEscalation(id: string, r: EscalateResult): string {
-  const head = r.changed
-    ? `task-ir/${id} v${r.previous_version} → v${r.version}: escalated`
-    : `task-ir/${id} v${r.version}: nothing new to escalate, nothing written`;
-  if (r.decisions.length === 0) return `${head}\nnothing is waiting for a human`;
-  const rows = r.decisions.map((d) => {
-    const p = (d.payload ?? {}) as { ambiguity_id?: string; question?: string };
-    return `  ${d.id}  ${p.ambiguity_id ?? '?'}  ${p.question ?? d.title}`;
-  });
-  return [
-    `${head}\nwaiting for a human:`,
-    ...rows,
-    `a human answers with: agentstate resolve <item> done --result '{"answer":…}' --actor <name> --actor-kind human`,
-  ].join('\n');
 }
