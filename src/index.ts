@@ -120,6 +120,14 @@ export {
 } from './views/sync.js';
 export { type ValidateResult, validateView } from './views/validate.js';
 export { type WatchEvent, type WatchOptions, watchView } from './views/watch.js';
+export {
+  createWorker,
+  type Handler,
+  type HandlerContext,
+  Worker,
+  type WorkerEvents,
+  type WorkerOptions,
+} from './worker/worker.js';
 export { runWorkflowProcess, type WorkflowInvocation, type WorkflowOutput } from './workflows/process.js';
 export {
   isWorkflowName,

@@ -1,0 +1,451 @@
+// The worker runtime: the claim → run → resolve loop every user of the queue would otherwise write by hand.
+// Its contract is graphile-worker's, not the single calls': the process holds the leases of the items in its
+// local queue (the lease owner names the process, the attempt number still fences every write), handlers run
+// from memory, and completions are committed in batches shortly after the handlers return. A crash before a
+// batch commits runs those items again once their leases expire (at-least-once). The single-item API and its
+// durability are unchanged; this is a loop over claimMany, heartbeat, resolveMany and release.
+import { EventEmitter } from 'node:events';
+import { hostname } from 'node:os';
+import type { Json, ResolveInput, WorkItem } from '../core/types.js';
+import type { WorkQueue } from '../core/work-queue.js';
+import { InvalidInputError, isAgentStateError } from '../errors.js';
+
+/** What a handler is given besides its item. */
+export interface HandlerContext {
+  /** The item being run (as claimed). */
+  item: WorkItem;
+  /** The attempt number of this run (the fencing token its completion is committed with). */
+  attempt: number;
+  /** Fires when the item's lease is lost, or when a stop's grace period runs out: stop work and return. */
+  signal: AbortSignal;
+  /** Fires when the worker begins to stop (no new items are claimed); finishing the item is still welcome. */
+  stopping: AbortSignal;
+  /** Extends the lease now (the worker also does so on its own, every `heartbeatMs`, while the item is held). */
+  heartbeat: () => Promise<void>;
+}
+
+/**
+ * Runs one item. What it returns (JSON; `undefined` is `null`) is the item's result, committed as done; what
+ * it throws fails the attempt, with the error's message.
+ */
+export type Handler = (item: WorkItem, ctx: HandlerContext) => Promise<unknown> | unknown;
+
+/** What `createWorker` runs and how: handlers, concurrency, the local queue, leases, batching, stop. */
+export interface WorkerOptions {
+  /** The instance whose work queue to run (an open `Instance`, or anything with its `work`). */
+  instance: { work: WorkQueue };
+  /** A handler per item kind; `*` runs items of any kind no other handler names. */
+  handlers: Record<string, Handler>;
+  /** Handlers running at once [default: 1]. */
+  concurrency?: number;
+  /**
+   * Items the worker holds at most, running or waiting in its local queue [default: `concurrency`]. More
+   * than `concurrency` claims ahead (fewer claim statements per item), at the cost of holding leases on
+   * items no handler has started.
+   */
+  prefetch?: number;
+  /** The lease length of every claim and heartbeat, in ms [default: 60000]. */
+  leaseMs?: number;
+  /** How often the leases of every held item are extended, in ms [default: leaseMs / 3]. */
+  heartbeatMs?: number;
+  /** How long to wait before claiming again when nothing was ready, in ms [default: 1000]. */
+  pollIntervalMs?: number;
+  /** Completions committed in one resolveMany at most [default: 100; 1 commits each on its own]. */
+  batchSize?: number;
+  /** How long a completion may wait for others to share its commit, in ms [default: 10; 0: at once]. */
+  batchDelayMs?: number;
+  /** How long `stop()` lets running handlers finish before aborting them and releasing their items, in ms [default: 30000]. */
+  graceMs?: number;
+  /** The lease owner this process claims as [default: `<host>:<pid>:<random>`]. */
+  worker?: string;
+  /** Stops the worker (gracefully) when aborted. */
+  signal?: AbortSignal;
+}
+
+/** What a worker reports, as events of its handle. */
+export interface WorkerEvents {
+  /** Items claimed into the local queue. */
+  claimed: [items: WorkItem[]];
+  /** A handler started on an item. */
+  started: [item: WorkItem];
+  /** An item's completion was committed (done or failed). */
+  resolved: [item: WorkItem];
+  /** An item the worker held is no longer its own (lease lost or taken over); its outcome was dropped. */
+  lost: [id: string, reason: string];
+  /** An item handed back to the queue at stop, unrun or unfinished. */
+  released: [item: WorkItem];
+  /**
+   * A call to the store failed; the worker keeps going (a claim is tried again after the poll interval).
+   * Not `error`, so a worker without a listener does not throw.
+   */
+  storeError: [error: unknown];
+  /** The worker has stopped: nothing held, every completion committed. */
+  stopped: [];
+}
+
+/** A handler's run in progress. */
+interface Running {
+  item: WorkItem;
+  abort: AbortController;
+  done: Promise<void>;
+}
+
+const ERROR_MAX = 2_000;
+
+const positive = (name: string, v: number | undefined, fallback: number, min = 1): number => {
+  const n = v ?? fallback;
+  if (!Number.isSafeInteger(n) || n < min) {
+    throw new InvalidInputError(`createWorker: ${name} must be a whole number of at least ${min}, got ${v}`, {
+      field: name,
+    });
+  }
+  return n;
+};
+
+/** A handler's outcome as JSON the store takes: `undefined` is null, a Date its ISO string (JSON's own rules). */
+function asJson(value: unknown): Json {
+  if (value === undefined) return null;
+  return JSON.parse(JSON.stringify(value) ?? 'null') as Json;
+}
+
+function messageOf(err: unknown): string {
+  const m = err instanceof Error ? err.message || err.name : String(err);
+  return m.length > ERROR_MAX ? `${m.slice(0, ERROR_MAX - 1)}…` : m;
+}
+
+/**
+ * A worker over `options.work`: `start()` claims and runs items until `stop()` (or `options.signal`),
+ * `drain()` until nothing is ready and nothing held. See docs/worker.md for the contract.
+ * @example
+ * const w = createWorker({ work: inst.work, handlers: { email: async (item) => send(item.payload) }, concurrency: 8 });
+ * await w.drain();
+ */
+export function createWorker(options: WorkerOptions): Worker {
+  return new Worker(options);
+}
+
+/** The handle of a running worker (see `createWorker`). */
+export class Worker extends EventEmitter<WorkerEvents> {
+  /** The lease owner this worker claims as. */
+  readonly id: string;
+  readonly #work: WorkQueue;
+  readonly #handlers: Map<string, Handler>;
+  readonly #concurrency: number;
+  readonly #prefetch: number;
+  readonly #leaseMs: number;
+  readonly #heartbeatMs: number;
+  readonly #pollMs: number;
+  readonly #batchSize: number;
+  readonly #batchDelayMs: number;
+  readonly #graceMs: number;
+  /** Claimed, not started. */
+  readonly #queue: WorkItem[] = [];
+  readonly #running = new Map<string, Running>();
+  /** Finished, completion not yet committed (their leases are still held and heartbeaten). */
+  #pending: Array<{ input: ResolveInput; item: WorkItem }> = [];
+  #flushing: Promise<void> = Promise.resolve();
+  #flushTimer: NodeJS.Timeout | undefined;
+  #heartbeatTimer: NodeJS.Timeout | undefined;
+  readonly #stopping = new AbortController();
+  #loop: Promise<void> | undefined;
+  #wake: (() => void) | undefined;
+  #draining = false;
+
+  constructor(o: WorkerOptions) {
+    super();
+    const kinds = Object.keys(o.handlers ?? {});
+    if (kinds.length === 0 || kinds.some((k) => typeof o.handlers[k] !== 'function')) {
+      throw new InvalidInputError('createWorker: handlers must map item kinds to functions', {
+        field: 'handlers',
+      });
+    }
+    this.#work = o.instance.work;
+    this.#handlers = new Map(Object.entries(o.handlers));
+    this.#concurrency = positive('concurrency', o.concurrency, 1);
+    this.#prefetch = positive('prefetch', o.prefetch, this.#concurrency, this.#concurrency);
+    this.#leaseMs = positive('leaseMs', o.leaseMs, 60_000);
+    this.#heartbeatMs = positive('heartbeatMs', o.heartbeatMs, Math.max(1, Math.floor(this.#leaseMs / 3)));
+    this.#pollMs = positive('pollIntervalMs', o.pollIntervalMs, 1_000);
+    this.#batchSize = positive('batchSize', o.batchSize, 100);
+    this.#batchDelayMs = positive('batchDelayMs', o.batchDelayMs, 10, 0);
+    this.#graceMs = positive('graceMs', o.graceMs, 30_000, 0);
+    this.id = o.worker ?? `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
+    o.signal?.addEventListener('abort', () => void this.stop(), { once: true });
+  }
+
+  /** Items held now: waiting in the local queue, running, or finished with their completion not yet committed. */
+  get held(): number {
+    return this.#queue.length + this.#running.size + this.#pending.length;
+  }
+
+  /** Claims and runs items until `stop()`; resolves once stopped (every completion committed). */
+  start(): Promise<void> {
+    this.#loop ??= this.#run();
+    return this.#loop;
+  }
+
+  /** Runs until nothing is ready and nothing is held, then stops (a batch job, a test). */
+  drain(): Promise<void> {
+    this.#draining = true;
+    this.#wake?.();
+    return this.start();
+  }
+
+  /**
+   * Stops: no more claims; items not started are released at once; running handlers get `graceMs` to finish,
+   * then their signals abort and their items are released; every completion is committed. Resolves when
+   * stopped (a second call returns the same promise; `graceMs: 0` aborts at once).
+   */
+  async stop(opts: { graceMs?: number } = {}): Promise<void> {
+    if (!this.#stopping.signal.aborted) {
+      this.#grace = opts.graceMs ?? this.#graceMs;
+      this.#stopping.abort();
+    } else if (opts.graceMs === 0) {
+      for (const r of this.#running.values()) r.abort.abort(new Error('worker stopped'));
+    }
+    this.#wake?.();
+    await (this.#loop ?? this.start());
+  }
+
+  #grace = 0;
+
+  async #run(): Promise<void> {
+    this.#heartbeatTimer = setInterval(() => void this.#heartbeatAll(), this.#heartbeatMs);
+    this.#heartbeatTimer.unref?.();
+    try {
+      while (!this.#stopping.signal.aborted) {
+        const claimed = await this.#claim();
+        this.#startHandlers();
+        if (this.#draining && claimed === 0 && this.#queue.length === 0 && this.#running.size === 0) break;
+        // Wait for a free slot, for the poll interval when nothing was ready, or for stop.
+        const full = this.#queue.length + this.#running.size >= this.#prefetch;
+        const idle = claimed === 0;
+        if (full || idle || this.#queue.length > 0) {
+          await new Promise<void>((resolve) => {
+            this.#wake = resolve;
+            if (idle && !full) setTimeout(resolve, this.#pollMs).unref?.();
+          });
+          this.#wake = undefined;
+        }
+      }
+      await this.#shutdown();
+    } finally {
+      clearInterval(this.#heartbeatTimer);
+      clearTimeout(this.#flushTimer);
+      this.emit('stopped');
+    }
+  }
+
+  /** Claims up to the free slots of the local queue; answers how many were claimed. */
+  async #claim(): Promise<number> {
+    let free = this.#prefetch - this.#queue.length - this.#running.size;
+    if (free <= 0) return 0;
+    // `*` claims any kind in one statement; otherwise each kind in turn, as many as are free.
+    const kinds = this.#handlers.has('*') ? [undefined] : [...this.#handlers.keys()];
+    let total = 0;
+    for (const kind of kinds) {
+      if (free <= 0 || this.#stopping.signal.aborted) break;
+      let items: WorkItem[];
+      try {
+        items = await this.#work.claimMany({
+          worker: this.id,
+          lease_ms: this.#leaseMs,
+          limit: free,
+          ...(kind === undefined ? {} : { kind }),
+        });
+      } catch (err) {
+        this.emit('storeError', err);
+        return total;
+      }
+      if (items.length === 0) continue;
+      this.#queue.push(...items);
+      free -= items.length;
+      total += items.length;
+      this.emit('claimed', items);
+    }
+    return total;
+  }
+
+  #startHandlers(): void {
+    while (
+      this.#running.size < this.#concurrency &&
+      this.#queue.length > 0 &&
+      !this.#stopping.signal.aborted
+    ) {
+      const item = this.#queue.shift()!;
+      const abort = new AbortController();
+      const running: Running = { item, abort, done: Promise.resolve() };
+      this.#running.set(item.id, running);
+      running.done = this.#runOne(item, abort).finally(() => {
+        this.#running.delete(item.id);
+        this.#wake?.();
+      });
+    }
+  }
+
+  async #runOne(item: WorkItem, abort: AbortController): Promise<void> {
+    const handler = this.#handlers.get(item.kind ?? '') ?? this.#handlers.get('*');
+    const input = { id: item.id, worker: this.id, attempt: item.attempts };
+    let outcome: ResolveInput;
+    this.emit('started', item);
+    try {
+      if (!handler) throw new Error(`no handler for kind ${JSON.stringify(item.kind)}`);
+      const result = await handler(item, {
+        item,
+        attempt: item.attempts,
+        signal: abort.signal,
+        stopping: this.#stopping.signal,
+        heartbeat: async () => {
+          await this.#work.heartbeat({ ...input, lease_ms: this.#leaseMs });
+        },
+      });
+      outcome = { ...input, status: 'done', result: asJson(result) };
+    } catch (err) {
+      outcome = { ...input, status: 'failed', error: messageOf(err) };
+    }
+    // An item whose lease was lost, or that stop released, is no longer ours to resolve.
+    if (abort.signal.aborted && !this.#stopping.signal.aborted) return;
+    if (this.#released.has(item.id)) return;
+    this.#complete(outcome, item);
+  }
+
+  /** Ids released at stop: a handler that returns after it is dropped. */
+  readonly #released = new Set<string>();
+
+  #complete(input: ResolveInput, item: WorkItem): void {
+    this.#pending.push({ input, item });
+    if (this.#pending.length >= this.#batchSize || this.#batchDelayMs === 0) void this.#flush();
+    else this.#flushTimer ??= setTimeout(() => void this.#flush(), this.#batchDelayMs);
+  }
+
+  /** Commits the pending completions (one resolveMany per batch), one flush at a time. */
+  #flush(): Promise<void> {
+    clearTimeout(this.#flushTimer);
+    this.#flushTimer = undefined;
+    this.#flushing = this.#flushing.then(async () => {
+      while (this.#pending.length > 0) {
+        const batch = this.#pending.splice(0, this.#batchSize);
+        await this.#commit(batch);
+      }
+    });
+    return this.#flushing;
+  }
+
+  /**
+   * Commits `batch` in one transaction. resolveMany is all or none: an item refused on its own (its lease
+   * lost, the item changed under us) is dropped and reported `lost`, and the rest committed again; a refusal
+   * that names no item (input the store refuses, such as an oversized result) commits the batch one by one,
+   * failing an item whose result is refused.
+   */
+  async #commit(batch: Array<{ input: ResolveInput; item: WorkItem }>): Promise<void> {
+    let rest = batch;
+    while (rest.length > 0) {
+      try {
+        for (const item of await this.#work.resolveMany(rest.map((b) => b.input)))
+          this.emit('resolved', item);
+        return;
+      } catch (err) {
+        const id = isAgentStateError(err) && err.code !== 'INVALID_INPUT' ? err.details.id : undefined;
+        if (rest.length > 1 && rest.some((b) => b.input.id === id)) {
+          this.emit('lost', id as string, messageOf(err));
+          rest = rest.filter((b) => b.input.id !== id);
+        } else if (rest.length === 1) {
+          return this.#commitOne(rest[0]!, err);
+        } else {
+          for (const b of rest) await this.#commit([b]);
+          return;
+        }
+      }
+    }
+  }
+
+  /** The last word on one completion the store refused: failed with the refusal, or reported lost. */
+  async #commitOne(b: { input: ResolveInput; item: WorkItem }, err: unknown): Promise<void> {
+    if (isAgentStateError(err) && err.code === 'INVALID_INPUT' && b.input.status === 'done') {
+      const failed: ResolveInput = {
+        id: b.input.id,
+        worker: this.id,
+        attempt: b.input.attempt,
+        status: 'failed',
+        error: `result refused: ${messageOf(err)}`,
+      };
+      try {
+        this.emit('resolved', await this.#work.resolve(failed));
+        return;
+      } catch (again) {
+        err = again;
+      }
+    }
+    this.#dropped(b.input.id, err);
+  }
+
+  /** An item the store no longer lets this worker finish (`lost`), or a store failure (`storeError`). */
+  #dropped(id: string, err: unknown): void {
+    if (isAgentStateError(err)) this.emit('lost', id, messageOf(err));
+    else this.emit('storeError', err);
+  }
+
+  /** Extends the lease of every held item (queued, running, awaiting commit); a lost one is dropped. */
+  async #heartbeatAll(): Promise<void> {
+    const held = [
+      ...this.#queue,
+      ...[...this.#running.values()].map((r) => r.item),
+      ...this.#pending.map((p) => p.item),
+    ];
+    await Promise.all(
+      held.map(async (item) => {
+        try {
+          await this.#work.heartbeat({
+            id: item.id,
+            worker: this.id,
+            attempt: item.attempts,
+            lease_ms: this.#leaseMs,
+          });
+        } catch (err) {
+          if (!isAgentStateError(err) || err.code !== 'LEASE_LOST') return void this.emit('storeError', err);
+          this.emit('lost', item.id, messageOf(err));
+          const q = this.#queue.findIndex((x) => x.id === item.id);
+          if (q >= 0) this.#queue.splice(q, 1);
+          this.#running.get(item.id)?.abort.abort(err);
+          this.#pending = this.#pending.filter((p) => p.item.id !== item.id);
+        }
+      }),
+    );
+  }
+
+  /** Stop: release the unstarted, give the running their grace, release what is left, commit the rest. */
+  async #shutdown(): Promise<void> {
+    await this.#releaseAll(this.#queue.splice(0));
+    const running = [...this.#running.values()];
+    if (running.length > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      const grace = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, this.#grace);
+      });
+      await Promise.race([Promise.all(running.map((r) => r.done)), grace]);
+      clearTimeout(timer);
+      const left = [...this.#running.values()];
+      for (const r of left) {
+        this.#released.add(r.item.id);
+        r.abort.abort(new Error('worker stopped: grace period over'));
+      }
+      await this.#releaseAll(left.map((r) => r.item));
+    }
+    await this.#flush();
+  }
+
+  async #releaseAll(items: WorkItem[]): Promise<void> {
+    await Promise.all(
+      items.map(async (item) => {
+        try {
+          this.emit(
+            'released',
+            await this.#work.release({ id: item.id, worker: this.id, attempt: item.attempts }),
+          );
+        } catch (err) {
+          this.#dropped(item.id, err);
+        }
+      }),
+    );
+  }
+}

@@ -1,0 +1,229 @@
+// The worker runtime on every backend: handlers by kind, a local queue fed by claimMany, completions
+// committed in batches with the per-item audit kept (one claimed and one resolved event per attempt, the
+// chain verified), a completion the store refuses dropped without losing the rest of its batch, and a
+// graceful stop that releases what no handler finished. No test waits on wall time: each waits for a
+// condition (an event of the worker, a gate the test opens), and leases are far longer than any test.
+import { describe, expect, it } from 'vitest';
+import type { Instance } from '../../src/instance/instance.js';
+import { createWorker, type Handler } from '../../src/worker/worker.js';
+import { backendsForThisFile } from '../helpers/backends.js';
+
+const LONG = 3_600_000;
+
+/** A promise and its resolver: a gate the test opens. */
+function gate<T = void>(): { promise: Promise<T>; open: (v: T) => void } {
+  let open!: (v: T) => void;
+  const promise = new Promise<T>((r) => {
+    open = r;
+  });
+  return { promise, open };
+}
+
+/** How many times the log names each item as claimed and as resolved (single and batch events alike). */
+async function audit(inst: Instance): Promise<Map<string, { claimed: number; resolved: number }>> {
+  const out = new Map<string, { claimed: number; resolved: number }>();
+  const count = (id: string, what: 'claimed' | 'resolved') => {
+    const a = out.get(id) ?? { claimed: 0, resolved: 0 };
+    a[what]++;
+    out.set(id, a);
+  };
+  for (const e of await inst.events.read({ limit: 10_000 })) {
+    const what = /^work_items?_(claimed|resolved)$/.exec(e.type)?.[1] as 'claimed' | 'resolved' | undefined;
+    if (!what) continue;
+    const batch = (e.data as { items?: Array<{ id: string }> } | null)?.items;
+    if (batch) for (const i of batch) count(i.id, what);
+    else if (e.work_item_id) count(e.work_item_id, what);
+  }
+  return out;
+}
+
+for (const backend of await backendsForThisFile()) {
+  describe(`worker runtime on ${backend.name}`, () => {
+    it('drains items of its kinds in batches: each run once, results and failures committed, audit intact', async () => {
+      const inst = await backend.open();
+      try {
+        const when = new Date('2026-12-02T10:00:00.000Z');
+        const ids: string[] = [];
+        for (let k = 0; k < 60; k++) {
+          const kind = k % 3 === 0 ? 'mail' : k % 3 === 1 ? 'llm|call+ü' : 'other';
+          ids.push((await inst.work.enqueue({ title: `t${k}`, kind, payload: { k } })).id);
+        }
+        const runs = new Map<string, number>();
+        const handler: Handler = (item) => {
+          runs.set(item.id, (runs.get(item.id) ?? 0) + 1);
+          const k = (item.payload as { k: number }).k;
+          if (k % 10 === 7) throw new Error(`boom ${k}`);
+          return { k, at: when, url: new URL('https://example.com/a?b=1') };
+        };
+        const w = createWorker({
+          instance: inst,
+          handlers: { mail: handler, 'llm|call+ü': handler },
+          concurrency: 4,
+          prefetch: 8,
+          batchSize: 5,
+          leaseMs: LONG,
+          pollIntervalMs: 5,
+        });
+        const batches: number[] = [];
+        w.on('resolved', () => batches.push(1));
+        await w.drain();
+        expect(w.held).toBe(0);
+        const items = await inst.work.list({ limit: 1000 });
+        const mine = items.filter((i) => i.kind !== 'other');
+        expect(mine).toHaveLength(40);
+        for (const i of mine) {
+          const k = (i.payload as { k: number }).k;
+          expect(runs.get(i.id), i.id).toBe(1);
+          if (k % 10 === 7) {
+            expect(i).toMatchObject({ status: 'failed', error: `boom ${k}` });
+          } else {
+            expect(i.status).toBe('done');
+            expect(i.result).toEqual({ k, at: when.toISOString(), url: 'https://example.com/a?b=1' });
+          }
+        }
+        // A kind no handler names is never claimed.
+        expect(
+          items.filter((i) => i.kind === 'other').every((i) => i.status === 'pending' && i.attempts === 0),
+        ).toBe(true);
+        const a = await audit(inst);
+        for (const i of mine) expect(a.get(i.id), i.id).toEqual({ claimed: 1, resolved: 1 });
+        expect(batches).toHaveLength(40);
+        expect((await inst.events.verify()).ok).toBe(true);
+      } finally {
+        await inst.close();
+      }
+    });
+
+    it('`*` runs any kind; an item changed under its handler is dropped as lost, the rest of its batch committed', async () => {
+      const inst = await backend.open();
+      try {
+        const a = await inst.work.enqueue({ title: 'a', kind: 'x' });
+        const b = await inst.work.enqueue({ title: 'b' });
+        const started = gate();
+        const release = gate();
+        let n = 0;
+        const w = createWorker({
+          instance: inst,
+          handlers: {
+            '*': async () => {
+              if (++n === 2) started.open();
+              await release.promise;
+              return 'ok';
+            },
+          },
+          concurrency: 2,
+          batchSize: 2,
+          batchDelayMs: 1_000_000,
+          leaseMs: LONG,
+          pollIntervalMs: 5,
+        });
+        const lost: string[] = [];
+        w.on('lost', (id) => lost.push(id));
+        const done = w.drain();
+        await started.promise;
+        // Someone cancels a while its handler runs: its completion cannot commit, b's must.
+        await inst.work.cancel({ id: a.id, reason: 'not needed', actor: 'ana', actor_kind: 'human' });
+        release.open();
+        await done;
+        expect(lost).toEqual([a.id]);
+        expect((await inst.work.get(a.id))?.status).toBe('cancelled');
+        expect(await inst.work.get(b.id)).toMatchObject({ status: 'done', result: 'ok' });
+        expect((await inst.events.verify()).ok).toBe(true);
+      } finally {
+        await inst.close();
+      }
+    });
+
+    it('stop releases unstarted items at once, lets a running handler finish, and commits it', async () => {
+      const inst = await backend.open();
+      try {
+        for (let k = 0; k < 5; k++) await inst.work.enqueue({ title: `s${k}`, kind: 'slow' });
+        const started = gate<string>();
+        const finish = gate();
+        const w = createWorker({
+          instance: inst,
+          handlers: {
+            slow: async (item, ctx) => {
+              started.open(item.id);
+              await finish.promise;
+              return { stopping: ctx.stopping.aborted, aborted: ctx.signal.aborted };
+            },
+          },
+          concurrency: 1,
+          prefetch: 5,
+          leaseMs: LONG,
+          graceMs: LONG,
+        });
+        const released: string[] = [];
+        w.on('released', (item) => released.push(item.id));
+        void w.start();
+        const running = await started.promise;
+        const stopped = w.stop();
+        // The four waiting in the local queue go back to the queue before the handler is done.
+        await expect.poll(() => released.length).toBe(4);
+        expect((await inst.work.get(running))?.status).toBe('in_flight');
+        finish.open();
+        await stopped;
+        expect(await inst.work.get(running)).toMatchObject({
+          status: 'done',
+          result: { stopping: true, aborted: false },
+        });
+        const rest = (await inst.work.list({ limit: 100 })).filter((i) => i.id !== running);
+        // Released, not failed: pending again, no lease, no error.
+        for (const i of rest) expect(i).toMatchObject({ status: 'pending', lease_owner: null, error: null });
+        expect((await inst.events.verify()).ok).toBe(true);
+      } finally {
+        await inst.close();
+      }
+    });
+
+    it('stop with no grace aborts the running handler, releases its item and drops what it returns', async () => {
+      const inst = await backend.open();
+      try {
+        const item = await inst.work.enqueue({ title: 'long', kind: 'long' });
+        const started = gate();
+        const aborted = gate();
+        const w = createWorker({
+          instance: inst,
+          handlers: {
+            long: async (_item, ctx) => {
+              started.open();
+              await new Promise<void>((r) => ctx.signal.addEventListener('abort', () => r(), { once: true }));
+              aborted.open();
+              return 'too late';
+            },
+          },
+          leaseMs: LONG,
+        });
+        void w.start();
+        await started.promise;
+        await w.stop({ graceMs: 0 });
+        await aborted.promise;
+        expect(await inst.work.get(item.id)).toMatchObject({
+          status: 'pending',
+          lease_owner: null,
+          result: null,
+        });
+        expect((await audit(inst)).get(item.id)).toEqual({ claimed: 1, resolved: 0 });
+      } finally {
+        await inst.close();
+      }
+    });
+  });
+}
+
+describe('createWorker refuses bad options with INVALID_INPUT', () => {
+  const work = {} as never;
+  it.for([
+    ['no handlers', { handlers: {} }],
+    ['a handler that is not a function', { handlers: { a: 'x' } }],
+    ['concurrency 0', { handlers: { a: () => 1 }, concurrency: 0 }],
+    ['prefetch below concurrency', { handlers: { a: () => 1 }, concurrency: 4, prefetch: 2 }],
+    ['a fractional lease', { handlers: { a: () => 1 }, leaseMs: 1.5 }],
+    ['a negative batch delay', { handlers: { a: () => 1 }, batchDelayMs: -1 }],
+  ] as Array<[string, object]>)('%s', ([, o]) => {
+    expect(() => createWorker({ instance: { work }, ...(o as object) } as never)).toThrow(
+      expect.objectContaining({ code: 'INVALID_INPUT' }),
+    );
+  });
+});
