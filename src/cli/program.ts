@@ -16,6 +16,7 @@ import { addSessionCommands } from './session-commands.js';
 import { addStateCommands } from './state-commands.js';
 import { addViewCommands } from './view-commands.js';
 import { addWorkCommands } from './work-commands.js';
+import { addWorkerCommand } from './worker-command.js';
 import { runWorkflowCommand } from './workflow-command.js';
 
 /** The package's own version: package.json sits two folders up from src/cli and from dist/cli alike. */
@@ -64,6 +65,7 @@ export function buildProgram(): Command {
     );
 
   addWorkCommands(program);
+  addWorkerCommand(program);
   addEventCommands(program);
   addStateCommands(program);
   addViewCommands(program);

@@ -1,0 +1,176 @@
+// `agentstate work`: the worker runtime on the instance the flags name, with handlers from an ES module
+// (`--handlers ./handlers.js`) or a command per item (`--exec '<command>'`), until interrupted (or, with
+// --drain, until nothing is ready). Not an operation: a loop over the queue's operations, like `serve`.
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { Command } from 'commander';
+import { InvalidInputError } from '../errors.js';
+import { resolveInstance } from '../service/instance-resolver.js';
+import type { Handler } from '../worker/worker.js';
+import { duration, type GlobalOpts, int, list, outputOf, withInstance } from './context.js';
+
+interface WorkOpts {
+  handlers?: string;
+  exec?: string;
+  kind?: string[];
+  concurrency?: number;
+  prefetch?: number;
+  lease?: number;
+  poll?: number;
+  batchSize?: number;
+  batchDelay?: number;
+  grace?: number;
+  worker?: string;
+  drain?: boolean;
+}
+
+/**
+ * The handlers an ES module exports: its default export or its `handlers` export when that is an object of
+ * functions, else every exported function (its export name is the kind it handles).
+ */
+async function loadHandlers(file: string): Promise<Record<string, Handler>> {
+  let mod: Record<string, unknown>;
+  try {
+    mod = (await import(pathToFileURL(resolve(file)).href)) as Record<string, unknown>;
+  } catch (err) {
+    throw new InvalidInputError(`--handlers ${file}: cannot load it: ${(err as Error).message}`, {
+      field: 'handlers',
+    });
+  }
+  const table = [mod.default, mod.handlers].find((x) => typeof x === 'object' && x !== null) ?? mod;
+  const handlers = Object.fromEntries(
+    Object.entries(table as Record<string, unknown>).filter(([, v]) => typeof v === 'function'),
+  ) as Record<string, Handler>;
+  if (Object.keys(handlers).length === 0) {
+    throw new InvalidInputError(
+      `--handlers ${file} exports no handlers: export default { <kind>: async (item, ctx) => result }`,
+      { field: 'handlers' },
+    );
+  }
+  return handlers;
+}
+
+export function addWorkerCommand(program: Command): void {
+  program
+    .command('work')
+    .description(
+      'run a worker: claim items and run a handler for each (--handlers module or --exec command), results committed in batches; see docs/worker.md',
+    )
+    .option('--handlers <module>', 'an ES module exporting { <kind>: async (item, ctx) => result }')
+    .option('--exec <command>', 'run this shell command per item (MF_* environment; exit 0 = done)')
+    .option(
+      '-k, --kind <kinds>',
+      'with --exec: the kinds to run (comma-separated) [default: every kind]',
+      list,
+    )
+    .option('-c, --concurrency <n>', 'handlers running at once [default: 1]', int('--concurrency'))
+    .option(
+      '--prefetch <n>',
+      'items held at most, running or queued [default: concurrency]',
+      int('--prefetch'),
+    )
+    .option('-l, --lease <duration>', 'lease length [default: 60s]', duration('--lease'))
+    .option(
+      '--poll <duration>',
+      'wait before claiming again when nothing is ready [default: 1s]',
+      duration('--poll'),
+    )
+    .option('--batch-size <n>', 'completions committed together at most [default: 100]', int('--batch-size'))
+    .option(
+      '--batch-delay <duration>',
+      'how long a completion waits for others to share its commit [default: 10ms]',
+      duration('--batch-delay'),
+    )
+    .option(
+      '--grace <duration>',
+      'on stop, how long running handlers may finish [default: 30s]',
+      duration('--grace'),
+    )
+    .option('-w, --worker <id>', 'the lease owner [default: <host>:<pid>:<random>]')
+    .option('--drain', 'exit when nothing is ready and nothing is held')
+    .action(async (o: WorkOpts, cmd: Command) => {
+      if ((o.handlers === undefined) === (o.exec === undefined)) {
+        throw new InvalidInputError('work: give --handlers <module> or --exec <command> (one of them)', {
+          field: o.handlers === undefined ? 'handlers' : 'exec',
+        });
+      }
+      const out = outputOf(cmd);
+      // The child runs against the same store: a --url given here is its AGENTSTATE_URL.
+      const { url } = resolveInstance(cmd.optsWithGlobals<GlobalOpts>());
+      await withInstance(cmd, async (inst) => {
+        const [{ createWorker }, { execHandler }] = await Promise.all([
+          import('../worker/worker.js'),
+          import('../worker/exec.js'),
+        ]);
+        const handlers =
+          o.handlers !== undefined
+            ? await loadHandlers(o.handlers)
+            : Object.fromEntries(
+                (o.kind?.length ? o.kind : ['*']).map((k) => [
+                  k,
+                  execHandler({
+                    command: o.exec!,
+                    env: {
+                      MF_INSTANCE_DIR: inst.paths.dir,
+                      MF_AGENT_NAME: inst.name,
+                      MF_HOST: inst.host,
+                      ...(url === undefined ? {} : { AGENTSTATE_URL: url }),
+                    },
+                  }),
+                ]),
+              );
+        const worker = createWorker({
+          instance: inst,
+          handlers,
+          ...(o.concurrency !== undefined && { concurrency: o.concurrency }),
+          ...(o.prefetch !== undefined && { prefetch: o.prefetch }),
+          ...(o.lease !== undefined && { leaseMs: o.lease }),
+          ...(o.poll !== undefined && { pollIntervalMs: o.poll }),
+          ...(o.batchSize !== undefined && { batchSize: o.batchSize }),
+          ...(o.batchDelay !== undefined && { batchDelayMs: o.batchDelay }),
+          ...(o.grace !== undefined && { graceMs: o.grace }),
+          ...(o.worker !== undefined && { worker: o.worker }),
+        });
+        const counts = { done: 0, failed: 0, lost: 0, released: 0, store_errors: 0 };
+        const tty = process.stderr.isTTY === true && !out.json;
+        const show = () => {
+          if (tty) {
+            process.stderr.write(
+              `\rwork: ${counts.done} done, ${counts.failed} failed, ${worker.held} held${counts.lost ? `, ${counts.lost} lost` : ''}\x1b[K`,
+            );
+          }
+        };
+        worker.on('resolved', (item) => {
+          counts[item.status === 'done' ? 'done' : 'failed']++;
+          show();
+        });
+        worker.on('lost', () => void counts.lost++);
+        worker.on('released', () => void counts.released++);
+        worker.on('storeError', (err) => {
+          counts.store_errors++;
+          process.stderr.write(`${tty ? '\r\x1b[K' : ''}agentstate work: ${(err as Error).message}\n`);
+        });
+        // The first SIGINT/SIGTERM stops gracefully; a second aborts the running handlers at once.
+        let signals = 0;
+        const onSignal = () => {
+          signals++;
+          if (tty) process.stderr.write(signals === 1 ? '\rwork: stopping (again to abort)\x1b[K\n' : '');
+          void worker.stop(signals === 1 ? {} : { graceMs: 0 });
+        };
+        process.on('SIGINT', onSignal);
+        process.on('SIGTERM', onSignal);
+        try {
+          await (o.drain ? worker.drain() : worker.start());
+        } finally {
+          process.off('SIGINT', onSignal);
+          process.off('SIGTERM', onSignal);
+          if (tty) process.stderr.write('\r\x1b[K');
+        }
+        out.emit(
+          { worker: worker.id, ...counts },
+          () =>
+            `work ${worker.id}: ${counts.done} done, ${counts.failed} failed${counts.released ? `, ${counts.released} released` : ''}${counts.lost ? `, ${counts.lost} lost` : ''}`,
+        );
+      });
+    });
+}

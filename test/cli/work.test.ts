@@ -1,0 +1,146 @@
+// `agentstate work`: the worker runtime from the command line, as a real process. --exec runs a command per
+// item with the bundle's MF_* contract (a large payload through a file), exit 0 = done with its JSON stdout,
+// non-zero = failed with the tail of stderr; --handlers loads an ES module; SIGTERM stops gracefully (the
+// queued items released at once, the running one finished and committed, exit 0). Every wait is for a
+// condition (a file the handler writes, the store's state), never for a length of time.
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { WorkItem } from '../../src/core/types.js';
+import { openInstance } from '../../src/instance/instance.js';
+import { CLI, cleanEnv, runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/tmp.js';
+
+const root = tempDir('agentstate-work-');
+let n = 0;
+
+/** A fresh instance with `items` enqueued; its CLI flags. */
+async function seeded(items: Array<{ title: string; kind: string; payload?: unknown }>) {
+  const dir = join(root, `i${++n}`);
+  const inst = await openInstance({ dir });
+  const ids: string[] = [];
+  for (const i of items) ids.push((await inst.work.enqueue(i as never)).id);
+  await inst.close();
+  return { dir, ids, args: ['--dir', dir] };
+}
+
+async function items(dir: string): Promise<Map<string, WorkItem>> {
+  const inst = await openInstance({ dir });
+  try {
+    return new Map((await inst.work.list({ limit: 1000 })).map((i) => [i.id, i]));
+  } finally {
+    await inst.close();
+  }
+}
+
+describe('agentstate work', () => {
+  it('--exec: the MF_* contract, JSON stdout as the result, a failure with the tail of stderr', async () => {
+    const big = 'é'.repeat(40_000); // 80 KB of UTF-8: over the environment limit, so a file.
+    const s = await seeded([
+      { title: 'one', kind: 'sh', payload: { n: 1 } },
+      { title: 'two', kind: 'sh', payload: { n: 2, fail: true } },
+      { title: 'big', kind: 'sh', payload: { big } },
+      { title: 'other', kind: 'py', payload: {} },
+    ]);
+    const script = join(root, 'handler.mjs');
+    writeFileSync(
+      script,
+      `import { readFileSync } from 'node:fs';
+const text = process.env.MF_TRIGGER_PAYLOAD_JSON ?? readFileSync(process.env.MF_TRIGGER_PAYLOAD_FILE, 'utf8');
+const p = JSON.parse(text);
+if (p.fail) { console.error('some noise\\nthe real reason'); process.exit(3); }
+console.log(JSON.stringify({ via: process.env.MF_TRIGGER_PAYLOAD_JSON ? 'env' : 'file', len: (p.big ?? '').length,
+  item: process.env.AGENTSTATE_ITEM_ID, attempt: process.env.AGENTSTATE_ATTEMPT, dir: process.env.MF_INSTANCE_DIR }));
+`,
+    );
+    const r = runCli([
+      ...s.args,
+      '--json',
+      'work',
+      '--exec',
+      `"${process.execPath}" "${script}"`,
+      '-k',
+      'sh',
+      '-c',
+      '2',
+      '--drain',
+      '--poll',
+      '10ms',
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json).toMatchObject({ done: 2, failed: 1, lost: 0 });
+    const all = await items(s.dir);
+    const [one, two, bigItem, other] = s.ids.map((id) => all.get(id)!);
+    expect(one).toMatchObject({
+      status: 'done',
+      result: { via: 'env', item: one!.id, attempt: '1', dir: s.dir },
+    });
+    expect(two).toMatchObject({ status: 'failed', error: 'exit 3: some noise\nthe real reason' });
+    expect(bigItem).toMatchObject({ status: 'done', result: { via: 'file', len: 40_000 } });
+    expect(other).toMatchObject({ status: 'pending', attempts: 0 });
+  });
+
+  it('--handlers: an ES module of handlers by kind', async () => {
+    const s = await seeded([
+      { title: 'a', kind: 'double', payload: { x: 21 } },
+      { title: 'b', kind: 'double', payload: { x: 2 } },
+    ]);
+    const mod = join(root, 'handlers.mjs');
+    writeFileSync(mod, 'export default { double: async (item) => ({ y: item.payload.x * 2 }) };\n');
+    const r = runCli([...s.args, 'work', '--handlers', mod, '--drain', '--poll', '10ms']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/: 2 done, 0 failed/);
+    const all = await items(s.dir);
+    expect(s.ids.map((id) => all.get(id)?.result)).toEqual([{ y: 42 }, { y: 4 }]);
+  });
+
+  it('SIGTERM: queued items released at once, the running handler finishes and commits, exit 0', async () => {
+    const s = await seeded([1, 2, 3].map((k) => ({ title: `t${k}`, kind: 'slow' })));
+    const marks = join(root, `marks${n}`);
+    const go = join(marks, 'go');
+    const cmd = `mkdir -p "${marks}" && touch "${marks}/started-$AGENTSTATE_ITEM_ID" && while [ ! -f "${go}" ]; do sleep 0.02; done; echo '{"finished":true}'`;
+    const child = spawn(
+      process.execPath,
+      [CLI, ...s.args, 'work', '--exec', cmd, '--prefetch', '3', '--grace', '1h', '--lease', '1h'],
+      { env: cleanEnv() },
+    );
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
+    const started = () =>
+      existsSync(marks) ? readdirSync(marks).filter((f) => f.startsWith('started-')) : [];
+    await expect.poll(() => started().length, { timeout: 30_000 }).toBe(1);
+    const running = started()[0]!.slice('started-'.length);
+    child.kill('SIGTERM');
+    // The two never started go back to the queue while the running one still runs.
+    await expect
+      .poll(async () => [...(await items(s.dir)).values()].filter((i) => i.status === 'pending').length, {
+        timeout: 30_000,
+      })
+      .toBe(2);
+    expect((await items(s.dir)).get(running)?.status).toBe('in_flight');
+    writeFileSync(go, '');
+    expect(await exited, stderr).toBe(0);
+    const all = await items(s.dir);
+    expect(all.get(running)).toMatchObject({ status: 'done', result: { finished: true } });
+    expect(started()).toHaveLength(1);
+  });
+
+  it.for([
+    ['neither --handlers nor --exec', ['work']],
+    ['both', ['work', '--exec', 'true', '--handlers', 'x.mjs']],
+    ['a module that does not exist', ['work', '--handlers', '/nonexistent/h.mjs']],
+    ['a module with no handlers', ['work', '--handlers', 'EMPTY']],
+    ['concurrency 0', ['work', '--exec', 'true', '-c', '0']],
+    ['a lease without a unit', ['work', '--exec', 'true', '--lease', '30']],
+  ] as Array<[string, string[]]>)('refuses %s with exit 2 and writes nothing', async ([, args]) => {
+    const s = await seeded([{ title: 'untouched', kind: 'k' }]);
+    const empty = join(root, 'empty.mjs');
+    writeFileSync(empty, 'export const version = 1;\n');
+    const r = runCli([...s.args, ...args.map((a) => (a === 'EMPTY' ? empty : a))]);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toMatch(/^agentstate: .+ \[INVALID_INPUT\]\n$/);
+    expect((await items(s.dir)).get(s.ids[0]!)).toMatchObject({ status: 'pending', attempts: 0 });
+  });
+});
