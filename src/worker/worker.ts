@@ -314,18 +314,23 @@ export class Worker extends EventEmitter<WorkerEvents> {
 
   #complete(input: ResolveInput, item: WorkItem): void {
     this.#pending.push({ input, item });
-    if (this.#pending.length >= this.#batchSize || this.#batchDelayMs === 0) void this.#flush();
-    else this.#flushTimer ??= setTimeout(() => void this.#flush(), this.#batchDelayMs);
+    if (this.#batchDelayMs === 0) void this.#flush(true);
+    else if (this.#pending.length >= this.#batchSize) void this.#flush(false);
+    else this.#flushTimer ??= setTimeout(() => void this.#flush(true), this.#batchDelayMs);
   }
 
-  /** Commits the pending completions (one resolveMany per batch), one flush at a time. */
-  #flush(): Promise<void> {
-    clearTimeout(this.#flushTimer);
-    this.#flushTimer = undefined;
+  /**
+   * Commits pending completions (one resolveMany per batch), one flush at a time: every one (`all`: the
+   * batch delay ran out, or the worker stops), else only full batches, the rest waiting for their delay.
+   */
+  #flush(all: boolean): Promise<void> {
+    if (all) {
+      clearTimeout(this.#flushTimer);
+      this.#flushTimer = undefined;
+    }
     this.#flushing = this.#flushing.then(async () => {
-      while (this.#pending.length > 0) {
-        const batch = this.#pending.splice(0, this.#batchSize);
-        await this.#commit(batch);
+      while (this.#pending.length >= (all ? 1 : this.#batchSize)) {
+        await this.#commit(this.#pending.splice(0, this.#batchSize));
       }
     });
     return this.#flushing;
@@ -431,7 +436,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       }
       await this.#releaseAll(left.map((r) => r.item));
     }
-    await this.#flush();
+    await this.#flush(true);
   }
 
   async #releaseAll(items: WorkItem[]): Promise<void> {
