@@ -48,7 +48,7 @@ import {
   workItemStream,
 } from '../../core/work-rules.js';
 import { InternalError } from '../../errors.js';
-import { missingBlocker } from '../shared.js';
+import { DUMP_COLUMNS, missingBlocker } from '../shared.js';
 import {
   jsonRows,
   type Names,
@@ -174,8 +174,7 @@ const isoText = (col: string) =>
 
 // Named columns, not *: a prepared statement whose result columns change (a later migration adding one)
 // fails on connections that prepared it before.
-const COLS =
-  'id, title, kind, status, priority, payload, notes, result, error, attempts, max_attempts, lease_owner, lease_expires_at, claimed_at, blocked_by, not_before, idempotency_key, created_at, updated_at, resolved_at, on_blocker_failure, cascaded_from';
+const COLS = DUMP_COLUMNS.work_items.join(', ');
 const W_COLS = COLS.split(', ')
   .map((c) => `w.${c}`)
   .join(', ');
