@@ -10,7 +10,14 @@ import type {
   WorkItemRowDump,
 } from '../core/backend.js';
 import { toIso } from '../core/time.js';
-import type { EventRecord, InstanceSummary, Json } from '../core/types.js';
+import {
+  type EventRecord,
+  type InstanceSummary,
+  type Json,
+  type StatusCounts,
+  WORK_ITEM_STATUSES,
+  type WorkItemStatus,
+} from '../core/types.js';
 import { InvalidInputError } from '../errors.js';
 
 /** An enqueued item's `blocked_by` names `dep`, which is no item of this instance. */
@@ -19,6 +26,13 @@ export function missingBlocker(dep: string): InvalidInputError {
     field: 'blocked_by',
     id: dep,
   });
+}
+
+/** The number of items in each status, from the counted statuses (a status no item is in counts 0). */
+export function statusCounts(rows: Array<{ status: WorkItemStatus; n: number }>): StatusCounts {
+  const counts = Object.fromEntries(WORK_ITEM_STATUSES.map((s) => [s, 0])) as StatusCounts;
+  for (const r of rows) counts[r.status] = r.n;
+  return counts;
 }
 
 /** An event as read back: its stored data text parsed, its time as ISO-8601. */

@@ -11,11 +11,11 @@ import {
 import type {
   Claimer,
   NewEvent,
+  Outcome,
   ReleaseQuery,
   ResolveQuery,
   RetryQuery,
   StatusChange,
-  WorkItemBackend,
 } from './backend.js';
 import { canonicalJson, contentHash } from './json.js';
 import type { ActorKind, EventRecord, Json, JsonObject, WorkItem, WorkItemStatus } from './types.js';
@@ -260,6 +260,24 @@ export function isRefusal(err: unknown): err is AgentStateError {
   );
 }
 
+/**
+ * A refusal caught by a batch, as the outcome of its item when the batch answers each item on its own
+ * (`each`); a failure of the storage, or any refusal of a batch that stands or falls as one, is thrown on.
+ */
+export function refusedOutcome(err: unknown, each = true): Outcome<never> {
+  if (!each || !isRefusal(err)) throw err;
+  return { ok: false, error: err };
+}
+
+/** The refusal `explain` throws, as an outcome (a failure of the storage is thrown on). */
+export function refusalOf(explain: () => never): Outcome<never> {
+  try {
+    explain();
+  } catch (err) {
+    return refusedOutcome(err);
+  }
+}
+
 /** Explains why a status change outside a lease matched no row. */
 export function explainStatusFailure(current: WorkItem | null, id: string, to: WorkItemStatus): never {
   if (!current) throw new NotFoundError(`work item ${id} not found`, { id });
@@ -319,7 +337,7 @@ export function resolvedEvent(
 }
 
 /** How a resolve finishes an item waiting for a human (no lease to check): a status change with its event. */
-export function humanResolution(q: ResolveQuery): Parameters<WorkItemBackend['setStatus']>[0] {
+export function humanResolution(q: ResolveQuery): StatusChange {
   return {
     id: q.id,
     from: ['waiting_human'],
@@ -331,6 +349,19 @@ export function humanResolution(q: ResolveQuery): Parameters<WorkItemBackend['se
     actor_kind: q.actor_kind,
     now: q.now,
   };
+}
+
+/**
+ * What a fenced resolve whose update matched no row comes to, from the item as it is now: null for a resolve
+ * repeated after it succeeded (the item stands as it is); for an item waiting for a human that no document
+ * owns, the status change that resolves it outside a lease (`humanResolution`); anything else is refused
+ * (a document's human decision, PERMISSION_DENIED; or why the lease does not hold, explainLeaseFailure).
+ */
+export function unmatchedResolve(current: WorkItem | null, q: ResolveQuery): StatusChange | null {
+  if (current && isRepeatedResolve(current, q)) return null;
+  if (current?.status !== 'waiting_human') explainLeaseFailure(current, q, 'resolve');
+  if (ownerOf(current)) throw humanDecisionRefusal(current, 'resolve');
+  return humanResolution(q);
 }
 
 /**

@@ -15,7 +15,6 @@ import type {
 } from '../../core/backend.js';
 import { claimOrder, workItemFromRow } from '../../core/rows.js';
 import type { Json, JsonObject, StatusCounts, WorkItem, WorkItemStatus } from '../../core/types.js';
-import { WORK_ITEM_STATUSES } from '../../core/types.js';
 import {
   annotatedEvent,
   batchEvents,
@@ -27,22 +26,20 @@ import {
   explainLeaseFailure,
   explainRetryFailure,
   explainStatusFailure,
-  humanDecisionRefusal,
-  humanResolution,
-  isRefusal,
-  isRepeatedResolve,
   isTerminal,
-  ownerOf,
   RETRYABLE,
   reclaimedEvent,
+  refusalOf,
+  refusedOutcome,
   releasedEvent,
   reopenedEvent,
   replayedEvent,
   resolvedEvent,
   retriedEvent,
   statusEvent,
+  unmatchedResolve,
 } from '../../core/work-rules.js';
-import { missingBlocker } from '../shared.js';
+import { missingBlocker, statusCounts } from '../shared.js';
 import type { SqliteConnection } from './connection.js';
 import { writeEvents } from './events.js';
 
@@ -217,16 +214,6 @@ export function setStatusRow(
   return { item, event, events: [event, ...cascadeRows(conn, [item], q.actor, q.now)] };
 }
 
-/** The refusal `explain` throws, as an outcome (a failure of the storage is thrown on). */
-function refusalOf(explain: () => never): Outcome<WorkItem> {
-  try {
-    explain();
-  } catch (err) {
-    if (isRefusal(err)) return { ok: false, error: err };
-    throw err;
-  }
-}
-
 /** The item as stored now, or null. */
 export function getItem(conn: SqliteConnection, id: string): WorkItem | null {
   const r = conn.stmt('SELECT * FROM work_items WHERE id = ?').get(id) as WorkItemRow | undefined;
@@ -286,12 +273,8 @@ function resolveOne(conn: SqliteConnection, q: ResolveQuery): { item: WorkItem; 
     | undefined;
   if (!row) {
     const current = getItem(conn, q.id);
-    if (current && isRepeatedResolve(current, q)) return { item: current, events: [] };
-    if (current?.status === 'waiting_human') {
-      if (ownerOf(current)) throw humanDecisionRefusal(current, 'resolve');
-      return setStatusRow(conn, humanResolution(q));
-    }
-    explainLeaseFailure(current, q, 'resolve');
+    const change = unmatchedResolve(current, q);
+    return change ? setStatusRow(conn, change) : { item: current!, events: [] };
   }
   const item = toWorkItem(row);
   return { item, events: [resolvedEvent(item, q), ...cascadeRows(conn, [item], q.worker, q.now)] };
@@ -307,8 +290,7 @@ function resolveTx(conn: SqliteConnection, qs: ResolveQuery[], each: boolean): A
       out.push({ ok: true, value: r.item });
       events.push(...r.events);
     } catch (err) {
-      if (!each || !isRefusal(err)) throw err;
-      out.push({ ok: false, error: err });
+      out.push(refusedOutcome(err, each));
     }
   }
   writeEvents(conn, batchEvents(events));
@@ -549,9 +531,7 @@ export async function counts(conn: SqliteConnection): Promise<StatusCounts> {
         n: number;
       }>,
   );
-  const counts = Object.fromEntries(WORK_ITEM_STATUSES.map((s) => [s, 0])) as StatusCounts;
-  for (const r of rows) counts[r.status] = r.n;
-  return counts;
+  return statusCounts(rows);
 }
 
 export async function reclaimExpired(
