@@ -84,6 +84,17 @@ export function enqueuedIntegrity(item: WorkItem): JsonObject {
   return data;
 }
 
+/** The event of what the store does on its own (actor_kind system), recorded with the actor whose call it was. */
+function storeEvent(
+  type: string,
+  item: WorkItem,
+  data: JsonObject,
+  actor: string | null,
+  now: number,
+): NewEvent {
+  return workItemEvent(type, item, data, actor, STORE_ACTOR_KIND, now);
+}
+
 /** work_item_enqueued: what the item was created with (and what verify checks its row against). */
 export function enqueuedEvent(
   item: WorkItem,
@@ -138,14 +149,13 @@ export function reclaimedEvent(
   /** The item as the reclaim left it, when a later step of the same statement moved it on (claimed again). */
   left: { attempt: number; status: WorkItem['status'] } = { attempt: item.attempts, status: item.status },
 ): NewEvent {
-  return workItemEvent(
-    'work_item_reclaimed',
-    item,
-    { previous_owner: previousOwner, attempt: left.attempt, status: left.status, error: item.error },
-    actor,
-    STORE_ACTOR_KIND,
-    now,
-  );
+  const data = {
+    previous_owner: previousOwner,
+    attempt: left.attempt,
+    status: left.status,
+    error: item.error,
+  };
+  return storeEvent('work_item_reclaimed', item, data, actor, now);
 }
 
 /**
@@ -169,14 +179,8 @@ export function annotatedEvent(
 
 /** work_item_replayed: an unfinished item re-emitted after a restart (by the store). */
 export function replayedEvent(item: WorkItem, actor: string | null, now: number): NewEvent {
-  return workItemEvent(
-    'work_item_replayed',
-    item,
-    { status: item.status, attempts: item.attempts, lease_owner: item.lease_owner },
-    actor,
-    STORE_ACTOR_KIND,
-    now,
-  );
+  const data = { status: item.status, attempts: item.attempts, lease_owner: item.lease_owner };
+  return storeEvent('work_item_replayed', item, data, actor, now);
 }
 
 /** The event of a status change outside a lease (cancel, park, unpark, a human's resolve, a decision re-asked). */
@@ -549,14 +553,8 @@ export function cascadeError(blocker: Pick<WorkItem, 'id' | 'status'>): string {
  * the store's act (actor_kind system), recorded with the actor whose call ended the blocker.
  */
 export function cascadedEvent(item: WorkItem, actor: string | null, now: number): NewEvent {
-  return workItemEvent(
-    'work_item_cancelled',
-    item,
-    { status: item.status, error: item.error, blocker: item.cascaded_from },
-    actor,
-    STORE_ACTOR_KIND,
-    now,
-  );
+  const data = { status: item.status, error: item.error, blocker: item.cascaded_from };
+  return storeEvent('work_item_cancelled', item, data, actor, now);
 }
 
 /**
@@ -586,14 +584,8 @@ export function reopenedEvent(
   actor: string | null,
   now: number,
 ): NewEvent {
-  return workItemEvent(
-    'work_item_reopened',
-    item,
-    { status: item.status, blocker: previous.blocker, previous_error: previous.error },
-    actor,
-    STORE_ACTOR_KIND,
-    now,
-  );
+  const data = { status: item.status, blocker: previous.blocker, previous_error: previous.error };
+  return storeEvent('work_item_reopened', item, data, actor, now);
 }
 
 /** Why a retry matched no row: NOT_FOUND, a human decision (PERMISSION_DENIED), or not failed/cancelled. */
