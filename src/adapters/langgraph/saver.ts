@@ -47,7 +47,7 @@ import {
   threadDocId,
   threadIdOf,
 } from './encoding.js';
-import { NAMESPACES_KIND, registerLangGraphKinds, THREAD_KIND, WRITES_KIND } from './kinds.js';
+import { NAMESPACES_KIND, registerLangGraphKinds, THREAD_KIND, WRITES_KIND } from './kinds/kind.js';
 import { type RunOnThreadOptions, runOnThread } from './thread-runs.js';
 
 /** Where a channel's value lives: its channel version and the document version that stored it. */

@@ -25,7 +25,7 @@ import {
   type Provenance,
 } from '../../index.js';
 import { canonical, joinId } from './encoding.js';
-import { registerLangGraphKinds, STORE_KIND } from './kinds.js';
+import { registerLangGraphKinds, STORE_KIND } from './kinds/kind.js';
 
 export interface AgentStateStoreOptions {
   /** Actor recorded on every put. @default the instance's worker */

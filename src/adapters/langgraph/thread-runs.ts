@@ -16,7 +16,8 @@ import {
   StateConflictError,
 } from '../../index.js';
 import { threadDocId } from './encoding.js';
-import { RUNS_KIND } from './kinds.js';
+import { RUNS_KIND } from './kinds/kind.js';
+import type { RunEntry, RunsBody } from './kinds/model.js';
 
 /** What a run does when another run holds its thread (LangGraph Platform's names). */
 export type MultitaskStrategy = 'reject' | 'enqueue';
@@ -30,21 +31,6 @@ export interface RunOnThreadOptions {
   timeoutMs?: number;
   /** Stops waiting (the run does not start; the reason is thrown). */
   signal?: AbortSignal;
-}
-
-/** A run holding a thread, or waiting for it. `expires_at` is milliseconds since the epoch. */
-interface RunEntry {
-  run: string;
-  by: string;
-  since: string;
-  expires_at: number;
-}
-
-interface RunsBody {
-  thread_id: string;
-  checkpoint_ns: string;
-  holder: RunEntry | null;
-  waiting: RunEntry[];
 }
 
 /**

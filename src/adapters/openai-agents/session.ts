@@ -4,63 +4,12 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { AgentInputItem, Session } from '@openai/agents';
 import { checkInput, isPortableText, LIMITS } from '../../core/input.js';
-import {
-  type CommitEffects,
-  type Instance,
-  InvalidInputError,
-  isAgentStateError,
-  type Json,
-  type KindDefinition,
-  registerKind,
-} from '../../index.js';
+import { type Instance, InvalidInputError, isAgentStateError, type Json } from '../../index.js';
+import { registerSessionKind, SESSION_KIND } from './kinds/kind.js';
+import type { SessionControl } from './kinds/model.js';
 
-/** The kind of a session's control document: which items were popped, where it was last cleared. */
-export const SESSION_KIND = 'openai-agents-session';
 /** The event type of one stored item. */
 export const SESSION_ITEM_EVENT = 'session_item_added';
-
-const sessionKind: KindDefinition = {
-  name: SESSION_KIND,
-  description:
-    'What was popped from or cleared in an OpenAI Agents session (AgentStateSession); items are events.',
-  emits: ['session_cleared', 'session_item_popped'],
-  schema: {
-    type: 'object',
-    required: ['session_id', 'cleared_after', 'popped'],
-    properties: {
-      session_id: { type: 'string' },
-      cleared_after: { type: 'integer', minimum: 0 },
-      popped: { type: 'array', items: { type: 'integer' } },
-    },
-  },
-  check(next, prev): CommitEffects {
-    const popped = next.popped as number[];
-    const before = new Set((prev?.popped as number[] | undefined) ?? []);
-    if (next.cleared_after !== (prev?.cleared_after ?? 0)) {
-      return {
-        events: [
-          {
-            type: 'session_cleared',
-            data: { session_id: next.session_id ?? null, after: next.cleared_after ?? 0 },
-          },
-        ],
-      };
-    }
-    const gone = popped.filter((p) => !before.has(p));
-    return {
-      events: gone.map((p) => ({
-        type: 'session_item_popped',
-        data: { session_id: next.session_id ?? null, position: p },
-      })),
-    };
-  },
-};
-
-let registered = false;
-function registerSessionKind(): void {
-  if (!registered) registerKind(sessionKind);
-  registered = true;
-}
 
 /** Ids that have always been their own key (so the sessions stored under them stay where they are). */
 const PLAIN_KEY = /^[A-Za-z0-9][A-Za-z0-9_.:/@-]{0,150}$/;
@@ -104,10 +53,8 @@ function checkSessionId(id: unknown): string {
   return id;
 }
 
-interface Control {
+interface Control extends Omit<SessionControl, 'session_id'> {
   version: number;
-  cleared_after: number;
-  popped: number[];
 }
 
 export interface AgentStateSessionOptions {
@@ -272,11 +219,7 @@ export class AgentStateSession implements Session {
     }
   }
 
-  async #commit(
-    c: Control,
-    next: { cleared_after: number; popped: number[] },
-    reason: string,
-  ): Promise<void> {
+  async #commit(c: Control, next: Omit<SessionControl, 'session_id'>, reason: string): Promise<void> {
     await this.instance.docs.commit({
       kind: SESSION_KIND,
       id: this.#docId,
