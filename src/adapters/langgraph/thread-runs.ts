@@ -22,6 +22,7 @@ import type { RunEntry, RunsBody } from './kinds/model.js';
 /** What a run does when another run holds its thread (LangGraph Platform's names). */
 export type MultitaskStrategy = 'reject' | 'enqueue';
 
+/** Options of AgentStateSaver.runOnThread. */
 export interface RunOnThreadOptions {
   /** `reject`: refuse at once with ThreadBusyError; `enqueue`: wait until the runs before it end. @default 'reject' */
   multitaskStrategy?: MultitaskStrategy;
@@ -38,9 +39,12 @@ export interface RunOnThreadOptions {
  * Code STATE_CONFLICT, rule one-run-per-thread.
  */
 export class ThreadBusyError extends StateConflictError {
+  /** The thread another run holds. */
   readonly threadId: string;
+  /** Its checkpoint namespace ('' for the root graph). */
   readonly checkpointNs: string;
 
+  /** Thrown by runOnThread: `holder` is the run holding the thread, `waiting` how many runs wait for it. */
   constructor(t: { threadId: string; checkpointNs: string; holder: RunEntry | null; waiting: number }) {
     super(
       `thread ${t.threadId}${t.checkpointNs ? ` (namespace ${t.checkpointNs})` : ''} is busy: ${

@@ -53,10 +53,12 @@ function checkSessionId(id: unknown): string {
   return id;
 }
 
+/** The control document as read: its body's counters, at its version. */
 interface Control extends Omit<SessionControl, 'session_id'> {
   version: number;
 }
 
+/** Options of AgentStateSession. */
 export interface AgentStateSessionOptions {
   /** The session id. @default a random UUID */
   sessionId?: string;
@@ -74,13 +76,20 @@ const RETRIES = 20;
  * await run(agent, 'hello', { session });
  */
 export class AgentStateSession implements Session {
+  /** The instance the session is stored in. */
   readonly instance: Instance;
+  /** The session id (the one given, or a random UUID). */
   readonly sessionId: string;
   /** The event stream holding the items. */
   readonly stream: string;
   readonly #docId: string;
   readonly #actor: string;
 
+  /**
+   * A session on `instance`; registers the session kind (once per process). A session id no store can keep
+   * (not a string, empty, longer than 10,000 characters, holding NUL or an unpaired surrogate) or an actor
+   * that is not a name is refused with INVALID_INPUT.
+   */
   constructor(instance: Instance, options: AgentStateSessionOptions = {}) {
     registerSessionKind();
     const id = checkSessionId(options.sessionId ?? randomUUID());
@@ -93,6 +102,7 @@ export class AgentStateSession implements Session {
     this.#actor = actor;
   }
 
+  /** The session id. */
   async getSessionId(): Promise<string> {
     return this.sessionId;
   }
@@ -180,6 +190,10 @@ export class AgentStateSession implements Session {
     );
   }
 
+  /**
+   * Removes the newest item and returns it; undefined when the session has none. Safe while other
+   * processes pop or clear: an item is never popped twice (a conflicting commit is retried, up to 20 times).
+   */
   async popItem(): Promise<AgentInputItem | undefined> {
     for (let attempt = 1; ; attempt++) {
       const c = await this.#control();
@@ -199,6 +213,10 @@ export class AgentStateSession implements Session {
     }
   }
 
+  /**
+   * Clears the session: the items stored so far are no longer returned (their events stay in the log).
+   * Writes nothing when there is nothing to clear.
+   */
   async clearSession(): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       const c = await this.#control();

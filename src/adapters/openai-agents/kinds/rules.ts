@@ -3,6 +3,7 @@
 import type { CommitEffects, JsonObject } from '../../../index.js';
 import type { SessionControl } from './model.js';
 
+/** A clear records session_cleared; otherwise each newly popped position records session_item_popped. */
 export function check(nextBody: JsonObject, prevBody: JsonObject | null): CommitEffects {
   const next = nextBody as unknown as SessionControl;
   const prev = prevBody as unknown as SessionControl | null;

@@ -1,6 +1,7 @@
 // JSON Schema of kind `openai-agents-session`: a session's control document (the items themselves are
 // events of the session's stream).
 
+/** The control document: the session id, the position cleared after, the positions popped since. */
 export const sessionSchema = {
   type: 'object',
   required: ['session_id', 'cleared_after', 'popped'],
