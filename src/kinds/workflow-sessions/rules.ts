@@ -40,6 +40,7 @@ import {
   isPlainObject,
   ptr,
   type TransitionTable,
+  touchUpdated,
 } from '../rules.js';
 import { sessionsFile } from './file.js';
 import {
@@ -355,13 +356,7 @@ function touch(next: WorkflowSessions, prev: WorkflowSessions | null, now: numbe
     const { updatedAt: _b, ...b } = old;
     if (!deepEqual(a, b)) s.updatedAt = stamp(s.updatedAt, old.updatedAt);
   });
-  const { updatedAt: _a, ...a } = next;
-  const { updatedAt: _b, ...b } = prev;
-  if (deepEqual(a, b)) return;
-  const t = Date.parse(next.updatedAt);
-  if (Number.isNaN(t) || t > Date.parse(prev.updatedAt)) return;
-  // Never behind anything recorded in the file, even with a writer's clock behind the data.
-  next.updatedAt = isoTime(Math.max(now, latestTime(next)));
+  touchUpdated(next, prev, 'updatedAt', times(next), now);
 }
 
 export function check(nextBody: JsonObject, prevBody: JsonObject | null, ctx: CommitContext): undefined {
