@@ -260,6 +260,13 @@ function reclaimRows(
   };
 }
 
+/** Expired leases back to pending (or failed), their events written; the items it moved. In a write transaction. */
+function sweep(conn: SqliteConnection, now: number, actor: string | null): WorkItem[] {
+  const swept = reclaimRows(conn, now, actor);
+  writeEvents(conn, batchEvents(swept.events));
+  return swept.items;
+}
+
 /** One resolve (nothing written yet but the rows): the item and the events recording it, if any. */
 function resolveOne(conn: SqliteConnection, q: ResolveQuery): { item: WorkItem; events: NewEvent[] } {
   const w = leaseWhere(q);
@@ -311,7 +318,7 @@ export async function enqueue(conn: SqliteConnection, items: NewWorkItem[]) {
 export async function claim(conn: SqliteConnection, q: ClaimQuery): Promise<WorkItem[]> {
   return conn.write(() => {
     const now = q.now;
-    const swept = reclaimRows(conn, now, q.claimers[0]?.worker ?? null);
+    sweep(conn, now, q.claimers[0]?.worker ?? null);
     let filter = '';
     const filters: unknown[] = [];
     if (q.kind !== null) {
@@ -346,8 +353,7 @@ export async function claim(conn: SqliteConnection, q: ClaimQuery): Promise<Work
       for (const item of mine) claimedEvents.push(claimedEvent(item, c.worker, c.actor_kind, now));
       if (rows.length < c.limit) break;
     }
-    const events = [...swept.events, ...claimedEvents];
-    writeEvents(conn, batchEvents(events));
+    writeEvents(conn, batchEvents(claimedEvents));
     return items;
   });
 }
@@ -539,11 +545,7 @@ export async function reclaimExpired(
   now: number,
   actor: string | null,
 ): Promise<WorkItem[]> {
-  return conn.write(() => {
-    const swept = reclaimRows(conn, now, actor);
-    writeEvents(conn, batchEvents(swept.events));
-    return swept.items;
-  });
+  return conn.write(() => sweep(conn, now, actor));
 }
 
 export async function replayUnfinished(
@@ -552,15 +554,15 @@ export async function replayUnfinished(
   actor: string | null,
 ): Promise<WorkItem[]> {
   return conn.write(() => {
-    const swept = reclaimRows(conn, now, actor);
+    sweep(conn, now, actor);
     const rows = conn
       .stmt(`SELECT * FROM work_items w WHERE w.status IN ('pending', 'in_flight', 'waiting_human') ${ORDER}`)
       .all() as WorkItemRow[];
     const items = rows.map(toWorkItem);
-    writeEvents(conn, [
-      ...batchEvents(swept.events),
-      ...items.map((item) => replayedEvent(item, actor, now)),
-    ]);
+    writeEvents(
+      conn,
+      items.map((item) => replayedEvent(item, actor, now)),
+    );
     return items;
   });
 }
