@@ -1,8 +1,23 @@
 // What both backends build alike and the core has no use for: kept here once, beside the two backends,
 // instead of once in each.
-import type { StoredEvent } from '../core/backend.js';
+import type {
+  CounterRecord,
+  DocumentRowDump,
+  DumpOptions,
+  DumpRecord,
+  HistoryRowDump,
+  StoredEvent,
+  WorkItemRowDump,
+} from '../core/backend.js';
 import { toIso } from '../core/time.js';
-import type { EventRecord, InstanceSummary, Json } from '../core/types.js';
+import {
+  type EventRecord,
+  type InstanceSummary,
+  type Json,
+  type StatusCounts,
+  WORK_ITEM_STATUSES,
+  type WorkItemStatus,
+} from '../core/types.js';
 import { InvalidInputError } from '../errors.js';
 
 /** An enqueued item's `blocked_by` names `dep`, which is no item of this instance. */
@@ -11,6 +26,13 @@ export function missingBlocker(dep: string): InvalidInputError {
     field: 'blocked_by',
     id: dep,
   });
+}
+
+/** The number of items in each status, from the counted statuses (a status no item is in counts 0). */
+export function statusCounts(rows: Array<{ status: WorkItemStatus; n: number }>): StatusCounts {
+  const counts = Object.fromEntries(WORK_ITEM_STATUSES.map((s) => [s, 0])) as StatusCounts;
+  for (const r of rows) counts[r.status] = r.n;
+  return counts;
 }
 
 /** An event as read back: its stored data text parsed, its time as ISO-8601. */
@@ -30,4 +52,150 @@ export function instanceHeadOf(
   newest: { position: number; created_at: number | null } | undefined,
 ): InstanceHead {
   return { events: newest?.position ?? 0, last_event_at: toIso(newest?.created_at) };
+}
+
+/**
+ * The columns of the tables a dump holds (the fields of its rows), in the order both backends read and load
+ * them.
+ */
+export const DUMP_COLUMNS = {
+  work_items: [
+    'id',
+    'title',
+    'kind',
+    'status',
+    'priority',
+    'payload',
+    'notes',
+    'result',
+    'error',
+    'attempts',
+    'max_attempts',
+    'lease_owner',
+    'lease_expires_at',
+    'claimed_at',
+    'blocked_by',
+    'not_before',
+    'idempotency_key',
+    'created_at',
+    'updated_at',
+    'resolved_at',
+    'on_blocker_failure',
+    'cascaded_from',
+  ],
+  events: [
+    'position',
+    'stream',
+    'stream_seq',
+    'type',
+    'data',
+    'actor',
+    'correlation_id',
+    'causation_id',
+    'work_item_id',
+    'created_at',
+    'prev_hash',
+    'hash',
+  ],
+  documents: ['kind', 'id', 'version', 'body', 'content_hash', 'forked_from', 'created_at', 'updated_at'],
+  document_history: [
+    'kind',
+    'id',
+    'seq',
+    'version',
+    'parent_version',
+    'noop',
+    'body',
+    'content_hash',
+    'actor',
+    'actor_kind',
+    'provenance',
+    'write_id',
+    'request_hash',
+    'reason',
+    'override',
+    'created_at',
+  ],
+} as const satisfies Record<string, readonly string[]>;
+
+/** How many work items or events a dump reads per query. */
+export const DUMP_PAGE = 5000;
+
+/** What a backend's dump reads, every read from the one snapshot the dump holds. */
+export interface DumpSource {
+  /** At most `limit` work items with an id after `after`, in id order. */
+  items(after: string, limit: number): Promise<WorkItemRowDump[]> | WorkItemRowDump[];
+  /** At most `limit` events after position `after`, in position order. */
+  events(after: number, limit: number): Promise<StoredEvent[]> | StoredEvent[];
+  /** Every document, by kind and id. */
+  documents(): Promise<DocumentRowDump[]> | DocumentRowDump[];
+  /** One document's history, by seq. */
+  history(doc: DocumentRowDump): Promise<HistoryRowDump[]> | HistoryRowDump[];
+  /** The counter rows the backend keeps (see CounterRecord). */
+  counters(): Promise<CounterRecord[]> | CounterRecord[];
+}
+
+/** The rows `read` returns page after page (DUMP_PAGE each), each page after the `key` of the last row. */
+async function* pages<R, K>(
+  read: (after: K, limit: number) => Promise<R[]> | R[],
+  first: K,
+  key: (row: R) => K,
+): AsyncIterable<R> {
+  for (let after = first; ; ) {
+    const rows = await read(after, DUMP_PAGE);
+    yield* rows;
+    if (rows.length < DUMP_PAGE) return;
+    after = key(rows[rows.length - 1]!);
+  }
+}
+
+/**
+ * A dump in the order both backends write it: the work items and the events (in pages, by key), then each
+ * document followed by its history; with `counters`, the counter rows last.
+ */
+export async function* dumpRecords(
+  src: DumpSource,
+  options: DumpOptions,
+): AsyncIterable<DumpRecord | CounterRecord> {
+  for await (const row of pages(
+    (a: string, n) => src.items(a, n),
+    '',
+    (r) => r.id,
+  )) {
+    yield { t: 'work_item', row };
+  }
+  for await (const row of pages(
+    (a: number, n) => src.events(a, n),
+    0,
+    (r) => r.position,
+  )) {
+    yield { t: 'event', row };
+  }
+  for (const row of await src.documents()) {
+    yield { t: 'document', row };
+    for (const h of await src.history(row)) yield { t: 'history', row: h };
+  }
+  if (options.counters) yield* await src.counters();
+}
+
+/** The records of a dump by table, each in the order the dump holds them (as a load inserts them). */
+export function dumpTables(records: DumpRecord[]): {
+  items: WorkItemRowDump[];
+  events: StoredEvent[];
+  docs: DocumentRowDump[];
+  history: HistoryRowDump[];
+} {
+  const tables = {
+    items: [] as WorkItemRowDump[],
+    events: [] as StoredEvent[],
+    docs: [] as DocumentRowDump[],
+    history: [] as HistoryRowDump[],
+  };
+  for (const r of records) {
+    if (r.t === 'work_item') tables.items.push(r.row);
+    else if (r.t === 'event') tables.events.push(r.row);
+    else if (r.t === 'document') tables.docs.push(r.row);
+    else tables.history.push(r.row);
+  }
+  return tables;
 }

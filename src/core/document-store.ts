@@ -58,13 +58,19 @@ export interface DocumentStoreContext {
 
 const NAME = { type: 'name', required: true } as const;
 
-/** A call of a kind's operation on a document: what it is given and who asks (escalate, apply). */
-const KIND_CALL_REST = {
-  args: { type: 'object' },
+/** Who writes: the actor, its kind and its role. */
+const WRITER = {
   actor: { type: 'name' },
   actor_kind: { type: 'string', enum: ACTOR_KINDS },
   role: { type: 'name' },
-  provenance: { type: 'object' },
+} as const;
+/** What a write records of who made it: the writer and where the write comes from (a model's provenance). */
+const ATTRIBUTION = { ...WRITER, provenance: { type: 'object' } } as const;
+
+/** A call of a kind's operation on a document: what it is given and who asks (escalate, apply). */
+const KIND_CALL_REST = {
+  args: { type: 'object' },
+  ...ATTRIBUTION,
   reason: { type: 'text' },
 } as const;
 const KIND_CALL = { kind: NAME, id: NAME, ...KIND_CALL_REST } as const;
@@ -78,10 +84,7 @@ export const DOC_INPUTS = {
     merge_patch: { type: 'object' },
     json_patch: { type: 'json' },
     noop: { type: 'bool' },
-    actor: { type: 'name' },
-    actor_kind: { type: 'string', enum: ACTOR_KINDS },
-    role: { type: 'name' },
-    provenance: { type: 'object' },
+    ...ATTRIBUTION,
     write_id: { type: 'name' },
     reason: { type: 'text' },
     override: { type: 'object' },
@@ -100,10 +103,7 @@ export const DOC_INPUTS = {
     id: NAME,
     version: { type: 'int', min: 1 },
     new_id: NAME,
-    actor: { type: 'name' },
-    actor_kind: { type: 'string', enum: ACTOR_KINDS },
-    role: { type: 'name' },
-    provenance: { type: 'object' },
+    ...ATTRIBUTION,
     write_id: { type: 'name' },
     reason: { type: 'text' },
   },
@@ -116,9 +116,7 @@ export const DOC_INPUTS = {
     kind: NAME,
     id: NAME,
     body: { type: 'object', required: true },
-    actor: { type: 'name' },
-    actor_kind: { type: 'string', enum: ACTOR_KINDS },
-    role: { type: 'name' },
+    ...WRITER,
   },
 } satisfies Record<string, InputSpec>;
 

@@ -1,6 +1,6 @@
 // The work-item service: checks inputs, fills defaults, and calls the backend's atomic operations.
 import { InvalidInputError, isAgentStateError, NotFoundError } from '../errors.js';
-import type { Claimer, LeaseQuery, NewWorkItem, ResolveQuery, StoreBackend } from './backend.js';
+import type { Claimer, LeaseQuery, NewWorkItem, Outcome, ResolveQuery, StoreBackend } from './backend.js';
 import { type CoalesceOptions, Coalescer, DEFAULT_COALESCE } from './coalesce.js';
 import { itemEvent } from './event-log.js';
 import { newId } from './ids.js';
@@ -43,6 +43,10 @@ export const DEFAULT_MAX_ATTEMPTS = 3;
 
 const LEASE = { type: 'int', min: 1, max: LIMITS.leaseMs } as const;
 const KIND = { type: 'string', enum: ACTOR_KINDS } as const;
+/** Who acts: the actor its events record, and its kind. */
+const ACTOR = { actor: { type: 'name' }, actor_kind: KIND } as const;
+/** Whose lease a call acts under: the worker holding it, and the attempt it holds (the fencing token). */
+const HOLDER = { worker: { type: 'name' }, attempt: { type: 'int', min: 1 } } as const;
 
 /** Input specs, shared by the library, the CLI and the workflows (their payloads are these objects). */
 export const WORK_INPUTS = {
@@ -57,20 +61,17 @@ export const WORK_INPUTS = {
     max_attempts: { type: 'int', min: 1, max: 1000 },
     waiting_human: { type: 'bool' },
     on_blocker_failure: { type: 'string', enum: BLOCKER_FAILURE_POLICIES },
-    actor: { type: 'name' },
-    actor_kind: KIND,
+    ...ACTOR,
   },
   retry: {
     id: { type: 'name', required: true },
     reason: { type: 'text' },
-    actor: { type: 'name' },
-    actor_kind: KIND,
+    ...ACTOR,
   },
   retry_many: {
     ids: { type: 'names', required: true },
     reason: { type: 'text' },
-    actor: { type: 'name' },
-    actor_kind: KIND,
+    ...ACTOR,
   },
   claim: {
     worker: { type: 'name' },
@@ -91,31 +92,24 @@ export const WORK_INPUTS = {
     status: { type: 'string', required: true, enum: ['done', 'failed'] },
     result: { type: 'json' },
     error: { type: 'text', nullable: true },
-    worker: { type: 'name' },
-    attempt: { type: 'int', min: 1 },
-    actor: { type: 'name' },
-    actor_kind: KIND,
+    ...HOLDER,
+    ...ACTOR,
   },
   release: {
     id: { type: 'name', required: true },
-    worker: { type: 'name' },
-    attempt: { type: 'int', min: 1 },
-    actor: { type: 'name' },
-    actor_kind: KIND,
+    ...HOLDER,
+    ...ACTOR,
   },
   annotate: {
     id: { type: 'name', required: true },
     notes: { type: 'object', required: true },
-    actor: { type: 'name' },
-    actor_kind: KIND,
-    worker: { type: 'name' },
-    attempt: { type: 'int', min: 1 },
+    ...ACTOR,
+    ...HOLDER,
   },
   cancel: {
     id: { type: 'name', required: true },
     reason: { type: 'text' },
-    actor: { type: 'name' },
-    actor_kind: KIND,
+    ...ACTOR,
   },
   get: { id: { type: 'name', required: true } },
   list: {
@@ -204,28 +198,24 @@ export class WorkQueue {
     this.#backend = backend;
     this.#ctx = ctx;
     this.#coalesce = ctx.coalesce === false ? null : { ...DEFAULT_COALESCE, ...ctx.coalesce };
-    const distinct = (batch: Array<{ id: string }>, q: { id: string }) => !batch.some((b) => b.id === q.id);
-    // A batch runs at its own moment: the time of each call in it is the time it ran.
-    this.#resolves = this.#coalesce
-      ? new Coalescer<ResolveQuery, WorkItem>(
-          (qs) => {
-            const now = this.#ctx.clock();
-            return this.#backend.work.resolveEach(qs.map((q) => ({ ...q, now })));
-          },
-          this.#coalesce,
-          distinct,
-        )
-      : null;
-    this.#heartbeats = this.#coalesce
-      ? new Coalescer<HeartbeatQuery, WorkItem>(
-          (qs) => {
-            const now = this.#ctx.clock();
-            return this.#backend.work.heartbeat(qs.map((q) => ({ ...q, now })));
-          },
-          this.#coalesce,
-          distinct,
-        )
-      : null;
+    const coalesce = this.#coalesce;
+    /**
+     * Coalesced calls of a batch operation on items, at most one call per item in a batch; a batch runs at
+     * its own moment: the time of each call in it is the time it ran.
+     */
+    const perItem = <Q extends LeaseQuery, R>(run: (qs: Q[]) => Promise<Array<Outcome<R>>>) =>
+      coalesce
+        ? new Coalescer<Q, R>(
+            (qs) => {
+              const now = this.#ctx.clock();
+              return run(qs.map((q) => ({ ...q, now })));
+            },
+            coalesce,
+            (batch, q) => !batch.some((b) => b.id === q.id),
+          )
+        : null;
+    this.#resolves = perItem((qs: ResolveQuery[]) => this.#backend.work.resolveEach(qs));
+    this.#heartbeats = perItem((qs: HeartbeatQuery[]) => this.#backend.work.heartbeat(qs));
   }
 
   #claimer(kind: string | null): Coalescer<ClaimCall, WorkItem | null> {

@@ -11,11 +11,11 @@ import {
 import type {
   Claimer,
   NewEvent,
+  Outcome,
   ReleaseQuery,
   ResolveQuery,
   RetryQuery,
   StatusChange,
-  WorkItemBackend,
 } from './backend.js';
 import { canonicalJson, contentHash } from './json.js';
 import type { ActorKind, EventRecord, Json, JsonObject, WorkItem, WorkItemStatus } from './types.js';
@@ -84,6 +84,17 @@ export function enqueuedIntegrity(item: WorkItem): JsonObject {
   return data;
 }
 
+/** The event of what the store does on its own (actor_kind system), recorded with the actor whose call it was. */
+function storeEvent(
+  type: string,
+  item: WorkItem,
+  data: JsonObject,
+  actor: string | null,
+  now: number,
+): NewEvent {
+  return workItemEvent(type, item, data, actor, STORE_ACTOR_KIND, now);
+}
+
 /** work_item_enqueued: what the item was created with (and what verify checks its row against). */
 export function enqueuedEvent(
   item: WorkItem,
@@ -138,14 +149,13 @@ export function reclaimedEvent(
   /** The item as the reclaim left it, when a later step of the same statement moved it on (claimed again). */
   left: { attempt: number; status: WorkItem['status'] } = { attempt: item.attempts, status: item.status },
 ): NewEvent {
-  return workItemEvent(
-    'work_item_reclaimed',
-    item,
-    { previous_owner: previousOwner, attempt: left.attempt, status: left.status, error: item.error },
-    actor,
-    STORE_ACTOR_KIND,
-    now,
-  );
+  const data = {
+    previous_owner: previousOwner,
+    attempt: left.attempt,
+    status: left.status,
+    error: item.error,
+  };
+  return storeEvent('work_item_reclaimed', item, data, actor, now);
 }
 
 /**
@@ -169,14 +179,8 @@ export function annotatedEvent(
 
 /** work_item_replayed: an unfinished item re-emitted after a restart (by the store). */
 export function replayedEvent(item: WorkItem, actor: string | null, now: number): NewEvent {
-  return workItemEvent(
-    'work_item_replayed',
-    item,
-    { status: item.status, attempts: item.attempts, lease_owner: item.lease_owner },
-    actor,
-    STORE_ACTOR_KIND,
-    now,
-  );
+  const data = { status: item.status, attempts: item.attempts, lease_owner: item.lease_owner };
+  return storeEvent('work_item_replayed', item, data, actor, now);
 }
 
 /** The event of a status change outside a lease (cancel, park, unpark, a human's resolve, a decision re-asked). */
@@ -260,6 +264,24 @@ export function isRefusal(err: unknown): err is AgentStateError {
   );
 }
 
+/**
+ * A refusal caught by a batch, as the outcome of its item when the batch answers each item on its own
+ * (`each`); a failure of the storage, or any refusal of a batch that stands or falls as one, is thrown on.
+ */
+export function refusedOutcome(err: unknown, each = true): Outcome<never> {
+  if (!each || !isRefusal(err)) throw err;
+  return { ok: false, error: err };
+}
+
+/** The refusal `explain` throws, as an outcome (a failure of the storage is thrown on). */
+export function refusalOf(explain: () => never): Outcome<never> {
+  try {
+    explain();
+  } catch (err) {
+    return refusedOutcome(err);
+  }
+}
+
 /** Explains why a status change outside a lease matched no row. */
 export function explainStatusFailure(current: WorkItem | null, id: string, to: WorkItemStatus): never {
   if (!current) throw new NotFoundError(`work item ${id} not found`, { id });
@@ -319,7 +341,7 @@ export function resolvedEvent(
 }
 
 /** How a resolve finishes an item waiting for a human (no lease to check): a status change with its event. */
-export function humanResolution(q: ResolveQuery): Parameters<WorkItemBackend['setStatus']>[0] {
+export function humanResolution(q: ResolveQuery): StatusChange {
   return {
     id: q.id,
     from: ['waiting_human'],
@@ -331,6 +353,19 @@ export function humanResolution(q: ResolveQuery): Parameters<WorkItemBackend['se
     actor_kind: q.actor_kind,
     now: q.now,
   };
+}
+
+/**
+ * What a fenced resolve whose update matched no row comes to, from the item as it is now: null for a resolve
+ * repeated after it succeeded (the item stands as it is); for an item waiting for a human that no document
+ * owns, the status change that resolves it outside a lease (`humanResolution`); anything else is refused
+ * (a document's human decision, PERMISSION_DENIED; or why the lease does not hold, explainLeaseFailure).
+ */
+export function unmatchedResolve(current: WorkItem | null, q: ResolveQuery): StatusChange | null {
+  if (current && isRepeatedResolve(current, q)) return null;
+  if (current?.status !== 'waiting_human') explainLeaseFailure(current, q, 'resolve');
+  if (ownerOf(current)) throw humanDecisionRefusal(current, 'resolve');
+  return humanResolution(q);
 }
 
 /**
@@ -518,14 +553,8 @@ export function cascadeError(blocker: Pick<WorkItem, 'id' | 'status'>): string {
  * the store's act (actor_kind system), recorded with the actor whose call ended the blocker.
  */
 export function cascadedEvent(item: WorkItem, actor: string | null, now: number): NewEvent {
-  return workItemEvent(
-    'work_item_cancelled',
-    item,
-    { status: item.status, error: item.error, blocker: item.cascaded_from },
-    actor,
-    STORE_ACTOR_KIND,
-    now,
-  );
+  const data = { status: item.status, error: item.error, blocker: item.cascaded_from };
+  return storeEvent('work_item_cancelled', item, data, actor, now);
 }
 
 /**
@@ -555,14 +584,8 @@ export function reopenedEvent(
   actor: string | null,
   now: number,
 ): NewEvent {
-  return workItemEvent(
-    'work_item_reopened',
-    item,
-    { status: item.status, blocker: previous.blocker, previous_error: previous.error },
-    actor,
-    STORE_ACTOR_KIND,
-    now,
-  );
+  const data = { status: item.status, blocker: previous.blocker, previous_error: previous.error };
+  return storeEvent('work_item_reopened', item, data, actor, now);
 }
 
 /** Why a retry matched no row: NOT_FOUND, a human decision (PERMISSION_DENIED), or not failed/cancelled. */

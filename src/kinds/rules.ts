@@ -4,6 +4,7 @@
 
 import { escapeSegment, getPath, toPointer as toJsonPointer, unescapeSegment } from '../core/json.js';
 import type { CommitContext } from '../core/kind.js';
+import { isoTime } from '../core/time.js';
 import type { Json, JsonObject } from '../core/types.js';
 import {
   InvalidTransitionError,
@@ -143,6 +144,29 @@ export function checkUpdatedLatest(
       });
     }
   }
+}
+
+/**
+ * Keeps a document's last-change time (`field`) current: a change to the rest of the body that does not
+ * advance it is stamped with the time of the write, or with the latest of the body's `times` when that is
+ * later (never behind what the body records, even with a writer's clock behind the data). A time that does
+ * not parse is left as it is, for the schema or checkUpdatedLatest to refuse.
+ */
+export function touchUpdated(
+  next: object,
+  prev: object | null,
+  field: string,
+  times: ReadonlyArray<readonly [string, string]>,
+  now: number,
+): void {
+  if (!prev) return;
+  const { [field]: updated, ...rest } = next as Record<string, unknown>;
+  const { [field]: before, ...was } = prev as Record<string, unknown>;
+  if (deepEqual(rest, was)) return;
+  const t = Date.parse(updated as string);
+  if (Number.isNaN(t) || t > Date.parse(before as string)) return;
+  const latest = times.reduce((m, [, v]) => Math.max(m, Date.parse(v) || 0), t);
+  (next as Record<string, unknown>)[field] = isoTime(Math.max(now, latest));
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ function files(dir: string): string[] {
   );
 }
 
-/** The folders holding a kind: src/kinds/<kind>/ and an adapter's kinds/ folder. */
+/** The folders holding a kind: src/kinds/<kind>/ and an adapter's kinds/ folder (all of that adapter's kinds). */
 function kindFolders(): string[] {
   const dirs = (d: string) =>
     readdirSync(d, { withFileTypes: true })
@@ -56,11 +56,23 @@ describe('kinds', () => {
     expect(namesAKind("import { x } from '../kinds/service-operations.js';", kinds)).toEqual([]);
   });
 
-  it('every kind folder uses only the layout file names', () => {
+  it('every kind folder uses only the layout file names, and assembles its kinds in kind.ts', () => {
     const folders = kindFolders();
-    expect(folders.map((d) => relative(SRC, d))).toEqual(expect.arrayContaining(['kinds/task-ir']));
+    expect(folders.map((d) => relative(SRC, d))).toEqual(
+      expect.arrayContaining(['kinds/task-ir', 'adapters/langgraph/kinds', 'adapters/openai-agents/kinds']),
+    );
     for (const dir of folders) {
       for (const e of readdirSync(dir)) expect(LAYOUT, relative(SRC, join(dir, e))).toContain(e);
+      if (relative(SRC, dir) !== 'kinds/json')
+        expect(readdirSync(dir), relative(SRC, dir)).toContain('schema.ts');
+      expect(readdirSync(dir), relative(SRC, dir)).toContain('kind.ts');
     }
+  });
+
+  it('an adapter defines and registers its kinds only in its kinds/ folder', () => {
+    const defines = /:\s*KindDefinition\b|\bregisterKind\(/;
+    const outside = files(join(SRC, 'adapters')).filter((f) => !f.includes('/kinds/'));
+    expect(outside.map((f) => relative(SRC, f))).toContain('adapters/openai-agents/session.ts');
+    for (const f of outside) expect(defines.test(readFileSync(f, 'utf8')), relative(SRC, f)).toBe(false);
   });
 });

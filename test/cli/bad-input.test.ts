@@ -9,7 +9,7 @@ import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, wri
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { registerLangGraphKinds } from '../../src/adapters/langgraph/kinds.js';
+import { registerLangGraphKinds } from '../../src/adapters/langgraph/kinds/kind.js';
 import {
   isAgentStateError,
   LIMITS,

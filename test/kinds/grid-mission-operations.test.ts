@@ -5,7 +5,7 @@ import { checkInput } from '../../src/core/input.js';
 import type { OperationContext } from '../../src/core/kind.js';
 import type { JsonObject } from '../../src/core/types.js';
 import { gridMissionKind } from '../../src/kinds/grid-mission/kind.js';
-import type { GridMission } from '../../src/kinds/grid-mission/schema.js';
+import type { GridMission } from '../../src/kinds/grid-mission/model.js';
 import { validateSchema } from '../../src/kinds/registry.js';
 import { clone, example, makeCtx, refusal } from './ctx.js';
 

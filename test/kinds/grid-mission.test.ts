@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { CommitContext } from '../../src/core/kind.js';
 import type { JsonObject } from '../../src/core/types.js';
 import { gridMissionKind } from '../../src/kinds/grid-mission/kind.js';
+import type { GridMission } from '../../src/kinds/grid-mission/model.js';
 import {
   GRID_PERMISSION_TABLE,
   GRID_PERMISSIONS,
@@ -11,7 +12,7 @@ import {
   type GridRole,
   STATUS_TRANSITIONS,
 } from '../../src/kinds/grid-mission/rules.js';
-import { type GridMission, MISSION_STATUSES } from '../../src/kinds/grid-mission/schema.js';
+import { MISSION_STATUSES } from '../../src/kinds/grid-mission/schema.js';
 import { getKind, validateSchema } from '../../src/kinds/registry.js';
 import { clone, example, makeCtx } from './ctx.js';
 import { expectRefused } from './expect-refusal.js';

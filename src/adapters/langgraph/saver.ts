@@ -47,7 +47,7 @@ import {
   threadDocId,
   threadIdOf,
 } from './encoding.js';
-import { NAMESPACES_KIND, registerLangGraphKinds, THREAD_KIND, WRITES_KIND } from './kinds.js';
+import { NAMESPACES_KIND, registerLangGraphKinds, THREAD_KIND, WRITES_KIND } from './kinds/kind.js';
 import { type RunOnThreadOptions, runOnThread } from './thread-runs.js';
 
 /** Where a channel's value lives: its channel version and the document version that stored it. */
@@ -83,6 +83,7 @@ interface Head {
   seen: Checkpoint['versions_seen'] | null;
 }
 
+/** Options of AgentStateSaver. */
 export interface AgentStateSaverOptions {
   /** LangGraph serializer. @default JsonPlusSerializer */
   serde?: SerializerProtocol;
@@ -109,13 +110,16 @@ export interface AgentStateSaverOptions {
  * thread again (or run again) to continue from the new head. Code STATE_CONFLICT.
  */
 export class ThreadConflictError extends StateConflictError {
+  /** The thread both runs extended. */
   readonly threadId: string;
+  /** Its checkpoint namespace ('' for the root graph). */
   readonly checkpointNs: string;
   /** The checkpoint this run extended. */
   readonly expectedCheckpointId: string | null;
   /** The head the other run wrote. */
   readonly actualCheckpointId: string | null;
 
+  /** Thrown by the saver: `expected` is the head this run extended, `actual` the head the other run wrote. */
   constructor(t: { threadId: string; checkpointNs: string; expected: string | null; actual: string | null }) {
     super(
       `thread ${t.threadId}${t.checkpointNs ? ` (namespace ${t.checkpointNs})` : ''} moved on from checkpoint ${t.expected ?? '(none)'} to ${t.actual ?? '(none)'} while this run was working on it: another run extended it first, so this one was not saved (no fork)`,
@@ -170,6 +174,7 @@ function changedNodes(
  * const graph = builder.compile({ checkpointer: new AgentStateSaver(inst) });
  */
 export class AgentStateSaver extends BaseCheckpointSaver {
+  /** The instance the checkpoints are stored in. */
   readonly instance: Instance;
   readonly #actor: string;
   readonly #actorKind: Exclude<ActorKind, 'model'>;
@@ -181,6 +186,7 @@ export class AgentStateSaver extends BaseCheckpointSaver {
   /** Checkpoints refused by a conflict: their pending writes are refused too. */
   readonly #rejected = new Set<string>();
 
+  /** A checkpointer on `instance`; registers the adapter's kinds (once per process). */
   constructor(instance: Instance, options: AgentStateSaverOptions = {}) {
     super(options.serde);
     registerLangGraphKinds();
@@ -427,6 +433,12 @@ export class AgentStateSaver extends BaseCheckpointSaver {
       versions.length > 0 ? maxChannelVersion(...versions) : this.getNextVersion(undefined);
   }
 
+  /**
+   * The checkpoint `config` names by `checkpoint_id`, or without one the newest of its thread and namespace,
+   * with its pending writes; undefined when there is none (or `thread_id` is missing). A read by id means the
+   * caller continues from that checkpoint (time travel), so a put on it may branch; a read of the newest
+   * means the caller extends the head, which `put` then holds it to.
+   */
   override async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
     return this.#getTuple(config, true);
   }
@@ -517,6 +529,11 @@ export class AgentStateSaver extends BaseCheckpointSaver {
     }
   }
 
+  /**
+   * The checkpoints of the config's thread (every thread when it names none) and namespace (every namespace
+   * when it names none), newest first: only those before `options.before`'s checkpoint and whose metadata
+   * holds every value of `options.filter`, at most `options.limit` (all when it is absent, 0 or less).
+   */
   override async *list(
     config: RunnableConfig,
     options: CheckpointListOptions = {},
@@ -570,6 +587,11 @@ export class AgentStateSaver extends BaseCheckpointSaver {
     yield* all.slice(0, Number.isFinite(max) ? max : undefined);
   }
 
+  /**
+   * LangGraph's read for delta channels: for each of `options.channels`, the writes to it stored with the
+   * ancestors of the config's checkpoint, from which the channel's value is rebuilt. Unlike `getTuple`, this
+   * read does not count as the caller continuing from the checkpoint.
+   */
   override async getDeltaChannelHistory(options: {
     config: RunnableConfig;
     channels: string[];
@@ -655,6 +677,13 @@ export class AgentStateSaver extends BaseCheckpointSaver {
     this.#namespaces.add(key);
   }
 
+  /**
+   * Stores `checkpoint` as the next version of its thread and namespace, with the channel values that
+   * `newVersions` names, and returns the config naming it. A run that read the head may only extend it:
+   * when another run extended it first, throws ThreadConflictError and stores nothing (no fork). The same
+   * checkpoint id stored again with the same content is returned as it is; with other content it is refused
+   * (STATE_CONFLICT, rule checkpoints-are-immutable).
+   */
   override async put(
     config: RunnableConfig,
     checkpoint: Checkpoint,
@@ -807,6 +836,12 @@ export class AgentStateSaver extends BaseCheckpointSaver {
     }
   }
 
+  /**
+   * Stores the pending writes of task `taskId` for the checkpoint the config names (`checkpoint_id` is
+   * required). Special writes (error, interrupt, resume, scheduled) replace their slot; a task's regular
+   * writes never overwrite what is stored at their (task, index). The writes of a checkpoint that `put`
+   * refused for a conflict are refused too (STATE_CONFLICT).
+   */
   override async putWrites(
     config: RunnableConfig,
     writes: PendingWrite[],
@@ -1037,6 +1072,10 @@ export class AgentStateSaver extends BaseCheckpointSaver {
     return { removed };
   }
 
+  /**
+   * Deletes a thread in every namespace: its checkpoints, their pending writes and its namespace list are
+   * committed as deleted and their history pruned to that version (the log keeps their events).
+   */
   override async deleteThread(threadId: string): Promise<void> {
     const thread = threadIdOf(threadId, 'deleteThread');
     for (const ns of await this.#namespacesOf(thread)) {

@@ -25,12 +25,13 @@ import {
   type Provenance,
 } from '../../index.js';
 import { canonical, joinId } from './encoding.js';
-import { registerLangGraphKinds, STORE_KIND } from './kinds.js';
+import { registerLangGraphKinds, STORE_KIND } from './kinds/kind.js';
 
+/** Options of AgentStateStore (and of its `as`). */
 export interface AgentStateStoreOptions {
   /** Actor recorded on every put. @default the instance's worker */
   actor?: string;
-  /** @default 'system' */
+  /** Actor kind recorded on every put. @default 'system' */
   actorKind?: ActorKind;
   /** Provenance recorded on every put (required by the store when actorKind is 'model'). */
   provenance?: Provenance;
@@ -110,9 +111,11 @@ function matchesCondition(ns: string[], c: MatchCondition): boolean {
  * @example const graph = builder.compile({ checkpointer: new AgentStateSaver(inst), store: new AgentStateStore(inst) });
  */
 export class AgentStateStore extends BaseStore {
+  /** The instance the items are stored in. */
   readonly instance: Instance;
   readonly #options: AgentStateStoreOptions;
 
+  /** A store on `instance`; registers the adapter's kinds (once per process). */
   constructor(instance: Instance, options: AgentStateStoreOptions = {}) {
     super();
     registerLangGraphKinds();
@@ -216,6 +219,11 @@ export class AgentStateStore extends BaseStore {
     }
   }
 
+  /**
+   * Runs LangGraph's store operations (get, search, put, list namespaces) and returns their results in
+   * order. The reads see the store as it was before the batch; its puts are written after them, the last put
+   * of each item winning (a null value deletes the item, as a recorded version).
+   */
   override async batch<Op extends Operation[]>(operations: Op): Promise<OperationResults<Op>> {
     const results: unknown[] = [];
     // Reads in a batch see the store as it was before the batch; its puts land after, the last per item winning.

@@ -16,11 +16,13 @@ import {
   StateConflictError,
 } from '../../index.js';
 import { threadDocId } from './encoding.js';
-import { RUNS_KIND } from './kinds.js';
+import { RUNS_KIND } from './kinds/kind.js';
+import type { RunEntry, RunsBody } from './kinds/model.js';
 
 /** What a run does when another run holds its thread (LangGraph Platform's names). */
 export type MultitaskStrategy = 'reject' | 'enqueue';
 
+/** Options of AgentStateSaver.runOnThread. */
 export interface RunOnThreadOptions {
   /** `reject`: refuse at once with ThreadBusyError; `enqueue`: wait until the runs before it end. @default 'reject' */
   multitaskStrategy?: MultitaskStrategy;
@@ -32,29 +34,17 @@ export interface RunOnThreadOptions {
   signal?: AbortSignal;
 }
 
-/** A run holding a thread, or waiting for it. `expires_at` is milliseconds since the epoch. */
-interface RunEntry {
-  run: string;
-  by: string;
-  since: string;
-  expires_at: number;
-}
-
-interface RunsBody {
-  thread_id: string;
-  checkpoint_ns: string;
-  holder: RunEntry | null;
-  waiting: RunEntry[];
-}
-
 /**
  * Another run holds this thread (multitask strategy "reject"): this one did not start and wrote nothing.
  * Code STATE_CONFLICT, rule one-run-per-thread.
  */
 export class ThreadBusyError extends StateConflictError {
+  /** The thread another run holds. */
   readonly threadId: string;
+  /** Its checkpoint namespace ('' for the root graph). */
   readonly checkpointNs: string;
 
+  /** Thrown by runOnThread: `holder` is the run holding the thread, `waiting` how many runs wait for it. */
   constructor(t: { threadId: string; checkpointNs: string; holder: RunEntry | null; waiting: number }) {
     super(
       `thread ${t.threadId}${t.checkpointNs ? ` (namespace ${t.checkpointNs})` : ''} is busy: ${

@@ -4,63 +4,12 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { AgentInputItem, Session } from '@openai/agents';
 import { checkInput, isPortableText, LIMITS } from '../../core/input.js';
-import {
-  type CommitEffects,
-  type Instance,
-  InvalidInputError,
-  isAgentStateError,
-  type Json,
-  type KindDefinition,
-  registerKind,
-} from '../../index.js';
+import { type Instance, InvalidInputError, isAgentStateError, type Json } from '../../index.js';
+import { registerSessionKind, SESSION_KIND } from './kinds/kind.js';
+import type { SessionControl } from './kinds/model.js';
 
-/** The kind of a session's control document: which items were popped, where it was last cleared. */
-export const SESSION_KIND = 'openai-agents-session';
 /** The event type of one stored item. */
 export const SESSION_ITEM_EVENT = 'session_item_added';
-
-const sessionKind: KindDefinition = {
-  name: SESSION_KIND,
-  description:
-    'What was popped from or cleared in an OpenAI Agents session (AgentStateSession); items are events.',
-  emits: ['session_cleared', 'session_item_popped'],
-  schema: {
-    type: 'object',
-    required: ['session_id', 'cleared_after', 'popped'],
-    properties: {
-      session_id: { type: 'string' },
-      cleared_after: { type: 'integer', minimum: 0 },
-      popped: { type: 'array', items: { type: 'integer' } },
-    },
-  },
-  check(next, prev): CommitEffects {
-    const popped = next.popped as number[];
-    const before = new Set((prev?.popped as number[] | undefined) ?? []);
-    if (next.cleared_after !== (prev?.cleared_after ?? 0)) {
-      return {
-        events: [
-          {
-            type: 'session_cleared',
-            data: { session_id: next.session_id ?? null, after: next.cleared_after ?? 0 },
-          },
-        ],
-      };
-    }
-    const gone = popped.filter((p) => !before.has(p));
-    return {
-      events: gone.map((p) => ({
-        type: 'session_item_popped',
-        data: { session_id: next.session_id ?? null, position: p },
-      })),
-    };
-  },
-};
-
-let registered = false;
-function registerSessionKind(): void {
-  if (!registered) registerKind(sessionKind);
-  registered = true;
-}
 
 /** Ids that have always been their own key (so the sessions stored under them stay where they are). */
 const PLAIN_KEY = /^[A-Za-z0-9][A-Za-z0-9_.:/@-]{0,150}$/;
@@ -104,12 +53,12 @@ function checkSessionId(id: unknown): string {
   return id;
 }
 
-interface Control {
+/** The control document as read: its body's counters, at its version. */
+interface Control extends Omit<SessionControl, 'session_id'> {
   version: number;
-  cleared_after: number;
-  popped: number[];
 }
 
+/** Options of AgentStateSession. */
 export interface AgentStateSessionOptions {
   /** The session id. @default a random UUID */
   sessionId?: string;
@@ -127,13 +76,20 @@ const RETRIES = 20;
  * await run(agent, 'hello', { session });
  */
 export class AgentStateSession implements Session {
+  /** The instance the session is stored in. */
   readonly instance: Instance;
+  /** The session id (the one given, or a random UUID). */
   readonly sessionId: string;
   /** The event stream holding the items. */
   readonly stream: string;
   readonly #docId: string;
   readonly #actor: string;
 
+  /**
+   * A session on `instance`; registers the session kind (once per process). A session id no store can keep
+   * (not a string, empty, longer than 10,000 characters, holding NUL or an unpaired surrogate) or an actor
+   * that is not a name is refused with INVALID_INPUT.
+   */
   constructor(instance: Instance, options: AgentStateSessionOptions = {}) {
     registerSessionKind();
     const id = checkSessionId(options.sessionId ?? randomUUID());
@@ -146,6 +102,7 @@ export class AgentStateSession implements Session {
     this.#actor = actor;
   }
 
+  /** The session id. */
   async getSessionId(): Promise<string> {
     return this.sessionId;
   }
@@ -233,6 +190,10 @@ export class AgentStateSession implements Session {
     );
   }
 
+  /**
+   * Removes the newest item and returns it; undefined when the session has none. Safe while other
+   * processes pop or clear: an item is never popped twice (a conflicting commit is retried, up to 20 times).
+   */
   async popItem(): Promise<AgentInputItem | undefined> {
     for (let attempt = 1; ; attempt++) {
       const c = await this.#control();
@@ -252,6 +213,10 @@ export class AgentStateSession implements Session {
     }
   }
 
+  /**
+   * Clears the session: the items stored so far are no longer returned (their events stay in the log).
+   * Writes nothing when there is nothing to clear.
+   */
   async clearSession(): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       const c = await this.#control();
@@ -272,11 +237,7 @@ export class AgentStateSession implements Session {
     }
   }
 
-  async #commit(
-    c: Control,
-    next: { cleared_after: number; popped: number[] },
-    reason: string,
-  ): Promise<void> {
+  async #commit(c: Control, next: Omit<SessionControl, 'session_id'>, reason: string): Promise<void> {
     await this.instance.docs.commit({
       kind: SESSION_KIND,
       id: this.#docId,

@@ -1,32 +1,22 @@
 // Portable dump and load for PostgreSQL: every row of one instance verbatim (event data text and hashes
 // untouched) from one snapshot, loaded in one transaction with the event head, stream counters and history
 // seqs rebuilt.
-import type {
-  CounterRecord,
-  DocumentRowDump,
-  DumpOptions,
-  DumpRecord,
-  HistoryRowDump,
-  StoredEvent,
-  WorkItemRowDump,
-} from '../../core/backend.js';
+import type { CounterRecord, DumpOptions, DumpRecord } from '../../core/backend.js';
 import { GENESIS_HASH } from '../../core/hash.js';
 import { InvalidInputError, storeClosedError } from '../../errors.js';
-import type { PostgresConnection, Tx } from './connection.js';
+import { DUMP_COLUMNS, dumpRecords, dumpTables } from '../shared.js';
+import { type PostgresConnection, recordset, type Tx } from './connection.js';
 import type { PgClient } from './driver.js';
 
-const PAGE = 5000;
 /** Rows, and JSON characters, per INSERT statement when loading (PostgreSQL caps a value at 1 GB). */
 const CHUNK_ROWS = 2000;
 const CHUNK_CHARS = 32 * 1024 * 1024;
 
-const ITEM_COLS =
-  'id, title, kind, status, priority, payload, notes, result, error, attempts, max_attempts, lease_owner, lease_expires_at, claimed_at, blocked_by, not_before, idempotency_key, created_at, updated_at, resolved_at, on_blocker_failure, cascaded_from';
-const EVENT_COLS =
-  'position, stream, stream_seq, type, data::text AS data, actor, correlation_id, causation_id, work_item_id, created_at, prev_hash, hash';
-const DOC_COLS = 'kind, id, version, body, content_hash, forked_from, created_at, updated_at';
-const HISTORY_COLS =
-  'kind, id, seq, version, parent_version, noop, body, content_hash, actor, actor_kind, provenance, write_id, request_hash, reason, override, created_at';
+const ITEM_COLS = DUMP_COLUMNS.work_items.join(', ');
+/** Event data as the text it was hashed with (json keeps it byte for byte). */
+const EVENT_COLS = DUMP_COLUMNS.events.map((c) => (c === 'data' ? 'data::text AS data' : c)).join(', ');
+const DOC_COLS = DUMP_COLUMNS.documents.join(', ');
+const HISTORY_COLS = DUMP_COLUMNS.document_history.join(', ');
 
 /**
  * Every row of the instance, read on one connection inside a REPEATABLE READ READ ONLY transaction: one
@@ -65,55 +55,49 @@ export async function* dumpRows(
       broken = err;
       throw conn.mapError(err);
     }
-    let after = '';
-    for (;;) {
-      const rows = await query<WorkItemRowDump>(
-        `SELECT ${ITEM_COLS} FROM ${t.work_items} WHERE instance = $1 AND id > $2 ORDER BY id LIMIT $3`,
-        [conn.instance, after, PAGE],
-      );
-      for (const row of rows) yield { t: 'work_item', row };
-      if (rows.length < PAGE) break;
-      after = rows[rows.length - 1]!.id;
-    }
-    let position = 0;
-    for (;;) {
-      const rows = await query<StoredEvent>(
-        `SELECT ${EVENT_COLS} FROM ${t.events} WHERE instance = $1 AND position > $2 ORDER BY position LIMIT $3`,
-        [conn.instance, position, PAGE],
-      );
-      for (const row of rows) yield { t: 'event', row };
-      if (rows.length < PAGE) break;
-      position = rows[rows.length - 1]!.position;
-    }
-    const docs = await query<DocumentRowDump>(
-      `SELECT ${DOC_COLS} FROM ${t.documents} WHERE instance = $1 ORDER BY kind, id`,
-      [conn.instance],
+    yield* dumpRecords(
+      {
+        items: (after, limit) =>
+          query(
+            `SELECT ${ITEM_COLS} FROM ${t.work_items} WHERE instance = $1 AND id > $2 ORDER BY id LIMIT $3`,
+            [conn.instance, after, limit],
+          ),
+        events: (after, limit) =>
+          query(
+            `SELECT ${EVENT_COLS} FROM ${t.events} WHERE instance = $1 AND position > $2 ORDER BY position LIMIT $3`,
+            [conn.instance, after, limit],
+          ),
+        documents: () =>
+          query(`SELECT ${DOC_COLS} FROM ${t.documents} WHERE instance = $1 ORDER BY kind, id`, [
+            conn.instance,
+          ]),
+        history: (doc) =>
+          query(
+            `SELECT ${HISTORY_COLS} FROM ${t.document_history} WHERE instance = $1 AND kind = $2 AND id = $3 ORDER BY seq`,
+            [conn.instance, doc.kind, doc.id],
+          ),
+        counters: async () => {
+          const heads = await query<{ position: number; hash: string }>(
+            `SELECT position, hash FROM ${t.event_heads} WHERE instance = $1`,
+            [conn.instance],
+          );
+          const streams = await query<{ stream: string; seq: number }>(
+            `SELECT stream, seq FROM ${t.event_streams} WHERE instance = $1 ORDER BY stream`,
+            [conn.instance],
+          );
+          const edges = await query<{ blocker: string; item: string }>(
+            `SELECT blocker, item FROM ${t.work_item_blockers} WHERE instance = $1 ORDER BY blocker, item`,
+            [conn.instance],
+          );
+          return [
+            ...heads.map((row) => ({ t: 'event_head' as const, row })),
+            ...streams.map((row) => ({ t: 'event_stream' as const, row })),
+            { t: 'blocker_edges', row: { edges } },
+          ];
+        },
+      },
+      options,
     );
-    for (const row of docs) {
-      yield { t: 'document', row };
-      const history = await query<HistoryRowDump>(
-        `SELECT ${HISTORY_COLS} FROM ${t.document_history} WHERE instance = $1 AND kind = $2 AND id = $3 ORDER BY seq`,
-        [conn.instance, row.kind, row.id],
-      );
-      for (const h of history) yield { t: 'history', row: h };
-    }
-    if (options.counters) {
-      const heads = await query<{ position: number; hash: string }>(
-        `SELECT position, hash FROM ${t.event_heads} WHERE instance = $1`,
-        [conn.instance],
-      );
-      for (const row of heads) yield { t: 'event_head', row };
-      const streams = await query<{ stream: string; seq: number }>(
-        `SELECT stream, seq FROM ${t.event_streams} WHERE instance = $1 ORDER BY stream`,
-        [conn.instance],
-      );
-      for (const row of streams) yield { t: 'event_stream', row };
-      const edges = await query<{ blocker: string; item: string }>(
-        `SELECT blocker, item FROM ${t.work_item_blockers} WHERE instance = $1 ORDER BY blocker, item`,
-        [conn.instance],
-      );
-      yield { t: 'blocker_edges', row: { edges } };
-    }
   } finally {
     if (broken === null) {
       try {
@@ -157,16 +141,7 @@ async function insertChunks<T>(
 /** Loads dump records verbatim into an empty instance, in one transaction. */
 export async function loadRows(conn: PostgresConnection, records: DumpRecord[]): Promise<void> {
   const t = conn.names;
-  const items: WorkItemRowDump[] = [];
-  const events: StoredEvent[] = [];
-  const docs: DocumentRowDump[] = [];
-  const history: HistoryRowDump[] = [];
-  for (const r of records) {
-    if (r.t === 'work_item') items.push(r.row);
-    else if (r.t === 'event') events.push(r.row);
-    else if (r.t === 'document') docs.push(r.row);
-    else history.push(r.row);
-  }
+  const { items, events, docs, history } = dumpTables(records);
   await conn.transaction(async (tx) => {
     // The event head first: writers of this instance wait until the load commits (or rolls back).
     await tx.query(
@@ -191,10 +166,13 @@ export async function loadRows(conn: PostgresConnection, records: DumpRecord[]):
        SELECT $1, id, title, kind, status, priority, payload::jsonb, notes::jsonb, result::jsonb, error, attempts,
          max_attempts, lease_owner, lease_expires_at, claimed_at, blocked_by, not_before, idempotency_key,
          created_at, updated_at, resolved_at, on_blocker_failure, cascaded_from
-       FROM json_to_recordset($2::json) AS x(id text, title text, kind text, status text, priority int,
+       FROM ${recordset(
+         '$2',
+         `id text, title text, kind text, status text, priority int,
          payload text, notes text, result text, error text, attempts int, max_attempts int, lease_owner text,
          lease_expires_at bigint, claimed_at bigint, blocked_by text[], not_before bigint, idempotency_key text,
-         created_at bigint, updated_at bigint, resolved_at bigint, on_blocker_failure text, cascaded_from text)`,
+         created_at bigint, updated_at bigint, resolved_at bigint, on_blocker_failure text, cascaded_from text`,
+       )}`,
       (w) => ({
         ...w,
         // A dump written before the blocker-failure policy existed: every item waited.
@@ -214,9 +192,12 @@ export async function loadRows(conn: PostgresConnection, records: DumpRecord[]):
          causation_id, work_item_id, created_at, prev_hash, hash)
        SELECT $1, position, stream, stream_seq, type, data::json, actor, correlation_id, causation_id,
          work_item_id, created_at, prev_hash, hash
-       FROM json_to_recordset($2::json) AS x(position bigint, stream text, stream_seq bigint, type text,
+       FROM ${recordset(
+         '$2',
+         `position bigint, stream text, stream_seq bigint, type text,
          data text, actor text, correlation_id text, causation_id text, work_item_id text, created_at bigint,
-         prev_hash text, hash text)`,
+         prev_hash text, hash text`,
+       )}`,
       (e) => ({ ...e }),
     );
     await insertChunks(
@@ -225,8 +206,11 @@ export async function loadRows(conn: PostgresConnection, records: DumpRecord[]):
       docs,
       `INSERT INTO ${t.documents} (instance, ${DOC_COLS}, last_seq)
        SELECT $1, kind, id, version, body::jsonb, content_hash, forked_from::jsonb, created_at, updated_at, 0
-       FROM json_to_recordset($2::json) AS x(kind text, id text, version int, body text, content_hash text,
-         forked_from text, created_at bigint, updated_at bigint)`,
+       FROM ${recordset(
+         '$2',
+         `kind text, id text, version int, body text, content_hash text,
+         forked_from text, created_at bigint, updated_at bigint`,
+       )}`,
       (d) => ({ ...d, body: text(d.body), forked_from: text(d.forked_from) }),
     );
     await insertChunks(
@@ -236,9 +220,12 @@ export async function loadRows(conn: PostgresConnection, records: DumpRecord[]):
       `INSERT INTO ${t.document_history} (instance, ${HISTORY_COLS})
        SELECT $1, kind, id, seq, version, parent_version, noop, body::jsonb, content_hash, actor, actor_kind,
          provenance::jsonb, write_id, request_hash, reason, override::jsonb, created_at
-       FROM json_to_recordset($2::json) AS x(kind text, id text, seq int, version int, parent_version int,
+       FROM ${recordset(
+         '$2',
+         `kind text, id text, seq int, version int, parent_version int,
          noop boolean, body text, content_hash text, actor text, actor_kind text, provenance text, write_id text,
-         request_hash text, reason text, override text, created_at bigint)`,
+         request_hash text, reason text, override text, created_at bigint`,
+       )}`,
       (h) => ({ ...h, body: text(h.body), provenance: text(h.provenance), override: text(h.override) }),
     );
     // What the writers keep next to the rows: history seqs, stream counters and the chain's head.

@@ -16,7 +16,6 @@ import type {
 } from '../../core/backend.js';
 import { claimOrder, workItemFromRow } from '../../core/rows.js';
 import type { StatusCounts, WorkItem, WorkItemStatus } from '../../core/types.js';
-import { WORK_ITEM_STATUSES } from '../../core/types.js';
 import {
   annotatedEvent,
   BATCH_STREAM,
@@ -31,24 +30,22 @@ import {
   explainLeaseFailure,
   explainRetryFailure,
   explainStatusFailure,
-  humanDecisionRefusal,
-  humanResolution,
-  isRefusal,
-  isRepeatedResolve,
   isTerminal,
-  ownerOf,
   RETRYABLE,
   reclaimedEvent,
+  refusalOf,
+  refusedOutcome,
   releasedEvent,
   reopenedEvent,
   replayedEvent,
   resolvedEvent,
   retriedEvent,
   statusEvent,
+  unmatchedResolve,
   workItemStream,
 } from '../../core/work-rules.js';
 import { InternalError } from '../../errors.js';
-import { missingBlocker } from '../shared.js';
+import { DUMP_COLUMNS, missingBlocker, statusCounts } from '../shared.js';
 import {
   jsonRows,
   type Names,
@@ -174,8 +171,7 @@ const isoText = (col: string) =>
 
 // Named columns, not *: a prepared statement whose result columns change (a later migration adding one)
 // fails on connections that prepared it before.
-const COLS =
-  'id, title, kind, status, priority, payload, notes, result, error, attempts, max_attempts, lease_owner, lease_expires_at, claimed_at, blocked_by, not_before, idempotency_key, created_at, updated_at, resolved_at, on_blocker_failure, cascaded_from';
+const COLS = DUMP_COLUMNS.work_items.join(', ');
 const W_COLS = COLS.split(', ')
   .map((c) => `w.${c}`)
   .join(', ');
@@ -735,19 +731,12 @@ async function resolveTx(
     }
     try {
       const current = await getItem(conn, q.id, tx);
-      if (current && isRepeatedResolve(current, q)) {
-        out.push({ ok: true, value: current });
-      } else if (current?.status === 'waiting_human') {
-        if (ownerOf(current)) throw humanDecisionRefusal(current, 'resolve');
-        const r = await setStatusRow(tx, conn, humanResolution(q));
-        out.push({ ok: true, value: r.item });
-        events.push(...r.events);
-      } else {
-        explainLeaseFailure(current, q, 'resolve');
-      }
+      const change = unmatchedResolve(current, q);
+      const r = change ? await setStatusRow(tx, conn, change) : { item: current!, events: [] };
+      out.push({ ok: true, value: r.item });
+      events.push(...r.events);
     } catch (err) {
-      if (!each || !isRefusal(err)) throw err;
-      out.push({ ok: false, error: err });
+      out.push(refusedOutcome(err, each));
     }
   }
   // The dependants the failures cancel, in the same transaction (one statement per level for the batch).
@@ -813,12 +802,8 @@ export async function heartbeat(
       out.push({ ok: true, value: hit });
       continue;
     }
-    try {
-      explainLeaseFailure(await getItem(conn, q.id), q, 'heartbeat');
-    } catch (err) {
-      if (!isRefusal(err)) throw err;
-      out.push({ ok: false, error: err });
-    }
+    const current = await getItem(conn, q.id);
+    out.push(refusalOf(() => explainLeaseFailure(current, q, 'heartbeat')));
   }
   return out;
 }
@@ -1030,9 +1015,7 @@ export async function counts(conn: PostgresConnection): Promise<StatusCounts> {
     `SELECT status, count(*) AS n FROM ${t.work_items} WHERE instance = $1 GROUP BY status`,
     [conn.instance],
   );
-  const counts = Object.fromEntries(WORK_ITEM_STATUSES.map((s) => [s, 0])) as StatusCounts;
-  for (const r of res.rows) counts[r.status] = r.n;
-  return counts;
+  return statusCounts(res.rows);
 }
 
 export async function reclaimExpired(

@@ -6,14 +6,13 @@ import type {
   DumpOptions,
   DumpRecord,
   HistoryRowDump,
-  StoredEvent,
   WorkItemRowDump,
 } from '../../core/backend.js';
 import { InvalidInputError } from '../../errors.js';
+import { DUMP_COLUMNS, dumpRecords } from '../shared.js';
 import { mapSqliteError, type SqliteConnection } from './connection.js';
 import { openSqlite, type SqliteDatabase, type SqliteStatement } from './driver.js';
 
-const PAGE = 5000;
 const parse = <T>(s: string | null): T | null => (s === null ? null : (JSON.parse(s) as T));
 
 type Raw = Record<string, unknown>;
@@ -46,73 +45,52 @@ export async function* dumpRows(
     throw mapSqliteError(err, conn.path);
   }
   const statements = new Map<string, SqliteStatement>();
-  const all = (sql: string, ...params: unknown[]): Raw[] => {
+  /** The rows of `sql`, as the caller types them (Raw unless the context says what they are). */
+  const all = <R = Raw>(sql: string, ...params: unknown[]): R[] => {
     try {
       let st = statements.get(sql);
       if (!st) {
         st = db.prepare(sql);
         statements.set(sql, st);
       }
-      return st.all(...params) as Raw[];
+      return st.all(...params) as R[];
     } catch (err) {
       throw mapSqliteError(err, conn.path);
     }
   };
   try {
     db.exec('BEGIN');
-    let after = '';
-    for (;;) {
-      const rows = all('SELECT * FROM work_items WHERE id > ? ORDER BY id LIMIT ?', after, PAGE);
-      for (const r of rows) yield { t: 'work_item', row: itemRow(r) };
-      if (rows.length < PAGE) break;
-      after = rows[rows.length - 1]!.id as string;
-    }
-    let pos = 0;
-    for (;;) {
-      const rows = all(
-        'SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?',
-        pos,
-        PAGE,
-      ) as unknown as StoredEvent[];
-      for (const r of rows) yield { t: 'event', row: r };
-      if (rows.length < PAGE) break;
-      pos = rows[rows.length - 1]!.position;
-    }
-    const docs = all('SELECT * FROM documents ORDER BY kind, id');
-    for (const d of docs) {
-      yield {
-        t: 'document',
-        row: {
-          ...(d as unknown as DocumentRowDump),
-          body: JSON.parse(d.body as string),
-          forked_from: parse(d.forked_from as string | null),
+    yield* dumpRecords(
+      {
+        items: (after, limit) =>
+          all('SELECT * FROM work_items WHERE id > ? ORDER BY id LIMIT ?', after, limit).map(itemRow),
+        events: (after, limit) =>
+          all('SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?', after, limit),
+        documents: () =>
+          all('SELECT * FROM documents ORDER BY kind, id').map((d) => ({
+            ...(d as unknown as DocumentRowDump),
+            body: JSON.parse(d.body as string),
+            forked_from: parse(d.forked_from as string | null),
+          })),
+        history: (doc) =>
+          all('SELECT * FROM document_history WHERE kind = ? AND id = ? ORDER BY seq', doc.kind, doc.id).map(
+            (h) => ({
+              ...(h as unknown as HistoryRowDump),
+              noop: h.noop === 1,
+              body: parse(h.body as string | null),
+              provenance: parse(h.provenance as string | null),
+              override: parse(h.override as string | null),
+            }),
+          ),
+        counters: () => {
+          const edges = all<{ blocker: string; item: string }>(
+            'SELECT blocker, item FROM work_item_blockers ORDER BY blocker, item',
+          );
+          return [{ t: 'blocker_edges', row: { edges } }];
         },
-      };
-      const history = all(
-        'SELECT * FROM document_history WHERE kind = ? AND id = ? ORDER BY seq',
-        d.kind,
-        d.id,
-      );
-      for (const h of history) {
-        yield {
-          t: 'history',
-          row: {
-            ...(h as unknown as HistoryRowDump),
-            noop: h.noop === 1,
-            body: parse(h.body as string | null),
-            provenance: parse(h.provenance as string | null),
-            override: parse(h.override as string | null),
-          },
-        };
-      }
-    }
-    if (options.counters) {
-      const edges = all('SELECT blocker, item FROM work_item_blockers ORDER BY blocker, item') as Array<{
-        blocker: string;
-        item: string;
-      }>;
-      yield { t: 'blocker_edges', row: { edges } };
-    }
+      },
+      options,
+    );
   } finally {
     statements.clear();
     try {
@@ -124,72 +102,10 @@ export async function* dumpRows(
   }
 }
 
-const ITEM_COLS = [
-  'id',
-  'title',
-  'kind',
-  'status',
-  'priority',
-  'payload',
-  'notes',
-  'result',
-  'error',
-  'attempts',
-  'max_attempts',
-  'lease_owner',
-  'lease_expires_at',
-  'claimed_at',
-  'blocked_by',
-  'not_before',
-  'idempotency_key',
-  'created_at',
-  'updated_at',
-  'resolved_at',
-  'on_blocker_failure',
-  'cascaded_from',
-] as const;
-const EVENT_COLS = [
-  'position',
-  'stream',
-  'stream_seq',
-  'type',
-  'data',
-  'actor',
-  'correlation_id',
-  'causation_id',
-  'work_item_id',
-  'created_at',
-  'prev_hash',
-  'hash',
-] as const;
-const DOC_COLS = [
-  'kind',
-  'id',
-  'version',
-  'body',
-  'content_hash',
-  'forked_from',
-  'created_at',
-  'updated_at',
-] as const;
-const HISTORY_COLS = [
-  'kind',
-  'id',
-  'seq',
-  'version',
-  'parent_version',
-  'noop',
-  'body',
-  'content_hash',
-  'actor',
-  'actor_kind',
-  'provenance',
-  'write_id',
-  'request_hash',
-  'reason',
-  'override',
-  'created_at',
-] as const;
+const ITEM_COLS = DUMP_COLUMNS.work_items;
+const EVENT_COLS = DUMP_COLUMNS.events;
+const DOC_COLS = DUMP_COLUMNS.documents;
+const HISTORY_COLS = DUMP_COLUMNS.document_history;
 
 const insertSql = (table: string, cols: readonly string[]) =>
   `INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`;

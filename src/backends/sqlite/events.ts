@@ -78,39 +78,33 @@ export async function append(conn: SqliteConnection, events: NewEvent[]): Promis
 }
 
 export async function read(conn: SqliteConnection, q: EventQuery): Promise<EventRecord[]> {
-  const where: string[] = ['position > ?'];
-  const params: unknown[] = [q.after];
-  if (q.until !== null) {
-    where.push('position <= ?');
-    params.push(q.until);
-  }
-  if (q.stream !== null) {
-    where.push('stream = ?');
-    params.push(q.stream);
-  }
+  const where: string[] = [];
+  const params: unknown[] = [];
+  /** Adds a condition, with the values of its placeholders. */
+  const and = (sql: string, ...values: unknown[]) => {
+    where.push(sql);
+    params.push(...values);
+  };
+  and('position > ?', q.after);
+  if (q.until !== null) and('position <= ?', q.until);
+  if (q.stream !== null) and('stream = ?', q.stream);
   const types = q.types ?? [];
   // One walk of events_type per type, in position order, each stopping at `limit`, merged; then the rows
   // of the positions kept. With `type IN (…)` the planner read every event of those types after `after`
   // and sorted them for each page, so paging through a window (a retro) cost pages × the window (issue
   // 23). An item's or a stream's events are few: their own index reads those.
   const walks = types.length > 1 && q.work_item_id === null && q.stream === null;
-  if (types.length > 0 && !walks) {
-    where.push(`type IN (${types.map(() => '?').join(', ')})`);
-    params.push(...types);
-  }
+  if (types.length > 0 && !walks) and(`type IN (${types.map(() => '?').join(', ')})`, ...types);
   if (q.work_item_id !== null) {
     // The item's own events, and the batch events naming it (event_items, migration 0004).
-    where.push('(work_item_id = ? OR position IN (SELECT position FROM event_items WHERE work_item_id = ?))');
-    params.push(q.work_item_id, q.work_item_id);
+    and(
+      '(work_item_id = ? OR position IN (SELECT position FROM event_items WHERE work_item_id = ?))',
+      q.work_item_id,
+      q.work_item_id,
+    );
   }
-  if (q.since !== null) {
-    where.push('created_at >= ?');
-    params.push(q.since);
-  }
-  if (q.before !== null) {
-    where.push('created_at < ?');
-    params.push(q.before);
-  }
+  if (q.since !== null) and('created_at >= ?', q.since);
+  if (q.before !== null) and('created_at < ?', q.before);
   const order = `ORDER BY position ${q.reverse ? 'DESC' : 'ASC'}`;
   let sql = `SELECT * FROM events WHERE ${where.join(' AND ')} ${order} LIMIT ?`;
   let all = [...params, q.limit];

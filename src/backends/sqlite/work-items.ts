@@ -15,7 +15,6 @@ import type {
 } from '../../core/backend.js';
 import { claimOrder, workItemFromRow } from '../../core/rows.js';
 import type { Json, JsonObject, StatusCounts, WorkItem, WorkItemStatus } from '../../core/types.js';
-import { WORK_ITEM_STATUSES } from '../../core/types.js';
 import {
   annotatedEvent,
   batchEvents,
@@ -27,22 +26,20 @@ import {
   explainLeaseFailure,
   explainRetryFailure,
   explainStatusFailure,
-  humanDecisionRefusal,
-  humanResolution,
-  isRefusal,
-  isRepeatedResolve,
   isTerminal,
-  ownerOf,
   RETRYABLE,
   reclaimedEvent,
+  refusalOf,
+  refusedOutcome,
   releasedEvent,
   reopenedEvent,
   replayedEvent,
   resolvedEvent,
   retriedEvent,
   statusEvent,
+  unmatchedResolve,
 } from '../../core/work-rules.js';
-import { missingBlocker } from '../shared.js';
+import { missingBlocker, statusCounts } from '../shared.js';
 import type { SqliteConnection } from './connection.js';
 import { writeEvents } from './events.js';
 
@@ -217,16 +214,6 @@ export function setStatusRow(
   return { item, event, events: [event, ...cascadeRows(conn, [item], q.actor, q.now)] };
 }
 
-/** The refusal `explain` throws, as an outcome (a failure of the storage is thrown on). */
-function refusalOf(explain: () => never): Outcome<WorkItem> {
-  try {
-    explain();
-  } catch (err) {
-    if (isRefusal(err)) return { ok: false, error: err };
-    throw err;
-  }
-}
-
 /** The item as stored now, or null. */
 export function getItem(conn: SqliteConnection, id: string): WorkItem | null {
   const r = conn.stmt('SELECT * FROM work_items WHERE id = ?').get(id) as WorkItemRow | undefined;
@@ -273,6 +260,13 @@ function reclaimRows(
   };
 }
 
+/** Expired leases back to pending (or failed), their events written; the items it moved. In a write transaction. */
+function sweep(conn: SqliteConnection, now: number, actor: string | null): WorkItem[] {
+  const swept = reclaimRows(conn, now, actor);
+  writeEvents(conn, batchEvents(swept.events));
+  return swept.items;
+}
+
 /** One resolve (nothing written yet but the rows): the item and the events recording it, if any. */
 function resolveOne(conn: SqliteConnection, q: ResolveQuery): { item: WorkItem; events: NewEvent[] } {
   const w = leaseWhere(q);
@@ -286,12 +280,8 @@ function resolveOne(conn: SqliteConnection, q: ResolveQuery): { item: WorkItem; 
     | undefined;
   if (!row) {
     const current = getItem(conn, q.id);
-    if (current && isRepeatedResolve(current, q)) return { item: current, events: [] };
-    if (current?.status === 'waiting_human') {
-      if (ownerOf(current)) throw humanDecisionRefusal(current, 'resolve');
-      return setStatusRow(conn, humanResolution(q));
-    }
-    explainLeaseFailure(current, q, 'resolve');
+    const change = unmatchedResolve(current, q);
+    return change ? setStatusRow(conn, change) : { item: current!, events: [] };
   }
   const item = toWorkItem(row);
   return { item, events: [resolvedEvent(item, q), ...cascadeRows(conn, [item], q.worker, q.now)] };
@@ -307,8 +297,7 @@ function resolveTx(conn: SqliteConnection, qs: ResolveQuery[], each: boolean): A
       out.push({ ok: true, value: r.item });
       events.push(...r.events);
     } catch (err) {
-      if (!each || !isRefusal(err)) throw err;
-      out.push({ ok: false, error: err });
+      out.push(refusedOutcome(err, each));
     }
   }
   writeEvents(conn, batchEvents(events));
@@ -329,7 +318,7 @@ export async function enqueue(conn: SqliteConnection, items: NewWorkItem[]) {
 export async function claim(conn: SqliteConnection, q: ClaimQuery): Promise<WorkItem[]> {
   return conn.write(() => {
     const now = q.now;
-    const swept = reclaimRows(conn, now, q.claimers[0]?.worker ?? null);
+    sweep(conn, now, q.claimers[0]?.worker ?? null);
     let filter = '';
     const filters: unknown[] = [];
     if (q.kind !== null) {
@@ -364,8 +353,7 @@ export async function claim(conn: SqliteConnection, q: ClaimQuery): Promise<Work
       for (const item of mine) claimedEvents.push(claimedEvent(item, c.worker, c.actor_kind, now));
       if (rows.length < c.limit) break;
     }
-    const events = [...swept.events, ...claimedEvents];
-    writeEvents(conn, batchEvents(events));
+    writeEvents(conn, batchEvents(claimedEvents));
     return items;
   });
 }
@@ -549,9 +537,7 @@ export async function counts(conn: SqliteConnection): Promise<StatusCounts> {
         n: number;
       }>,
   );
-  const counts = Object.fromEntries(WORK_ITEM_STATUSES.map((s) => [s, 0])) as StatusCounts;
-  for (const r of rows) counts[r.status] = r.n;
-  return counts;
+  return statusCounts(rows);
 }
 
 export async function reclaimExpired(
@@ -559,11 +545,7 @@ export async function reclaimExpired(
   now: number,
   actor: string | null,
 ): Promise<WorkItem[]> {
-  return conn.write(() => {
-    const swept = reclaimRows(conn, now, actor);
-    writeEvents(conn, batchEvents(swept.events));
-    return swept.items;
-  });
+  return conn.write(() => sweep(conn, now, actor));
 }
 
 export async function replayUnfinished(
@@ -572,15 +554,15 @@ export async function replayUnfinished(
   actor: string | null,
 ): Promise<WorkItem[]> {
   return conn.write(() => {
-    const swept = reclaimRows(conn, now, actor);
+    sweep(conn, now, actor);
     const rows = conn
       .stmt(`SELECT * FROM work_items w WHERE w.status IN ('pending', 'in_flight', 'waiting_human') ${ORDER}`)
       .all() as WorkItemRow[];
     const items = rows.map(toWorkItem);
-    writeEvents(conn, [
-      ...batchEvents(swept.events),
-      ...items.map((item) => replayedEvent(item, actor, now)),
-    ]);
+    writeEvents(
+      conn,
+      items.map((item) => replayedEvent(item, actor, now)),
+    );
     return items;
   });
 }

@@ -18,6 +18,19 @@ type C = Context<AppEnv>;
 
 const STATUSES = ['failed', 'waiting_human', 'in_flight', 'pending', 'done', 'cancelled'] as const;
 const PAGE = 50;
+
+/** The filters of a list page that are set (an empty parameter is unset): shown in its form, passed to its call. */
+function filters<K extends string>(c: C, ...names: K[]): Partial<Record<K, string>> {
+  const set: Partial<Record<K, string>> = {};
+  for (const name of names) {
+    const v = c.req.query(name);
+    if (v) set[name] = v;
+  }
+  return set;
+}
+
+/** How many rows a list page shows: its `limit` parameter (1 to 1000), PAGE when absent or not a number. */
+const pageLimit = (c: C) => Math.min(Math.max(Number(c.req.query('limit') ?? PAGE) || PAGE, 1), 1000);
 /** The actions an item page offers, each the operation it runs, and what its confirmation asks. */
 const ACTIONS: Record<
   string,
@@ -192,15 +205,11 @@ export function mountDashboard(app: Hono<AppEnv>, ctx: AppContext): void {
     '/items',
     guarded(async (c) => {
       const { inst, key, f } = await frame(c, ctx, 'items', 'Work items');
-      const status = c.req.query('status') || undefined;
-      const kind = c.req.query('kind') || undefined;
+      const filter = filters(c, 'status', 'kind');
+      const { status, kind } = filter;
       const q = (c.req.query('q') ?? '').trim().toLowerCase();
-      const limit = Math.min(Math.max(Number(c.req.query('limit') ?? PAGE) || PAGE, 1), 1000);
-      const all = await run<WorkItem[]>(inst, 'list_items', {
-        ...(status ? { status } : {}),
-        ...(kind ? { kind } : {}),
-        limit: q ? 1000 : limit + 1,
-      });
+      const limit = pageLimit(c);
+      const all = await run<WorkItem[]>(inst, 'list_items', { ...filter, limit: q ? 1000 : limit + 1 });
       const matched = q
         ? all.filter((i) => `${i.title} ${i.id} ${i.error ?? ''}`.toLowerCase().includes(q))
         : all;
@@ -365,14 +374,13 @@ ${
     '/events',
     guarded(async (c) => {
       const { inst, key, f } = await frame(c, ctx, 'events', 'Events');
-      const type = c.req.query('type') || undefined;
-      const stream = c.req.query('stream') || undefined;
+      const filter = filters(c, 'type', 'stream');
+      const { type, stream } = filter;
       const until = c.req.query('until') ? Number(c.req.query('until')) : undefined;
       const events = await run<EventRecord[]>(inst, 'read_events', {
         reverse: true,
         limit: PAGE,
-        ...(type ? { type } : {}),
-        ...(stream ? { stream } : {}),
+        ...filter,
         ...(until !== undefined && Number.isSafeInteger(until) && until >= 0 ? { until } : {}),
       });
       const head = await inst.events.head();
@@ -453,12 +461,13 @@ ${rows.length === 0 ? h`<p class="muted">No documents with a state file.</p>` : 
     '/documents',
     guarded(async (c) => {
       const { inst, key, f } = await frame(c, ctx, 'documents', 'Documents');
-      const kind = c.req.query('kind') || undefined;
-      const limit = Math.min(Math.max(Number(c.req.query('limit') ?? PAGE) || PAGE, 1), 1000);
+      const filter = filters(c, 'kind');
+      const { kind } = filter;
+      const limit = pageLimit(c);
       const docs = await run<Array<{ kind: string; id: string; version: number; updated_at: string }>>(
         inst,
         'list_documents',
-        { ...(kind ? { kind } : {}), limit: limit + 1 },
+        { ...filter, limit: limit + 1 },
       );
       const body = h`<h1>Documents</h1><form class="filters" method="get" action="/documents"><input type="hidden" name="instance" value="${key}"><div><label for="f-kind">Kind</label><input id="f-kind" name="kind" value="${kind ?? ''}"></div><button type="submit">Filter</button></form>
 ${docs.length === 0 ? h`<p class="muted">No documents.</p>` : h`<div class="wrap"><table><thead><tr><th>Kind</th><th>Id</th><th>Version</th><th class="opt">Updated</th></tr></thead><tbody>${docs.slice(0, limit).map((d) => h`<tr><td>${d.kind}</td><td><a href="${href(`/documents/${encodeURIComponent(d.kind)}/${encodeURIComponent(d.id)}`, { instance: key })}">${d.id}</a></td><td class="num">${d.version}</td><td class="opt">${fmtTime(d.updated_at)}</td></tr>`)}</tbody></table></div>`}

@@ -12,6 +12,7 @@ import {
   indexBy,
   isoMs,
   ptr,
+  touchUpdated,
 } from '../rules.js';
 import {
   type AiosArtifact,
@@ -19,7 +20,6 @@ import {
   type AiosWorkflow,
   ARTIFACT_TRANSITIONS,
   isDone,
-  isoTime,
   STEP_TRANSITIONS,
   stepStatus,
   WORKFLOW_TRANSITIONS,
@@ -266,26 +266,10 @@ function checkDecisions(next: AiosWorkflow, prev: AiosWorkflow | null): void {
   });
 }
 
-/**
- * Keeps `updated_at` current: a change that does not advance it is stamped with the time of the write
- * (or the latest time recorded in the body, if that is later).
- */
-function touch(next: AiosWorkflow, prev: AiosWorkflow | null, now: number): void {
-  if (!prev) return;
-  const { updated_at: _a, ...a } = next;
-  const { updated_at: _b, ...b } = prev;
-  if (deepEqual(a, b)) return;
-  const t = Date.parse(next.updated_at);
-  if (Number.isNaN(t) || t > Date.parse(prev.updated_at)) return;
-  // Never behind anything recorded in the body, even with a writer's clock behind the data.
-  const latest = times(next).reduce((m, [, v]) => Math.max(m, Date.parse(v) || 0), t);
-  next.updated_at = isoTime(Math.max(now, latest));
-}
-
 export function check(nextBody: JsonObject, prevBody: JsonObject | null, ctx: CommitContext): undefined {
   const next = nextBody as unknown as AiosWorkflow;
   const prev = prevBody as unknown as AiosWorkflow | null;
-  touch(next, prev, ctx.now);
+  touchUpdated(next, prev, 'updated_at', times(next), ctx.now);
   checkIdentity(next, prev);
   checkTransition(WORKFLOW_TRANSITIONS, prev ? prev.status : null, next.status, {
     pointer: '/status',

@@ -24,7 +24,8 @@ import type { Json, JsonObject } from '../../core/types.js';
 import { InvalidInputError } from '../../errors.js';
 import { binaryAt } from '../file-text.js';
 import { isPlainObject, ptr } from '../rules.js';
-import { type GridMission, gridMissionSchema } from './schema.js';
+import type { GridMission } from './model.js';
+import { gridMissionSchema } from './schema.js';
 
 /** Where the Grid keeps its state, relative to the project root (seed: "Location: .grid/STATE.md"). */
 export const GRID_STATE_PATH = '.grid/STATE.md';

@@ -9,6 +9,7 @@ import type { KindOperation, OperationContext } from '../../core/kind.js';
 import type { JsonObject } from '../../core/types.js';
 import { InvalidInputError, InvalidTransitionError, NotFoundError } from '../../errors.js';
 import { checkTransition } from '../rules.js';
+import type { GridMission } from './model.js';
 import { fillDefaults, gridTime, STATUS_TRANSITIONS, timestampMs } from './rules.js';
 import {
   AGENT_RESULTS,
@@ -17,7 +18,6 @@ import {
   type AgentType,
   BLOCKER_TYPES,
   type BlockerType,
-  type GridMission,
   MISSION_STATUSES,
   type MissionStatus,
   MODES,

@@ -36,14 +36,8 @@ import {
   ptr,
   type TransitionTable,
 } from '../rules.js';
-import {
-  ENUMS,
-  type EnumName,
-  FORMATS,
-  type FormatName,
-  type GridMission,
-  gridMissionSchema,
-} from './schema.js';
+import type { GridMission } from './model.js';
+import { ENUMS, type EnumName, FORMATS, type FormatName, gridMissionSchema } from './schema.js';
 
 // Kind `grid-mission`: The Grid's `.grid/STATE.md` (seed grid-state-schema.md), the mission's global state.
 // The body is the YAML frontmatter (plus an optional `markdown_body`); the file codec is ./file.ts and the

@@ -40,15 +40,13 @@ import {
   isPlainObject,
   ptr,
   type TransitionTable,
+  touchUpdated,
 } from '../rules.js';
 import { sessionsFile } from './file.js';
 import {
   BLOCKER_TRANSITIONS,
-  type Blocker,
   DELEGATION_TRANSITIONS,
-  type Delegation,
   DIRECTIVE_TRANSITIONS,
-  type Directive,
   directivesToCarry,
   isClosed,
   isoTime,
@@ -190,35 +188,37 @@ function checkSessionList(next: WorkflowSessions, prev: WorkflowSessions | null)
 // ---------------------------------------------------------------------------------------------------
 // Inside a session
 
-/** Items of `prev` stay; each may change only as `mayChange` allows, and status moves follow `table`. */
-function checkRecords<T extends { id: string; status: string }>(
-  prev: readonly T[] | undefined,
-  next: readonly T[] | undefined,
-  base: string,
-  what: string,
-  rules: { removed: string; transition: string },
+/**
+ * One list of a session's records (`blockers`, `delegations`, `directives`): ids unique, statuses moving by
+ * `table` (rule `<record>-transition`), and none removed or changed (rule `<list>-append-only`) but one in
+ * status `open` moving on with only `changes` filled in.
+ */
+function checkRecords(
+  s: Session,
+  old: Session | undefined,
+  at: (...rest: Array<string | number>) => string,
+  list: 'blockers' | 'delegations' | 'directives',
   table: TransitionTable,
-  mayChange: (before: T, after: T) => boolean,
+  open: string,
+  changes: readonly string[],
 ): void {
-  checkUniqueIds(asItems(next as unknown[] | undefined), base);
-  const old = indexBy(asItems(prev as unknown[] | undefined));
-  (next ?? []).forEach((item, k) => {
-    const was = old.get(item.id)?.item as unknown as T | undefined;
-    checkTransition(table, was ? was.status : null, item.status, {
+  const next = asItems(s[list]);
+  const prev = asItems(old?.[list]);
+  const base = at(list);
+  checkUniqueIds(next, base);
+  const record = list.slice(0, -1);
+  const was = indexBy(prev);
+  next.forEach((item, k) => {
+    const before = was.get(item.id as string)?.item;
+    checkTransition(table, before ? (before.status as string) : null, item.status as string, {
       pointer: `${base}/${k}/status`,
-      rule: rules.transition,
-      subject: `${what} ${item.id}`,
+      rule: `${record}-transition`,
+      subject: `${record} ${item.id}`,
     });
   });
-  checkAppendOnly(
-    asItems(prev as unknown[] | undefined),
-    asItems(next as unknown[] | undefined),
-    base,
-    rules.removed,
-    {
-      mayChange: (a, b) => mayChange(a as unknown as T, b as unknown as T),
-    },
-  );
+  checkAppendOnly(prev, next, base, `${list}-append-only`, {
+    mayChange: (a, b) => a.status === open && onlyChanged(a, b, changes),
+  });
 }
 
 /** True when `after` is `before` with only `fields` added or changed and its status moved. */
@@ -272,15 +272,7 @@ function checkSession(s: Session, old: Session | undefined, i: number): void {
     }
   });
 
-  checkRecords<Blocker>(
-    old?.blockers,
-    s.blockers,
-    at('blockers'),
-    'blocker',
-    { removed: 'blockers-append-only', transition: 'blocker-transition' },
-    BLOCKER_TRANSITIONS,
-    (a, b) => a.status === 'open' && onlyChanged(a, b, ['resolvedAt', 'resolution']),
-  );
+  checkRecords(s, old, at, 'blockers', BLOCKER_TRANSITIONS, 'open', ['resolvedAt', 'resolution']);
   (s.blockers ?? []).forEach((b, k) => {
     if (b.status === 'resolved' && (b.resolution === undefined || b.resolvedAt === undefined)) {
       fail(
@@ -291,16 +283,11 @@ function checkSession(s: Session, old: Session | undefined, i: number): void {
     }
   });
 
-  checkRecords<Delegation>(
-    old?.delegations,
-    s.delegations,
-    at('delegations'),
-    'delegation',
-    { removed: 'delegations-append-only', transition: 'delegation-transition' },
-    DELEGATION_TRANSITIONS,
-    (a, b) =>
-      a.status === 'in-progress' && onlyChanged(a, b, ['completedAt', 'resultSummary', 'outputArtifacts']),
-  );
+  checkRecords(s, old, at, 'delegations', DELEGATION_TRANSITIONS, 'in-progress', [
+    'completedAt',
+    'resultSummary',
+    'outputArtifacts',
+  ]);
   (s.delegations ?? []).forEach((d, k) => {
     if (d.status === 'in-progress') {
       if (d.completedAt !== undefined)
@@ -338,15 +325,7 @@ function checkSession(s: Session, old: Session | undefined, i: number): void {
     }
   });
 
-  checkRecords<Directive>(
-    old?.directives,
-    s.directives,
-    at('directives'),
-    'directive',
-    { removed: 'directives-append-only', transition: 'directive-transition' },
-    DIRECTIVE_TRANSITIONS,
-    (a, b) => a.status === 'active' && onlyChanged(a, b, ['revokedAt', 'revokedReason']),
-  );
+  checkRecords(s, old, at, 'directives', DIRECTIVE_TRANSITIONS, 'active', ['revokedAt', 'revokedReason']);
   (s.directives ?? []).forEach((d, k) => {
     if (d.status === 'revoked' && d.revokedAt === undefined) {
       fail(
@@ -377,13 +356,7 @@ function touch(next: WorkflowSessions, prev: WorkflowSessions | null, now: numbe
     const { updatedAt: _b, ...b } = old;
     if (!deepEqual(a, b)) s.updatedAt = stamp(s.updatedAt, old.updatedAt);
   });
-  const { updatedAt: _a, ...a } = next;
-  const { updatedAt: _b, ...b } = prev;
-  if (deepEqual(a, b)) return;
-  const t = Date.parse(next.updatedAt);
-  if (Number.isNaN(t) || t > Date.parse(prev.updatedAt)) return;
-  // Never behind anything recorded in the file, even with a writer's clock behind the data.
-  next.updatedAt = isoTime(Math.max(now, latestTime(next)));
+  touchUpdated(next, prev, 'updatedAt', times(next), now);
 }
 
 export function check(nextBody: JsonObject, prevBody: JsonObject | null, ctx: CommitContext): undefined {
