@@ -46,6 +46,7 @@ export interface KindResolver {
   validateSchema(kind: KindDefinition, body: JsonObject): void;
 }
 
+/** What a DocumentStore runs with besides its backend: the clock, the default actor, history pruning, the kinds. */
 export interface DocumentStoreContext {
   clock: Clock;
   /** Default actor name. */
@@ -360,7 +361,9 @@ export interface KindCall {
 }
 
 /** `apply`'s input: a kind call naming the operation. */
+/** `apply`: run one of a kind's named operations on a document's latest version, as one CAS commit. */
 export interface ApplyInput extends KindCall {
+  /** The kind's operation (e.g. workflow-sessions `add-todo`); its arguments go in `args`. */
   operation: string;
 }
 

@@ -30,10 +30,12 @@ export const TRANSITIONS: Record<WorkItemStatus, readonly WorkItemStatus[]> = {
   cancelled: [],
 };
 
+/** Whether a work item in `status` can move no further (done, failed or cancelled; a retry re-opens a failed or cancelled one). */
 export function isTerminal(status: WorkItemStatus): boolean {
   return TRANSITIONS[status].length === 0;
 }
 
+/** Whether the state machine lets a work item move from `from` to `to` in one step. */
 export function canTransition(from: WorkItemStatus, to: WorkItemStatus): boolean {
   return TRANSITIONS[from].includes(to);
 }
