@@ -74,6 +74,8 @@ export interface WorkerEvents {
   lost: [id: string, reason: string];
   /** An item handed back to the queue at stop, unrun or unfinished. */
   released: [item: WorkItem];
+  /** The store had nothing ready and the worker holds nothing: it waits for the next poll. */
+  idle: [];
   /**
    * A call to the store failed; the worker keeps going (a claim is tried again after the poll interval).
    * Not `error`, so a worker without a listener does not throw.
@@ -138,6 +140,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   readonly #batchSize: number;
   readonly #batchDelayMs: number;
   readonly #graceMs: number;
+  /** Free slots that make a refill of the local queue worth a claim (half of what it holds beyond the running). */
+  readonly #refillAt: number;
   /** Claimed, not started. */
   readonly #queue: WorkItem[] = [];
   readonly #running = new Map<string, Running>();
@@ -169,6 +173,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.#batchSize = positive('batchSize', o.batchSize, 100);
     this.#batchDelayMs = positive('batchDelayMs', o.batchDelayMs, 10, 0);
     this.#graceMs = positive('graceMs', o.graceMs, 30_000, 0);
+    this.#refillAt = Math.max(1, Math.ceil((this.#prefetch - this.#concurrency) / 2));
     this.id = o.worker ?? `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
     o.signal?.addEventListener('abort', () => void this.stop(), { once: true });
   }
@@ -214,32 +219,56 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.#heartbeatTimer.unref?.();
     try {
       while (!this.#stopping.signal.aborted) {
-        const claimed = await this.#claim();
+        const held = this.#queue.length + this.#running.size;
+        const free = this.#prefetch - held;
+        // After the store ran out, no claim before the poll interval (a freed slot is no sign of new items),
+        // except in a drain with nothing held, which must ask once more to end.
+        const due = Date.now() >= this.#nextPollAt || (this.#draining && held === 0);
+        let claimed: number | undefined;
+        if (due && this.#wantsItems()) {
+          claimed = await this.#claim(free);
+          if (claimed < free) this.#nextPollAt = Date.now() + this.#pollMs;
+          if (claimed === 0 && held === 0) this.emit('idle');
+        }
         this.#startHandlers();
         if (this.#draining && claimed === 0 && this.#queue.length === 0 && this.#running.size === 0) break;
-        // Wait for a free slot, for the poll interval when nothing was ready, or for stop.
-        const full = this.#queue.length + this.#running.size >= this.#prefetch;
-        const idle = claimed === 0;
-        if (full || idle || this.#queue.length > 0) {
-          await new Promise<void>((resolve) => {
-            this.#wake = resolve;
-            if (idle && !full) setTimeout(resolve, this.#pollMs).unref?.();
-          });
-          this.#wake = undefined;
-        }
+        if (claimed !== undefined && claimed > 0 && claimed === free) continue;
+        // Wait for a handler to finish (a slot frees), for stop or drain, or for the next poll.
+        await new Promise<void>((resolve) => {
+          this.#wake = resolve;
+          if (this.#wantsItems()) {
+            this.#pollTimer = setTimeout(resolve, Math.max(0, this.#nextPollAt - Date.now()));
+          }
+        });
+        clearTimeout(this.#pollTimer);
+        this.#wake = undefined;
       }
       await this.#shutdown();
     } finally {
       clearInterval(this.#heartbeatTimer);
       clearTimeout(this.#flushTimer);
+      clearTimeout(this.#pollTimer);
       this.emit('stopped');
     }
   }
 
-  /** Claims up to the free slots of the local queue; answers how many were claimed. */
-  async #claim(): Promise<number> {
-    let free = this.#prefetch - this.#queue.length - this.#running.size;
-    if (free <= 0) return 0;
+  /**
+   * Whether a claim is worth it now: a slot has nothing to run, or the local queue has drained to its refill
+   * mark — so the queue is refilled in batches, not one claim per freed slot.
+   */
+  #wantsItems(): boolean {
+    const free = this.#prefetch - this.#queue.length - this.#running.size;
+    const starving = this.#queue.length === 0 && this.#running.size < this.#concurrency;
+    return free > 0 && (starving || free >= this.#refillAt);
+  }
+
+  /** When the store last ran out of items + the poll interval: no claim before then. */
+  #nextPollAt = 0;
+  #pollTimer: NodeJS.Timeout | undefined;
+
+  /** Claims up to `wanted` items into the local queue; answers how many were claimed. */
+  async #claim(wanted: number): Promise<number> {
+    let free = wanted;
     // `*` claims any kind in one statement; otherwise each kind in turn, as many as are free.
     const kinds = this.#handlers.has('*') ? [undefined] : [...this.#handlers.keys()];
     let total = 0;
@@ -278,6 +307,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
       this.#running.set(item.id, running);
       running.done = this.#runOne(item, abort).finally(() => {
         this.#running.delete(item.id);
+        // The next queued item starts now, not after the loop's next claim.
+        this.#startHandlers();
         this.#wake?.();
       });
     }
@@ -390,6 +421,15 @@ export class Worker extends EventEmitter<WorkerEvents> {
     else this.emit('storeError', err);
   }
 
+  /** Whether the worker still holds `id`: queued, running, or its completion waiting for a batch. */
+  #holds(id: string): boolean {
+    return (
+      this.#running.has(id) ||
+      this.#queue.some((i) => i.id === id) ||
+      this.#pending.some((p) => p.item.id === id)
+    );
+  }
+
   /** Extends the lease of every held item (queued, running, awaiting commit); a lost one is dropped. */
   async #heartbeatAll(): Promise<void> {
     const held = [
@@ -407,7 +447,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
             lease_ms: this.#leaseMs,
           });
         } catch (err) {
-          if (!isAgentStateError(err) || err.code !== 'LEASE_LOST') return void this.emit('storeError', err);
+          // Committed meanwhile (its batch was in flight): no longer held, nothing to report.
+          if (!this.#holds(item.id)) return;
+          if (!isAgentStateError(err) || (err.code !== 'LEASE_LOST' && err.code !== 'INVALID_TRANSITION'))
+            return void this.emit('storeError', err);
           this.emit('lost', item.id, messageOf(err));
           const q = this.#queue.findIndex((x) => x.id === item.id);
           if (q >= 0) this.#queue.splice(q, 1);

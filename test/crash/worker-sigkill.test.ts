@@ -113,3 +113,26 @@ describe.each(backends)('$name: worker runtime SIGKILLed mid-batch', (b) => {
     }
   });
 });
+
+describe('an idle worker process', () => {
+  it('keeps running while nothing is ready, and runs what is enqueued later', async () => {
+    const b = backends[0]!;
+    const key = 'runtime-idle';
+    const seed = await b.open(key);
+    const [, dir] = b.cliArgs(key);
+    const child = spawn(process.execPath, [WORKER, dir!], { env: { ...process.env } });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
+    try {
+      await expect.poll(() => out.includes('idle\n'), { timeout: 30_000 }).toBe(true);
+      const item = await seed.work.enqueue({ title: 'late' });
+      await expect.poll(() => out.includes(`committed ${item.id} done`), { timeout: 30_000 }).toBe(true);
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    } finally {
+      child.kill('SIGKILL');
+      await seed.close();
+    }
+  });
+});

@@ -227,3 +227,42 @@ describe('createWorker refuses bad options with INVALID_INPUT', () => {
     );
   });
 });
+
+describe('worker runtime: refills and idling', () => {
+  it('refills its local queue in batches, not one claim per freed slot', async () => {
+    const backend = (await backendsForThisFile())[0]!;
+    const inst = await backend.open();
+    try {
+      await inst.work.enqueueMany(Array.from({ length: 1000 }, (_, k) => ({ title: `r${k}` })));
+      let claims = 0;
+      const work = new Proxy(inst.work, {
+        get(target, prop, receiver) {
+          if (prop === 'claimMany') {
+            return (i: Parameters<typeof target.claimMany>[0]) => {
+              claims++;
+              return target.claimMany(i);
+            };
+          }
+          const v = Reflect.get(target, prop, receiver);
+          return typeof v === 'function' ? v.bind(target) : v;
+        },
+      });
+      const w = createWorker({
+        instance: { work },
+        handlers: { '*': () => null },
+        concurrency: 8,
+        prefetch: 200,
+        batchSize: 100,
+        leaseMs: LONG,
+        pollIntervalMs: 5,
+      });
+      await w.drain();
+      expect((await inst.work.counts()).done).toBe(1000);
+      // 1000 items, refilled ~100 at a time (half of what the queue holds beyond the running), plus the
+      // drain's last empty claim; one claim per freed slot would be hundreds.
+      expect(claims).toBeLessThanOrEqual(15);
+    } finally {
+      await inst.close();
+    }
+  });
+});
