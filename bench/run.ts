@@ -740,7 +740,8 @@ const RUNTIME_PARTS = ['r1', 'r2', 'r3'];
 /** The worker runtime (issue 26): bench/runtime.ts, bundled and run on plain node like the PostgreSQL sections. */
 async function runtimeBench(): Promise<void> {
   const parts = RUNTIME_PARTS.filter((p) => ONLY.has('runtime') || ONLY.has(p));
-  await runBundled('runtime', ['--rounds', String(ROUNDS), '--parts', parts.join(',')]);
+  const json = args.json ? ['--json', `${args.json.replace(/\.json$/, '')}.runtime.json`] : [];
+  await runBundled('runtime', ['--rounds', String(ROUNDS), '--parts', parts.join(','), ...json]);
 }
 
 /** The MCP, LangGraph and HTTP benchmarks load their SDKs or a server, so they run as processes of their own (table on stdout). */
