@@ -5,7 +5,7 @@
 // each commit. That costs ~2.5 µs on plain node and 70–180 µs under tsx (measured on this machine), a
 // cost users who run dist/ never pay. So pg-child.ts is bundled with esbuild (packages stay external, the
 // library is still loaded from dist/) and run with plain node. Every contender runs in that same child.
-import { fork } from 'node:child_process';
+import { fork, spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -55,4 +55,28 @@ export async function runPgChild(
   if (failure) throw new Error(`the PostgreSQL benchmark failed: ${failure}`);
   if (code !== 0 || !done) throw new Error(`the PostgreSQL benchmark child exited with code ${code}`);
   return { rows, meta };
+}
+
+/**
+ * Bundles bench/<name>.ts as pg-child.ts is bundled and runs it on plain node with `args` (its table on stdout,
+ * progress on stderr); throws if it fails.
+ */
+export async function runBundled(name: string, args: string[]): Promise<void> {
+  mkdirSync(TMP_ROOT, { recursive: true });
+  const outfile = join(TMP_ROOT, `${name}-${process.pid}.mjs`);
+  await build({
+    entryPoints: [join(REPO_ROOT, 'bench', `${name}.ts`)],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    packages: 'external',
+    logLevel: 'warning',
+    define: {
+      'import.meta.url': JSON.stringify(pathToFileURL(join(REPO_ROOT, 'bench', `${name}.ts`)).href),
+    },
+  });
+  const r = spawnSync(process.execPath, [outfile, ...args], { stdio: 'inherit' });
+  if (r.status !== 0) throw new Error(`bench/${name}.ts exited with ${r.status ?? r.signal}`);
 }

@@ -1,8 +1,10 @@
 // `npm run bench`: agentstate against a raw better-sqlite3 baseline measured in the same run.
 // Options: --rounds N (default 5), --only 1,2,3,4,5,6,7,8,docs,pg,mcp,langgraph,http (sections; docs = d1,d2,d3,d4;
 // pg = p1,p2,p3,p4,p5 (p6 only by name), run only when PostgreSQL answers at AGENTSTATE_BENCH_PG_URL; mcp = bench/mcp.ts and
-// langgraph = bench/langgraph.ts, http = bench/http.ts, each run as its own process with its own table), --json PATH (write the
-// results of the sections in this process).
+// langgraph = bench/langgraph.ts, http = bench/http.ts, each run as its own process with its own table; runtime = bench/runtime.ts,
+// the worker runtime against graphile-worker, pg-boss and a hand-written SQLite loop (r1, r2, r3 for its parts; only by name,
+// about 5 minutes), on plain node in its own process with its own table), --json PATH (write the results of the sections in
+// this process).
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -44,7 +46,7 @@ import {
   textTable,
 } from './lib.js';
 import type { PgMeta, PgRule } from './pg-child.js';
-import { pgReachable, redactedPgUrl, runPgChild } from './pg-launch.js';
+import { pgReachable, redactedPgUrl, runBundled, runPgChild } from './pg-launch.js';
 import { claimRace, workflowProcess } from './processes.js';
 import { RESUME_FIXTURE } from './resume-fixture.js';
 
@@ -712,12 +714,14 @@ async function main(): Promise<void> {
       ['mcp', () => separateBench('mcp')],
       ['langgraph', () => separateBench('langgraph')],
       ['http', () => separateBench('http')],
+      ['runtime', runtimeBench],
     ];
     for (const [id, run] of sections) {
       const wanted =
         ONLY.has(id) ||
         (id.startsWith('d') && ONLY.has('docs')) ||
-        (id === 'pg' && PG_PARTS.some((p) => ONLY.has(p)));
+        (id === 'pg' && PG_PARTS.some((p) => ONLY.has(p))) ||
+        (id === 'runtime' && RUNTIME_PARTS.some((p) => ONLY.has(p)));
       if (!wanted) continue;
       const t0 = performance.now();
       await run();
@@ -729,6 +733,15 @@ async function main(): Promise<void> {
   if (results.length > 0) printTable();
   log(`total ${fmt((performance.now() - started) / 1000, 1)} s`);
   if (args.json) writeFileSync(args.json, `${JSON.stringify(results, null, 2)}\n`);
+}
+
+const RUNTIME_PARTS = ['r1', 'r2', 'r3'];
+
+/** The worker runtime (issue 26): bench/runtime.ts, bundled and run on plain node like the PostgreSQL sections. */
+async function runtimeBench(): Promise<void> {
+  const parts = RUNTIME_PARTS.filter((p) => ONLY.has('runtime') || ONLY.has(p));
+  const json = args.json ? ['--json', `${args.json.replace(/\.json$/, '')}.runtime.json`] : [];
+  await runBundled('runtime', ['--rounds', String(ROUNDS), '--parts', parts.join(','), ...json]);
 }
 
 /** The MCP, LangGraph and HTTP benchmarks load their SDKs or a server, so they run as processes of their own (table on stdout). */
