@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openInstance } from '../../src/instance/instance.js';
+import { auditOf } from '../helpers/audit.js';
 import { PG_URL, postgresForThisFile } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -58,28 +59,9 @@ suite('8 worker processes × 10,000 items on PostgreSQL', () => {
     const inst = await openInstance({ dir, url });
     try {
       expect(await inst.work.counts()).toMatchObject({ done: ITEMS, pending: 0, in_flight: 0, failed: 0 });
-      const claims = new Map<string, number>();
-      const resolves = new Map<string, number>();
-      for (let after = 0; ; ) {
-        const page = await inst.events.read({ after, limit: 1000 });
-        if (page.length === 0) break;
-        after = page.at(-1)!.position;
-        for (const e of page) {
-          const into = /^work_items?_claimed$/.test(e.type)
-            ? claims
-            : /^work_items?_resolved$/.test(e.type)
-              ? resolves
-              : null;
-          const rows = (e.data as { items?: Array<{ id: string }> } | null)?.items ?? [
-            { id: e.work_item_id! },
-          ];
-          if (into) for (const r of rows) into.set(r.id, (into.get(r.id) ?? 0) + 1);
-        }
-      }
-      expect(claims.size).toBe(ITEMS);
-      expect([...claims.values()].every((n) => n === 1)).toBe(true);
-      expect(resolves.size).toBe(ITEMS);
-      expect([...resolves.values()].every((n) => n === 1)).toBe(true);
+      const audit = await auditOf(inst);
+      expect(audit.size).toBe(ITEMS);
+      expect([...audit.values()].every((a) => a.claimed === 1 && a.resolved === 1)).toBe(true);
       expect((await inst.events.verify()).problems).toEqual([]);
     } finally {
       await inst.close();

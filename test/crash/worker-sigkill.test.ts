@@ -4,6 +4,7 @@
 // again, on a new attempt; no attempt is claimed twice; the log verifies.
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import { auditOf } from '../helpers/audit.js';
 import { backendsForThisFile } from '../helpers/backends.js';
 
 const WORKER = new URL('../fixtures/runtime-worker.mjs', import.meta.url).pathname;
@@ -90,23 +91,8 @@ describe.each(backends)('$name: worker runtime SIGKILLed mid-batch', (b) => {
         else expect([1, 2], i.id).toContain(i.attempts);
       }
       // Each attempt claimed once, each item resolved once, in the log.
-      const claims = new Map<string, number>();
-      const resolves = new Map<string, number>();
-      for (const e of await inst.events.read({ limit: 10_000 })) {
-        const rows = (e.data as { items?: Array<{ id: string }> } | null)?.items ?? [{ id: e.work_item_id! }];
-        const into = /claimed|reclaimed/.test(e.type)
-          ? /reclaimed/.test(e.type)
-            ? null
-            : claims
-          : /resolved/.test(e.type)
-            ? resolves
-            : null;
-        if (into) for (const r of rows) into.set(r.id, (into.get(r.id) ?? 0) + 1);
-      }
-      for (const i of items) {
-        expect(claims.get(i.id), i.id).toBe(i.attempts);
-        expect(resolves.get(i.id), i.id).toBe(1);
-      }
+      const audit = await auditOf(inst);
+      for (const i of items) expect(audit.get(i.id), i.id).toEqual({ claimed: i.attempts, resolved: 1 });
       expect((await inst.events.verify()).problems).toEqual([]);
     } finally {
       await inst.close();

@@ -4,8 +4,8 @@
 // graceful stop that releases what no handler finished. No test waits on wall time: each waits for a
 // condition (an event of the worker, a gate the test opens), and leases are far longer than any test.
 import { describe, expect, it } from 'vitest';
-import type { Instance } from '../../src/instance/instance.js';
 import { createWorker, type Handler } from '../../src/worker/worker.js';
+import { auditOf } from '../helpers/audit.js';
 import { backendsForThisFile } from '../helpers/backends.js';
 
 const LONG = 3_600_000;
@@ -17,24 +17,6 @@ function gate<T = void>(): { promise: Promise<T>; open: (v: T) => void } {
     open = r;
   });
   return { promise, open };
-}
-
-/** How many times the log names each item as claimed and as resolved (single and batch events alike). */
-async function audit(inst: Instance): Promise<Map<string, { claimed: number; resolved: number }>> {
-  const out = new Map<string, { claimed: number; resolved: number }>();
-  const count = (id: string, what: 'claimed' | 'resolved') => {
-    const a = out.get(id) ?? { claimed: 0, resolved: 0 };
-    a[what]++;
-    out.set(id, a);
-  };
-  for (const e of await inst.events.read({ limit: 10_000 })) {
-    const what = /^work_items?_(claimed|resolved)$/.exec(e.type)?.[1] as 'claimed' | 'resolved' | undefined;
-    if (!what) continue;
-    const batch = (e.data as { items?: Array<{ id: string }> } | null)?.items;
-    if (batch) for (const i of batch) count(i.id, what);
-    else if (e.work_item_id) count(e.work_item_id, what);
-  }
-  return out;
 }
 
 for (const backend of await backendsForThisFile()) {
@@ -85,7 +67,7 @@ for (const backend of await backendsForThisFile()) {
         expect(
           items.filter((i) => i.kind === 'other').every((i) => i.status === 'pending' && i.attempts === 0),
         ).toBe(true);
-        const a = await audit(inst);
+        const a = await auditOf(inst);
         for (const i of mine) expect(a.get(i.id), i.id).toEqual({ claimed: 1, resolved: 1 });
         expect(batches).toHaveLength(40);
         expect((await inst.events.verify()).ok).toBe(true);
@@ -204,7 +186,7 @@ for (const backend of await backendsForThisFile()) {
           lease_owner: null,
           result: null,
         });
-        expect((await audit(inst)).get(item.id)).toEqual({ claimed: 1, resolved: 0 });
+        expect((await auditOf(inst)).get(item.id)).toEqual({ claimed: 1, resolved: 0 });
       } finally {
         await inst.close();
       }
