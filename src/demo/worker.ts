@@ -1,10 +1,10 @@
-// A demo worker process (forked by src/demo/main.ts): it opens the shared instance itself, then
-// claims items under a short lease, heartbeats while it "works", and resolves them. It exits on its
-// own once nothing is left to do. Usage: node dist/demo/worker.js <instance-dir> <worker-name> <lease-ms>
+// A demo worker process (forked by src/demo/main.ts): it opens the shared instance itself and runs the
+// worker runtime (createWorker) on it: items claimed under a short lease, heartbeaten while it "works",
+// resolved. It exits on its own once nothing is left to do. Usage: node dist/demo/worker.js <instance-dir> <worker-name> <lease-ms>
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { AgentStateError } from '../errors.js';
 import { openInstance } from '../instance/instance.js';
+import { createWorker } from '../worker/worker.js';
 
 /** Messages a worker sends to the demo parent over IPC. */
 export type WorkerMessage =
@@ -33,44 +33,42 @@ function workMs(payload: unknown): number {
 }
 
 const inst = await openInstance({ dir, worker });
+// The worker runtime runs the loop: claim under a lease, heartbeat while the handler works, resolve, look again
+// when nothing is ready. One item at a time, each completion committed at once, so the demo's timeline shows it.
+const titles = new Map<string, string>();
 let claimed = 0;
+const runtime = createWorker({
+  instance: inst,
+  worker,
+  concurrency: 1,
+  leaseMs,
+  heartbeatMs: leaseMs / 4,
+  pollIntervalMs: IDLE_POLL_MS,
+  batchDelayMs: 0,
+  handlers: {
+    '*': async (item, ctx) => {
+      claimed += 1;
+      titles.set(item.id, item.title);
+      // The parent directs the demo: it answers every claim with 'go' (or, once, with SIGKILL).
+      tell({ type: 'claimed', id: item.id, title: item.title, nth: claimed });
+      await once(process, 'message');
+      // "Work". `ctx.signal` fires if the lease is lost meanwhile (too slow): then the result is dropped.
+      const started = Date.now();
+      await sleep(workMs(item.payload), undefined, { signal: ctx.signal }).catch(() => {});
+      return { took_ms: Date.now() - started };
+    },
+  },
+});
+// Too slow: the lease expired and the item went back to the queue, or another worker already finished it.
+runtime.on('lost', (id) => tell({ type: 'lease_lost', id, title: titles.get(id) ?? id }));
+// Nothing ready and nothing held: stop once the whole queue is finished (blocked items may still come free).
+runtime.on('idle', () => {
+  void inst.work.counts().then((c) => {
+    if (c.pending + c.in_flight + c.waiting_human === 0) void runtime.stop();
+  });
+});
 try {
-  for (;;) {
-    // One atomic statement: reclaims expired leases, then takes the best ready item (or none).
-    const item = await inst.work.claim({ worker, lease_ms: leaseMs });
-    if (!item) {
-      const c = await inst.work.counts();
-      if (c.pending + c.in_flight + c.waiting_human === 0) break; // the queue is finished
-      await sleep(IDLE_POLL_MS); // blocked, or someone else holds the rest: look again soon
-      continue;
-    }
-    claimed += 1;
-    // The parent directs the demo: it answers every claim with 'go' (or, once, with SIGKILL).
-    tell({ type: 'claimed', id: item.id, title: item.title, nth: claimed });
-    await once(process, 'message');
-
-    // "Work", keeping the lease alive. `attempt` is the fencing token: a stale holder cannot win.
-    const lease = { id: item.id, worker, attempt: item.attempts };
-    const beat = setInterval(() => {
-      // A failed heartbeat needs no handling here: a lost lease makes the resolve below fail.
-      inst.work.heartbeat({ ...lease, lease_ms: leaseMs }).catch(() => {});
-    }, leaseMs / 4);
-    const started = Date.now();
-    try {
-      await sleep(workMs(item.payload));
-    } finally {
-      clearInterval(beat);
-    }
-    try {
-      await inst.work.resolve({ ...lease, status: 'done', result: { took_ms: Date.now() - started } });
-    } catch (err) {
-      // Too slow: the lease expired and the item went back to the queue (LEASE_LOST), or another
-      // worker has already finished it (INVALID_TRANSITION). Either way, drop it and move on.
-      const lost = err instanceof AgentStateError && ['LEASE_LOST', 'INVALID_TRANSITION'].includes(err.code);
-      if (!lost) throw err;
-      tell({ type: 'lease_lost', id: item.id, title: item.title });
-    }
-  }
+  await runtime.start();
 } finally {
   await inst.close();
 }
