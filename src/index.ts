@@ -12,6 +12,7 @@ export type {
   LeaseQuery,
   NewEvent,
   NewWorkItem,
+  Outcome,
   ResolveQuery,
   StoreBackend,
   StoredEvent,

@@ -310,6 +310,31 @@ export class WorkQueue {
   }
 
   /**
+   * Extends several leases in one statement (a worker heartbeating everything it holds), each answered on
+   * its own: the item, or the refusal (LEASE_LOST, INVALID_TRANSITION, NOT_FOUND) for that item alone.
+   * At most LIMITS.claimLimit (1000) at once.
+   */
+  async heartbeatMany(inputs: HeartbeatInput[]): Promise<Array<Outcome<WorkItem>>> {
+    if (!Array.isArray(inputs) || inputs.length > LIMITS.claimLimit) {
+      throw new InvalidInputError(`heartbeatMany takes an array of at most ${LIMITS.claimLimit} heartbeats`, {
+        field: 'heartbeats',
+      });
+    }
+    const now = this.#ctx.clock();
+    const qs = inputs.map((input): HeartbeatQuery => {
+      const i = checkInput<HeartbeatInput>('heartbeat', input, WORK_INPUTS.heartbeat);
+      return {
+        id: i.id,
+        worker: i.worker ?? this.#ctx.defaultWorker,
+        attempt: i.attempt ?? null,
+        lease_ms: i.lease_ms ?? DEFAULT_LEASE_MS,
+        now,
+      };
+    });
+    return qs.length === 0 ? [] : this.#backend.work.heartbeat(qs);
+  }
+
+  /**
    * Finishes an item the caller holds (or one waiting for a human) as done or failed. A human decision a
    * document asked for is answered with `actor_kind: 'human'` and `actor` (who answered).
    */

@@ -430,35 +430,43 @@ export class Worker extends EventEmitter<WorkerEvents> {
     );
   }
 
-  /** Extends the lease of every held item (queued, running, awaiting commit); a lost one is dropped. */
+  /**
+   * Extends the lease of every held item (queued, running, awaiting commit) in one heartbeatMany per 1,000;
+   * an item refused on its own is dropped as lost (unless it was committed meanwhile).
+   */
   async #heartbeatAll(): Promise<void> {
     const held = [
       ...this.#queue,
       ...[...this.#running.values()].map((r) => r.item),
       ...this.#pending.map((p) => p.item),
     ];
-    await Promise.all(
-      held.map(async (item) => {
-        try {
-          await this.#work.heartbeat({
+    for (let k = 0; k < held.length; k += 1000) {
+      const chunk = held.slice(k, k + 1000);
+      let outcomes: Awaited<ReturnType<WorkQueue['heartbeatMany']>>;
+      try {
+        outcomes = await this.#work.heartbeatMany(
+          chunk.map((item) => ({
             id: item.id,
             worker: this.id,
             attempt: item.attempts,
             lease_ms: this.#leaseMs,
-          });
-        } catch (err) {
-          // Committed meanwhile (its batch was in flight): no longer held, nothing to report.
-          if (!this.#holds(item.id)) return;
-          if (!isAgentStateError(err) || (err.code !== 'LEASE_LOST' && err.code !== 'INVALID_TRANSITION'))
-            return void this.emit('storeError', err);
-          this.emit('lost', item.id, messageOf(err));
-          const q = this.#queue.findIndex((x) => x.id === item.id);
-          if (q >= 0) this.#queue.splice(q, 1);
-          this.#running.get(item.id)?.abort.abort(err);
-          this.#pending = this.#pending.filter((p) => p.item.id !== item.id);
-        }
-      }),
-    );
+          })),
+        );
+      } catch (err) {
+        this.emit('storeError', err);
+        return;
+      }
+      outcomes.forEach((o, n) => {
+        const item = chunk[n]!;
+        // Committed meanwhile (its batch was in flight): no longer held, nothing to report.
+        if (o.ok || !this.#holds(item.id)) return;
+        this.emit('lost', item.id, messageOf(o.error));
+        const q = this.#queue.findIndex((x) => x.id === item.id);
+        if (q >= 0) this.#queue.splice(q, 1);
+        this.#running.get(item.id)?.abort.abort(o.error);
+        this.#pending = this.#pending.filter((p) => p.item.id !== item.id);
+      });
+    }
   }
 
   /** Stop: release the unstarted, give the running their grace, release what is left, commit the rest. */

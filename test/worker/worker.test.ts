@@ -76,6 +76,61 @@ for (const backend of await backendsForThisFile()) {
       }
     });
 
+    it('heartbeatMany extends each held lease in one call and refuses a lost one on its own', async () => {
+      const inst = await backend.open();
+      try {
+        const [a, b] = [await inst.work.enqueue({ title: 'a' }), await inst.work.enqueue({ title: 'b' })];
+        const held = await inst.work.claimMany({ worker: 'w', limit: 2, lease_ms: 60_000 });
+        await inst.work.cancel({ id: b.id, reason: 'gone', actor: 'ana', actor_kind: 'human' });
+        const out = await inst.work.heartbeatMany(
+          held.map((i) => ({ id: i.id, worker: 'w', attempt: i.attempts, lease_ms: LONG })),
+        );
+        const byId = new Map(held.map((i, n) => [i.id, out[n]!]));
+        const okA = byId.get(a.id)!;
+        expect(okA.ok && Date.parse(okA.value.lease_expires_at!) - Date.now()).toBeGreaterThan(LONG / 2);
+        const refusedB = byId.get(b.id)!;
+        expect(refusedB.ok ? null : refusedB.error.code).toBe('INVALID_TRANSITION');
+        await expect(inst.work.heartbeatMany([{ id: a.id, worker: 'w', lease_ms: 0 }])).rejects.toMatchObject(
+          {
+            code: 'INVALID_INPUT',
+          },
+        );
+      } finally {
+        await inst.close();
+      }
+    });
+
+    it("a running item whose lease is lost: the handler's signal aborts, the item is reported lost", async () => {
+      const inst = await backend.open();
+      try {
+        const item = await inst.work.enqueue({ title: 'taken away', kind: 'k' });
+        const started = gate();
+        const w = createWorker({
+          instance: inst,
+          handlers: {
+            k: async (_i, ctx) => {
+              started.open();
+              await new Promise<void>((r) => ctx.signal.addEventListener('abort', () => r(), { once: true }));
+              return 'too late';
+            },
+          },
+          leaseMs: LONG,
+          heartbeatMs: 5,
+          pollIntervalMs: 5,
+        });
+        const lost: string[] = [];
+        w.on('lost', (id) => lost.push(id));
+        const done = w.drain();
+        await started.promise;
+        await inst.work.cancel({ id: item.id, reason: 'not needed', actor: 'ana', actor_kind: 'human' });
+        await done;
+        expect(lost).toEqual([item.id]);
+        expect(await inst.work.get(item.id)).toMatchObject({ status: 'cancelled', result: null });
+      } finally {
+        await inst.close();
+      }
+    });
+
     it('`*` runs any kind; an item changed under its handler is dropped as lost, the rest of its batch committed', async () => {
       const inst = await backend.open();
       try {
