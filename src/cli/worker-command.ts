@@ -145,6 +145,11 @@ export function addWorkerCommand(program: Command): void {
           show();
         });
         worker.on('lost', () => void counts.lost++);
+        // A handler's ctx.log: one line on stderr, with the item it is about.
+        worker.on('log', (item, message, data) => {
+          const more = data === undefined ? '' : ` ${JSON.stringify(data) ?? ''}`;
+          process.stderr.write(`${tty ? '\r\x1b[K' : ''}${item.id} ${message}${more}\n`);
+        });
         worker.on('released', () => void counts.released++);
         worker.on('storeError', (err) => {
           counts.store_errors++;

@@ -22,6 +22,8 @@ export interface HandlerContext {
   stopping: AbortSignal;
   /** Extends the lease now (the worker also does so on its own, every `heartbeatMs`, while the item is held). */
   heartbeat: () => Promise<void>;
+  /** Reports progress of this item: emitted as the worker's `log` event (`agentstate work` prints it on stderr). */
+  log: (message: string, data?: unknown) => void;
 }
 
 /**
@@ -83,6 +85,8 @@ export interface WorkerEvents {
   storeError: [error: unknown];
   /** The worker has stopped: nothing held, every completion committed. */
   stopped: [];
+  /** A handler's `ctx.log(message, data)` about `item`. */
+  log: [item: WorkItem, message: string, data: unknown];
 }
 
 /** A handler's run in progress. */
@@ -329,6 +333,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         heartbeat: async () => {
           await this.#work.heartbeat({ ...input, lease_ms: this.#leaseMs });
         },
+        log: (message, data) => void this.emit('log', item, String(message), data),
       });
       outcome = { ...input, status: 'done', result: asJson(result) };
     } catch (err) {

@@ -87,10 +87,16 @@ console.log(JSON.stringify({ via: process.env.MF_TRIGGER_PAYLOAD_JSON ? 'env' : 
       { title: 'b', kind: 'double', payload: { x: 2 } },
     ]);
     const mod = join(root, 'handlers.mjs');
-    writeFileSync(mod, 'export default { double: async (item) => ({ y: item.payload.x * 2 }) };\n');
+    writeFileSync(
+      mod,
+      "export default { double: async (item, ctx) => { ctx.log('doubling', { x: item.payload.x }); return { y: item.payload.x * 2 }; } };\n",
+    );
     const r = runCli([...s.args, 'work', '--handlers', mod, '--drain', '--poll', '10ms']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/: 2 done, 0 failed/);
+    // ctx.log: one stderr line per call, naming the item.
+    expect(r.stderr).toContain(`${s.ids[0]} doubling {"x":21}`);
+    expect(r.stderr).toContain(`${s.ids[1]} doubling {"x":2}`);
     const all = await items(s.dir);
     expect(s.ids.map((id) => all.get(id)?.result)).toEqual([{ y: 42 }, { y: 4 }]);
   });
