@@ -210,13 +210,17 @@ export class Worker extends EventEmitter<WorkerEvents> {
       this.#grace = opts.graceMs ?? this.#graceMs;
       this.#stopping.abort();
     } else if (opts.graceMs === 0) {
-      for (const r of this.#running.values()) r.abort.abort(new Error('worker stopped'));
+      // A second stop without grace ends the one under way: the running are aborted and released now.
+      this.#grace = 0;
+      this.#endGrace?.();
     }
     this.#wake?.();
     await (this.#loop ?? this.start());
   }
 
   #grace = 0;
+  /** Ends the grace period of a stop under way. */
+  #endGrace: (() => void) | undefined;
 
   async #run(): Promise<void> {
     this.#heartbeatTimer = setInterval(() => void this.#heartbeatAll(), this.#heartbeatMs);
@@ -481,6 +485,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     if (running.length > 0) {
       let timer: NodeJS.Timeout | undefined;
       const grace = new Promise<void>((resolve) => {
+        this.#endGrace = resolve;
         timer = setTimeout(resolve, this.#grace);
       });
       await Promise.race([Promise.all(running.map((r) => r.done)), grace]);

@@ -246,6 +246,48 @@ for (const backend of await backendsForThisFile()) {
         await inst.close();
       }
     });
+
+    it("a second stop without grace ends the first one's grace: the running item is released, its late return dropped", async () => {
+      const inst = await backend.open();
+      try {
+        const item = await inst.work.enqueue({ title: 'stubborn', kind: 'k' });
+        const queued = await inst.work.enqueue({ title: 'queued', kind: 'k' });
+        const started = gate();
+        const finish = gate();
+        const w = createWorker({
+          instance: inst,
+          handlers: {
+            k: async () => {
+              started.open();
+              await finish.promise; // ignores its signal
+              return 'too late';
+            },
+          },
+          prefetch: 2,
+          leaseMs: LONG,
+          graceMs: LONG,
+        });
+        const released: string[] = [];
+        w.on('released', (i) => released.push(i.id));
+        void w.start();
+        await started.promise;
+        const first = w.stop();
+        // The first stop is under way: the queued item released, the grace period running.
+        await expect.poll(() => released).toEqual([queued.id]);
+        await new Promise((r) => setImmediate(r));
+        await w.stop({ graceMs: 0 });
+        await first;
+        expect(await inst.work.get(item.id)).toMatchObject({
+          status: 'pending',
+          lease_owner: null,
+          result: null,
+        });
+        finish.open();
+        expect((await auditOf(inst)).get(item.id)).toEqual({ claimed: 1, resolved: 0 });
+      } finally {
+        await inst.close();
+      }
+    });
   });
 }
 
