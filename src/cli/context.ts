@@ -84,6 +84,14 @@ export function progressLine(what: string): { report?: Progress; clear: () => vo
   };
 }
 
+/** A signal that aborts on the first SIGINT or SIGTERM: a command that runs until interrupted (a stream, a watch). */
+export function interrupted(): AbortSignal {
+  const ac = new AbortController();
+  process.once('SIGINT', () => ac.abort());
+  process.once('SIGTERM', () => ac.abort());
+  return ac.signal;
+}
+
 /** `{ [key]: value }` when value is defined, else `{}`: builds inputs from optional flags. */
 export function given<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
   return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };

@@ -5,7 +5,7 @@ import type { EventRecord, VerifyResult } from '../core/types.js';
 import { EXIT_CODES } from '../errors.js';
 import { runOperation } from '../service/invoke.js';
 import type { EventWatch } from '../service/operations/events.js';
-import { outputOf, progressLine, withInstance } from './context.js';
+import { interrupted, outputOf, progressLine, withInstance } from './context.js';
 import { formatEvent, formatVerify } from './format.js';
 import { addCommands, command, type RouteTo } from './generate.js';
 
@@ -16,15 +16,13 @@ function follow(cmd: Command, input: Record<string, unknown>): RouteTo {
   return {
     run: () =>
       withInstance(cmd, async (inst) => {
-        const ac = new AbortController();
-        process.once('SIGINT', () => ac.abort());
-        process.once('SIGTERM', () => ac.abort());
+        const signal = interrupted();
         // From the start of the log unless --after says otherwise, as `events` without --follow reads.
         const watch = (await runOperation(
           inst,
           'watch_events',
           { after: 0, ...filters },
-          { signal: ac.signal },
+          { signal },
         )) as EventWatch;
         for await (const e of watch.events) {
           process.stdout.write(out.json ? `${JSON.stringify(e)}\n` : `${formatEvent(e)}\n`);

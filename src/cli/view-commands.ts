@@ -6,7 +6,7 @@ import { type ErrorCode, EXIT_CODES } from '../errors.js';
 import type { RecoverResult } from '../views/recover.js';
 import type { ExportResult, ImportResult } from '../views/sync.js';
 import type { ValidateResult } from '../views/validate.js';
-import { int, projectOf, withInstance } from './context.js';
+import { int, interrupted, projectOf, withInstance } from './context.js';
 import { addCommands, command } from './generate.js';
 
 /** The heading the file commands, and each kind's operations, are listed under in help. */
@@ -77,11 +77,8 @@ export function addViewCommands(program: Command): void {
           import('../views/watch.js'),
           import('../views/files.js'),
         ]);
-        const ac = new AbortController();
-        process.once('SIGINT', () => ac.abort());
-        process.once('SIGTERM', () => ac.abort());
         await watchView(inst, targetFor(kind, id, projectOf(cmd)), {
-          signal: ac.signal,
+          signal: interrupted(),
           ...(o.role !== undefined && { role: o.role }),
           ...(o.interval !== undefined && { pollMs: o.interval }),
           onEvent: (e) =>
