@@ -32,7 +32,12 @@ export const WORK_COMMANDS = [
   itemCommand({
     usage: 'resolve <id> <status>',
     op: 'resolve',
-    flags: { actor: { help: 'who resolves an item waiting for a human (who answered a decision)' } },
+    flags: {
+      actor: { help: 'who resolves an item waiting for a human (who answered a decision)' },
+      retry_at: {
+        help: 'with failed: try again not before this time or duration (e.g. 30s) while attempts remain',
+      },
+    },
   }),
   itemCommand({
     usage: 'release <id>',

@@ -96,6 +96,11 @@ export interface ResolveQuery extends LeaseQuery {
   status: 'done' | 'failed';
   result: Json;
   error: string | null;
+  /**
+   * A failure to try again: pending with this `not_before` (epoch ms) while `attempts < max_attempts`,
+   * failed on the last attempt. Null: failed now. Only with status `failed`.
+   */
+  retry_at: number | null;
 }
 
 /** A retry: a failed or cancelled item goes back to pending with a fresh attempt budget. */

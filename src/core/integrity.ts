@@ -500,6 +500,11 @@ export class IntegrityChecker {
         s.result = d.result ?? null;
         s.error = d.error ?? null;
         s.resolved_at = isTerminal(to) ? e.created_at : null;
+        if (e.type === 'work_item_resolved' && to === 'pending') {
+          // A failed attempt sent back to wait for its retry: unleased, not claimable before retry_at.
+          s.lease_owner = null;
+          if (typeof d.retry_at === 'string') s.not_before = Date.parse(d.retry_at);
+        }
         // A dependant cancelled by its blocker's failure names the blocker (a retry of it re-opens the item).
         if (e.type === 'work_item_cancelled') s.cascaded_from = d.blocker ?? null;
         break;

@@ -163,6 +163,12 @@ export interface ResolveInput {
   result?: Json;
   /** Why it failed, kept on the item. @default null */
   error?: string | null;
+  /**
+   * With `status: 'failed'`: try again, not before this time (ISO-8601, or a duration from now such as
+   * `30s`). While attempts remain (`attempts < max_attempts`) the item goes back to `pending` with this
+   * `not_before` and the error kept; on its last attempt it is `failed` as without it. @default null: failed now
+   */
+  retry_at?: string | null;
   /** Whose lease it is. @default `actor`, else the instance's agent name */
   worker?: string;
   /** Fencing token: the `attempts` value returned by the claim. */

@@ -92,6 +92,7 @@ export const WORK_INPUTS = {
     status: { type: 'string', required: true, enum: ['done', 'failed'] },
     result: { type: 'json' },
     error: { type: 'text', nullable: true },
+    retry_at: { type: 'time', nullable: true },
     ...HOLDER,
     ...ACTOR,
   },
@@ -430,11 +431,18 @@ export class WorkQueue {
         throw new InvalidInputError(`resolveMany names ${i.id} twice`, { field: 'id', id: i.id });
       }
       seen.add(i.id);
+      if (i.retry_at != null && i.status !== 'failed') {
+        throw new InvalidInputError(
+          `resolve: retry_at is for a failed attempt to try again; work item ${i.id} is resolved ${i.status}`,
+          { field: 'retry_at', id: i.id },
+        );
+      }
       return {
         id: i.id,
         status: i.status,
         result: i.result ?? null,
         error: i.error ?? null,
+        retry_at: i.retry_at == null ? null : parseTime(i.retry_at, 'retry_at', now, 'ahead'),
         worker: i.worker ?? i.actor ?? this.#ctx.defaultWorker,
         actor_kind: i.actor_kind ?? STORE_ACTOR_KIND,
         attempt: i.attempt ?? null,

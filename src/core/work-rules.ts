@@ -297,10 +297,28 @@ export function explainStatusFailure(current: WorkItem | null, id: string, to: W
 /** A resolve retried after its first call succeeded (e.g. the reply was lost) returns the item unchanged. */
 export function isRepeatedResolve(
   current: WorkItem | null,
-  q: { worker: string; attempt: number | null; status: 'done' | 'failed' },
+  q: {
+    worker: string;
+    attempt: number | null;
+    status: 'done' | 'failed';
+    error: string | null;
+    retry_at?: number | null;
+  },
 ): boolean {
+  if (current === null) return false;
+  if (current.status === 'pending') {
+    // A failure sent back to wait for its retry: no lease owner is left to recognise it by, so the attempt
+    // (no later claim has taken it), the retry time and the error it set must all match.
+    return (
+      q.status === 'failed' &&
+      q.attempt !== null &&
+      q.attempt === current.attempts &&
+      q.retry_at != null &&
+      current.not_before === new Date(q.retry_at).toISOString() &&
+      current.error === q.error
+    );
+  }
   return (
-    current !== null &&
     current.status === q.status &&
     current.lease_owner === q.worker &&
     (q.attempt === null || q.attempt === current.attempts)
@@ -337,6 +355,8 @@ export function resolvedEvent(
 ): NewEvent {
   const data: { [key: string]: Json } = { status: item.status, worker: q.worker, attempt: item.attempts };
   if (q.error !== null) data.error = q.error;
+  // A failed attempt sent back to pending: when it may be claimed again.
+  if (item.status === 'pending' && item.not_before !== null) data.retry_at = item.not_before;
   if (q.result !== null && q.result !== undefined) data.result = q.result;
   if (item.claimed_at) data.duration_ms = q.now - Date.parse(item.claimed_at);
   return workItemEvent('work_item_resolved', item, data, q.worker, q.actor_kind, q.now);

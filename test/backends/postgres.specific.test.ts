@@ -367,6 +367,7 @@ suite('postgres: append-only events', () => {
         status: 'done' as const,
         result: k === 0 ? null : { k, s: w1, nested: [w2, { deep: '\u0001\t\n' }], f: 1.5, neg: -0.25 },
         error: k === 1 ? 'partly "wrong" \\ é' : null,
+        retry_at: null,
         now: later,
       });
       const batch = [...three, ...shared].map(q);
@@ -447,6 +448,7 @@ suite('postgres: append-only events', () => {
         status: 'done' as const,
         result: null,
         error: null,
+        retry_at: null,
       });
       expect(await b.work.resolve(eight.map(done))).toHaveLength(8);
       expect(await b.work.resolve([done(single!)])).toHaveLength(1);

@@ -5,6 +5,7 @@ import { blockerFailureConformance } from './blocker-failure.js';
 import { documentConformance } from './documents.js';
 import { eventConformance } from './events.js';
 import { kindEffectConformance } from './kind-effects.js';
+import { retryConformance } from './retries.js';
 import { conformanceTest, type StoreFactory } from './setup.js';
 import { valueConformance } from './values.js';
 import { workItemConformance } from './work-items.js';
@@ -15,6 +16,7 @@ export type { StoreFactory } from './setup.js';
 export function runStoreConformance(name: string, factory: StoreFactory): void {
   const t = conformanceTest(factory);
   workItemConformance(name, t);
+  retryConformance(name, t);
   batchConformance(name, t);
   blockerFailureConformance(name, t);
   eventConformance(name, t);

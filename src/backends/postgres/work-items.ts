@@ -91,11 +91,15 @@ function resolveRows(qs: ResolveQuery[]): Array<Record<string, unknown>> {
     status: q.status,
     result: JSON.stringify(q.result ?? null),
     error: q.error,
+    retry_at: q.status === 'failed' ? q.retry_at : null,
     now: q.now,
   }));
 }
 const RESOLVE_COLS =
-  'ord int, id text, worker text, attempt int, status text, result text, error text, now bigint';
+  'ord int, id text, worker text, attempt int, status text, result text, error text, retry_at bigint, now bigint';
+
+/** A failed attempt of input row `x` to try again (its retry time set) while the item `w` has attempts left. */
+const RETRY_DUE = '(x.retry_at IS NOT NULL AND w.attempts < w.max_attempts)';
 
 /** Row `w` is in flight under the lease the input row `x` names (worker, unexpired, attempt when given). */
 const HELD_BY_X = `w.status = 'in_flight' AND w.lease_owner = x.worker
@@ -715,8 +719,11 @@ async function resolveTx(
     conn,
     resolveRows(qs),
     RESOLVE_COLS,
-    `status = x.status, result = x.result::jsonb, error = x.error,
-       lease_expires_at = NULL, resolved_at = x.now, updated_at = x.now`,
+    `status = CASE WHEN ${RETRY_DUE} THEN 'pending' ELSE x.status END,
+       not_before = CASE WHEN ${RETRY_DUE} THEN x.retry_at ELSE w.not_before END,
+       lease_owner = CASE WHEN ${RETRY_DUE} THEN NULL ELSE w.lease_owner END,
+       resolved_at = CASE WHEN ${RETRY_DUE} THEN NULL ELSE x.now END,
+       result = x.result::jsonb, error = x.error, lease_expires_at = NULL, updated_at = x.now`,
   );
   const out: Array<Outcome<WorkItem>> = [];
   const events: NewEvent[] = [];

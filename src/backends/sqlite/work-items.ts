@@ -97,6 +97,9 @@ const RECLAIM = `UPDATE work_items INDEXED BY work_items_leases SET
   WHERE status = 'in_flight' AND lease_expires_at <= ?
   RETURNING *`;
 
+/** A failed attempt to try again (the parameter, its retry time, set) while attempts remain. */
+const RETRY_DUE = '(? IS NOT NULL AND attempts < max_attempts)';
+
 const LEASE_MATCH = "id = ? AND status = 'in_flight' AND lease_owner = ? AND lease_expires_at > ?";
 
 /**
@@ -270,14 +273,21 @@ function sweep(conn: SqliteConnection, now: number, actor: string | null): WorkI
 /** One resolve (nothing written yet but the rows): the item and the events recording it, if any. */
 function resolveOne(conn: SqliteConnection, q: ResolveQuery): { item: WorkItem; events: NewEvent[] } {
   const w = leaseWhere(q);
+  const retry = q.status === 'failed' ? q.retry_at : null;
+  // RETRY_DUE: a failure that goes back to pending (SET expressions all read the row as it was).
   const row = conn
     .stmt(
-      `UPDATE work_items SET status = ?, result = ?, error = ?, lease_expires_at = NULL, resolved_at = ?, updated_at = ?
+      `UPDATE work_items SET status = CASE WHEN ${RETRY_DUE} THEN 'pending' ELSE ? END,
+         not_before = CASE WHEN ${RETRY_DUE} THEN ? ELSE not_before END,
+         lease_owner = CASE WHEN ${RETRY_DUE} THEN NULL ELSE lease_owner END,
+         resolved_at = CASE WHEN ${RETRY_DUE} THEN NULL ELSE ? END,
+         result = ?, error = ?, lease_expires_at = NULL, updated_at = ?
          WHERE ${w.sql} RETURNING *`,
     )
-    .get(q.status, JSON.stringify(q.result ?? null), q.error, q.now, q.now, ...w.params) as
-    | WorkItemRow
-    | undefined;
+    .get(
+      ...[retry, q.status, retry, retry, retry, retry, q.now],
+      ...[JSON.stringify(q.result ?? null), q.error, q.now, ...w.params],
+    ) as WorkItemRow | undefined;
   if (!row) {
     const current = getItem(conn, q.id);
     const change = unmatchedResolve(current, q);

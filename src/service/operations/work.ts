@@ -36,10 +36,9 @@ export const WORK_OPERATIONS = [
     description: 'Add a work item (an idempotency_key already used returns the existing item).',
     input: inputSchema(WORK_INPUTS.enqueue, {
       blocked_by: 'ids of items that must be done first',
-      not_before: 'ISO-8601 time, or a duration from now such as 5m, before which the item is not claimable',
+      not_before: 'not claimable before this ISO-8601 time or duration from now (5m)',
       waiting_human: 'start parked for a human instead of pending',
-      on_blocker_failure:
-        'when a blocker ends failed or cancelled: wait (default; reported as blocked_on_failure) or cascade (cancelled with it, re-opened by its retry)',
+      on_blocker_failure: 'if a blocker fails or is cancelled: wait (default) or cascade (cancel with it)',
     }),
     idempotent: false,
     run: (inst, i: EnqueueInput) => inst.work.enqueue(i),
@@ -76,6 +75,7 @@ export const WORK_OPERATIONS = [
     input: inputSchema(WORK_INPUTS.resolve, {
       attempt: 'fencing token: the attempts value of your claim',
       actor: 'who resolves an item waiting for a human',
+      retry_at: 'failed: retry not before (time or 30s) if attempts remain',
     }),
     idempotent: true,
     run: (inst, i: ResolveInput) => inst.work.resolve(i),
