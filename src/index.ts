@@ -121,10 +121,16 @@ export {
 } from './views/sync.js';
 export { type ValidateResult, validateView } from './views/validate.js';
 export { type WatchEvent, type WatchOptions, watchView } from './views/watch.js';
+export { type ExecOptions, execHandler } from './worker/exec.js';
 export {
   createWorker,
+  FailNow,
   type Handler,
   type HandlerContext,
+  type HandlerSpec,
+  RetryAfter,
+  type RetryPolicy,
+  retryDelay,
   Worker,
   type WorkerEvents,
   type WorkerOptions,

@@ -6,7 +6,7 @@ import { pathToFileURL } from 'node:url';
 import type { Command } from 'commander';
 import { InvalidInputError } from '../errors.js';
 import { resolveInstance } from '../service/instance-resolver.js';
-import type { Handler } from '../worker/worker.js';
+import type { Handler, HandlerSpec, RetryPolicy } from '../worker/worker.js';
 import { duration, type GlobalOpts, int, list, outputOf, withInstance } from './context.js';
 
 interface WorkOpts {
@@ -22,13 +22,22 @@ interface WorkOpts {
   grace?: number;
   worker?: string;
   drain?: boolean;
+  retry: boolean;
+  retryBase?: number;
+  retryMax?: number;
+  maxAttempts?: number;
 }
+
+const isHandler = (v: unknown): v is Handler | HandlerSpec =>
+  typeof v === 'function' ||
+  (typeof v === 'object' && v !== null && typeof (v as HandlerSpec).handler === 'function');
 
 /**
  * The handlers an ES module exports: its default export or its `handlers` export when that is an object of
- * functions, else every exported function (its export name is the kind it handles).
+ * handlers, else every exported handler (its export name is the kind it handles). A handler is a function or
+ * `{ handler, retry }` (the kind's own retry policy).
  */
-async function loadHandlers(file: string): Promise<Record<string, Handler>> {
+async function loadHandlers(file: string): Promise<Record<string, Handler | HandlerSpec>> {
   let mod: Record<string, unknown>;
   try {
     mod = (await import(pathToFileURL(resolve(file)).href)) as Record<string, unknown>;
@@ -39,8 +48,8 @@ async function loadHandlers(file: string): Promise<Record<string, Handler>> {
   }
   const table = [mod.default, mod.handlers].find((x) => typeof x === 'object' && x !== null) ?? mod;
   const handlers = Object.fromEntries(
-    Object.entries(table as Record<string, unknown>).filter(([, v]) => typeof v === 'function'),
-  ) as Record<string, Handler>;
+    Object.entries(table as Record<string, unknown>).filter(([, v]) => isHandler(v)),
+  ) as Record<string, Handler | HandlerSpec>;
   if (Object.keys(handlers).length === 0) {
     throw new InvalidInputError(
       `--handlers ${file} exports no handlers: export default { <kind>: async (item, ctx) => result }`,
@@ -86,6 +95,22 @@ export function addWorkerCommand(program: Command): void {
       'on stop, how long running handlers may finish [default: 30s]',
       duration('--grace'),
     )
+    .option(
+      '--retry-base <duration>',
+      'delay before retrying a failed attempt, doubled each attempt, with jitter [default: 1s]',
+      duration('--retry-base'),
+    )
+    .option(
+      '--retry-max <duration>',
+      'the longest delay between attempts [default: 5m]',
+      duration('--retry-max'),
+    )
+    .option(
+      '--max-attempts <n>',
+      "attempts at most, under each item's own max_attempts [default: the item's]",
+      int('--max-attempts'),
+    )
+    .option('--no-retry', 'every failure is final (no retries with backoff)')
     .option('-w, --worker <id>', 'the lease owner [default: <host>:<pid>:<random>]')
     .option('--drain', 'exit when nothing is ready and nothing is held')
     .action(async (o: WorkOpts, cmd: Command) => {
@@ -119,9 +144,15 @@ export function addWorkerCommand(program: Command): void {
                   }),
                 ]),
               );
+        const retry: RetryPolicy = {
+          ...(o.retryBase !== undefined && { baseMs: o.retryBase }),
+          ...(o.retryMax !== undefined && { maxMs: o.retryMax }),
+          ...(o.maxAttempts !== undefined && { maxAttempts: o.maxAttempts }),
+        };
         const worker = createWorker({
           instance: inst,
           handlers,
+          retry: o.retry ? retry : false,
           ...(o.concurrency !== undefined && { concurrency: o.concurrency }),
           ...(o.prefetch !== undefined && { prefetch: o.prefetch }),
           ...(o.lease !== undefined && { leaseMs: o.lease }),
@@ -131,17 +162,18 @@ export function addWorkerCommand(program: Command): void {
           ...(o.grace !== undefined && { graceMs: o.grace }),
           ...(o.worker !== undefined && { worker: o.worker }),
         });
-        const counts = { done: 0, failed: 0, lost: 0, released: 0, store_errors: 0 };
+        const counts = { done: 0, failed: 0, retrying: 0, lost: 0, released: 0, store_errors: 0 };
         const tty = process.stderr.isTTY === true && !out.json;
         const show = () => {
           if (tty) {
             process.stderr.write(
-              `\rwork: ${counts.done} done, ${counts.failed} failed, ${worker.held} held${counts.lost ? `, ${counts.lost} lost` : ''}\x1b[K`,
+              `\rwork: ${counts.done} done, ${counts.failed} failed, ${counts.retrying} to retry, ${worker.held} held${counts.lost ? `, ${counts.lost} lost` : ''}\x1b[K`,
             );
           }
         };
         worker.on('resolved', (item) => {
-          counts[item.status === 'done' ? 'done' : 'failed']++;
+          // Pending again: a failed attempt that will be retried at its not_before.
+          counts[item.status === 'done' ? 'done' : item.status === 'pending' ? 'retrying' : 'failed']++;
           show();
         });
         worker.on('lost', () => void counts.lost++);
@@ -174,7 +206,7 @@ export function addWorkerCommand(program: Command): void {
         out.emit(
           { worker: worker.id, ...counts },
           () =>
-            `work ${worker.id}: ${counts.done} done, ${counts.failed} failed${counts.released ? `, ${counts.released} released` : ''}${counts.lost ? `, ${counts.lost} lost` : ''}`,
+            `work ${worker.id}: ${counts.done} done, ${counts.failed} failed${counts.retrying ? `, ${counts.retrying} to retry` : ''}${counts.released ? `, ${counts.released} released` : ''}${counts.lost ? `, ${counts.lost} lost` : ''}`,
         );
       });
     });

@@ -28,16 +28,69 @@ export interface HandlerContext {
 
 /**
  * Runs one item. What it returns (JSON; `undefined` is `null`) is the item's result, committed as done; what
- * it throws fails the attempt, with the error's message.
+ * it throws fails the attempt, with the error's message: the item is tried again after the retry policy's
+ * backoff while attempts remain (`throw new RetryAfter(ms)` names the time, `throw new FailNow()` ends it).
  */
 export type Handler = (item: WorkItem, ctx: HandlerContext) => Promise<unknown> | unknown;
+
+/**
+ * How failed attempts are tried again: after `min(maxMs, baseMs × factor^(attempt−1))`, less a random part
+ * of up to `jitter` of it (so workers that failed together do not return together), while the item has
+ * attempts left (its `max_attempts`, capped by `maxAttempts`). Its last failure is final (`failed`).
+ */
+export interface RetryPolicy {
+  /** The delay after the first failed attempt, in ms [default: 1000]. */
+  baseMs?: number;
+  /** How much each further attempt multiplies it [default: 2]. */
+  factor?: number;
+  /** The longest delay, in ms [default: 300000, five minutes]. */
+  maxMs?: number;
+  /** The random part taken off each delay, 0 (none) to 1 (anywhere from 0 to the delay) [default: 0.5]. */
+  jitter?: number;
+  /** Attempts at most, whatever the item allows (its own `max_attempts` still caps it) [default: no cap]. */
+  maxAttempts?: number;
+  /** The delay for an item, in ms (per-item policies, e.g. from its payload); `undefined`: the backoff above. */
+  delayMs?: (item: WorkItem, attempt: number, error: unknown) => number | undefined;
+}
+
+/** A handler with options of its own (per kind). */
+export interface HandlerSpec {
+  handler: Handler;
+  /** This kind's retries (merged over the worker's `retry`); `false`: every failure is final. */
+  retry?: RetryPolicy | false;
+}
+
+/**
+ * Thrown by a handler: try again not before `ms` from now (a rate-limited API's Retry-After), whatever the
+ * backoff would say; still final on the item's last attempt.
+ */
+export class RetryAfter extends Error {
+  /** How long to wait before the next attempt, in ms. */
+  readonly ms: number;
+  constructor(ms: number, message = `retry after ${ms} ms`) {
+    super(message);
+    this.name = 'RetryAfter';
+    if (!Number.isFinite(ms) || ms < 0) throw new RangeError(`RetryAfter: ms must be 0 or more, got ${ms}`);
+    this.ms = Math.ceil(ms);
+  }
+}
+
+/** Thrown by a handler: this failure is final (a permanent error, bad input), attempts left or not. */
+export class FailNow extends Error {
+  constructor(message = 'failed: not to be retried') {
+    super(message);
+    this.name = 'FailNow';
+  }
+}
 
 /** What `createWorker` runs and how: handlers, concurrency, the local queue, leases, batching, stop. */
 export interface WorkerOptions {
   /** The instance whose work queue to run (an open `Instance`, or anything with its `work`). */
   instance: { work: WorkQueue };
-  /** A handler per item kind; `*` runs items of any kind no other handler names. */
-  handlers: Record<string, Handler>;
+  /** A handler per item kind (a function, or one with options of its own); `*` runs items of any kind no other names. */
+  handlers: Record<string, Handler | HandlerSpec>;
+  /** How failed attempts are retried (see RetryPolicy); `false`: every failure is final [default: {}]. */
+  retry?: RetryPolicy | false;
   /** Handlers running at once [default: 1]. */
   concurrency?: number;
   /**
@@ -70,7 +123,7 @@ export interface WorkerEvents {
   claimed: [items: WorkItem[]];
   /** A handler started on an item. */
   started: [item: WorkItem];
-  /** An item's completion was committed (done or failed). */
+  /** An item's completion was committed: done, failed, or `pending` again to be retried at its `not_before`. */
   resolved: [item: WorkItem];
   /** An item the worker held is no longer its own (lease lost or taken over); its outcome was dropped. */
   lost: [id: string, reason: string];
@@ -114,6 +167,60 @@ function asJson(value: unknown): Json {
   return JSON.parse(JSON.stringify(value) ?? 'null') as Json;
 }
 
+const DEFAULT_RETRY = { baseMs: 1_000, factor: 2, maxMs: 300_000, jitter: 0.5 } as const;
+
+/** A retry policy checked, its defaults filled (`false`: no retries). */
+function retryPolicy(
+  where: string,
+  p: RetryPolicy | false | undefined,
+  base: Required<Omit<RetryPolicy, 'maxAttempts' | 'delayMs'>> & RetryPolicy,
+): (Required<Omit<RetryPolicy, 'maxAttempts' | 'delayMs'>> & RetryPolicy) | false {
+  if (p === false) return false;
+  if (p !== undefined && (typeof p !== 'object' || p === null)) {
+    throw new InvalidInputError(`createWorker: ${where} must be a retry policy object or false`, {
+      field: where,
+    });
+  }
+  const out = { ...base, ...p };
+  const check = (name: string, ok: boolean) => {
+    if (!ok)
+      throw new InvalidInputError(`createWorker: ${where}.${name} is out of range`, {
+        field: `${where}.${name}`,
+      });
+  };
+  check('baseMs', Number.isFinite(out.baseMs) && out.baseMs >= 0);
+  check('factor', Number.isFinite(out.factor) && out.factor >= 1);
+  check('maxMs', Number.isFinite(out.maxMs) && out.maxMs >= 0);
+  check('jitter', Number.isFinite(out.jitter) && out.jitter >= 0 && out.jitter <= 1);
+  check(
+    'maxAttempts',
+    out.maxAttempts === undefined || (Number.isSafeInteger(out.maxAttempts) && out.maxAttempts >= 1),
+  );
+  check('delayMs', out.delayMs === undefined || typeof out.delayMs === 'function');
+  return out;
+}
+
+/**
+ * When to try a failed attempt again, in ms from now, or null when its failure is final: FailNow, no
+ * retries, the policy's attempts spent; RetryAfter's own time; else the policy's backoff, `random` in [0, 1).
+ */
+export function retryDelay(
+  policy: RetryPolicy | false,
+  item: WorkItem,
+  attempt: number,
+  err: unknown,
+  random: () => number = Math.random,
+): number | null {
+  if (err instanceof FailNow || policy === false) return null;
+  if (policy.maxAttempts !== undefined && attempt >= policy.maxAttempts) return null;
+  if (err instanceof RetryAfter) return err.ms;
+  const own = policy.delayMs?.(item, attempt, err);
+  if (own !== undefined) return Number.isFinite(own) && own >= 0 ? Math.ceil(own) : null;
+  const { baseMs = 1_000, factor = 2, maxMs = 300_000, jitter = 0.5 } = policy;
+  const full = Math.min(maxMs, baseMs * factor ** Math.max(0, attempt - 1));
+  return Math.ceil(full * (1 - jitter * random()));
+}
+
 function messageOf(err: unknown): string {
   const m = err instanceof Error ? err.message || err.name : String(err);
   return m.length > ERROR_MAX ? `${m.slice(0, ERROR_MAX - 1)}…` : m;
@@ -135,7 +242,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   /** The lease owner this worker claims as. */
   readonly id: string;
   readonly #work: WorkQueue;
-  readonly #handlers: Map<string, Handler>;
+  readonly #handlers: Map<string, { handler: Handler; retry: RetryPolicy | false }>;
   readonly #concurrency: number;
   readonly #prefetch: number;
   readonly #leaseMs: number;
@@ -161,14 +268,28 @@ export class Worker extends EventEmitter<WorkerEvents> {
 
   constructor(o: WorkerOptions) {
     super();
-    const kinds = Object.keys(o.handlers ?? {});
-    if (kinds.length === 0 || kinds.some((k) => typeof o.handlers[k] !== 'function')) {
-      throw new InvalidInputError('createWorker: handlers must map item kinds to functions', {
-        field: 'handlers',
-      });
+    const kinds = Object.entries(o.handlers ?? {});
+    const fn = (h: Handler | HandlerSpec | undefined) => (typeof h === 'function' ? h : h?.handler);
+    if (kinds.length === 0 || kinds.some(([, h]) => typeof fn(h) !== 'function')) {
+      throw new InvalidInputError(
+        'createWorker: handlers must map item kinds to functions (or to { handler, retry })',
+        { field: 'handlers' },
+      );
     }
+    const retry = retryPolicy('retry', o.retry, DEFAULT_RETRY);
     this.#work = o.instance.work;
-    this.#handlers = new Map(Object.entries(o.handlers));
+    this.#handlers = new Map(
+      kinds.map(([kind, h]) => [
+        kind,
+        {
+          handler: fn(h)!,
+          retry:
+            typeof h === 'function' || h.retry === undefined
+              ? retry
+              : retryPolicy(`handlers.${kind}.retry`, h.retry, retry === false ? DEFAULT_RETRY : retry),
+        },
+      ]),
+    );
     this.#concurrency = positive('concurrency', o.concurrency, 1);
     this.#prefetch = positive('prefetch', o.prefetch, this.#concurrency, this.#concurrency);
     this.#leaseMs = positive('leaseMs', o.leaseMs, 60_000);
@@ -323,13 +444,13 @@ export class Worker extends EventEmitter<WorkerEvents> {
   }
 
   async #runOne(item: WorkItem, abort: AbortController): Promise<void> {
-    const handler = this.#handlers.get(item.kind ?? '') ?? this.#handlers.get('*');
+    const spec = this.#handlers.get(item.kind ?? '') ?? this.#handlers.get('*');
     const input = { id: item.id, worker: this.id, attempt: item.attempts };
     let outcome: ResolveInput;
     this.emit('started', item);
     try {
-      if (!handler) throw new Error(`no handler for kind ${JSON.stringify(item.kind)}`);
-      const result = await handler(item, {
+      if (!spec) throw new FailNow(`no handler for kind ${JSON.stringify(item.kind)}`);
+      const result = await spec.handler(item, {
         item,
         attempt: item.attempts,
         signal: abort.signal,
@@ -341,7 +462,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
       });
       outcome = { ...input, status: 'done', result: asJson(result) };
     } catch (err) {
+      const delay = retryDelay(spec?.retry ?? false, item, item.attempts, err);
       outcome = { ...input, status: 'failed', error: messageOf(err) };
+      // A duration, so the retry time is the store's clock at the commit plus the delay.
+      if (delay !== null) outcome.retry_at = `${delay}ms`;
     }
     // An item whose lease was lost, or that stop released, is no longer ours to resolve.
     if (abort.signal.aborted && !this.#stopping.signal.aborted) return;

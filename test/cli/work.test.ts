@@ -39,17 +39,21 @@ describe('agentstate work', () => {
     const big = 'é'.repeat(40_000); // 80 KB of UTF-8: over the environment limit, so a file.
     const s = await seeded([
       { title: 'one', kind: 'sh', payload: { n: 1 } },
-      { title: 'two', kind: 'sh', payload: { n: 2, fail: true } },
+      { title: 'two', kind: 'sh', payload: { n: 2, fail: 3 } },
+      { title: 'final', kind: 'sh', payload: { fail: 100 } },
+      { title: 'limited', kind: 'sh', payload: { fail: 75 } },
       { title: 'big', kind: 'sh', payload: { big } },
       { title: 'other', kind: 'py', payload: {} },
     ]);
+    const start = Date.now();
     const script = join(root, 'handler.mjs');
     writeFileSync(
       script,
       `import { readFileSync } from 'node:fs';
 const text = process.env.MF_TRIGGER_PAYLOAD_JSON ?? readFileSync(process.env.MF_TRIGGER_PAYLOAD_FILE, 'utf8');
 const p = JSON.parse(text);
-if (p.fail) { console.error('some noise\\nthe real reason'); process.exit(3); }
+if (p.fail === 75) { console.log(JSON.stringify({ retry_after_ms: 7200000 })); process.exit(75); }
+if (p.fail) { console.error('some noise\\nthe real reason'); process.exit(p.fail); }
 console.log(JSON.stringify({ via: process.env.MF_TRIGGER_PAYLOAD_JSON ? 'env' : 'file', len: (p.big ?? '').length,
   item: process.env.AGENTSTATE_ITEM_ID, attempt: process.env.AGENTSTATE_ATTEMPT, dir: process.env.MF_INSTANCE_DIR }));
 `,
@@ -67,16 +71,37 @@ console.log(JSON.stringify({ via: process.env.MF_TRIGGER_PAYLOAD_JSON ? 'env' : 
       '--drain',
       '--poll',
       '10ms',
+      '--retry-base',
+      '1h',
+      '--retry-max',
+      '2h',
     ]);
+    const end = Date.now();
     expect(r.code, r.stderr).toBe(0);
-    expect(r.json).toMatchObject({ done: 2, failed: 1, lost: 0 });
+    expect(r.json).toMatchObject({ done: 2, failed: 1, retrying: 2, lost: 0 });
     const all = await items(s.dir);
-    const [one, two, bigItem, other] = s.ids.map((id) => all.get(id)!);
+    const [one, two, final, limited, bigItem, other] = s.ids.map((id) => all.get(id)!);
     expect(one).toMatchObject({
       status: 'done',
       result: { via: 'env', item: one!.id, attempt: '1', dir: s.dir },
     });
-    expect(two).toMatchObject({ status: 'failed', error: 'exit 3: some noise\nthe real reason' });
+    // A failure: tried again after the backoff (1 h, less up to half of it as jitter); exit 100 is final;
+    // exit 75 names its own retry time on stdout.
+    expect(two).toMatchObject({
+      status: 'pending',
+      attempts: 1,
+      error: 'exit 3: some noise\nthe real reason',
+    });
+    expect(Date.parse(two!.not_before!)).toBeGreaterThanOrEqual(start + 1_800_000);
+    expect(Date.parse(two!.not_before!)).toBeLessThanOrEqual(end + 3_600_000);
+    expect(final).toMatchObject({
+      status: 'failed',
+      attempts: 1,
+      error: 'exit 100: some noise\nthe real reason',
+    });
+    expect(limited).toMatchObject({ status: 'pending', attempts: 1, error: 'exit 75' });
+    expect(Date.parse(limited!.not_before!)).toBeGreaterThanOrEqual(start + 7_200_000);
+    expect(Date.parse(limited!.not_before!)).toBeLessThanOrEqual(end + 7_200_000);
     expect(bigItem).toMatchObject({ status: 'done', result: { via: 'file', len: 40_000 } });
     expect(other).toMatchObject({ status: 'pending', attempts: 0 });
   });
@@ -140,6 +165,8 @@ console.log(JSON.stringify({ via: process.env.MF_TRIGGER_PAYLOAD_JSON ? 'env' : 
     ['a module with no handlers', ['work', '--handlers', 'EMPTY']],
     ['concurrency 0', ['work', '--exec', 'true', '-c', '0']],
     ['a lease without a unit', ['work', '--exec', 'true', '--lease', '30']],
+    ['a retry delay without a unit', ['work', '--exec', 'true', '--retry-base', '5']],
+    ['max attempts 0', ['work', '--exec', 'true', '--max-attempts', '0']],
   ] as Array<[string, string[]]>)('refuses %s with exit 2 and writes nothing', async ([, args]) => {
     const s = await seeded([{ title: 'untouched', kind: 'k' }]);
     const empty = join(root, 'empty.mjs');

@@ -4,7 +4,7 @@
 // graceful stop that releases what no handler finished. No test waits on wall time: each waits for a
 // condition (an event of the worker, a gate the test opens), and leases are far longer than any test.
 import { describe, expect, it } from 'vitest';
-import { createWorker, type Handler } from '../../src/worker/worker.js';
+import { createWorker, FailNow, type Handler, RetryAfter, retryDelay } from '../../src/worker/worker.js';
 import { auditOf } from '../helpers/audit.js';
 import { backendsForThisFile } from '../helpers/backends.js';
 
@@ -34,12 +34,15 @@ for (const backend of await backendsForThisFile()) {
         const handler: Handler = (item) => {
           runs.set(item.id, (runs.get(item.id) ?? 0) + 1);
           const k = (item.payload as { k: number }).k;
-          if (k % 10 === 7) throw new Error(`boom ${k}`);
+          if (k % 10 === 7) throw new FailNow(`boom ${k}`);
+          // Fails its first attempt: retried at once (no backoff) within the same drain.
+          if (k % 10 === 3 && item.attempts === 1) throw new Error(`flaky ${k}`);
           return { k, at: when, url: new URL('https://example.com/a?b=1') };
         };
         const w = createWorker({
           instance: inst,
           handlers: { mail: handler, 'llm|call+ü': handler },
+          retry: { baseMs: 0 },
           concurrency: 4,
           prefetch: 8,
           batchSize: 5,
@@ -55,7 +58,7 @@ for (const backend of await backendsForThisFile()) {
         expect(mine).toHaveLength(40);
         for (const i of mine) {
           const k = (i.payload as { k: number }).k;
-          expect(runs.get(i.id), i.id).toBe(1);
+          expect(runs.get(i.id), i.id).toBe(k % 10 === 3 ? 2 : 1);
           if (k % 10 === 7) {
             expect(i).toMatchObject({ status: 'failed', error: `boom ${k}` });
           } else {
@@ -68,8 +71,11 @@ for (const backend of await backendsForThisFile()) {
           items.filter((i) => i.kind === 'other').every((i) => i.status === 'pending' && i.attempts === 0),
         ).toBe(true);
         const a = await auditOf(inst);
-        for (const i of mine) expect(a.get(i.id), i.id).toEqual({ claimed: 1, resolved: 1 });
-        expect(batches).toHaveLength(40);
+        for (const i of mine) {
+          const n = (i.payload as { k: number }).k % 10 === 3 ? 2 : 1;
+          expect(a.get(i.id), i.id).toEqual({ claimed: n, resolved: n });
+        }
+        expect(batches).toHaveLength(44);
         expect((await inst.events.verify()).ok).toBe(true);
       } finally {
         await inst.close();
@@ -166,6 +172,115 @@ for (const backend of await backendsForThisFile()) {
         expect((await inst.work.get(a.id))?.status).toBe('cancelled');
         expect(await inst.work.get(b.id)).toMatchObject({ status: 'done', result: 'ok' });
         expect((await inst.events.verify()).ok).toBe(true);
+      } finally {
+        await inst.close();
+      }
+    });
+
+    it('retries a failed attempt after the backoff, by the instance clock; RetryAfter and FailNow as said', async () => {
+      let now = Date.parse('2026-12-03T08:00:00.000Z');
+      const inst = await backend.open(undefined, { clock: () => now });
+      try {
+        const flaky = await inst.work.enqueue({ title: 'flaky', kind: 'flaky', max_attempts: 3 });
+        const limited = await inst.work.enqueue({ title: '429', kind: 'limited', max_attempts: 3 });
+        const bad = await inst.work.enqueue({ title: 'bad', kind: 'bad', max_attempts: 5 });
+        const runs: string[] = [];
+        const w = () =>
+          createWorker({
+            instance: inst,
+            handlers: {
+              flaky: (item) => {
+                runs.push(`flaky#${item.attempts}`);
+                throw new Error(`attempt ${item.attempts} failed`);
+              },
+              // A kind's own policy over the worker's.
+              limited: {
+                handler: (item) => {
+                  runs.push(`limited#${item.attempts}`);
+                  if (item.attempts === 1) throw new RetryAfter(45_000, 'rate limited');
+                  return 'ok';
+                },
+                retry: { baseMs: 1, jitter: 1 },
+              },
+              bad: () => {
+                runs.push('bad');
+                throw new FailNow('the input is wrong');
+              },
+            },
+            retry: { baseMs: 2_000, factor: 3, jitter: 0 },
+            leaseMs: LONG,
+            pollIntervalMs: 5,
+          });
+        const iso = (ms: number) => new Date(ms).toISOString();
+        const t0 = now;
+        await w().drain();
+        expect(await inst.work.get(flaky.id)).toMatchObject({
+          status: 'pending',
+          attempts: 1,
+          error: 'attempt 1 failed',
+          not_before: iso(t0 + 2_000),
+        });
+        expect(await inst.work.get(limited.id)).toMatchObject({
+          status: 'pending',
+          not_before: iso(t0 + 45_000),
+        });
+        expect(await inst.work.get(bad.id)).toMatchObject({
+          status: 'failed',
+          attempts: 1,
+          error: 'the input is wrong',
+        });
+        // Not due yet: a drain claims nothing.
+        now = t0 + 1_999;
+        await w().drain();
+        expect(runs).toEqual(expect.arrayContaining(['flaky#1', 'limited#1', 'bad']));
+        expect(runs).toHaveLength(3);
+        now = t0 + 2_000;
+        await w().drain();
+        // The second delay is factor × the first, from the second failure's commit.
+        expect(await inst.work.get(flaky.id)).toMatchObject({
+          status: 'pending',
+          attempts: 2,
+          not_before: iso(now + 6_000),
+        });
+        now += 6_000;
+        await w().drain();
+        // The third attempt is the item's last: its failure is final, whatever the policy says.
+        expect(await inst.work.get(flaky.id)).toMatchObject({
+          status: 'failed',
+          attempts: 3,
+          error: 'attempt 3 failed',
+        });
+        now = t0 + 45_000;
+        await w().drain();
+        expect(await inst.work.get(limited.id)).toMatchObject({ status: 'done', attempts: 2, result: 'ok' });
+        expect(runs.filter((r) => r.startsWith('flaky'))).toEqual(['flaky#1', 'flaky#2', 'flaky#3']);
+        const retries = (await inst.events.read({ work_item_id: flaky.id }))
+          .filter((e) => e.type === 'work_item_resolved')
+          .map((e) => (e.data as { status: string; retry_at?: string }).retry_at ?? e.data);
+        expect(retries.slice(0, 2)).toEqual([iso(t0 + 2_000), iso(t0 + 8_000)]);
+        expect((await inst.events.verify()).ok).toBe(true);
+      } finally {
+        await inst.close();
+      }
+    });
+
+    it('retry: false (or a kind without retries) makes every failure final', async () => {
+      const inst = await backend.open();
+      try {
+        const a = await inst.work.enqueue({ title: 'a', kind: 'a' });
+        const b = await inst.work.enqueue({ title: 'b', kind: 'b' });
+        const boom = () => {
+          throw new Error('boom');
+        };
+        await createWorker({
+          instance: inst,
+          handlers: { a: boom, b: { handler: boom, retry: false } },
+          retry: false,
+          leaseMs: LONG,
+          pollIntervalMs: 5,
+        }).drain();
+        for (const id of [a.id, b.id])
+          expect(await inst.work.get(id)).toMatchObject({ status: 'failed', attempts: 1 });
       } finally {
         await inst.close();
       }
@@ -343,5 +458,43 @@ describe('worker runtime: refills and idling', () => {
     } finally {
       await inst.close();
     }
+  });
+});
+
+describe('retryDelay: the backoff of a failed attempt', () => {
+  const item = { id: 'wi', payload: { retry_ms: 777 } } as never;
+  const policy = { baseMs: 1_000, factor: 2, maxMs: 10_000, jitter: 0.5 };
+  it('doubles per attempt up to maxMs, less at most jitter of it', () => {
+    const top = (attempt: number) => retryDelay(policy, item, attempt, new Error('x'), () => 0);
+    const bottom = (attempt: number) => retryDelay(policy, item, attempt, new Error('x'), () => 0.999_999);
+    expect([1, 2, 3, 4, 5, 6].map(top)).toEqual([1_000, 2_000, 4_000, 8_000, 10_000, 10_000]);
+    expect([1, 2, 3].map(bottom)).toEqual([501, 1_001, 2_001]);
+    expect(retryDelay({ ...policy, jitter: 0 }, item, 2, new Error('x'), () => 0.7)).toBe(2_000);
+    expect(retryDelay({ ...policy, jitter: 1 }, item, 2, new Error('x'), () => 0.75)).toBe(500);
+  });
+  it('RetryAfter names its own time; FailNow, retry false and maxAttempts end it', () => {
+    expect(retryDelay(policy, item, 1, new RetryAfter(45_000))).toBe(45_000);
+    expect(retryDelay(policy, item, 1, new FailNow())).toBeNull();
+    expect(retryDelay(false, item, 1, new Error('x'))).toBeNull();
+    expect(retryDelay({ ...policy, maxAttempts: 2 }, item, 2, new RetryAfter(5))).toBeNull();
+    expect(retryDelay({ ...policy, maxAttempts: 2 }, item, 1, new Error('x'), () => 0)).toBe(1_000);
+    expect(() => new RetryAfter(-1)).toThrow(RangeError);
+  });
+  it('a per-item delay (from the item) wins over the backoff; a bad one is final', () => {
+    const own = { ...policy, delayMs: (i: { payload: { retry_ms: number } }) => i.payload.retry_ms };
+    expect(retryDelay(own as never, item, 3, new Error('x'))).toBe(777);
+    expect(retryDelay({ ...policy, delayMs: () => undefined }, item, 1, new Error('x'), () => 0)).toBe(1_000);
+    expect(retryDelay({ ...policy, delayMs: () => Number.NaN }, item, 1, new Error('x'))).toBeNull();
+  });
+  it('createWorker refuses a malformed policy', () => {
+    const instance = { work: {} } as never;
+    for (const retry of [{ baseMs: -1 }, { factor: 0.5 }, { jitter: 2 }, { maxAttempts: 0 }, 'fast']) {
+      expect(() => createWorker({ instance, handlers: { '*': () => null }, retry: retry as never })).toThrow(
+        /retry/,
+      );
+    }
+    expect(() =>
+      createWorker({ instance, handlers: { k: { handler: () => null, retry: { jitter: -1 } } } }),
+    ).toThrow(/handlers\.k\.retry\.jitter/);
   });
 });
