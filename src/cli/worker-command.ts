@@ -75,7 +75,7 @@ export function addWorkerCommand(program: Command): void {
     .option('-c, --concurrency <n>', 'handlers running at once [default: 1]', int('--concurrency'))
     .option(
       '--prefetch <n>',
-      'items held at most, running or queued [default: concurrency]',
+      "items held at most, running or queued [default: auto, by the handlers' pace]",
       int('--prefetch'),
     )
     .option('-l, --lease <duration>', 'lease length [default: 60s]', duration('--lease'))

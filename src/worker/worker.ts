@@ -94,11 +94,13 @@ export interface WorkerOptions {
   /** Handlers running at once [default: 1]. */
   concurrency?: number;
   /**
-   * Items the worker holds at most, running or waiting in its local queue [default: `concurrency`]. More
-   * than `concurrency` claims ahead (fewer claim statements per item), at the cost of holding leases on
-   * items no handler has started.
+   * Items the worker holds at most, running or waiting in its local queue. More than `concurrency` claims
+   * ahead (fewer claim statements per item), at the cost of holding leases on items no handler has started
+   * (another worker cannot take them). `'auto'` [default] holds what the handlers finish in about half a
+   * second at their measured pace, between `concurrency` and 500: fast handlers get a deep local queue,
+   * slow ones (an LLM call of minutes) hold no more than they run.
    */
-  prefetch?: number;
+  prefetch?: number | 'auto';
   /** The lease length of every claim and heartbeat, in ms [default: 60000]. */
   leaseMs?: number;
   /** How often the leases of every held item are extended, in ms [default: leaseMs / 3]. */
@@ -150,6 +152,12 @@ interface Running {
 }
 
 const ERROR_MAX = 2_000;
+/** The 'auto' prefetch: at most this many held, ... */
+const AUTO_MAX = 500;
+/** ... what handlers finish in this many seconds at their pace, ... */
+const AUTO_HORIZON_S = 0.5;
+/** ... measured over this many ms at least. */
+const AUTO_SAMPLE_MS = 200;
 
 const positive = (name: string, v: number | undefined, fallback: number, min = 1): number => {
   const n = v ?? fallback;
@@ -244,15 +252,17 @@ export class Worker extends EventEmitter<WorkerEvents> {
   readonly #work: WorkQueue;
   readonly #handlers: Map<string, { handler: Handler; retry: RetryPolicy | false }>;
   readonly #concurrency: number;
-  readonly #prefetch: number;
+  /** The fixed prefetch, or null for 'auto' (see #prefetchNow). */
+  readonly #prefetch: number | null;
   readonly #leaseMs: number;
   readonly #heartbeatMs: number;
   readonly #pollMs: number;
   readonly #batchSize: number;
   readonly #batchDelayMs: number;
   readonly #graceMs: number;
-  /** Free slots that make a refill of the local queue worth a claim (half of what it holds beyond the running). */
-  readonly #refillAt: number;
+  /** Handlers finished so far, and the pace they finish at (items/s, smoothed), for the 'auto' prefetch. */
+  #finished = 0;
+  #pace = { at: 0, finished: 0, perSecond: 0 };
   /** Claimed, not started. */
   readonly #queue: WorkItem[] = [];
   readonly #running = new Map<string, Running>();
@@ -291,14 +301,16 @@ export class Worker extends EventEmitter<WorkerEvents> {
       ]),
     );
     this.#concurrency = positive('concurrency', o.concurrency, 1);
-    this.#prefetch = positive('prefetch', o.prefetch, this.#concurrency, this.#concurrency);
+    this.#prefetch =
+      o.prefetch === undefined || o.prefetch === 'auto'
+        ? null
+        : positive('prefetch', o.prefetch, this.#concurrency, this.#concurrency);
     this.#leaseMs = positive('leaseMs', o.leaseMs, 60_000);
     this.#heartbeatMs = positive('heartbeatMs', o.heartbeatMs, Math.max(1, Math.floor(this.#leaseMs / 3)));
     this.#pollMs = positive('pollIntervalMs', o.pollIntervalMs, 1_000);
     this.#batchSize = positive('batchSize', o.batchSize, 100);
     this.#batchDelayMs = positive('batchDelayMs', o.batchDelayMs, 10, 0);
     this.#graceMs = positive('graceMs', o.graceMs, 30_000, 0);
-    this.#refillAt = Math.max(1, Math.ceil((this.#prefetch - this.#concurrency) / 2));
     this.id = o.worker ?? `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
     o.signal?.addEventListener('abort', () => void this.stop(), { once: true });
   }
@@ -349,7 +361,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     try {
       while (!this.#stopping.signal.aborted) {
         const held = this.#queue.length + this.#running.size;
-        const free = this.#prefetch - held;
+        const free = this.#prefetchNow() - held;
         // After the store ran out, no claim before the poll interval (a freed slot is no sign of new items),
         // except in a drain with nothing held, which must ask once more to end.
         const due = Date.now() >= this.#nextPollAt || (this.#draining && held === 0);
@@ -386,9 +398,30 @@ export class Worker extends EventEmitter<WorkerEvents> {
    * mark — so the queue is refilled in batches, not one claim per freed slot.
    */
   #wantsItems(): boolean {
-    const free = this.#prefetch - this.#queue.length - this.#running.size;
+    const prefetch = this.#prefetchNow();
+    const free = prefetch - this.#queue.length - this.#running.size;
     const starving = this.#queue.length === 0 && this.#running.size < this.#concurrency;
-    return free > 0 && (starving || free >= this.#refillAt);
+    // Refilled when it has drained to half of what it holds beyond the running.
+    const refillAt = Math.max(1, Math.ceil((prefetch - this.#concurrency) / 2));
+    return free > 0 && (starving || free >= refillAt);
+  }
+
+  /**
+   * The prefetch now: the fixed one, or (auto) what the handlers finish in AUTO_HORIZON_S at the pace
+   * measured over the last AUTO_SAMPLE_MS or more (smoothed), between concurrency and AUTO_MAX.
+   */
+  #prefetchNow(): number {
+    if (this.#prefetch !== null) return this.#prefetch;
+    const now = performance.now();
+    const p = this.#pace;
+    if (now - p.at >= AUTO_SAMPLE_MS) {
+      const rate = p.at === 0 ? 0 : ((this.#finished - p.finished) * 1000) / (now - p.at);
+      p.perSecond = p.at === 0 ? rate : (p.perSecond + rate) / 2;
+      p.at = now;
+      p.finished = this.#finished;
+    }
+    const want = Math.ceil(p.perSecond * AUTO_HORIZON_S);
+    return Math.max(this.#concurrency, Math.min(AUTO_MAX, want));
   }
 
   /** When the store last ran out of items + the poll interval: no claim before then. */
@@ -436,6 +469,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       this.#running.set(item.id, running);
       running.done = this.#runOne(item, abort).finally(() => {
         this.#running.delete(item.id);
+        this.#finished++;
         // The next queued item starts now, not after the loop's next claim.
         this.#startHandlers();
         this.#wake?.();

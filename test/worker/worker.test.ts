@@ -461,6 +461,43 @@ describe('worker runtime: refills and idling', () => {
   });
 });
 
+describe('worker runtime: the auto prefetch', () => {
+  it('holds no more than it runs while its handlers are slow (no leases hoarded from other workers)', async () => {
+    const backend = (await backendsForThisFile())[0]!;
+    const inst = await backend.open();
+    try {
+      await inst.work.enqueueMany(Array.from({ length: 50 }, (_, k) => ({ title: `s${k}` })));
+      const release = gate();
+      const started: string[] = [];
+      const twoStarted = gate();
+      const w = createWorker({
+        instance: inst,
+        handlers: {
+          '*': async (item) => {
+            started.push(item.id);
+            if (started.length === 2) twoStarted.open();
+            await release.promise;
+          },
+        },
+        concurrency: 2,
+        leaseMs: LONG,
+        pollIntervalMs: 1,
+      });
+      const run = w.start();
+      await twoStarted.promise;
+      // Several sampling periods pass with nothing finished: the pace is 0, the prefetch stays at 2.
+      for (let k = 0; k < 3; k++) await new Promise((r) => setTimeout(r, 250));
+      expect(w.held).toBe(2);
+      expect((await inst.work.counts()).in_flight).toBe(2);
+      release.open();
+      await w.stop();
+      await run;
+    } finally {
+      await inst.close();
+    }
+  });
+});
+
 describe('retryDelay: the backoff of a failed attempt', () => {
   const item = { id: 'wi', payload: { retry_ms: 777 } } as never;
   const policy = { baseMs: 1_000, factor: 2, maxMs: 10_000, jitter: 0.5 };
