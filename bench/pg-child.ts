@@ -237,6 +237,7 @@ async function p2(env: PgEnv, rounds: number, items: number): Promise<void> {
     { who: 'agentstate', base: 'pg-boss', target: 'info', value: null },
     { who: 'agentstate-many', base: 'graphile-worker', target: 'ratio ≥ 1.5', value: 1.5 },
     { who: 'agentstate-many', base: 'raw-many', target: 'ratio ≥ 0.9 (same batching)', value: 0.9 },
+    { who: 'agentstate-many', base: 'raw-batch', target: 'ratio ≥ 0.8 (P4 raw bound, issue 26)', value: 0.8 },
     { who: 'agentstate-many', base: 'pg-boss', target: 'info', value: null },
     { who: 'agentstate-procs', base: 'raw-instance', target: 'ratio ≥ 0.8 (P4 raw bound)', value: 0.8 },
   ];
@@ -247,6 +248,7 @@ async function p2(env: PgEnv, rounds: number, items: number): Promise<void> {
     raw: 'raw pg: claim 1 (SKIP LOCKED), then done',
     'raw-many': `raw pg: claim ${CLAIM_MANY_LIMIT} (SKIP LOCKED), then done`,
     'raw-instance': 'raw pg, 1 at a time, an event per transition chained per instance (P4)',
+    'raw-batch': `raw pg, ${CLAIM_MANY_LIMIT} at a time, one event per batch with GIN, agentstate's indexes (P4)`,
     'raw-ack': `raw pg bound for callers that wait for a durable resolve: claims free, ${WORKERS} resolves per commit`,
     'graphile-worker': 'graphile-worker',
     'pg-boss': 'pg-boss fetch + complete',
@@ -376,6 +378,7 @@ async function p4(env: PgEnv, rounds: number, items: number): Promise<void> {
     { design: 'batch', batch: CLAIM_MANY_LIMIT },
     { design: 'batch-gin', batch: CLAIM_MANY_LIMIT },
     { design: 'batch-link', batch: CLAIM_MANY_LIMIT },
+    { design: 'batch-full', batch: CLAIM_MANY_LIMIT },
   ];
   const key = (c: { design: EventDesign; batch: number }) => `${c.design}/${c.batch}`;
   const rates = new Map<string, number[]>(cases.map((c) => [key(c), []]));
@@ -398,6 +401,7 @@ async function p4(env: PgEnv, rounds: number, items: number): Promise<void> {
     batch: 'one event per batch, chained per instance',
     'batch-gin': 'one event per batch, GIN index on its item ids (0004)',
     'batch-link': 'one event per batch, link table row per item',
+    'batch-full': "one event per batch, GIN index, agentstate's work_items indexes",
   };
   // Each design against no event at the same batch size.
   const rows = cases.filter((c) => c.design !== 'none');

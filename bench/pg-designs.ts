@@ -14,19 +14,29 @@
 //              ids in the event's data, on the instance's `work` stream) instead of one per item;
 //   batch-gin  — batch, with a GIN index on the ids the event names (what migration 0004 does);
 //   batch-link — batch, with a link table (instance, work_item_id, position) written in the same statement,
-//              one row per item (the other way to find an item's batch events).
+//              one row per item (the other way to find an item's batch events);
+//   batch-full — batch-gin, with the work_items indexes agentstate has (leases, status and time, the
+//              partial ones of failures and cascades): the raw bound of agentstate's own batch design.
 // Each event row is what agentstate stores (same table, same five indexes). Schema of its own, dropped after.
 import pg from 'pg';
 import { nowMs, settle } from './lib.js';
 import { PG_URL, type PgEnv, WORKERS } from './postgres.js';
 
-export type EventDesign = 'none' | 'instance' | 'stream' | 'batch' | 'batch-gin' | 'batch-link';
+export type EventDesign =
+  | 'none'
+  | 'instance'
+  | 'stream'
+  | 'batch'
+  | 'batch-gin'
+  | 'batch-link'
+  | 'batch-full';
 
 function schemaSql(s: string): string {
   return `CREATE SCHEMA ${s};
     CREATE TABLE ${s}.work_items (
       instance text NOT NULL, id text NOT NULL, status text NOT NULL DEFAULT 'pending',
       priority int NOT NULL DEFAULT 0, lease_owner text, lease_expires_at bigint, attempts int NOT NULL DEFAULT 0,
+      on_blocker_failure text NOT NULL DEFAULT 'wait', cascaded_from text,
       created_at bigint NOT NULL, updated_at bigint NOT NULL, PRIMARY KEY (instance, id));
     CREATE INDEX ON ${s}.work_items (instance, priority DESC, created_at, id) WHERE status = 'pending';
     CREATE TABLE ${s}.events (
@@ -50,14 +60,23 @@ function schemaSql(s: string): string {
 
 /** The index a batch design adds to find an item's batch events. */
 function designIndexSql(s: string, design: EventDesign): string {
-  return design === 'batch-gin' ? `CREATE INDEX ON ${s}.events USING gin (${s}.ids(data));` : '';
+  const gin = `CREATE INDEX ON ${s}.events USING gin (${s}.ids(data));`;
+  if (design === 'batch-gin') return gin;
+  if (design !== 'batch-full') return '';
+  // agentstate's work_items indexes (src/backends/postgres/migrations 0001, 0005, 0006) beside the ready one.
+  return `${gin}
+    CREATE INDEX ON ${s}.work_items (instance, lease_expires_at) WHERE status = 'in_flight';
+    CREATE INDEX ON ${s}.work_items (instance, status, updated_at);
+    CREATE INDEX ON ${s}.work_items (instance) WHERE status = 'pending' AND on_blocker_failure = 'cascade';
+    CREATE INDEX ON ${s}.work_items (instance, cascaded_from) WHERE cascaded_from IS NOT NULL;
+    CREATE INDEX ON ${s}.work_items (instance, status, id) WHERE status IN ('failed', 'cancelled');`;
 }
 
 /** The event CTEs after `cl` (the claimed or finished rows: id), for `type`; $1 is the worker, $2 the time. */
 function eventCtes(s: string, design: EventDesign, type: string): string {
   const data = `json_build_object('worker', $1::text, 'type', '${type}')`;
   if (design === 'none') return '';
-  if (design === 'batch' || design === 'batch-gin' || design === 'batch-link') {
+  if (design.startsWith('batch')) {
     const link =
       design === 'batch-link'
         ? `,

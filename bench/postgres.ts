@@ -852,6 +852,7 @@ export type Contender =
   | 'raw'
   | 'raw-many'
   | 'raw-instance'
+  | 'raw-batch'
   | 'raw-ack'
   | 'graphile-worker'
   | 'pg-boss';
@@ -862,6 +863,7 @@ export const CONTENDERS: Contender[] = [
   'raw',
   'raw-many',
   'raw-instance',
+  'raw-batch',
   'raw-ack',
   'graphile-worker',
   'pg-boss',
@@ -894,6 +896,17 @@ export class QueueBench {
         // P4's raw form of the single-item design: an event per transition chained under the head lock.
         const { designQueue } = await import('./pg-designs.js');
         const r = await designQueue(this.env, 'instance', items, 1);
+        return {
+          itemsPerSec: r.itemsPerSec,
+          ms: (items / r.itemsPerSec) * 1000,
+          problems: r.problems,
+          perWorker: [],
+        };
+      }
+      case 'raw-batch': {
+        // P4's raw form of the batch design, with agentstate's indexes: the bound of agentstate-many.
+        const { designQueue } = await import('./pg-designs.js');
+        const r = await designQueue(this.env, 'batch-full', items, CLAIM_MANY_LIMIT);
         return {
           itemsPerSec: r.itemsPerSec,
           ms: (items / r.itemsPerSec) * 1000,
