@@ -106,6 +106,48 @@ console.log(JSON.stringify({ via: process.env.MF_TRIGGER_PAYLOAD_JSON ? 'env' : 
     expect(other).toMatchObject({ status: 'pending', attempts: 0 });
   });
 
+  it("--exec a bundle workflow: each item's payload is the workflow's payload, on the same instance", async () => {
+    const s = await seeded([
+      { title: 'log it', kind: 'note', payload: { type: 'note_taken', data: { text: 'ü|+ 漢字' } } },
+      // Refused by the workflow (a system event type): its JSON error on stderr fails the attempt.
+      { title: 'bad', kind: 'note', payload: { type: 'work_item_enqueued' } },
+    ]);
+    const r = runCli([
+      ...s.args,
+      '--json',
+      'work',
+      '--exec',
+      `"${process.execPath}" "${CLI}" AppendEvent`,
+      '-k',
+      'note',
+      '--drain',
+      '--poll',
+      '10ms',
+      '--no-retry',
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json).toMatchObject({ done: 1, failed: 1 });
+    const all = await items(s.dir);
+    const done = all.get(s.ids[0]!)!;
+    // The workflow's output (the stored event) is the item's result; MF_INSTANCE_DIR pointed it here.
+    expect(done).toMatchObject({
+      status: 'done',
+      result: { type: 'note_taken', data: { text: 'ü|+ 漢字' } },
+    });
+    expect(all.get(s.ids[1]!)).toMatchObject({
+      status: 'failed',
+      error: expect.stringMatching(/^exit 2: .*INVALID_INPUT/s),
+    });
+    const inst = await openInstance({ dir: s.dir });
+    try {
+      const notes = (await inst.events.read({ type: 'note_taken' })).map((e) => e.data);
+      expect(notes).toEqual([{ text: 'ü|+ 漢字' }]);
+      expect((await inst.events.verify()).ok).toBe(true);
+    } finally {
+      await inst.close();
+    }
+  });
+
   it('--handlers: an ES module of handlers by kind', async () => {
     const s = await seeded([
       { title: 'a', kind: 'double', payload: { x: 21 } },
