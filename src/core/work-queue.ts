@@ -691,6 +691,17 @@ export class WorkQueue {
     return this.#withFailedBlockers(items);
   }
 
+  /**
+   * Calls `onAppend` soon after events of this instance commit (an enqueue among them), when the backend
+   * pushes such hints (PostgreSQL's LISTEN/NOTIFY, on a connection of its own). Hints can be lost and come
+   * for any write: use them to claim sooner, never instead of polling. Resolves to a function that stops
+   * listening, or null when the backend sends no hints (SQLite).
+   */
+  async listen(onAppend: () => void): Promise<(() => Promise<void>) | null> {
+    if (!this.#backend.capabilities.notify || !this.#backend.listen) return null;
+    return this.#backend.listen(() => onAppend());
+  }
+
   /** The lease owner and actor of calls that name none (the instance's worker). */
   get defaultWorker(): string {
     return this.#ctx.defaultWorker;

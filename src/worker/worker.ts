@@ -358,6 +358,13 @@ export class Worker extends EventEmitter<WorkerEvents> {
   async #run(): Promise<void> {
     this.#heartbeatTimer = setInterval(() => void this.#heartbeatAll(), this.#heartbeatMs);
     this.#heartbeatTimer.unref?.();
+    // A store that pushes hints of new writes (PostgreSQL) ends the wait for the next poll early.
+    let unlisten: (() => Promise<void>) | null = null;
+    try {
+      if (typeof this.#work.listen === 'function') unlisten = await this.#work.listen(() => this.#hinted());
+    } catch (err) {
+      this.emit('storeError', err);
+    }
     try {
       while (!this.#stopping.signal.aborted) {
         const held = this.#queue.length + this.#running.size;
@@ -366,13 +373,21 @@ export class Worker extends EventEmitter<WorkerEvents> {
         // except in a drain with nothing held, which must ask once more to end.
         const due = Date.now() >= this.#nextPollAt || (this.#draining && held === 0);
         let claimed: number | undefined;
+        // Whether every completion was committed before this claim (a drain ends only on such a claim: a
+        // failure committed later may have put its item back to pending, due at once).
+        let settled = false;
         if (due && this.#wantsItems()) {
+          settled = this.#pending.length === 0 && this.#committing === 0;
           claimed = await this.#claim(free);
           if (claimed < free) this.#nextPollAt = Date.now() + this.#pollMs;
           if (claimed === 0 && held === 0) this.emit('idle');
         }
         this.#startHandlers();
-        if (this.#draining && claimed === 0 && this.#queue.length === 0 && this.#running.size === 0) break;
+        if (this.#draining && claimed === 0 && this.#queue.length === 0 && this.#running.size === 0) {
+          if (settled) break;
+          await this.#flush(true);
+          continue;
+        }
         if (claimed !== undefined && claimed > 0 && claimed === free) continue;
         // Wait for a handler to finish (a slot frees), for stop or drain, or for the next poll.
         await new Promise<void>((resolve) => {
@@ -386,6 +401,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       }
       await this.#shutdown();
     } finally {
+      await unlisten?.().catch(() => {});
       clearInterval(this.#heartbeatTimer);
       clearTimeout(this.#flushTimer);
       clearTimeout(this.#pollTimer);
@@ -422,6 +438,16 @@ export class Worker extends EventEmitter<WorkerEvents> {
     }
     const want = Math.ceil(p.perSecond * AUTO_HORIZON_S);
     return Math.max(this.#concurrency, Math.min(AUTO_MAX, want));
+  }
+
+  /**
+   * A hint that something was written (an enqueue, or any other write: hints do not say which): claim now
+   * instead of at the next poll. A hint that finds nothing costs one empty claim.
+   */
+  #hinted(): void {
+    if (this.#stopping.signal.aborted || this.#nextPollAt === 0) return;
+    this.#nextPollAt = 0;
+    if (this.#wantsItems()) this.#wake?.();
   }
 
   /** When the store last ran out of items + the poll interval: no claim before then. */
@@ -526,13 +552,21 @@ export class Worker extends EventEmitter<WorkerEvents> {
       clearTimeout(this.#flushTimer);
       this.#flushTimer = undefined;
     }
-    this.#flushing = this.#flushing.then(async () => {
-      while (this.#pending.length >= (all ? 1 : this.#batchSize)) {
-        await this.#commit(this.#pending.splice(0, this.#batchSize));
-      }
-    });
+    this.#committing++;
+    this.#flushing = this.#flushing
+      .then(async () => {
+        while (this.#pending.length >= (all ? 1 : this.#batchSize)) {
+          await this.#commit(this.#pending.splice(0, this.#batchSize));
+        }
+      })
+      .finally(() => {
+        this.#committing--;
+      });
     return this.#flushing;
   }
+
+  /** Flushes asked for and not yet finished (their completions may be out of #pending, not yet committed). */
+  #committing = 0;
 
   /**
    * Commits `batch` in one transaction. resolveMany is all or none: an item refused on its own (its lease

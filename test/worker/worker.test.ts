@@ -3,6 +3,7 @@
 // chain verified), a completion the store refuses dropped without losing the rest of its batch, and a
 // graceful stop that releases what no handler finished. No test waits on wall time: each waits for a
 // condition (an event of the worker, a gate the test opens), and leases are far longer than any test.
+import { once } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { createWorker, FailNow, type Handler, RetryAfter, retryDelay } from '../../src/worker/worker.js';
 import { auditOf } from '../helpers/audit.js';
@@ -263,6 +264,32 @@ for (const backend of await backendsForThisFile()) {
         await inst.close();
       }
     });
+
+    it.skipIf(backend.name !== 'postgres')(
+      'an idle worker is woken by the store’s hint of a new item, not by its next poll (an hour away)',
+      async () => {
+        const inst = await backend.open();
+        try {
+          const ran = gate<string>();
+          const w = createWorker({
+            instance: inst,
+            handlers: { '*': (item) => ran.open(item.id) },
+            pollIntervalMs: LONG,
+            leaseMs: LONG,
+          });
+          const idle = once(w, 'idle');
+          const run = w.start();
+          await idle;
+          const item = await inst.work.enqueue({ title: 'wake up' });
+          expect(await ran.promise).toBe(item.id);
+          await w.stop();
+          await run;
+          expect((await inst.work.get(item.id)).status).toBe('done');
+        } finally {
+          await inst.close();
+        }
+      },
+    );
 
     it('retry: false (or a kind without retries) makes every failure final', async () => {
       const inst = await backend.open();
