@@ -5,6 +5,7 @@ import { blockerFailureConformance } from './blocker-failure.js';
 import { documentConformance } from './documents.js';
 import { eventConformance } from './events.js';
 import { kindEffectConformance } from './kind-effects.js';
+import { limitConformance } from './limits.js';
 import { conformanceTest, type StoreFactory } from './setup.js';
 import { valueConformance } from './values.js';
 import { workItemConformance } from './work-items.js';
@@ -17,6 +18,7 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
   workItemConformance(name, t);
   batchConformance(name, t);
   blockerFailureConformance(name, t);
+  limitConformance(name, t);
   eventConformance(name, t);
   documentConformance(name, t);
   kindEffectConformance(name, t);
