@@ -82,6 +82,7 @@ export const DUMP_COLUMNS = {
     'resolved_at',
     'on_blocker_failure',
     'cascaded_from',
+    'concurrency_key',
   ],
   events: [
     'position',

@@ -149,6 +149,24 @@ export function duration(flag: string) {
   return parser((v): number => parseDuration(v, flag));
 }
 
+/**
+ * A commander parser for a start rate, `<count>/<duration>` (`60/1m`: 60 claims per minute), or its JSON form
+ * (`{"count":60,"period_ms":60000}`); the bounds are the operation's to check.
+ */
+export function rate(flag: string) {
+  return parser((v): Json => {
+    const m = /^\s*(\d+)\s*\/\s*(\S+)\s*$/.exec(v);
+    if (m) return { count: Number(m[1]), period_ms: parseDuration(m[2]!, flag) };
+    if (v.trim().startsWith('{')) return parseJsonInput(v, flag);
+    throw new InvalidInputError(
+      `${flag} ${JSON.stringify(v)} is not a rate: use <count>/<duration>, e.g. 60/1m`,
+      {
+        field: flag,
+      },
+    );
+  });
+}
+
 export function json(source: string) {
   return parser((v): Json => parseJsonInput(v, source));
 }

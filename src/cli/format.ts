@@ -6,12 +6,22 @@ import type {
   JsonPatchOp,
   VerifyResult,
   WorkItem,
+  WorkLimit,
 } from '../core/types.js';
 import { duration } from '../reports/markdown.js';
+
+/** A concurrency key's limit on one line: `openai:org-1  max_in_flight=2  rate=60/60000ms`. */
+export function formatLimit(l: WorkLimit): string {
+  const parts = [l.key];
+  if (l.max_in_flight !== null) parts.push(`max_in_flight=${l.max_in_flight}`);
+  if (l.rate) parts.push(`rate=${l.rate.count}/${l.rate.period_ms}ms`);
+  return parts.join('  ');
+}
 
 export function formatItem(i: WorkItem, now: number = Date.now()): string {
   const parts = [`${i.id}  ${i.status.padEnd(13)} p${i.priority}  ${JSON.stringify(i.title)}`];
   if (i.kind) parts.push(`kind=${i.kind}`);
+  if (i.concurrency_key) parts.push(`key=${i.concurrency_key}`);
   if (i.status === 'in_flight' && i.lease_expires_at) {
     const left = Date.parse(i.lease_expires_at) - now;
     parts.push(

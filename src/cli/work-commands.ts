@@ -1,9 +1,10 @@
 // `agentstate enqueue | claim | heartbeat | resolve | release | cancel | park | unpark | retry | get | list |
-// annotate | replay`: the work-item operations of the table as commands (flags from their input schemas),
-// each item printed on one line.
+// annotate | replay` and `agentstate limit set | list | remove`: the work-item operations of the table as
+// commands (flags from their input schemas), each item printed on one line.
 import type { Command } from 'commander';
-import type { WorkItem } from '../core/types.js';
-import { formatItem } from './format.js';
+import type { WorkItem, WorkLimit } from '../core/types.js';
+import { rate } from './context.js';
+import { formatItem, formatLimit } from './format.js';
 import { addCommands, type CliCommand, command } from './generate.js';
 
 const items = (list: WorkItem[], empty: string) =>
@@ -80,7 +81,38 @@ export const WORK_COMMANDS = [
   command<WorkItem[]>({ usage: 'replay', op: 'replay', human: (r) => items(r, 'nothing unfinished') }),
 ];
 
+export const LIMIT_COMMANDS = [
+  command<WorkLimit>({
+    usage: 'set <key>',
+    op: 'set_limit',
+    description: 'limit the items of a concurrency key that claims hand out (replaces its limit)',
+    flags: {
+      max_in_flight: { help: 'at most n of its items in flight at once' },
+      rate: {
+        value: 'count/duration',
+        help: 'at most count claims started per window, e.g. 60/1m',
+        parse: rate('--rate'),
+      },
+    },
+    human: (l) => formatLimit(l),
+  }),
+  command<WorkLimit[]>({
+    usage: 'list',
+    op: 'list_limits',
+    human: (ls) => (ls.length === 0 ? 'no limits' : ls.map(formatLimit).join('\n')),
+  }),
+  command<WorkLimit>({
+    usage: 'remove <key>',
+    op: 'remove_limit',
+    human: (l) => `removed: ${formatLimit(l)}`,
+  }),
+];
+
 export function addWorkCommands(program: Command): void {
   program.commandsGroup('Work items:');
   addCommands(program, WORK_COMMANDS);
+  const limit = program
+    .command('limit')
+    .description('limits per concurrency key (items in flight, claims per window) that claims respect');
+  addCommands(limit, LIMIT_COMMANDS);
 }

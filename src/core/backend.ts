@@ -11,6 +11,7 @@ import type {
   JsonObject,
   Override,
   Provenance,
+  RateLimit,
   StatusCounts,
   WorkItem,
   WorkItemStatus,
@@ -51,6 +52,8 @@ export interface NewWorkItem {
   max_attempts: number;
   /** @default 'wait' */
   on_blocker_failure?: BlockerFailurePolicy;
+  /** @default null */
+  concurrency_key?: string | null;
   created_at: number;
   actor: string | null;
   /** Recorded in work_item_enqueued. */
@@ -163,6 +166,8 @@ export interface WorkItemBackend {
   /**
    * Reclaims expired leases, then atomically claims up to the claimers' limits of ready items; returns them
    * in claim order (the first claimer's first), so the i-th claimer's items follow the earlier claimers'.
+   * Items whose concurrency key is at its limit (LimitBackend: in flight, or claims started in the rate
+   * window, counting the items this claim takes) are skipped, never exceeding it whoever claims at once.
    */
   claim(q: ClaimQuery): Promise<WorkItem[]>;
   /** Extends each lease in one statement; each caller gets its item or its own refusal (LEASE_LOST, …). */
@@ -219,6 +224,8 @@ export interface WorkItemBackend {
      * item blocked on a failure); false: every other item.
      */
     blocked_on_failure?: boolean;
+    /** Only items with this concurrency key. */
+    concurrency_key?: string;
     now: number;
     limit: number;
   }): Promise<WorkItem[]>;
@@ -228,6 +235,41 @@ export interface WorkItemBackend {
   reclaimExpired(now: number, actor: string | null): Promise<WorkItem[]>;
   /** Reclaims, then appends `work_item_replayed` for every unfinished item; returns them. */
   replayUnfinished(now: number, actor: string | null): Promise<WorkItem[]>;
+}
+
+/** A limit as stored (times in epoch ms): what `LimitBackend.list` returns and `set` writes. */
+export interface LimitRow {
+  key: string;
+  max_in_flight: number | null;
+  rate_count: number | null;
+  rate_period_ms: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** A limit set or removed (checked, defaults filled), with who did it and the event it appends. */
+export interface LimitChange {
+  key: string;
+  /** What the key's limit becomes; null removes it. */
+  limit: { max_in_flight: number | null; rate: RateLimit | null } | null;
+  actor: string | null;
+  actor_kind: ActorKind;
+  now: number;
+}
+
+/**
+ * The keyed limits of an instance (one row per limited key). Claims read them in their own transaction
+ * (`WorkItemBackend.claim`); these set, remove and list them, each change with its event in one transaction.
+ */
+export interface LimitBackend {
+  /**
+   * Creates or replaces the limit of `q.key` (its rate window starts afresh when the rate changes), or with
+   * `q.limit` null removes it (NOT_FOUND when there is none); returns the row as it was before (null: none)
+   * and as it is after (null: removed).
+   */
+  change(q: LimitChange): Promise<{ before: LimitRow | null; after: LimitRow | null }>;
+  /** Every limit, by key. */
+  list(): Promise<LimitRow[]>;
 }
 
 /** The event half of a backend: the append-only, hash-chained log. */
@@ -403,6 +445,8 @@ export interface StoreBackend {
   readonly events: EventBackend;
   /** Versioned documents and their history. */
   readonly docs: DocumentBackend;
+  /** Limits per concurrency key, which claims respect. */
+  readonly limits: LimitBackend;
   /** Migrations applied when this backend was opened (empty when the schema was current). */
   readonly migrationsApplied: string[];
   /**

@@ -22,6 +22,8 @@ export const SYSTEM_EVENT_TYPES = new Set([
   'work_item_replayed',
   'work_item_retried',
   'work_item_reopened',
+  'work_limit_set',
+  'work_limit_removed',
   ...BATCH_TYPES,
   'state_committed',
   'ambiguity_escalated',

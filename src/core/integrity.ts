@@ -116,6 +116,7 @@ interface ItemFold {
   resolved_at: number | null;
   on_blocker_failure: Json;
   cascaded_from: Json;
+  concurrency_key: Json;
 }
 
 type StoredDocument = Omit<DocumentRowDump, 'body'> & { body_hash: string };
@@ -431,6 +432,8 @@ export class IntegrityChecker {
         resolved_at: null,
         on_blocker_failure: d.on_blocker_failure ?? 'wait',
         cascaded_from: null,
+        // An event written before concurrency keys existed: the item had none.
+        concurrency_key: d.concurrency_key ?? null,
       });
       return;
     }
@@ -623,6 +626,7 @@ export class IntegrityChecker {
       for (const f of ['result', 'error', 'notes'] as const) d(f, s[f], r[f]);
       d('on_blocker_failure', s.on_blocker_failure, r.on_blocker_failure ?? 'wait');
       d('cascaded_from', s.cascaded_from, r.cascaded_from ?? null);
+      d('concurrency_key', s.concurrency_key, r.concurrency_key ?? null);
       if (s.payload_hash !== null && s.payload_hash !== r.payload_hash) {
         this.#report(
           'row_differs',

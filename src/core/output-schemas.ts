@@ -42,6 +42,7 @@ const ITEM_FIELDS = {
   resolved_at: strOrNull,
   on_blocker_failure: { type: 'string', enum: BLOCKER_FAILURE_POLICIES },
   cascaded_from: strOrNull,
+  concurrency_key: strOrNull,
 };
 
 /** An item; get and list add `blocked_on_failure` to a pending item that waits on a failed blocker. */
@@ -51,6 +52,17 @@ export const WORK_ITEM: JsonSchema = {
 };
 
 export const WORK_ITEMS: JsonSchema = list(WORK_ITEM);
+
+/** A concurrency key's limit (`work.limits()`). */
+export const WORK_LIMIT: JsonSchema = obj({
+  key: str,
+  max_in_flight: intOrNull,
+  rate: nullable(obj({ count: int, period_ms: int })),
+  created_at: str,
+  updated_at: str,
+});
+
+export const WORK_LIMITS: JsonSchema = list(WORK_LIMIT);
 
 export const EVENT: JsonSchema = obj({
   position: int,

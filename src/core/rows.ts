@@ -1,7 +1,7 @@
 // Stored rows (times in epoch ms, JSON already parsed) to the API shapes, shared by every backend.
-import type { DocumentRowDump, HistoryRowDump, WorkItemRowDump } from './backend.js';
+import type { DocumentRowDump, HistoryRowDump, LimitRow, WorkItemRowDump } from './backend.js';
 import { toIso } from './time.js';
-import type { DocumentRecord, HistoryEntry, WorkItem } from './types.js';
+import type { DocumentRecord, HistoryEntry, WorkItem, WorkLimit } from './types.js';
 
 export function workItemFromRow(r: WorkItemRowDump): WorkItem {
   return {
@@ -27,6 +27,20 @@ export function workItemFromRow(r: WorkItemRowDump): WorkItem {
     resolved_at: toIso(r.resolved_at),
     on_blocker_failure: r.on_blocker_failure ?? 'wait',
     cascaded_from: r.cascaded_from ?? null,
+    concurrency_key: r.concurrency_key ?? null,
+  };
+}
+
+export function limitFromRow(r: LimitRow): WorkLimit {
+  return {
+    key: r.key,
+    max_in_flight: r.max_in_flight,
+    rate:
+      r.rate_count === null || r.rate_period_ms === null
+        ? null
+        : { count: r.rate_count, period_ms: r.rate_period_ms },
+    created_at: toIso(r.created_at),
+    updated_at: toIso(r.updated_at),
   };
 }
 

@@ -43,6 +43,8 @@ export interface WorkItem {
   on_blocker_failure: BlockerFailurePolicy;
   /** The blocker whose failure cancelled this item (on_blocker_failure cascade); a retry of it re-opens the item. */
   cascaded_from: string | null;
+  /** The key whose limit (`work.setLimit`) a claim of this item counts against; null: never limited. */
+  concurrency_key: string | null;
   /**
    * Derived (get and list only, on a pending item): the blockers that ended failed or cancelled, so the item
    * cannot become ready until they are retried (or it is cancelled). Absent when there are none.
@@ -101,6 +103,11 @@ export interface EnqueueInput {
    * `cascade` (cancelled in the same transaction, re-opened if the blocker is retried). @default 'wait'
    */
   on_blocker_failure?: BlockerFailurePolicy;
+  /**
+   * The key whose limit a claim of this item counts against (`work.setLimit`, e.g. `openai:org-1`); a key
+   * with no limit, like no key, is unlimited. @default null
+   */
+  concurrency_key?: string | null;
   /** Who enqueues it, recorded in its event. @default the instance's agent name */
   actor?: string;
   /** Recorded in the item's event: a person (`human`), a model, a tool or the system. @default 'system' */
@@ -230,6 +237,56 @@ export interface ListInput {
   limit?: number;
   /** true: only pending items with a blocker that ended failed or cancelled; false: only the others. */
   blocked_on_failure?: boolean;
+  /** Only items with this concurrency key. */
+  concurrency_key?: string;
+}
+
+/** A start-rate limit: at most `count` claims started per window of `period_ms` (see `WorkLimit`). */
+export interface RateLimit {
+  /** Claims started per window (at least 1). */
+  count: number;
+  /** The window's length in milliseconds (at least 1). */
+  period_ms: number;
+}
+
+/**
+ * The limit of one concurrency key, as `work.limits()` lists it. A claim never hands out an item of the key
+ * while `max_in_flight` of its items are in flight, nor more than `rate.count` claims of them per window: the
+ * window opens at the first claim after the previous window closed and lasts `rate.period_ms` (a fixed
+ * window per key, so up to twice the count may start within one period that spans two windows).
+ */
+export interface WorkLimit {
+  key: string;
+  /** At most this many items of the key in flight at once; null: no cap on in-flight items. */
+  max_in_flight: number | null;
+  /** At most this many claims started per window; null: no rate limit. */
+  rate: RateLimit | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** `work.setLimit`: creates or replaces the limit of `key` (at least one of max_in_flight and rate). */
+export interface SetLimitInput {
+  /** The concurrency key (as items carry it). */
+  key: string;
+  /** At most this many of its items in flight at once. */
+  max_in_flight?: number | null;
+  /** At most `count` claims started per `period_ms` window. */
+  rate?: RateLimit | null;
+  /** Who sets it, recorded in its event. @default the instance's agent name */
+  actor?: string;
+  /** Recorded in the event: a person (`human`), a model, a tool or the system. @default 'system' */
+  actor_kind?: ActorKind;
+}
+
+/** `work.removeLimit`: the key becomes unlimited (NOT_FOUND when it has no limit). */
+export interface RemoveLimitInput {
+  /** The concurrency key whose limit goes. */
+  key: string;
+  /** Who removes it, recorded in its event. @default the instance's agent name */
+  actor?: string;
+  /** Recorded in the event. @default 'system' */
+  actor_kind?: ActorKind;
 }
 
 /** `events.append`: an event of `type` (default stream: the instance's, or the item's with `work_item_id`). */

@@ -5,6 +5,7 @@ import { type CoalesceOptions, Coalescer, DEFAULT_COALESCE } from './coalesce.js
 import { itemEvent } from './event-log.js';
 import { newId } from './ids.js';
 import { checkInput, type InputSpec, LIMITS } from './input.js';
+import { limitFromRow } from './rows.js';
 import { type Clock, parseTime } from './time.js';
 import {
   ACTOR_KINDS,
@@ -18,14 +19,18 @@ import {
   type Json,
   type JsonObject,
   type ListInput,
+  type RateLimit,
   type ReleaseInput,
+  type RemoveLimitInput,
   type ResolveInput,
   type RetryInput,
   type RetryManyInput,
+  type SetLimitInput,
   type StatusCounts,
   WORK_ITEM_STATUSES,
   type WorkItem,
   type WorkItemStatus,
+  type WorkLimit,
 } from './types.js';
 import {
   endedUnsuccessfully,
@@ -61,6 +66,7 @@ export const WORK_INPUTS = {
     max_attempts: { type: 'int', min: 1, max: 1000 },
     waiting_human: { type: 'bool' },
     on_blocker_failure: { type: 'string', enum: BLOCKER_FAILURE_POLICIES },
+    concurrency_key: { type: 'name', nullable: true },
     ...ACTOR,
   },
   retry: {
@@ -112,6 +118,16 @@ export const WORK_INPUTS = {
     reason: { type: 'text' },
     ...ACTOR,
   },
+  set_limit: {
+    key: { type: 'name', required: true },
+    max_in_flight: { type: 'int', min: 1, max: LIMITS.claimLimit * 1000, nullable: true },
+    rate: { type: 'object', nullable: true },
+    ...ACTOR,
+  },
+  remove_limit: {
+    key: { type: 'name', required: true },
+    ...ACTOR,
+  },
   get: { id: { type: 'name', required: true } },
   list: {
     status: { type: 'string', enum: WORK_ITEM_STATUSES, many: WORK_ITEM_STATUSES.length },
@@ -119,8 +135,31 @@ export const WORK_INPUTS = {
     limit: { type: 'int', min: 1, max: 100_000 },
     ready: { type: 'bool' },
     blocked_on_failure: { type: 'bool' },
+    concurrency_key: { type: 'name' },
   },
 } satisfies Record<string, InputSpec>;
+
+/** The bounds of a rate limit's fields: at most a million claims per window, a window of at most a year. */
+const RATE = {
+  count: { type: 'int', required: true, min: 1, max: 1_000_000 },
+  period_ms: { type: 'int', required: true, min: 1, max: 366 * 86_400_000 },
+} as const satisfies InputSpec;
+
+/** Checks a set_limit input: a limit needs max_in_flight, a rate, or both. */
+export function checkSetLimit(raw: SetLimitInput): SetLimitInput & { rate: RateLimit | null } {
+  const i = checkInput<SetLimitInput>('set_limit', raw, WORK_INPUTS.set_limit);
+  const rate =
+    i.rate === undefined || i.rate === null ? null : checkInput<RateLimit>('set_limit.rate', i.rate, RATE);
+  if ((i.max_in_flight ?? null) === null && rate === null) {
+    throw new InvalidInputError(
+      'set_limit: give max_in_flight, rate, or both (remove_limit removes a limit)',
+      {
+        field: 'max_in_flight',
+      },
+    );
+  }
+  return { ...i, rate };
+}
 
 /** Checks an enqueue input and fills its defaults (shared with document effects). */
 export function normalizeEnqueue(raw: EnqueueInput, now: number, defaultActor: string): NewWorkItem {
@@ -145,6 +184,7 @@ export function normalizeEnqueue(raw: EnqueueInput, now: number, defaultActor: s
     not_before: i.not_before ? parseTime(i.not_before, 'not_before', now, 'ahead') : null,
     max_attempts: i.max_attempts ?? DEFAULT_MAX_ATTEMPTS,
     on_blocker_failure: i.on_blocker_failure ?? 'wait',
+    concurrency_key: i.concurrency_key ?? null,
     created_at: now,
     actor: i.actor ?? defaultActor,
     actor_kind: i.actor_kind ?? STORE_ACTOR_KIND,
@@ -687,6 +727,7 @@ export class WorkQueue {
       now: this.#ctx.clock(),
       ...(i.ready === undefined ? {} : { ready: i.ready }),
       ...(i.blocked_on_failure === undefined ? {} : { blocked_on_failure: i.blocked_on_failure }),
+      ...(i.concurrency_key === undefined ? {} : { concurrency_key: i.concurrency_key }),
     });
     return this.#withFailedBlockers(items);
   }
@@ -700,6 +741,46 @@ export class WorkQueue {
   async listen(onAppend: () => void): Promise<(() => Promise<void>) | null> {
     if (!this.#backend.capabilities.notify || !this.#backend.listen) return null;
     return this.#backend.listen(() => onAppend());
+  }
+
+  /**
+   * Creates or replaces the limit of a concurrency key: at most `max_in_flight` of its items in flight at
+   * once, and/or at most `rate.count` claims of them started per `rate.period_ms` window. Claims enforce it
+   * in their own transaction on every backend (items of a key at its limit are skipped, others still
+   * claimed); a key with no limit is unlimited. Writes `work_limit_set` in the same transaction.
+   * @example await inst.work.setLimit({ key: 'openai:org-1', max_in_flight: 2, rate: { count: 60, period_ms: 60_000 } })
+   */
+  async setLimit(input: SetLimitInput): Promise<WorkLimit> {
+    const i = checkSetLimit(input);
+    const { after } = await this.#backend.limits.change({
+      key: i.key,
+      limit: { max_in_flight: i.max_in_flight ?? null, rate: i.rate },
+      actor: i.actor ?? this.#ctx.defaultWorker,
+      actor_kind: i.actor_kind ?? STORE_ACTOR_KIND,
+      now: this.#ctx.clock(),
+    });
+    return limitFromRow(after!);
+  }
+
+  /**
+   * Removes the limit of a concurrency key (it becomes unlimited); NOT_FOUND when it has none. Writes
+   * `work_limit_removed` in the same transaction. Returns the limit removed.
+   */
+  async removeLimit(input: RemoveLimitInput): Promise<WorkLimit> {
+    const i = checkInput<RemoveLimitInput>('remove_limit', input, WORK_INPUTS.remove_limit);
+    const { before } = await this.#backend.limits.change({
+      key: i.key,
+      limit: null,
+      actor: i.actor ?? this.#ctx.defaultWorker,
+      actor_kind: i.actor_kind ?? STORE_ACTOR_KIND,
+      now: this.#ctx.clock(),
+    });
+    return limitFromRow(before!);
+  }
+
+  /** Every concurrency key's limit, by key. */
+  async limits(): Promise<WorkLimit[]> {
+    return (await this.#backend.limits.list()).map(limitFromRow);
   }
 
   /** The lease owner and actor of calls that name none (the instance's worker). */

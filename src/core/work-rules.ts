@@ -10,6 +10,7 @@ import {
 } from '../errors.js';
 import type {
   Claimer,
+  LimitChange,
   NewEvent,
   Outcome,
   ReleaseQuery,
@@ -97,6 +98,40 @@ function storeEvent(
   return workItemEvent(type, item, data, actor, STORE_ACTOR_KIND, now);
 }
 
+/** The stream of a concurrency key's limit events. */
+export function limitStream(key: string): string {
+  return `work_limit:${key}`;
+}
+
+/**
+ * work_limit_set (the limit as it is now) or work_limit_removed: the audit of a key's limit, appended in the
+ * transaction that changes it. Claims count against limits but write no limit event.
+ */
+export function limitEvent(q: LimitChange): NewEvent {
+  const data: JsonObject = q.limit
+    ? {
+        key: q.key,
+        max_in_flight: q.limit.max_in_flight,
+        rate: q.limit.rate ? { count: q.limit.rate.count, period_ms: q.limit.rate.period_ms } : null,
+      }
+    : { key: q.key };
+  return {
+    type: q.limit ? 'work_limit_set' : 'work_limit_removed',
+    stream: limitStream(q.key),
+    data: { ...data, actor_kind: q.actor_kind },
+    actor: q.actor,
+    correlation_id: null,
+    causation_id: null,
+    work_item_id: null,
+    created_at: q.now,
+  };
+}
+
+/** NOT_FOUND: a limit removed where there is none. */
+export function noLimit(key: string): NotFoundError {
+  return new NotFoundError(`concurrency key ${key} has no limit`, { key });
+}
+
 /** work_item_enqueued: what the item was created with (and what verify checks its row against). */
 export function enqueuedEvent(
   item: WorkItem,
@@ -110,6 +145,7 @@ export function enqueuedEvent(
   if (item.idempotency_key !== null) data.idempotency_key = item.idempotency_key;
   if (item.status !== 'pending') data.status = item.status;
   if (item.on_blocker_failure !== 'wait') data.on_blocker_failure = item.on_blocker_failure;
+  if (item.concurrency_key !== null) data.concurrency_key = item.concurrency_key;
   Object.assign(data, enqueuedIntegrity(item));
   return workItemEvent('work_item_enqueued', item, data, actor, actorKind, now);
 }

@@ -7,6 +7,7 @@ import type { Operation, OperationGroup } from './operation.js';
 import { DOCUMENT_OPERATIONS } from './operations/documents.js';
 import { EVENT_OPERATIONS } from './operations/events.js';
 import { FILE_OPERATIONS } from './operations/files.js';
+import { LIMIT_OPERATIONS } from './operations/limits.js';
 import { REPORT_OPERATIONS } from './operations/reports.js';
 import { RESUME_OPERATIONS } from './operations/resume.js';
 import { WORK_OPERATIONS } from './operations/work.js';
@@ -15,6 +16,7 @@ type AnyOperation = Operation<never, unknown>;
 
 const SERVICE_OPERATIONS = [
   ...WORK_OPERATIONS,
+  ...LIMIT_OPERATIONS,
   ...RESUME_OPERATIONS,
   ...EVENT_OPERATIONS,
   ...DOCUMENT_OPERATIONS,

@@ -93,7 +93,20 @@ CREATE TABLE work_items (
   updated_at bigint NOT NULL,
   resolved_at bigint,
   on_blocker_failure text NOT NULL DEFAULT 'wait'::text,
-  cascaded_from text
+  cascaded_from text,
+  concurrency_key text
+);
+
+CREATE TABLE work_limits (
+  instance text NOT NULL,
+  key text NOT NULL,
+  max_in_flight integer,
+  rate_count integer,
+  rate_period_ms bigint,
+  window_start bigint NOT NULL DEFAULT 0,
+  window_count integer NOT NULL DEFAULT 0,
+  created_at bigint NOT NULL,
+  updated_at bigint NOT NULL
 );
 
 ALTER TABLE document_history ADD CONSTRAINT document_history_actor_kind_check CHECK ((actor_kind = ANY (ARRAY['human'::text, 'model'::text, 'tool'::text, 'system'::text])));
@@ -132,6 +145,18 @@ ALTER TABLE work_items ADD CONSTRAINT work_items_pkey PRIMARY KEY (instance, id)
 
 ALTER TABLE work_items ADD CONSTRAINT work_items_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'in_flight'::text, 'waiting_human'::text, 'done'::text, 'failed'::text, 'cancelled'::text])));
 
+ALTER TABLE work_limits ADD CONSTRAINT work_limits_check CHECK (((rate_count IS NULL) = (rate_period_ms IS NULL)));
+
+ALTER TABLE work_limits ADD CONSTRAINT work_limits_check1 CHECK (((max_in_flight IS NOT NULL) OR (rate_count IS NOT NULL)));
+
+ALTER TABLE work_limits ADD CONSTRAINT work_limits_max_in_flight_check CHECK ((max_in_flight >= 1));
+
+ALTER TABLE work_limits ADD CONSTRAINT work_limits_pkey PRIMARY KEY (instance, key);
+
+ALTER TABLE work_limits ADD CONSTRAINT work_limits_rate_count_check CHECK ((rate_count >= 1));
+
+ALTER TABLE work_limits ADD CONSTRAINT work_limits_rate_period_ms_check CHECK ((rate_period_ms >= 1));
+
 CREATE UNIQUE INDEX document_history_pkey ON agentstate.document_history USING btree (instance, kind, id, seq);
 
 CREATE UNIQUE INDEX document_history_version ON agentstate.document_history USING btree (instance, kind, id, version) WHERE (NOT noop);
@@ -166,6 +191,10 @@ CREATE INDEX work_items_ended ON agentstate.work_items USING btree (instance, st
 
 CREATE UNIQUE INDEX work_items_idempotency ON agentstate.work_items USING btree (instance, idempotency_key);
 
+CREATE INDEX work_items_keyed_in_flight ON agentstate.work_items USING btree (instance, concurrency_key) WHERE ((status = 'in_flight'::text) AND (concurrency_key IS NOT NULL));
+
+CREATE INDEX work_items_keyed_ready ON agentstate.work_items USING btree (instance, concurrency_key, priority DESC, created_at, id) WHERE ((status = 'pending'::text) AND (concurrency_key IS NOT NULL));
+
 CREATE INDEX work_items_leases ON agentstate.work_items USING btree (instance, lease_expires_at) WHERE (status = 'in_flight'::text);
 
 CREATE UNIQUE INDEX work_items_pkey ON agentstate.work_items USING btree (instance, id);
@@ -173,6 +202,8 @@ CREATE UNIQUE INDEX work_items_pkey ON agentstate.work_items USING btree (instan
 CREATE INDEX work_items_ready ON agentstate.work_items USING btree (instance, priority DESC, created_at, id) WHERE (status = 'pending'::text);
 
 CREATE INDEX work_items_status ON agentstate.work_items USING btree (instance, status, updated_at);
+
+CREATE UNIQUE INDEX work_limits_pkey ON agentstate.work_limits USING btree (instance, key);
 
 CREATE TRIGGER document_history_no_update BEFORE UPDATE ON agentstate.document_history FOR EACH STATEMENT EXECUTE FUNCTION agentstate.refuse_change('document history is immutable: UPDATE');
 

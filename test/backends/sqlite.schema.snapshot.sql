@@ -12,6 +12,12 @@ CREATE INDEX work_items_cascaded ON work_items (cascaded_from) WHERE cascaded_fr
 
 CREATE INDEX work_items_ended ON work_items (status, id) WHERE status IN ('failed', 'cancelled');
 
+CREATE INDEX work_items_keyed_in_flight ON work_items (concurrency_key)
+  WHERE status = 'in_flight' AND concurrency_key IS NOT NULL;
+
+CREATE INDEX work_items_keyed_ready ON work_items (concurrency_key, priority DESC, created_at, id)
+  WHERE status = 'pending' AND concurrency_key IS NOT NULL;
+
 CREATE INDEX work_items_leases ON work_items (lease_expires_at) WHERE status = 'in_flight';
 
 CREATE INDEX work_items_ready ON work_items (priority DESC, created_at, id) WHERE status = 'pending';
@@ -102,9 +108,22 @@ CREATE TABLE work_items (
   created_at       INTEGER NOT NULL,
   updated_at       INTEGER NOT NULL,
   resolved_at      INTEGER, on_blocker_failure TEXT NOT NULL DEFAULT 'wait'
-  CHECK (on_blocker_failure IN ('wait', 'cascade')), cascaded_from TEXT,
+  CHECK (on_blocker_failure IN ('wait', 'cascade')), cascaded_from TEXT, concurrency_key TEXT,
   CHECK ((status = 'in_flight') = (lease_expires_at IS NOT NULL))
 );
+
+CREATE TABLE work_limits (
+  key            TEXT PRIMARY KEY,
+  max_in_flight  INTEGER CHECK (max_in_flight >= 1),
+  rate_count     INTEGER CHECK (rate_count >= 1),
+  rate_period_ms INTEGER CHECK (rate_period_ms >= 1),
+  window_start   INTEGER NOT NULL DEFAULT 0,
+  window_count   INTEGER NOT NULL DEFAULT 0,
+  created_at     INTEGER NOT NULL,
+  updated_at     INTEGER NOT NULL,
+  CHECK ((rate_count IS NULL) = (rate_period_ms IS NULL)),
+  CHECK (max_in_flight IS NOT NULL OR rate_count IS NOT NULL)
+) WITHOUT ROWID;
 
 CREATE TRIGGER document_history_no_replace BEFORE INSERT ON document_history
 WHEN EXISTS (SELECT 1 FROM document_history WHERE kind = NEW.kind AND id = NEW.id AND seq = NEW.seq)

@@ -5,6 +5,7 @@ import { blockerFailureConformance } from './blocker-failure.js';
 import { documentConformance } from './documents.js';
 import { eventConformance } from './events.js';
 import { kindEffectConformance } from './kind-effects.js';
+import { limitConformance } from './limits.js';
 import { retryConformance } from './retries.js';
 import { conformanceTest, type StoreFactory } from './setup.js';
 import { valueConformance } from './values.js';
@@ -19,6 +20,7 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
   retryConformance(name, t);
   batchConformance(name, t);
   blockerFailureConformance(name, t);
+  limitConformance(name, t);
   eventConformance(name, t);
   documentConformance(name, t);
   kindEffectConformance(name, t);

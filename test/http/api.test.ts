@@ -90,6 +90,10 @@ describe('routes', () => {
     expect(await run('count_items')).toMatchObject({ failed: 1, cancelled: 1 });
     expect((await run('retry', { id: a.id, reason: 'flaky' })).status).toBe('pending');
     expect((await run('retry_many', { ids: [b.id] })).map((i: any) => i.status)).toEqual(['pending']);
+    const limit = { key: 'openai:org-1', max_in_flight: 2, rate: { count: 60, period_ms: 60_000 } };
+    expect(await run('set_limit', limit)).toMatchObject(limit);
+    expect((await run('list_limits')).map((l: { key: string }) => l.key)).toEqual(['openai:org-1']);
+    expect((await run('remove_limit', { key: 'openai:org-1' })).key).toBe('openai:org-1');
     await run('replay');
     await run('resume', { worker: 'w' });
     const ev = await run('append_event', { type: 'note_added', data: { n: 1 } });

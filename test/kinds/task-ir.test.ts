@@ -76,6 +76,7 @@ function item(over: Partial<WorkItem> = {}): WorkItem {
     resolved_at: '2025-01-01T11:00:00.000Z',
     on_blocker_failure: 'wait',
     cascaded_from: null,
+    concurrency_key: null,
     ...over,
   };
 }

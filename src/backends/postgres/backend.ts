@@ -12,6 +12,7 @@ import {
   eventHeadExists,
   listenForAppends,
 } from './events.js';
+import { createLimitBackend } from './limits.js';
 import { migrate } from './migrate.js';
 import { createWorkItemBackend } from './work-items.js';
 
@@ -54,6 +55,7 @@ export async function openPostgresBackend(opts: PostgresOptions): Promise<Postgr
     work: createWorkItemBackend(conn, hint),
     events: createEventBackend(conn, hint),
     docs: createDocumentBackend(conn, hint),
+    limits: createLimitBackend(conn, hint),
     async migrate() {
       return migrate(conn, Date.now());
     },

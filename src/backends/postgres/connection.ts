@@ -70,6 +70,7 @@ export interface Names {
   schema: string;
   work_items: string;
   work_item_blockers: string;
+  work_limits: string;
   events: string;
   event_heads: string;
   event_streams: string;
@@ -89,6 +90,7 @@ export function names(schema: string): Names {
     schema: q,
     work_items: `${q}.work_items`,
     work_item_blockers: `${q}.work_item_blockers`,
+    work_limits: `${q}.work_limits`,
     events: `${q}.events`,
     event_heads: `${q}.event_heads`,
     event_streams: `${q}.event_streams`,

@@ -252,12 +252,13 @@ export function enqueueCtes(t: Names, p: Params, items: NewWorkItem[], guard: st
       max_attempts: n.max_attempts,
       idempotency_key: n.idempotency_key,
       on_blocker_failure: n.on_blocker_failure ?? 'wait',
+      concurrency_key: n.concurrency_key ?? null,
       created_at: n.created_at,
     })),
   );
   const cols = `ord int, id text, title text, kind text, status text, priority int, payload text,
       blocked_by text[], not_before bigint, max_attempts int, idempotency_key text, on_blocker_failure text,
-      created_at bigint`;
+      concurrency_key text, created_at bigint`;
   return `_in AS (SELECT * FROM ${recordset(batch, cols)}),
   _missing AS (
     SELECT b.dep FROM _in AS x CROSS JOIN LATERAL unnest(x.blocked_by) WITH ORDINALITY AS b(dep, k)
@@ -266,9 +267,9 @@ export function enqueueCtes(t: Names, p: Params, items: NewWorkItem[], guard: st
     ORDER BY x.ord, b.k LIMIT 1),
   _ins AS (
     INSERT INTO ${t.work_items} (instance, id, title, kind, status, priority, payload, blocked_by, not_before,
-      max_attempts, idempotency_key, on_blocker_failure, created_at, updated_at)
+      max_attempts, idempotency_key, on_blocker_failure, concurrency_key, created_at, updated_at)
     SELECT $1, x.id, x.title, x.kind, x.status, x.priority, x.payload::jsonb, x.blocked_by, x.not_before,
-      x.max_attempts, x.idempotency_key, x.on_blocker_failure, x.created_at, x.created_at
+      x.max_attempts, x.idempotency_key, x.on_blocker_failure, x.concurrency_key, x.created_at, x.created_at
     FROM _in AS x WHERE NOT EXISTS (SELECT 1 FROM _missing) AND ${guard}
     ORDER BY x.ord
     ON CONFLICT (instance, idempotency_key) DO NOTHING
@@ -459,6 +460,94 @@ const commitEvents = (tx: Tx, conn: PostgresConnection, hint: AppendHint | null,
   writeEvents(tx, conn, events, { commit: true, hint });
 
 /**
+ * SQL: whether any row of `cte` (columns concurrency_key) has a key with a limit. Such a claim is left to
+ * claimLimited, which takes the limit locks first: a claim without them never hands out a limited key's item.
+ */
+function limitedAmong(t: Names, cte: string): string {
+  return `EXISTS (SELECT 1 FROM ${cte} AS c WHERE c.concurrency_key IS NOT NULL AND EXISTS (
+      SELECT 1 FROM ${t.work_limits} AS l WHERE l.instance = $1 AND l.key = c.concurrency_key))`;
+}
+
+/**
+ * A claim where a candidate's key is limited, in the claim's transaction after its sweep. First the limit
+ * rows of the keys with pending items are locked FOR UPDATE, in key order: a claim of the same keys waits
+ * for this transaction to commit. Then, in a new statement (under READ COMMITTED a new snapshot, which sees
+ * every claim committed before the locks were granted), each locked key's room is counted (max_in_flight
+ * less its items in flight; the rate count less the starts of its open window), and the ready items are
+ * picked in claim order from the first ones of no limited key and each locked key's first `room` ones (one
+ * index range each), handed to the claimers in turn; the rate windows of the keys claimed count the new
+ * starts. A limited key that was not locked (its first item became pending meanwhile) is skipped.
+ */
+async function claimLimited(
+  tx: Tx,
+  conn: PostgresConnection,
+  q: ClaimQuery,
+): Promise<{ claimed: WorkItem[]; events: NewEvent[] }> {
+  const t = conn.names;
+  const locked = await tx.query<{ key: string }>(
+    `SELECT l.key FROM ${t.work_limits} AS l
+     WHERE l.instance = $1 AND EXISTS (
+       SELECT 1 FROM ${t.work_items} AS w
+       WHERE w.instance = $1 AND w.concurrency_key = l.key AND w.status = 'pending')
+     ORDER BY l.key FOR UPDATE`,
+    [conn.instance],
+  );
+  const p = conn.params();
+  const nowP = p.add(q.now);
+  const keys = p.add(locked.rows.map((r) => r.key));
+  const { claimers: claimersP, filter, limit } = claimParams(p, q);
+  const inWindow = `l.window_start + l.rate_period_ms > ${nowP}`;
+  const res = await tx.query<{ rows: Array<WorkItemRow & { _rn: number }> | null }>(
+    `WITH _room AS MATERIALIZED (
+        SELECT l.key, GREATEST(0, LEAST(
+          l.max_in_flight - (SELECT count(*) FROM ${t.work_items} AS f
+            WHERE f.instance = $1 AND f.concurrency_key = l.key AND f.status = 'in_flight'),
+          l.rate_count - CASE WHEN ${inWindow} THEN l.window_count ELSE 0 END)) AS room
+        FROM ${t.work_limits} AS l WHERE l.instance = $1 AND l.key = ANY(${keys}::text[])),
+      _free AS MATERIALIZED (
+        SELECT w.id, w.priority, w.created_at, w.instance AS inst FROM ${t.work_items} AS w
+        WHERE w.instance = $1 AND ${ready(t, nowP)}${filter}
+          AND (w.concurrency_key IS NULL OR NOT EXISTS (
+            SELECT 1 FROM ${t.work_limits} AS l WHERE l.instance = $1 AND l.key = w.concurrency_key))
+        ${ORDER} LIMIT ${limit} FOR UPDATE SKIP LOCKED),
+      _keyed AS MATERIALIZED (
+        SELECT k.* FROM _room AS r CROSS JOIN LATERAL (
+          SELECT w.id, w.priority, w.created_at, w.instance AS inst FROM ${t.work_items} AS w
+          WHERE w.instance = $1 AND w.concurrency_key = r.key AND ${ready(t, nowP)}${filter}
+          ${ORDER} LIMIT LEAST(COALESCE(r.room, ${limit}), ${limit}) FOR UPDATE SKIP LOCKED) AS k
+        WHERE COALESCE(r.room, 1) > 0),
+      _candidates AS MATERIALIZED (
+        SELECT c.id, c.inst, row_number() OVER (ORDER BY c.priority DESC, c.created_at, c.id) AS rn
+        FROM (SELECT * FROM _free UNION ALL SELECT * FROM _keyed) AS c ORDER BY rn LIMIT ${limit}),
+      _picked AS MATERIALIZED (
+        SELECT k.id, cl.worker, cl.expires, k.rn, k.inst FROM _candidates AS k
+        JOIN ${recordset(claimersP, 'worker text, expires bigint, lo bigint, hi bigint', 'cl')}
+          ON k.rn > cl.lo AND k.rn <= cl.hi),
+      _upd AS (
+        UPDATE ${t.work_items} AS w SET status = 'in_flight', lease_owner = k.worker,
+          lease_expires_at = k.expires, claimed_at = ${nowP}, attempts = w.attempts + 1, updated_at = ${nowP}
+        FROM _picked AS k WHERE ${sameItem('k')}
+        RETURNING ${W_COLS}, k.rn AS _rn),
+      _window AS (
+        UPDATE ${t.work_limits} AS l SET
+          window_count = CASE WHEN ${inWindow} THEN l.window_count ELSE 0 END + s.n,
+          window_start = CASE WHEN ${inWindow} THEN l.window_start ELSE ${nowP} END
+        FROM (SELECT u.concurrency_key AS key, count(*) AS n FROM _upd AS u
+              WHERE u.concurrency_key = ANY(${keys}::text[]) GROUP BY u.concurrency_key) AS s
+        WHERE l.instance = $1 AND l.key = s.key AND l.rate_count IS NOT NULL
+        RETURNING l.key)
+      SELECT ${jsonRows('_upd', 'ORDER BY u._rn')}, (SELECT count(*) FROM _window) AS windows`,
+    p.values,
+  );
+  const rows = res.rows[0]?.rows ?? [];
+  const claimed = rows.map(toWorkItem);
+  const events = claimed.map((item, k) =>
+    claimedEvent(item, item.lease_owner as string, claimerKind(q.claimers, rows[k]!._rn), q.now),
+  );
+  return { claimed, events: batchEvents(events) };
+}
+
+/**
  * One statement: expired leases go back to pending (or failed once attempts are spent) and, with
  * `claim`, up to `limit` ready items (reclaimed ones included) go in flight under the new lease, each row
  * updated once. Rows other transactions hold are skipped (SKIP LOCKED), and the candidates are picked in
@@ -470,30 +559,35 @@ async function reclaimAndClaim(
   now: number,
   actor: string | null,
   claim: ClaimQuery | null,
-): Promise<{ reclaimed: WorkItem[]; claimed: WorkItem[]; events: NewEvent[] }> {
+): Promise<{ reclaimed: WorkItem[]; claimed: WorkItem[]; events: NewEvent[]; limited: boolean }> {
   const t = conn.names;
   const p = conn.params();
   const nowP = p.add(now);
   let readySql =
-    'SELECT NULL::text AS id, 0 AS priority, 0::bigint AS created_at, NULL::text AS inst WHERE false';
+    'SELECT NULL::text AS id, 0 AS priority, 0::bigint AS created_at, NULL::text AS inst, NULL::text AS concurrency_key WHERE false';
+  let candidates =
+    'SELECT NULL::text AS id, NULL::text AS inst, NULL::text AS concurrency_key, 0::bigint AS rn WHERE false';
   let picked =
     'SELECT NULL::text AS id, NULL::text AS worker, NULL::bigint AS expires, 0::bigint AS rn, NULL::text AS inst WHERE false';
   if (claim) {
     const { claimers: claimersP, filter, limit } = claimParams(p, claim);
     // Ready pending items come off the partial index in claim order; reclaimed ones join them.
-    readySql = `SELECT w.id, w.priority, w.created_at, w.instance AS inst FROM ${t.work_items} AS w
+    readySql = `SELECT w.id, w.priority, w.created_at, w.instance AS inst, w.concurrency_key FROM ${t.work_items} AS w
         WHERE w.instance = $1 AND ${ready(t, nowP)}${filter}
         ${ORDER} LIMIT ${limit} FOR UPDATE SKIP LOCKED`;
-    picked = `SELECT k.id, cl.worker, cl.expires, k.rn, k.inst FROM (
-          SELECT c.id, c.inst, row_number() OVER (ORDER BY c.priority DESC, c.created_at, c.id) AS rn FROM (
-            SELECT id, priority, created_at, inst FROM _ready
+    candidates = `SELECT c.id, c.inst, c.concurrency_key,
+            row_number() OVER (ORDER BY c.priority DESC, c.created_at, c.id) AS rn FROM (
+            SELECT id, priority, created_at, inst, concurrency_key FROM _ready
             UNION ALL
-            SELECT w.id, w.priority, w.created_at, e.inst FROM ${t.work_items} AS w JOIN _expired AS e
-              ON ${sameItem('e')}
+            SELECT w.id, w.priority, w.created_at, e.inst, w.concurrency_key FROM ${t.work_items} AS w
+              JOIN _expired AS e ON ${sameItem('e')}
              WHERE NOT e.spent AND ${dueAndUnblocked(t, nowP)}${filter}
-          ) AS c ORDER BY rn LIMIT ${limit}) AS k
+          ) AS c ORDER BY rn LIMIT ${limit}`;
+    // Nothing is claimed here when a candidate's key is limited: claimLimited claims, under the limit locks.
+    picked = `SELECT k.id, cl.worker, cl.expires, k.rn, k.inst FROM _candidates AS k
         JOIN ${recordset(claimersP, 'worker text, expires bigint, lo bigint, hi bigint', 'cl')}
-          ON k.rn > cl.lo AND k.rn <= cl.hi`;
+          ON k.rn > cl.lo AND k.rn <= cl.hi
+        WHERE NOT (SELECT limited FROM _limited)`;
   }
   const sql = `WITH _expired AS MATERIALIZED (
         SELECT id, lease_owner AS previous_owner, attempts >= max_attempts AS spent, instance AS inst
@@ -501,6 +595,8 @@ async function reclaimAndClaim(
         WHERE instance = $1 AND status = 'in_flight' AND lease_expires_at <= ${nowP}
         FOR UPDATE SKIP LOCKED),
       _ready AS MATERIALIZED (${readySql}),
+      _candidates AS MATERIALIZED (${candidates}),
+      _limited AS MATERIALIZED (SELECT ${limitedAmong(t, '_candidates')} AS limited),
       _picked AS MATERIALIZED (${picked}),
       _upd AS (
         UPDATE ${t.work_items} AS w SET
@@ -521,8 +617,8 @@ async function reclaimAndClaim(
         WHERE ${sameItem('x')}
         RETURNING w.*, x.reclaimed AS _reclaimed, x.claimed AS _claimed, x.previous_owner AS _previous_owner,
           x.rn AS _rn)
-      SELECT ${jsonRows('_upd')}`;
-  const res = await tx.query<{ rows: ReclaimClaimRow[] | null }>(sql, p.values);
+      SELECT ${jsonRows('_upd')}, (SELECT limited FROM _limited) AS limited`;
+  const res = await tx.query<{ rows: ReclaimClaimRow[] | null; limited: boolean }>(sql, p.values);
   const row = res.rows[0];
   const rows = row?.rows ?? [];
   const reclaimedRows = rows
@@ -554,14 +650,20 @@ async function reclaimAndClaim(
     reclaimed.map((item) => ({ item, actor })),
     now,
   );
-  return { reclaimed, claimed, events: [...batchEvents(events), ...cascaded] };
+  return {
+    reclaimed,
+    claimed,
+    events: [...batchEvents(events), ...cascaded],
+    limited: row?.limited === true,
+  };
 }
 
 /**
  * A claim in one statement (one round trip), its event built by the statement: what claimedEvent and
  * batchEvents would write for the items it hands out (one work_item_claimed, or one work_items_claimed
  * naming them all). Expired leases are the full claim's work (they are reclaimed first, and a spent one
- * may cascade): when any exists this changes nothing and returns null.
+ * may cascade), and so are items of limited keys (claimLimited): when any is among the candidates this
+ * changes nothing and returns null.
  */
 async function claimInOneStatement(
   conn: PostgresConnection,
@@ -583,15 +685,17 @@ async function claimInOneStatement(
         SELECT EXISTS (SELECT 1 FROM ${t.work_items}
           WHERE instance = $1 AND status = 'in_flight' AND lease_expires_at <= ${nowP}) AS stale),
       _ready AS MATERIALIZED (
-        SELECT w.id, w.priority, w.created_at, w.instance AS inst FROM ${t.work_items} AS w
+        SELECT w.id, w.priority, w.created_at, w.instance AS inst, w.concurrency_key FROM ${t.work_items} AS w
         WHERE w.instance = $1 AND ${ready(t, nowP)}${filter} AND NOT (SELECT stale FROM _stale)
         ${ORDER} LIMIT ${limit} FOR UPDATE SKIP LOCKED),
+      _limited AS MATERIALIZED (SELECT ${limitedAmong(t, '_ready')} AS limited),
       _picked AS MATERIALIZED (
         SELECT k.id, cl.worker, cl.kind, cl.expires, k.rn, k.inst FROM (
           SELECT r.id, r.inst, row_number() OVER (ORDER BY r.priority DESC, r.created_at, r.id) AS rn
           FROM _ready AS r) AS k
         JOIN ${recordset(claimersP, 'worker text, kind text, expires bigint, lo bigint, hi bigint', 'cl')}
-          ON k.rn > cl.lo AND k.rn <= cl.hi),
+          ON k.rn > cl.lo AND k.rn <= cl.hi
+        WHERE NOT (SELECT limited FROM _limited)),
       _upd AS (
         UPDATE ${t.work_items} AS w SET status = 'in_flight', lease_owner = k.worker,
           lease_expires_at = k.expires, claimed_at = ${nowP}, attempts = w.attempts + 1, updated_at = ${nowP}
@@ -620,12 +724,17 @@ async function claimInOneStatement(
         '(SELECT n FROM _entries) > 0',
       )}
       SELECT ${jsonRows('_upd', 'ORDER BY u._rn')}, (SELECT stale FROM _stale) AS stale,
-        (SELECT e_position FROM _ev) AS position`;
+        (SELECT limited FROM _limited) AS limited, (SELECT e_position FROM _ev) AS position`;
   const res = await conn.transaction((tx) =>
-    tx.queryAndCommit<{ rows: WorkItemRow[] | null; stale: boolean; position: number | null }>(sql, p.values),
+    tx.queryAndCommit<{
+      rows: WorkItemRow[] | null;
+      stale: boolean;
+      limited: boolean;
+      position: number | null;
+    }>(sql, p.values),
   );
   const row = res.rows[0];
-  if (!row || row.stale) return null;
+  if (!row || row.stale || row.limited) return null;
   if (row.position !== null) hint?.appended(Number(row.position));
   return (row.rows ?? []).map(toWorkItem);
 }
@@ -776,8 +885,14 @@ export async function claim(
   if (fast) return fast;
   return conn.transaction(async (tx) => {
     const r = await reclaimAndClaim(tx, conn, q.now, q.claimers[0]?.worker ?? null, q);
-    await commitEvents(tx, conn, hint, r.events);
-    return r.claimed;
+    if (!r.limited) {
+      await commitEvents(tx, conn, hint, r.events);
+      return r.claimed;
+    }
+    // A candidate's key is limited: the claim runs again, after the sweep, under the limit locks.
+    const l = await claimLimited(tx, conn, q);
+    await commitEvents(tx, conn, hint, [...r.events, ...l.events]);
+    return l.claimed;
   });
 }
 
@@ -995,6 +1110,7 @@ export async function list(
   const where: string[] = ['w.instance = $1'];
   if (q.statuses) where.push(`w.status = ANY(${p.add(q.statuses)}::text[])`);
   if (q.kind !== null) where.push(`w.kind = ${p.add(q.kind)}`);
+  if (q.concurrency_key !== undefined) where.push(`w.concurrency_key = ${p.add(q.concurrency_key)}`);
   if (q.ready !== undefined) {
     const now = p.add(q.now);
     where.push(q.ready ? `(${ready(t, now)})` : `w.status = 'pending' AND NOT (${ready(t, now)})`);

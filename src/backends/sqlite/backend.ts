@@ -4,6 +4,7 @@ import { SqliteConnection, type SqliteOptions } from './connection.js';
 import { createDocumentBackend } from './documents.js';
 import { dumpRows, loadRows } from './dump.js';
 import { createEventBackend } from './events.js';
+import { createLimitBackend } from './limits.js';
 import { migrate } from './migrate.js';
 import { createWorkItemBackend } from './work-items.js';
 
@@ -23,6 +24,7 @@ export async function openSqliteBackend(
     work: createWorkItemBackend(conn),
     events: createEventBackend(conn),
     docs: createDocumentBackend(conn),
+    limits: createLimitBackend(conn),
     dump: (options?: DumpOptions) => dumpRows(conn, options),
     async load(records: DumpRecord[]) {
       loadRows(conn, records);

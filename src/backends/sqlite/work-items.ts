@@ -115,8 +115,8 @@ export function enqueueRows(
   const events: NewEvent[] = [];
   const insert = conn.stmt(
     `INSERT INTO work_items (id, title, kind, status, priority, payload, blocked_by, not_before, max_attempts,
-       idempotency_key, on_blocker_failure, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       idempotency_key, on_blocker_failure, concurrency_key, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (idempotency_key) DO NOTHING RETURNING *`,
   );
   for (const n of items) {
@@ -135,6 +135,7 @@ export function enqueueRows(
       n.max_attempts,
       n.idempotency_key,
       n.on_blocker_failure ?? 'wait',
+      n.concurrency_key ?? null,
       n.created_at,
       n.created_at,
     ) as WorkItemRow | undefined;
@@ -339,6 +340,8 @@ export async function claim(conn: SqliteConnection, q: ClaimQuery): Promise<Work
       filter += ' AND w.id = ?';
       filters.push(q.id);
     }
+    const room = keyRoom(conn, now);
+    if (room) return claimLimited(conn, q, room, filter, filters);
     const update = conn.stmt(
       `UPDATE work_items SET status = 'in_flight', lease_owner = ?, lease_expires_at = ?, claimed_at = ?,
              attempts = attempts + 1, updated_at = ?
@@ -366,6 +369,107 @@ export async function claim(conn: SqliteConnection, q: ClaimQuery): Promise<Work
     writeEvents(conn, batchEvents(claimedEvents));
     return items;
   });
+}
+
+/**
+ * How many items of each limited key a claim at `now` may still take: the least of its max_in_flight less
+ * its items in flight, and its rate count less the claims started in its open window (none once the window
+ * has closed). Null when the instance has no limits (the claim then runs as it always did). Read in the
+ * claim's BEGIN IMMEDIATE transaction, so no other claim runs between this and the claim's update.
+ */
+function keyRoom(conn: SqliteConnection, now: number): Map<string, number> | null {
+  const rows = conn
+    .stmt(
+      `SELECT l.key, l.max_in_flight - (SELECT COUNT(*) FROM work_items AS w INDEXED BY work_items_keyed_in_flight
+             WHERE w.concurrency_key = l.key AND w.status = 'in_flight') AS flight,
+           l.rate_count - CASE WHEN l.window_start + l.rate_period_ms > ? THEN l.window_count ELSE 0 END AS rate
+         FROM work_limits AS l`,
+    )
+    .all(now) as Array<{ key: string; flight: number | null; rate: number | null }>;
+  if (rows.length === 0) return null;
+  return new Map(
+    rows.map((r) => [
+      r.key,
+      Math.max(0, Math.min(r.flight ?? Number.POSITIVE_INFINITY, r.rate ?? Number.POSITIVE_INFINITY)),
+    ]),
+  );
+}
+
+/** A claim's candidate: an item's id, key and claim-order columns. */
+interface Candidate {
+  id: string;
+  concurrency_key: string | null;
+  priority: number;
+  created_at: number;
+}
+
+/** Claim order (highest priority, oldest, then id as SQLite's BINARY collation compares ASCII ids). */
+const byClaimOrder = (a: Candidate, b: Candidate) =>
+  b.priority - a.priority || a.created_at - b.created_at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+/**
+ * A claim where limits exist: the first ready items in claim order, skipping those of a key without
+ * `room`. The candidates are the first ready items of no limited key, and of each limited key with room its
+ * first `room` ready items (one index range each); merged in claim order, the first of them go to the
+ * claimers in turn. Then each claimed key's rate window counts the new starts.
+ */
+function claimLimited(
+  conn: SqliteConnection,
+  q: ClaimQuery,
+  room: Map<string, number>,
+  filter: string,
+  filters: unknown[],
+): WorkItem[] {
+  const now = q.now;
+  const total = q.claimers.reduce((n, c) => n + c.limit, 0);
+  const candidates = conn
+    .stmt(
+      `SELECT w.id, w.concurrency_key, w.priority, w.created_at FROM work_items w INDEXED BY work_items_ready
+         WHERE ${READY}${filter}
+           AND (w.concurrency_key IS NULL OR NOT EXISTS (SELECT 1 FROM work_limits AS l WHERE l.key = w.concurrency_key))
+         ${ORDER} LIMIT ?`,
+    )
+    .all(now, ...filters, total) as Candidate[];
+  const keyed = conn.stmt(
+    `SELECT w.id, w.concurrency_key, w.priority, w.created_at FROM work_items w INDEXED BY work_items_keyed_ready
+       WHERE w.concurrency_key = ? AND ${READY}${filter} ${ORDER} LIMIT ?`,
+  );
+  for (const [key, n] of room) {
+    if (n > 0) candidates.push(...(keyed.all(key, now, ...filters, Math.min(n, total)) as Candidate[]));
+  }
+  const picked = candidates.sort(byClaimOrder).slice(0, total);
+  const update = conn.stmt(
+    `UPDATE work_items SET status = 'in_flight', lease_owner = ?, lease_expires_at = ?, claimed_at = ?,
+           attempts = attempts + 1, updated_at = ?
+         WHERE id IN (SELECT value FROM json_each(?)) AND status = 'pending'
+         RETURNING *`,
+  );
+  const items: WorkItem[] = [];
+  const claimedEvents: NewEvent[] = [];
+  let at = 0;
+  for (const c of q.claimers) {
+    const ids = picked.slice(at, at + c.limit).map((x) => x.id);
+    at += c.limit;
+    if (ids.length === 0) break;
+    const rows = update.all(c.worker, now + c.lease_ms, now, now, JSON.stringify(ids)) as WorkItemRow[];
+    const mine = rows.map(toWorkItem).sort(claimOrder);
+    items.push(...mine);
+    for (const item of mine) claimedEvents.push(claimedEvent(item, c.worker, c.actor_kind, now));
+  }
+  const started = new Map<string, number>();
+  for (const item of items) {
+    if (item.concurrency_key !== null && room.has(item.concurrency_key))
+      started.set(item.concurrency_key, (started.get(item.concurrency_key) ?? 0) + 1);
+  }
+  const window = conn.stmt(
+    `UPDATE work_limits SET
+         window_count = CASE WHEN window_start + rate_period_ms > ? THEN window_count ELSE 0 END + ?,
+         window_start = CASE WHEN window_start + rate_period_ms > ? THEN window_start ELSE ? END
+       WHERE key = ? AND rate_count IS NOT NULL`,
+  );
+  for (const [key, n] of started) window.run(now, n, now, now, key);
+  writeEvents(conn, batchEvents(claimedEvents));
+  return items;
 }
 
 export async function heartbeat(
@@ -518,6 +622,10 @@ export async function list(
   if (q.kind !== null) {
     where.push('w.kind = ?');
     params.push(q.kind);
+  }
+  if (q.concurrency_key !== undefined) {
+    where.push('w.concurrency_key = ?');
+    params.push(q.concurrency_key);
   }
   if (q.ready !== undefined) {
     where.push(q.ready ? `(${READY})` : `w.status = 'pending' AND NOT (${READY})`);
