@@ -462,6 +462,44 @@ suite('postgres: append-only events', () => {
     expect(touched).toBeLessThan(300);
   });
 
+  it('a resolve of 500 finds each item by its key, in an instance the planner has no statistics of', async () => {
+    // Statistics that know another instance and nothing of this one (a new instance of a busy store): with
+    // them, each item of the batch was found by scanning work_items_status from the instance's first row.
+    const instance = `spec/resolve500-${++n}`;
+    const other = await open(`spec/resolve500-other-${n}`);
+    try {
+      await services(other).work.enqueueMany(Array.from({ length: 1000 }, (_, i) => ({ title: `o${i}` })));
+    } finally {
+      await other.close();
+    }
+    await adminQuery(`ANALYZE "${schema}".work_items`);
+    const setup = await open(instance);
+    let held: WorkItem[];
+    try {
+      const { work } = services(setup);
+      for (let k = 0; k < 4; k++) {
+        await work.enqueueMany(Array.from({ length: 1000 }, (_, i) => ({ title: `item ${k}-${i}` })));
+      }
+      held = await work.claimMany({ worker: 'w', limit: 500 });
+    } finally {
+      await setup.close();
+    }
+    const before = await rowsTouched(['work_items']);
+    const b = await open(instance);
+    try {
+      const done = await services(b).work.resolveMany(
+        held.map((i) => ({ id: i.id, worker: 'w', attempt: i.attempts, status: 'done' as const })),
+      );
+      expect(done.every((i) => i.status === 'done')).toBe(true);
+    } finally {
+      await b.close();
+    }
+    // 500 found and 500 updated; a scan per item reads thousands of rows for each.
+    const touched = (await rowsTouched(['work_items'])) - before;
+    expect(touched).toBeGreaterThanOrEqual(1_000);
+    expect(touched).toBeLessThan(3_000);
+  });
+
   it('blocked-on-failure lists and a failure’s cascade read only the items they find, however many are pending', async () => {
     // The old recursive query read every pending item's blocked_by at each step (pending × failed), and the
     // cascade every pending cascade item of the instance for each failed blocker.
