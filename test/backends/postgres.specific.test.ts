@@ -324,13 +324,15 @@ suite('postgres: append-only events', () => {
     const b = await open();
     try {
       const { work, events } = services(b);
-      for (let k = 0; k < 8; k++) await work.enqueue({ title: `item ${k}` });
+      for (let k = 0; k < 10; k++) await work.enqueue({ title: `item ${k}` });
       // Names with every character class JSON escapes differently (names refuse control characters).
       const w1 = 'w1 "quoted" back\\slash /slash é 日本 \u2028 🧪';
       const w2 = 'w2 {"looks": "like json"}';
+      const w3 = 'w3 \t tab';
       const now = Date.now();
-      // w1 claims as a model, w2 as a tool: a batch of both names each entry's kind, a batch of one says it once.
-      const kindOf = (worker: string) => (worker === w1 ? ('model' as const) : ('tool' as const));
+      // w1 and w3 claim as a model, w2 as a tool: a batch of both kinds names each entry's kind, a batch of
+      // one kind says it once (each entry naming its actor when it is not the first claimer).
+      const kindOf = (worker: string) => (worker === w2 ? ('tool' as const) : ('model' as const));
       const claim = (claimers: Array<{ worker: string; limit: number }>) =>
         b.work.claim({
           claimers: claimers.map((c) => ({ ...c, lease_ms: 60_000, actor_kind: kindOf(c.worker) })),
@@ -349,6 +351,12 @@ suite('postgres: append-only events', () => {
       // up to three that finds the one item left (the statement writes the lone item's own event).
       const three = await claim([{ worker: w1, limit: 3 }]);
       claimedBy(three);
+      const sameKind = await claim([
+        { worker: w1, limit: 1 },
+        { worker: w3, limit: 1 },
+      ]);
+      claimedBy(sameKind);
+      expect(sameKind.map((i) => i.lease_owner)).toEqual([w1, w3]);
       const shared = await claim([
         { worker: w2, limit: 2 },
         { worker: w1, limit: 2 },
@@ -397,6 +405,7 @@ suite('postgres: append-only events', () => {
         })),
       );
       expect(stored.map((e) => e.type)).toEqual([
+        'work_items_claimed',
         'work_items_claimed',
         'work_items_claimed',
         'work_item_claimed',

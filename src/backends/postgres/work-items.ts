@@ -15,6 +15,7 @@ import type {
   WorkItemRowDump,
 } from '../../core/backend.js';
 import { claimOrder, workItemFromRow } from '../../core/rows.js';
+import { toIso } from '../../core/time.js';
 import type { StatusCounts, WorkItem, WorkItemStatus } from '../../core/types.js';
 import {
   annotatedEvent,
@@ -67,18 +68,41 @@ const ORDER = 'ORDER BY w.priority DESC, w.created_at, w.id';
  * order (`claimers`, a json_to_recordset of worker, expires, lo, hi), the kind/id filter on `w`, and the
  * total limit.
  */
-function claimParams(p: Params, q: ClaimQuery): { claimers: string; filter: string; limit: string } {
+function claimParams(
+  p: Params,
+  q: ClaimQuery,
+  eventText = false,
+): { claimers: string; filter: string; limit: string } {
   let hi = 0;
   const ranges = q.claimers.map((c) => {
     const lo = hi;
     hi += c.limit;
-    return { worker: c.worker, kind: c.actor_kind, expires: q.now + c.lease_ms, lo, hi };
+    const range = { worker: c.worker, kind: c.actor_kind, expires: q.now + c.lease_ms, lo, hi };
+    return eventText ? { ...range, ...claimedText(q, c) } : range;
   });
   const claimers = p.json(ranges);
   let filter = '';
   if (q.kind !== null) filter += ` AND w.kind = ${p.add(q.kind)}`;
   if (q.id !== null) filter += ` AND w.id = ${p.add(q.id)}`;
   return { claimers, filter, limit: p.add(hi) };
+}
+
+/**
+ * The text of claimedEvent's data around what only the item's row knows (its id and attempt), the same for
+ * every item a claimer takes: its entry in a batch event of one actor kind (`pre`, `post`: after the id,
+ * the actor when it is not the first claimer's, the worker; after the attempt, the lease's end), and the
+ * data of a lone claim (`lone_pre`, `lone_post`), as JSON.stringify and batchEvents write them.
+ */
+function claimedText(q: ClaimQuery, c: ClaimQuery['claimers'][number]) {
+  const json = JSON.stringify;
+  const expires = `,"lease_expires_at":${json(toIso(q.now + c.lease_ms))}`;
+  const actor = c.worker === q.claimers[0]?.worker ? '' : `,"actor":${json(c.worker)}`;
+  return {
+    pre: `${actor},"worker":${json(c.worker)},"attempt":`,
+    post: `${expires}}`,
+    lone_pre: `{"worker":${json(c.worker)},"attempt":`,
+    lone_post: `${expires},"actor_kind":${json(c.actor_kind)}}`,
+  };
 }
 
 /** The input rows of a resolve (`_in`): one per query, numbered in their order. */
@@ -674,13 +698,37 @@ async function claimInOneStatement(
   if (!oneStatementPays(q.claimers.reduce((n, c) => n + c.limit, 0))) return null;
   const p = conn.params();
   const nowP = p.add(q.now);
-  const { claimers: claimersP, filter, limit } = claimParams(p, q);
+  const first = q.claimers[0];
+  // Claimers of one actor kind (nearly always): each entry's text around its id and attempt comes from its
+  // claimer (claimedText), so the statement only joins strings; otherwise it writes the whole entry.
+  const shared = first !== undefined && q.claimers.every((c) => c.actor_kind === first.actor_kind);
+  const { claimers: claimersP, filter, limit } = claimParams(p, q, shared);
   const one = p.add('work_item_claimed');
   const many = p.add(BATCH_TYPE_OF.work_item_claimed);
   // claimedEvent's data, as JSON.stringify writes it (its actor kind last, or once on a batch all share).
   const claimed = `'"worker":' || to_json(u.lease_owner)::text || ',"attempt":' || u.attempts
             || ',"lease_expires_at":' || to_json(${isoText('u.lease_expires_at')})::text`;
   const kind = `',"actor_kind":' || to_json(u._kind)::text`;
+  const text = shared ? ', cl.pre, cl.post, cl.lone_pre, cl.lone_post' : '';
+  const textCols = shared ? ', pre text, post text, lone_pre text, lone_post text' : '';
+  const entries = shared
+    ? `_entries AS (
+        SELECT count(*) AS n, 1 AS kinds, NULL::text AS kind,
+          string_agg('{"id":' || to_json(u.id)::text || u._pre || u.attempts || u._post, ',' ORDER BY u._rn)
+            AS entries, NULL::text AS kinded,
+          (SELECT u1._lone_pre || u1.attempts || u1._lone_post FROM _upd AS u1 ORDER BY u1._rn LIMIT 1) AS lone
+        FROM _upd AS u)`
+    : `_entries AS (
+        SELECT count(*) AS n, count(DISTINCT u._kind) AS kinds, min(u._kind) AS kind,
+          string_agg('{"id":' || to_json(u.id)::text
+            || CASE WHEN u.lease_owner = f.actor THEN '' ELSE ',"actor":' || to_json(u.lease_owner)::text END
+            || ',' || ${claimed} || '}', ',' ORDER BY u._rn) AS entries,
+          string_agg('{"id":' || to_json(u.id)::text
+            || CASE WHEN u.lease_owner = f.actor THEN '' ELSE ',"actor":' || to_json(u.lease_owner)::text END
+            || ',' || ${claimed} || ${kind} || '}', ',' ORDER BY u._rn) AS kinded,
+          string_agg('{' || ${claimed} || ${kind} || '}', ',') AS lone
+        FROM _upd AS u CROSS JOIN _first AS f)`;
+  const kindText = shared ? `${p.add(JSON.stringify(first.actor_kind))}::text` : 'to_json(e.kind)::text';
   const sql = `WITH _stale AS MATERIALIZED (
         SELECT EXISTS (SELECT 1 FROM ${t.work_items}
           WHERE instance = $1 AND status = 'in_flight' AND lease_expires_at <= ${nowP}) AS stale),
@@ -690,34 +738,27 @@ async function claimInOneStatement(
         ${ORDER} LIMIT ${limit} FOR UPDATE SKIP LOCKED),
       _limited AS MATERIALIZED (SELECT ${limitedAmong(t, '_ready')} AS limited),
       _picked AS MATERIALIZED (
-        SELECT k.id, cl.worker, cl.kind, cl.expires, k.rn, k.inst FROM (
+        SELECT k.id, cl.worker, cl.kind, cl.expires${text}, k.rn, k.inst FROM (
           SELECT r.id, r.inst, row_number() OVER (ORDER BY r.priority DESC, r.created_at, r.id) AS rn
           FROM _ready AS r) AS k
-        JOIN ${recordset(claimersP, 'worker text, kind text, expires bigint, lo bigint, hi bigint', 'cl')}
+        JOIN ${recordset(claimersP, `worker text, kind text, expires bigint, lo bigint, hi bigint${textCols}`, 'cl')}
           ON k.rn > cl.lo AND k.rn <= cl.hi
         WHERE NOT (SELECT limited FROM _limited)),
       _upd AS (
         UPDATE ${t.work_items} AS w SET status = 'in_flight', lease_owner = k.worker,
           lease_expires_at = k.expires, claimed_at = ${nowP}, attempts = w.attempts + 1, updated_at = ${nowP}
         FROM _picked AS k WHERE ${sameItem('k')}
-        RETURNING ${W_COLS}, k.rn AS _rn, k.kind AS _kind),
+        RETURNING ${W_COLS}, k.rn AS _rn, k.kind AS _kind${
+          shared ? ', k.pre AS _pre, k.post AS _post, k.lone_pre AS _lone_pre, k.lone_post AS _lone_post' : ''
+        }),
       _first AS (SELECT lease_owner AS actor, id FROM _upd ORDER BY _rn LIMIT 1),
-      _entries AS (
-        SELECT count(*) AS n, count(DISTINCT u._kind) AS kinds, min(u._kind) AS kind,
-          string_agg('{"id":' || to_json(u.id)::text
-            || CASE WHEN u.lease_owner = f.actor THEN '' ELSE ',"actor":' || to_json(u.lease_owner)::text END
-            || ',' || ${claimed} || '}', ',' ORDER BY u._rn) AS entries,
-          string_agg('{"id":' || to_json(u.id)::text
-            || CASE WHEN u.lease_owner = f.actor THEN '' ELSE ',"actor":' || to_json(u.lease_owner)::text END
-            || ',' || ${claimed} || ${kind} || '}', ',' ORDER BY u._rn) AS kinded,
-          string_agg('{' || ${claimed} || ${kind} || '}', ',') AS lone
-        FROM _upd AS u CROSS JOIN _first AS f),
+      ${entries},
       ${computedEventCtes(
         t,
         `SELECT CASE WHEN e.n = 1 THEN ${p.add(workItemStream(''))} || f.id ELSE ${p.add(BATCH_STREAM)} END AS stream,
            CASE WHEN e.n = 1 THEN ${one} ELSE ${many} END AS type,
            CASE WHEN e.n = 1 THEN e.lone
-             WHEN e.kinds = 1 THEN '{"actor_kind":' || to_json(e.kind)::text || ',"items":[' || e.entries || ']}'
+             WHEN e.kinds = 1 THEN '{"actor_kind":' || ${kindText} || ',"items":[' || e.entries || ']}'
              ELSE '{"items":[' || e.kinded || ']}' END AS data,
            f.actor, CASE WHEN e.n = 1 THEN f.id END AS work_item_id, ${nowP}::bigint AS created_at
          FROM _entries AS e LEFT JOIN _first AS f ON true`,
