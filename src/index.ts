@@ -94,6 +94,7 @@ export {
   type TransitionOptions,
   type TransitionTable,
 } from './kinds/rules.js';
+export type { TickResult } from './kinds/schedule/operations.js';
 export { type ResumeSummary, renderResume, resumeSummary } from './kinds/workflow-sessions/operations.js';
 export {
   checkGate,
@@ -122,6 +123,12 @@ export {
 export { type ValidateResult, validateView } from './views/validate.js';
 export { type WatchEvent, type WatchOptions, watchView } from './views/watch.js';
 export { type ExecOptions, execHandler } from './worker/exec.js';
+export {
+  createScheduler,
+  Scheduler,
+  type SchedulerEvents,
+  type SchedulerOptions,
+} from './worker/scheduler.js';
 export {
   createWorker,
   FailNow,

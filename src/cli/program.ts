@@ -11,6 +11,7 @@ import { type GlobalOpts, Output } from './context.js';
 import { addEventCommands } from './event-commands.js';
 import { addInstanceCommands } from './instance-commands.js';
 import { addMcpCommand } from './mcp-command.js';
+import { addScheduleCommands } from './schedule-commands.js';
 import { addServeCommand } from './serve-command.js';
 import { addSessionCommands } from './session-commands.js';
 import { addStateCommands } from './state-commands.js';
@@ -66,6 +67,7 @@ export function buildProgram(): Command {
 
   addWorkCommands(program);
   addWorkerCommand(program);
+  addScheduleCommands(program);
   addEventCommands(program);
   addStateCommands(program);
   addViewCommands(program);

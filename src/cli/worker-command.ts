@@ -22,6 +22,7 @@ interface WorkOpts {
   grace?: number;
   worker?: string;
   drain?: boolean;
+  schedules?: boolean;
   retry: boolean;
   retryBase?: number;
   retryMax?: number;
@@ -113,6 +114,10 @@ export function addWorkerCommand(program: Command): void {
     .option('--no-retry', 'every failure is final (no retries with backoff)')
     .option('-w, --worker <id>', 'the lease owner [default: <host>:<pid>:<random>]')
     .option('--drain', 'exit when nothing is ready and nothing is held')
+    .option(
+      '--schedules',
+      "also run the scheduler: enqueue the schedules' due ticks (with --drain: one pass first)",
+    )
     .action(async (o: WorkOpts, cmd: Command) => {
       if ((o.handlers === undefined) === (o.exec === undefined)) {
         throw new InvalidInputError('work: give --handlers <module> or --exec <command> (one of them)', {
@@ -197,7 +202,23 @@ export function addWorkerCommand(program: Command): void {
         process.on('SIGINT', onSignal);
         process.on('SIGTERM', onSignal);
         try {
-          await (o.drain ? worker.drain() : worker.start());
+          // The scheduler beside the worker: a pass every second until the worker stops (--drain: one pass).
+          let scheduler: import('../worker/scheduler.js').Scheduler | undefined;
+          if (o.schedules) {
+            const { createScheduler } = await import('../worker/scheduler.js');
+            scheduler = createScheduler({ instance: inst });
+            scheduler.on('storeError', (err) => {
+              counts.store_errors++;
+              process.stderr.write(`agentstate work: schedules: ${(err as Error).message}\n`);
+            });
+            if (o.drain) await scheduler.tick();
+            else void scheduler.start();
+          }
+          try {
+            await (o.drain ? worker.drain() : worker.start());
+          } finally {
+            await scheduler?.stop();
+          }
         } finally {
           process.off('SIGINT', onSignal);
           process.off('SIGTERM', onSignal);

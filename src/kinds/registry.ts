@@ -13,6 +13,7 @@ import { checkFileId } from './file-id.js';
 import { gridMissionKind } from './grid-mission/kind.js';
 import { jsonKind } from './json/kind.js';
 import { schemaRule } from './rules.js';
+import { scheduleKind } from './schedule/kind.js';
 import { checkServiceOperations } from './service-operations.js';
 import { taskIrKind } from './task-ir/kind.js';
 import { workflowSessionsKind } from './workflow-sessions/kind.js';
@@ -46,6 +47,7 @@ for (const k of [
   gridMissionKind,
   aiosWorkflowKind,
   workflowSessionsKind,
+  scheduleKind,
 ]) {
   checkServiceOperations(k.name, k.serviceOperations);
   kinds.set(k.name, guarded(k));

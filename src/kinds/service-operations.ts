@@ -4,12 +4,14 @@
 // its operations need when one runs. The registry checks every kind's declaration against this list.
 import type { ServiceOperation } from '../core/kind.js';
 import { InvalidInputError } from '../errors.js';
+import { scheduleServiceOperations } from './schedule/operations.js';
 import { taskIrServiceOperations } from './task-ir/operations.js';
 import { sessionServiceOperations } from './workflow-sessions/operations.js';
 
 export const KIND_SERVICE_OPERATIONS: readonly ServiceOperation<never, never>[] = [
   ...taskIrServiceOperations,
   ...sessionServiceOperations,
+  ...scheduleServiceOperations,
 ];
 
 /**

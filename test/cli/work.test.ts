@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { WorkItem } from '../../src/core/types.js';
 import { openInstance } from '../../src/instance/instance.js';
+import { runOperation } from '../../src/service/invoke.js';
 import { CLI, cleanEnv, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -146,6 +147,42 @@ console.log(JSON.stringify({ via: process.env.MF_TRIGGER_PAYLOAD_JSON ? 'env' : 
     } finally {
       await inst.close();
     }
+  });
+
+  it('--schedules --drain: one scheduler pass enqueues the due tick, and the worker runs it', async () => {
+    const dir = join(root, `i${++n}`);
+    // Added an hour ago (the instance's clock then): its newest tick is due now.
+    const hourAgo = Date.now() - 3_600_000;
+    const inst = await openInstance({ dir, clock: () => hourAgo });
+    try {
+      await runOperation(inst, 'schedule_add', {
+        name: 'sweep',
+        cron: '*/5 * * * *',
+        title: 'sweep',
+        kind: 'sweep',
+      });
+    } finally {
+      await inst.close();
+    }
+    const r = runCli([
+      '--dir',
+      dir,
+      '--json',
+      'work',
+      '--exec',
+      'echo \'{"swept":true}\'',
+      '-k',
+      'sweep',
+      '--schedules',
+      '--drain',
+      '--poll',
+      '10ms',
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json).toMatchObject({ done: 1, failed: 0 });
+    const [item] = [...(await items(dir)).values()];
+    expect(item).toMatchObject({ status: 'done', kind: 'sweep', result: { swept: true } });
+    expect(item!.idempotency_key).toMatch(/^schedule:sweep@\d{4}-\d{2}-\d{2}T\d{2}:\d[05]:00\.000Z$/);
   });
 
   it('--handlers: an ES module of handlers by kind', async () => {

@@ -94,6 +94,11 @@ describe('routes', () => {
     expect(await run('set_limit', limit)).toMatchObject(limit);
     expect((await run('list_limits')).map((l: { key: string }) => l.key)).toEqual(['openai:org-1']);
     expect((await run('remove_limit', { key: 'openai:org-1' })).key).toBe('openai:org-1');
+    const daily = { name: 'daily', cron: '0 6 * * *', title: 'digest', timezone: 'Europe/Berlin' };
+    expect(await run('schedule_add', daily)).toMatchObject({ name: 'daily', enabled: true });
+    expect((await run('schedule_list')).map((s: { name: string }) => s.name)).toEqual(['daily']);
+    expect(await run('schedule_tick')).toEqual([]);
+    expect((await run('schedule_remove', { name: 'daily' })).enabled).toBe(false);
     await run('replay');
     await run('resume', { worker: 'w' });
     const ev = await run('append_event', { type: 'note_added', data: { n: 1 } });
