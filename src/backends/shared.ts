@@ -6,6 +6,7 @@ import type {
   DumpOptions,
   DumpRecord,
   HistoryRowDump,
+  LimitRowDump,
   StoredEvent,
   WorkItemRowDump,
 } from '../core/backend.js';
@@ -99,6 +100,16 @@ export const DUMP_COLUMNS = {
     'hash',
   ],
   documents: ['kind', 'id', 'version', 'body', 'content_hash', 'forked_from', 'created_at', 'updated_at'],
+  work_limits: [
+    'key',
+    'max_in_flight',
+    'rate_count',
+    'rate_period_ms',
+    'window_start',
+    'window_count',
+    'created_at',
+    'updated_at',
+  ],
   document_history: [
     'kind',
     'id',
@@ -132,6 +143,8 @@ export interface DumpSource {
   documents(): Promise<DocumentRowDump[]> | DocumentRowDump[];
   /** One document's history, by seq. */
   history(doc: DocumentRowDump): Promise<HistoryRowDump[]> | HistoryRowDump[];
+  /** Every limit, by key. */
+  limits(): Promise<LimitRowDump[]> | LimitRowDump[];
   /** The counter rows the backend keeps (see CounterRecord). */
   counters(): Promise<CounterRecord[]> | CounterRecord[];
 }
@@ -152,7 +165,7 @@ async function* pages<R, K>(
 
 /**
  * A dump in the order both backends write it: the work items and the events (in pages, by key), then each
- * document followed by its history; with `counters`, the counter rows last.
+ * document followed by its history, then the limits; with `counters`, the counter rows last.
  */
 export async function* dumpRecords(
   src: DumpSource,
@@ -176,6 +189,7 @@ export async function* dumpRecords(
     yield { t: 'document', row };
     for (const h of await src.history(row)) yield { t: 'history', row: h };
   }
+  for (const row of await src.limits()) yield { t: 'limit', row };
   if (options.counters) yield* await src.counters();
 }
 
@@ -185,17 +199,20 @@ export function dumpTables(records: DumpRecord[]): {
   events: StoredEvent[];
   docs: DocumentRowDump[];
   history: HistoryRowDump[];
+  limits: LimitRowDump[];
 } {
   const tables = {
     items: [] as WorkItemRowDump[],
     events: [] as StoredEvent[],
     docs: [] as DocumentRowDump[],
     history: [] as HistoryRowDump[],
+    limits: [] as LimitRowDump[],
   };
   for (const r of records) {
     if (r.t === 'work_item') tables.items.push(r.row);
     else if (r.t === 'event') tables.events.push(r.row);
     else if (r.t === 'document') tables.docs.push(r.row);
+    else if (r.t === 'limit') tables.limits.push(r.row);
     else tables.history.push(r.row);
   }
   return tables;

@@ -239,9 +239,13 @@ export interface WorkItemBackend {
 
 /** A limit as stored (times in epoch ms): what `LimitBackend.list` returns and `set` writes. */
 export interface LimitRow {
+  /** The concurrency key. */
   key: string;
+  /** At most this many of its items in flight; null: no such cap. */
   max_in_flight: number | null;
+  /** At most this many claims started per window; null (with rate_period_ms): no rate. */
   rate_count: number | null;
+  /** The rate window's length, ms. */
   rate_period_ms: number | null;
   created_at: number;
   updated_at: number;
@@ -249,11 +253,15 @@ export interface LimitRow {
 
 /** A limit set or removed (checked, defaults filled), with who did it and the event it appends. */
 export interface LimitChange {
+  /** The concurrency key. */
   key: string;
   /** What the key's limit becomes; null removes it. */
   limit: { max_in_flight: number | null; rate: RateLimit | null } | null;
+  /** Recorded in the event. */
   actor: string | null;
+  /** Recorded in the event's data. */
   actor_kind: ActorKind;
+  /** The change's time, epoch ms. */
   now: number;
 }
 
@@ -406,12 +414,21 @@ export interface HistoryRowDump extends CommitAttribution {
   created_at: number;
 }
 
+/** A limit row as a dump holds it: the limit, and its rate window as claims left it. */
+export interface LimitRowDump extends LimitRow {
+  /** When the key's open rate window opened (epoch ms; 0: none yet). */
+  window_start: number;
+  /** Claims started in that window. */
+  window_count: number;
+}
+
 /** One record of a portable instance dump; events keep their exact stored data text and hashes. */
 export type DumpRecord =
   | { t: 'work_item'; row: WorkItemRowDump }
   | { t: 'event'; row: StoredEvent }
   | { t: 'document'; row: DocumentRowDump }
-  | { t: 'history'; row: HistoryRowDump };
+  | { t: 'history'; row: HistoryRowDump }
+  | { t: 'limit'; row: LimitRowDump };
 
 /**
  * A row kept beside the rows and the log, derived from them, for verify to check: a backend whose head is not

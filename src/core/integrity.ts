@@ -8,6 +8,7 @@ import type {
   DocumentRowDump,
   DumpRecord,
   HistoryRowDump,
+  LimitRowDump,
   StoredEvent,
   WorkItemRowDump,
 } from './backend.js';
@@ -184,11 +185,14 @@ export class IntegrityChecker {
   // What the log says.
   readonly #docs = new Map<string, DocumentLog>();
   readonly #items = new Map<string, ItemFold>();
+  /** Each limited key's limit, as its last work_limit_set says (removed ones gone). */
+  readonly #limits = new Map<string, { max_in_flight: Json; rate: Json }>();
 
   // What the rows hold.
   readonly #itemRows: StoredItem[] = [];
   readonly #docRows: StoredDocument[] = [];
   readonly #historyRows: StoredHistory[] = [];
+  readonly #limitRows: LimitRowDump[] = [];
   #counterHead: HeadAnchor | null = null;
   readonly #counterStreams: Array<{ stream: string; seq: number }> = [];
   #hasCounters = false;
@@ -260,6 +264,9 @@ export class IntegrityChecker {
         this.#historyRows.push({ ...rest, body_hash: body === null ? null : contentHash(body) });
         break;
       }
+      case 'limit':
+        this.#limitRows.push(r.row);
+        break;
       case 'event_head':
         this.#hasCounters = true;
         this.#counterHead = { position: r.row.position, hash: r.row.hash };
@@ -334,7 +341,8 @@ export class IntegrityChecker {
     if (!this.#rows) return;
     const isItem = e.work_item_id !== null && ITEM_EVENTS.has(e.type);
     const isBatch = e.work_item_id === null && ITEM_TYPE_OF_BATCH[e.type] !== undefined;
-    if (e.type !== 'state_committed' && !isItem && !isBatch) return;
+    const isLimit = e.type === 'work_limit_set' || e.type === 'work_limit_removed';
+    if (e.type !== 'state_committed' && !isItem && !isBatch && !isLimit) return;
     let data: unknown;
     try {
       data = JSON.parse(e.data);
@@ -346,6 +354,7 @@ export class IntegrityChecker {
       return;
     }
     if (e.type === 'state_committed') this.#stateCommitted(e, data);
+    else if (isLimit) this.#limitEvent(e, data);
     else if (isBatch) {
       // A batch event is, for each item it names, that item's own event at this position.
       const views = expandBatchEvent({ ...e, data });
@@ -394,6 +403,21 @@ export class IntegrityChecker {
       created_at: e.created_at,
     });
     doc.latest = Math.max(doc.latest, version);
+  }
+
+  /** work_limit_set / work_limit_removed: the key's limit as the log says it is now. */
+  #limitEvent(e: StoredEvent, d: JsonObject): void {
+    if (typeof d.key !== 'string') {
+      this.#report(
+        'event_malformed',
+        'events',
+        `#${e.position}`,
+        `event #${e.position} (${e.type}) names no key`,
+      );
+      return;
+    }
+    if (e.type === 'work_limit_removed') this.#limits.delete(d.key);
+    else this.#limits.set(d.key, { max_in_flight: d.max_in_flight ?? null, rate: d.rate ?? null });
   }
 
   #itemEvent(e: StoredEvent, id: string, d: JsonObject): void {
@@ -568,6 +592,7 @@ export class IntegrityChecker {
     }
     if (this.#rows) {
       this.#checkItems();
+      this.#checkLimits();
       this.#checkDocuments();
       if (this.#edges !== null) this.#checkEdges(this.#edges);
     }
@@ -592,6 +617,26 @@ export class IntegrityChecker {
         ? { expected_head: { position: this.#anchor.position, hash: this.#anchor.hash, matches: anchorOk } }
         : {}),
     };
+  }
+
+  /** Every limit row against its key's last limit event, and every limit the log sets against a row. */
+  #checkLimits(): void {
+    const seen = new Set<string>();
+    for (const r of this.#limitRows) {
+      seen.add(r.key);
+      const s = this.#limits.get(r.key);
+      if (!s) {
+        this.#report('event_missing', 'work_limits', r.key, `limit ${r.key} has no work_limit_set event`);
+        continue;
+      }
+      const rate = r.rate_count === null ? null : { count: r.rate_count, period_ms: r.rate_period_ms };
+      this.#differs('work_limits', r.key, 'max_in_flight', s.max_in_flight, r.max_in_flight);
+      this.#differs('work_limits', r.key, 'rate', s.rate, rate);
+    }
+    for (const key of this.#limits.keys()) {
+      if (!seen.has(key))
+        this.#report('row_missing', 'work_limits', key, `limit ${key} is in the log but has no row`);
+    }
   }
 
   #checkItems(): void {

@@ -368,7 +368,8 @@ export interface IntegrityProblem {
     | 'document_history'
     | 'event_heads'
     | 'event_streams'
-    | 'work_item_blockers';
+    | 'work_item_blockers'
+    | 'work_limits';
   /** The row: `#position` for events, the item id, `kind/id`, `kind/id@seq`, the stream name. */
   key: string;
   /** The column that differs, when one does. */

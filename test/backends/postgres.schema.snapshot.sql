@@ -339,3 +339,15 @@ BEGIN
 END
 $function$
 ;
+
+CREATE OR REPLACE FUNCTION agentstate.work_limit_exists(p_instance text, p_key text)
+ RETURNS boolean
+ LANGUAGE plpgsql
+ STABLE PARALLEL SAFE
+ SET search_path TO 'agentstate'
+AS $function$
+BEGIN
+  RETURN EXISTS (SELECT 1 FROM work_limits WHERE instance = p_instance AND key = p_key);
+END
+$function$
+;

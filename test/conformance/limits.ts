@@ -176,12 +176,43 @@ export function limitConformance(name: string, t: ConformanceTest): void {
 
         const records: DumpRecord[] = [];
         for await (const r of c.backend.dump!()) records.push(r as DumpRecord);
+        expect(records.filter((r) => r.t === 'limit').map((r) => r.row)).toEqual([
+          expect.objectContaining({ key: 'k', max_in_flight: 1, rate_count: null }),
+        ]);
         const other = await c.another();
         await other.backend.load!(records);
         expect((await other.work.get(keyed.id)).concurrency_key).toBe('k');
         expect((await other.work.get(plain.id)).concurrency_key).toBeNull();
+        // The limit came along and still holds: its one item is in flight.
+        expect(await other.work.limits()).toEqual(await c.work.limits());
+        const more = await other.work.enqueue({ title: 'more', concurrency_key: 'k' });
+        expect(await other.work.claim({ worker: 'w', id: more.id })).toBeNull();
         expect((await other.events.verify()).ok).toBe(true);
       },
     );
+
+    t('verify checks the limit rows against their events', async (c) => {
+      await c.work.setLimit({ key: 'k', max_in_flight: 2 });
+      await c.work.setLimit({ key: 'gone', max_in_flight: 1 });
+      await c.work.removeLimit({ key: 'gone' });
+      const records: DumpRecord[] = [];
+      for await (const r of c.backend.dump!()) records.push(r as DumpRecord);
+      // A limit row edited behind the log's back, and one the log never set.
+      const edited = records.map((r) =>
+        r.t === 'limit' ? { ...r, row: { ...r.row, max_in_flight: 50 } } : r,
+      ) as DumpRecord[];
+      const forged = records.find((r) => r.t === 'limit')!;
+      edited.push({ ...forged, row: { ...forged.row, key: 'forged' } } as DumpRecord);
+      const other = await c.another();
+      await other.backend.load!(edited);
+      const v = await other.events.verify();
+      expect(v.problems.map((p) => [p.problem, p.table, p.key, p.field ?? null])).toEqual([
+        ['event_missing', 'work_limits', 'forged', null],
+        ['row_differs', 'work_limits', 'k', 'max_in_flight'],
+      ]);
+      // Put right, so the suite's closing verify of this store passes too.
+      await other.work.setLimit({ key: 'k', max_in_flight: 50 });
+      await other.work.setLimit({ key: 'forged', max_in_flight: 2 });
+    });
   });
 }

@@ -71,6 +71,7 @@ export interface Names {
   work_items: string;
   work_item_blockers: string;
   work_limits: string;
+  work_limit_exists: string;
   events: string;
   event_heads: string;
   event_streams: string;
@@ -91,6 +92,7 @@ export function names(schema: string): Names {
     work_items: `${q}.work_items`,
     work_item_blockers: `${q}.work_item_blockers`,
     work_limits: `${q}.work_limits`,
+    work_limit_exists: `${q}.work_limit_exists`,
     events: `${q}.events`,
     event_heads: `${q}.event_heads`,
     event_streams: `${q}.event_streams`,

@@ -17,6 +17,7 @@ const ITEM_COLS = DUMP_COLUMNS.work_items.join(', ');
 const EVENT_COLS = DUMP_COLUMNS.events.map((c) => (c === 'data' ? 'data::text AS data' : c)).join(', ');
 const DOC_COLS = DUMP_COLUMNS.documents.join(', ');
 const HISTORY_COLS = DUMP_COLUMNS.document_history.join(', ');
+const LIMIT_COLS = DUMP_COLUMNS.work_limits.join(', ');
 
 /**
  * Every row of the instance, read on one connection inside a REPEATABLE READ READ ONLY transaction: one
@@ -76,6 +77,10 @@ export async function* dumpRows(
             `SELECT ${HISTORY_COLS} FROM ${t.document_history} WHERE instance = $1 AND kind = $2 AND id = $3 ORDER BY seq`,
             [conn.instance, doc.kind, doc.id],
           ),
+        limits: () =>
+          query(`SELECT ${LIMIT_COLS} FROM ${t.work_limits} WHERE instance = $1 ORDER BY key`, [
+            conn.instance,
+          ]),
         counters: async () => {
           const heads = await query<{ position: number; hash: string }>(
             `SELECT position, hash FROM ${t.event_heads} WHERE instance = $1`,
@@ -141,7 +146,7 @@ async function insertChunks<T>(
 /** Loads dump records verbatim into an empty instance, in one transaction. */
 export async function loadRows(conn: PostgresConnection, records: DumpRecord[]): Promise<void> {
   const t = conn.names;
-  const { items, events, docs, history } = dumpTables(records);
+  const { items, events, docs, history, limits } = dumpTables(records);
   await conn.transaction(async (tx) => {
     // The event head first: writers of this instance wait until the load commits (or rolls back).
     await tx.query(
@@ -152,7 +157,8 @@ export async function loadRows(conn: PostgresConnection, records: DumpRecord[]):
     const used = await tx.query<{ n: number }>(
       `SELECT (SELECT count(*) FROM ${t.work_items} WHERE instance = $1)
             + (SELECT count(*) FROM ${t.events} WHERE instance = $1)
-            + (SELECT count(*) FROM ${t.documents} WHERE instance = $1) AS n`,
+            + (SELECT count(*) FROM ${t.documents} WHERE instance = $1)
+            + (SELECT count(*) FROM ${t.work_limits} WHERE instance = $1) AS n`,
       [conn.instance],
     );
     if ((used.rows[0]?.n ?? 0) > 0) {
@@ -230,6 +236,19 @@ export async function loadRows(conn: PostgresConnection, records: DumpRecord[]):
          request_hash text, reason text, override text, created_at bigint`,
        )}`,
       (h) => ({ ...h, body: text(h.body), provenance: text(h.provenance), override: text(h.override) }),
+    );
+    await insertChunks(
+      tx,
+      conn,
+      limits,
+      `INSERT INTO ${t.work_limits} (instance, ${LIMIT_COLS})
+       SELECT $1, ${LIMIT_COLS}
+       FROM ${recordset(
+         '$2',
+         `key text, max_in_flight int, rate_count int, rate_period_ms bigint, window_start bigint,
+         window_count int, created_at bigint, updated_at bigint`,
+       )}`,
+      (l) => ({ ...l, window_start: l.window_start ?? 0, window_count: l.window_count ?? 0 }),
     );
     // What the writers keep next to the rows: history seqs, stream counters and the chain's head.
     await tx.query(

@@ -484,12 +484,13 @@ const commitEvents = (tx: Tx, conn: PostgresConnection, hint: AppendHint | null,
   writeEvents(tx, conn, events, { commit: true, hint });
 
 /**
- * SQL: whether any row of `cte` (columns concurrency_key) has a key with a limit. Such a claim is left to
+ * SQL: whether any row of `cte` (column concurrency_key) has a key with a limit. Such a claim is left to
  * claimLimited, which takes the limit locks first: a claim without them never hands out a limited key's item.
+ * The test is a function call (work_limit_exists), so the statement's plan does not involve work_limits.
  */
-function limitedAmong(t: Names, cte: string): string {
-  return `EXISTS (SELECT 1 FROM ${cte} AS c WHERE c.concurrency_key IS NOT NULL AND EXISTS (
-      SELECT 1 FROM ${t.work_limits} AS l WHERE l.instance = $1 AND l.key = c.concurrency_key))`;
+function limitedAmong(t: Names, cte: string, where = 'true'): string {
+  return `EXISTS (SELECT 1 FROM ${cte} AS c
+      WHERE c.concurrency_key IS NOT NULL AND ${where} AND ${t.work_limit_exists}($1, c.concurrency_key))`;
 }
 
 /**
@@ -589,38 +590,38 @@ async function reclaimAndClaim(
   const nowP = p.add(now);
   let readySql =
     'SELECT NULL::text AS id, 0 AS priority, 0::bigint AS created_at, NULL::text AS inst, NULL::text AS concurrency_key WHERE false';
-  let candidates =
-    'SELECT NULL::text AS id, NULL::text AS inst, NULL::text AS concurrency_key, 0::bigint AS rn WHERE false';
   let picked =
     'SELECT NULL::text AS id, NULL::text AS worker, NULL::bigint AS expires, 0::bigint AS rn, NULL::text AS inst WHERE false';
   if (claim) {
     const { claimers: claimersP, filter, limit } = claimParams(p, claim);
-    // Ready pending items come off the partial index in claim order; reclaimed ones join them.
+    // Ready pending items come off the partial index in claim order; reclaimed ones join them. Nothing is
+    // claimed here when one of them has a limited key: claimLimited claims, under the limit locks.
     readySql = `SELECT w.id, w.priority, w.created_at, w.instance AS inst, w.concurrency_key FROM ${t.work_items} AS w
         WHERE w.instance = $1 AND ${ready(t, nowP)}${filter}
         ${ORDER} LIMIT ${limit} FOR UPDATE SKIP LOCKED`;
-    candidates = `SELECT c.id, c.inst, c.concurrency_key,
-            row_number() OVER (ORDER BY c.priority DESC, c.created_at, c.id) AS rn FROM (
-            SELECT id, priority, created_at, inst, concurrency_key FROM _ready
+    picked = `SELECT k.id, cl.worker, cl.expires, k.rn, k.inst FROM (
+          SELECT c.id, c.inst, row_number() OVER (ORDER BY c.priority DESC, c.created_at, c.id) AS rn FROM (
+            SELECT id, priority, created_at, inst FROM _ready
             UNION ALL
-            SELECT w.id, w.priority, w.created_at, e.inst, w.concurrency_key FROM ${t.work_items} AS w
-              JOIN _expired AS e ON ${sameItem('e')}
+            SELECT w.id, w.priority, w.created_at, e.inst FROM ${t.work_items} AS w JOIN _expired AS e
+              ON ${sameItem('e')}
              WHERE NOT e.spent AND ${dueAndUnblocked(t, nowP)}${filter}
-          ) AS c ORDER BY rn LIMIT ${limit}`;
-    // Nothing is claimed here when a candidate's key is limited: claimLimited claims, under the limit locks.
-    picked = `SELECT k.id, cl.worker, cl.expires, k.rn, k.inst FROM _candidates AS k
+          ) AS c ORDER BY rn LIMIT ${limit}) AS k
         JOIN ${recordset(claimersP, 'worker text, expires bigint, lo bigint, hi bigint', 'cl')}
           ON k.rn > cl.lo AND k.rn <= cl.hi
         WHERE NOT (SELECT limited FROM _limited)`;
   }
+  // Reclaimed items that could be claimed again count as candidates (even when not due: conservative).
   const sql = `WITH _expired AS MATERIALIZED (
-        SELECT id, lease_owner AS previous_owner, attempts >= max_attempts AS spent, instance AS inst
+        SELECT id, lease_owner AS previous_owner, attempts >= max_attempts AS spent, instance AS inst,
+          concurrency_key
         FROM ${t.work_items}
         WHERE instance = $1 AND status = 'in_flight' AND lease_expires_at <= ${nowP}
         FOR UPDATE SKIP LOCKED),
       _ready AS MATERIALIZED (${readySql}),
-      _candidates AS MATERIALIZED (${candidates}),
-      _limited AS MATERIALIZED (SELECT ${limitedAmong(t, '_candidates')} AS limited),
+      _limited AS MATERIALIZED (SELECT ${
+        claim ? `${limitedAmong(t, '_ready')} OR ${limitedAmong(t, '_expired', 'NOT c.spent')}` : 'false'
+      } AS limited),
       _picked AS MATERIALIZED (${picked}),
       _upd AS (
         UPDATE ${t.work_items} AS w SET

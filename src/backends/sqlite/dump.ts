@@ -6,6 +6,7 @@ import type {
   DumpOptions,
   DumpRecord,
   HistoryRowDump,
+  LimitRowDump,
   WorkItemRowDump,
 } from '../../core/backend.js';
 import { InvalidInputError } from '../../errors.js';
@@ -82,6 +83,7 @@ export async function* dumpRows(
               override: parse(h.override as string | null),
             }),
           ),
+        limits: () => all<LimitRowDump>(`SELECT ${LIMIT_COLS.join(', ')} FROM work_limits ORDER BY key`),
         counters: () => {
           const edges = all<{ blocker: string; item: string }>(
             'SELECT blocker, item FROM work_item_blockers ORDER BY blocker, item',
@@ -106,6 +108,7 @@ const ITEM_COLS = DUMP_COLUMNS.work_items;
 const EVENT_COLS = DUMP_COLUMNS.events;
 const DOC_COLS = DUMP_COLUMNS.documents;
 const HISTORY_COLS = DUMP_COLUMNS.document_history;
+const LIMIT_COLS = DUMP_COLUMNS.work_limits;
 
 const insertSql = (table: string, cols: readonly string[]) =>
   `INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`;
@@ -115,7 +118,8 @@ export function loadRows(conn: SqliteConnection, records: DumpRecord[]): void {
   conn.write(() => {
     const counts = conn
       .stmt(
-        'SELECT (SELECT COUNT(*) FROM work_items) + (SELECT COUNT(*) FROM events) + (SELECT COUNT(*) FROM documents) AS n',
+        `SELECT (SELECT COUNT(*) FROM work_items) + (SELECT COUNT(*) FROM events) + (SELECT COUNT(*) FROM documents)
+           + (SELECT COUNT(*) FROM work_limits) AS n`,
       )
       .get() as { n: number };
     if (counts.n > 0)
@@ -148,6 +152,11 @@ export function loadRows(conn: SqliteConnection, records: DumpRecord[]): void {
             .run(...DOC_COLS.map((c) => (c === 'body' || c === 'forked_from' ? json(d[c]) : d[c])));
           break;
         }
+        case 'limit':
+          conn
+            .stmt(insertSql('work_limits', LIMIT_COLS))
+            .run(...LIMIT_COLS.map((c) => r.row[c] ?? (c.startsWith('window_') ? 0 : null)));
+          break;
         case 'history': {
           const h = r.row;
           conn
