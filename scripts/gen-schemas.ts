@@ -4,6 +4,7 @@ import { writeFileSync } from 'node:fs';
 import { agentRunSchema } from '../src/kinds/agent-run/schema.js';
 import { aiosWorkflowSchema } from '../src/kinds/aios-workflow/schema.js';
 import { gridMissionSchema } from '../src/kinds/grid-mission/schema.js';
+import { scheduleSchema } from '../src/kinds/schedule/schema.js';
 import { taskIrSchema } from '../src/kinds/task-ir/schema.js';
 import { workflowSessionsSchema } from '../src/kinds/workflow-sessions/schema.js';
 
@@ -13,6 +14,7 @@ for (const [name, schema] of [
   ['grid-mission', gridMissionSchema],
   ['aios-workflow', aiosWorkflowSchema],
   ['workflow-sessions', workflowSessionsSchema],
+  ['schedule', scheduleSchema],
 ] as const) {
   writeFileSync(
     new URL(`../schemas/${name}.schema.json`, import.meta.url),

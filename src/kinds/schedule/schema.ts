@@ -12,7 +12,11 @@ const NAME_TEXT = { minLength: 1, maxLength: 200, pattern: '^[^\\u0000-\\u001f\\
 const ISO = { type: 'string', minLength: 10, maxLength: 40 };
 
 export const scheduleSchema = {
-  $id: 'https://agentstate.dev/schemas/schedule.json',
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  $id: 'urn:agentstate:schema:schedule:1.0.0',
+  title: 'Schedule',
+  description:
+    'A recurring work item (kind `schedule`, id = its name): a cron expression read in `timezone`, the item each tick enqueues (keyed `schedule:<name>@<tick>`), the catch-up policy and the last tick enqueued.',
   type: 'object',
   additionalProperties: false,
   required: ['cron', 'item', 'catch_up', 'enabled', 'created_at', 'last_tick'],
