@@ -6,9 +6,9 @@
 import { inputSchema } from '../../core/json-schema.js';
 import { OBJECT } from '../../core/output-schemas.js';
 import { type StoreServices, serviceOperation } from '../../core/services.js';
-import type { ActorKind, EnqueueInput, Json, JsonObject } from '../../core/types.js';
+import type { ActorKind, EnqueueInput, JsonObject } from '../../core/types.js';
 import { isAgentStateError, NotFoundError } from '../../errors.js';
-import type { Schedule } from './model.js';
+import type { Schedule, ScheduleItem } from './model.js';
 import { CATCH_UP_POLICIES, type CatchUpPolicy } from './schema.js';
 
 const KIND = 'schedule';
@@ -29,20 +29,15 @@ const ACTOR = {
   actor_kind: { type: 'string', enum: ['human', 'model', 'tool', 'system'] },
 } as const;
 
-interface AddInput {
+/** schedule_add's input: the schedule's name, expression and policy, and the fields of its item. */
+type AddInput = ScheduleItem & {
   name: string;
   cron: string;
-  title: string;
-  kind?: string | null;
-  payload?: Json;
-  priority?: number;
-  max_attempts?: number;
-  concurrency_key?: string | null;
   timezone?: string | null;
   catch_up?: CatchUpPolicy;
   actor?: string;
   actor_kind?: ActorKind;
-}
+};
 
 function now(inst: StoreServices): number {
   const clock = (inst as { clock?: () => number }).clock;
