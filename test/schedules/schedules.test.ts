@@ -201,6 +201,26 @@ describe('dueTicks: which ticks a pass enqueues', () => {
     const utc = dueTicks({ ...s, timezone: null }, Date.parse('2026-03-29T12:00:00.000Z'), 60_000);
     expect(utc.ticks.map(iso)).toEqual(['2026-03-28T02:30:00.000Z', '2026-03-29T02:30:00.000Z']);
   });
+  it('runs a fixed local time once when the clocks go back, and an interval at its real-time pace', () => {
+    // 02:30 happens twice on 25 October 2026 in Berlin (CEST, then CET): one tick, at the first.
+    const at = { ...base, created_at: '2026-10-24T22:00:00.000Z', timezone: 'Europe/Berlin' };
+    const fixed = dueTicks(
+      { ...at, cron: '30 2 * * *', catch_up: 'all' },
+      Date.parse('2026-10-25T02:00:00.000Z'),
+      1,
+    );
+    expect(fixed.ticks.map(iso)).toEqual(['2026-10-25T00:30:00.000Z']);
+    // Every 30 minutes: the repeated hour is not skipped or doubled in real time.
+    const every = dueTicks(
+      { ...at, cron: '*/30 * * * *', catch_up: 'all' },
+      Date.parse('2026-10-25T02:00:00.000Z'),
+      1,
+    );
+    expect(every.ticks.map(iso)).toEqual(
+      Array.from({ length: 8 }, (_, k) => iso(Date.parse('2026-10-24T22:30:00.000Z') + k * 30 * MIN)),
+    );
+  });
+
   it(`caps catch-up all at the newest ${CATCH_UP_MAX} ticks and counts the rest as missed`, () => {
     const s = { ...base, cron: '* * * * *', timezone: null, catch_up: 'all' as const };
     const r = dueTicks(s, Date.parse('2026-03-28T10:00:00.000Z'), 60_000);
