@@ -47,6 +47,8 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   readonly #pollMs: number;
   readonly #toleranceMs: number;
   readonly #stop = new AbortController();
+  /** The newest tick this scheduler handled, per schedule (see runDueSchedules). */
+  readonly #cursors = new Map<string, number>();
   #loop: Promise<void> | undefined;
 
   constructor(o: SchedulerOptions) {
@@ -72,7 +74,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
 
   /** One pass at `at` (default: the instance's clock): enqueues every due tick; returns what it did. */
   async tick(at?: number): Promise<TickResult[]> {
-    const results = await runDueSchedules(this.#inst, at ?? this.#now(), this.#toleranceMs);
+    const results = await runDueSchedules(this.#inst, at ?? this.#now(), this.#toleranceMs, this.#cursors);
     if (results.length > 0) this.emit('ticked', results);
     return results;
   }

@@ -141,6 +141,31 @@ for (const backend of await backendsForThisFile()) {
       }
     });
 
+    it('a running scheduler writes the cursor of a tick-a-second schedule once a minute, not each second', async () => {
+      const c = clock(Date.parse('2026-12-03T10:00:00.000Z'));
+      const inst = await backend.open(undefined, { clock: c.now });
+      try {
+        await add(inst, { name: 'sec', cron: '* * * * * *', title: 's' });
+        const s = createScheduler({ instance: inst });
+        for (let k = 1; k <= 90; k++) {
+          c.advance(1000);
+          await s.tick();
+        }
+        expect(await itemsOf(inst)).toHaveLength(90);
+        // Added (v1), then the cursor at 60 s (v2): 90 ticks, two versions.
+        const doc = await inst.docs.get({ kind: 'schedule', id: 'sec' });
+        expect(doc.version).toBe(2);
+        expect(doc.body.last_tick).toBe('2026-12-03T10:01:00.000Z');
+        // Another scheduler (or this one restarted) starts from the stored cursor: the ticks after it are
+        // found again and get their existing items, none twice.
+        c.advance(1000);
+        await createScheduler({ instance: inst }).tick();
+        expect(await itemsOf(inst)).toHaveLength(91);
+      } finally {
+        await inst.close();
+      }
+    });
+
     it('hostile definitions are refused with the field named, and nothing is written', async () => {
       const inst = await backend.open();
       try {

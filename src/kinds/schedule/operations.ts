@@ -12,6 +12,8 @@ import type { Schedule, ScheduleItem } from './model.js';
 import { CATCH_UP_POLICIES, type CatchUpPolicy } from './schema.js';
 
 const KIND = 'schedule';
+/** How far a running scheduler lets the stored cursor lag behind the ticks it handled, in ms. */
+export const CURSOR_EVERY_MS = 60_000;
 /** Under `catch_up: 'none'`, how late a tick may be found and still run (a scheduler's poll is later). */
 export const DEFAULT_TOLERANCE_MS = 60_000;
 
@@ -61,12 +63,15 @@ async function view(name: string, version: number, s: Schedule, at: number): Pro
 /**
  * One pass: for every enabled schedule, enqueues the ticks due at `at` (its catch-up policy decides which),
  * each with its tick's idempotency key, then moves its `last_tick` forward (compare-and-swap: a scheduler
- * that lost the race leaves it to the winner). Safe to run from any number of processes at once.
+ * that lost the race leaves it to the winner). Safe to run from any number of processes at once. `memory`:
+ * a running scheduler's own cursors, kept between its passes (then `last_tick` is written at most once a
+ * minute per schedule).
  */
 export async function runDueSchedules(
   inst: StoreServices,
   at: number = now(inst),
   toleranceMs = DEFAULT_TOLERANCE_MS,
+  memory?: Map<string, number>,
 ): Promise<TickResult[]> {
   const { dueTicks, tickKey } = await import('./model.js');
   const out: TickResult[] = [];
@@ -74,7 +79,17 @@ export async function runDueSchedules(
     const doc = await inst.docs.find(KIND, rec.id);
     const s = doc?.body as unknown as Schedule | undefined;
     if (!doc || !s?.enabled) continue;
-    const { ticks, missed, newest } = dueTicks(s, at, toleranceMs);
+    // The newest tick handled: the stored cursor, or this scheduler's own when it is ahead (a schedule
+    // added again under its name is another schedule: its creation time is part of the key).
+    const stored = s.last_tick ? Date.parse(s.last_tick) : 0;
+    const mkey = `${rec.id}\u0000${s.created_at}`;
+    const known = Math.max(stored, memory?.get(mkey) ?? 0);
+    const { ticks, missed, newest } = dueTicks(
+      { ...s, last_tick: known > 0 ? new Date(known).toISOString() : null },
+      at,
+      toleranceMs,
+    );
+    if (newest !== null) memory?.set(mkey, Math.max(known, newest));
     const result: TickResult = { schedule: rec.id, enqueued: [], missed };
     if (ticks.length > 0) {
       const items = await inst.work.enqueueMany(
@@ -101,8 +116,12 @@ export async function runDueSchedules(
       );
       result.enqueued = items.map((item, k) => ({ tick: new Date(ticks[k]!).toISOString(), id: item.id }));
     }
-    // The cursor moves past what was enqueued and what the policy skipped, so neither comes back.
-    if (newest !== null && newest > (s.last_tick ? Date.parse(s.last_tick) : 0)) {
+    // The cursor moves past what was enqueued and what the policy skipped, so neither comes back. A scheduler
+    // that remembers its own writes it at most once a minute per schedule: a tick a second would otherwise
+    // be a document version a second (the items' keys, not the cursor, make each tick once).
+    const due = newest !== null && newest > stored;
+    const since = stored || Date.parse(s.created_at);
+    if (due && (!memory || missed > 0 || newest - since >= CURSOR_EVERY_MS)) {
       try {
         await inst.docs.commit({
           kind: KIND,
