@@ -14,6 +14,7 @@ import { addMcpCommand } from './mcp-command.js';
 import { addScheduleCommands } from './schedule-commands.js';
 import { addServeCommand } from './serve-command.js';
 import { addSessionCommands } from './session-commands.js';
+import { addSetupCommand } from './setup-command.js';
 import { addStateCommands } from './state-commands.js';
 import { addViewCommands } from './view-commands.js';
 import { addWorkCommands } from './work-commands.js';
@@ -68,6 +69,7 @@ export function buildProgram(): Command {
   addWorkCommands(program);
   addWorkerCommand(program);
   addScheduleCommands(program);
+  addSetupCommand(program);
   addEventCommands(program);
   addStateCommands(program);
   addViewCommands(program);

@@ -1,0 +1,224 @@
+// `agentstate setup <host>`: the project-scoped files each coding-agent host reads, so its agent has the
+// store as an MCP server and knows how to use it. Only agentstate's own entries are written: a server
+// entry in the host's MCP configuration, and a marked section of its instruction file. Running it again
+// changes nothing; --remove takes out exactly those entries; every other byte stays.
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { InvalidInputError } from '../errors.js';
+import { editBlock, editJson } from './edit.js';
+
+export const HOSTS = ['claude-code', 'codex', 'cursor', 'vscode'] as const;
+export type Host = (typeof HOSTS)[number];
+
+/** The store's folder in the project, the instance every agent session of the project shares. */
+export const INSTANCE_DIR = '.agentstate';
+/** The command a host runs for the server, before `mcp --dir …` [default: the package's bin through npx]. */
+export const DEFAULT_COMMAND = ['npx', '--no-install', 'agentstate'];
+
+const MD_BEGIN =
+  '<!-- agentstate:begin (written by `agentstate setup`; `agentstate setup --remove` takes it out) -->';
+const MD_END = '<!-- agentstate:end -->';
+const TOML_BEGIN = '# >>> agentstate (written by `agentstate setup codex`; `--remove` takes it out)';
+const TOML_END = '# <<< agentstate';
+
+/** What the agent is told, in each host's instruction file. */
+const INSTRUCTIONS = `## agentstate: the plan and the work live in the store
+
+This project keeps its work items, plan and decisions in agentstate (MCP server \`agentstate\`, store in
+\`${INSTANCE_DIR}/\`). They survive context compaction and restarts, and parallel sessions share them.
+
+- At the start of a session, and after the context was compacted, call \`resume\`: it lists your held
+  items, the ready ones, open decisions and what changed. Continue from it; do not restart the plan.
+- Before working on a task, \`claim\` it (a leased claim: no other session gets it); \`heartbeat\` on long
+  work; \`resolve\` it done or failed when finished. Add new tasks with \`enqueue\`.
+- Keep plans and notes in documents: read with \`get_document\`, write with \`commit\` against the version
+  you read (a conflict means someone else wrote first: read again, merge, retry).
+- Never edit files under \`${INSTANCE_DIR}/\` by hand.
+`;
+
+interface HostFiles {
+  /** The MCP configuration: a JSON key path, or Codex's TOML table. */
+  mcp:
+    | { file: string; format: 'json'; path: string[]; entry: (cmd: string[]) => unknown }
+    | { file: string; format: 'toml'; entry: (cmd: string[]) => string };
+  /** The instruction file: a marked section of a shared file, or a file of its own. */
+  instructions: { file: string; mode: 'section' | 'own'; header?: string };
+}
+
+const args = (cmd: string[], dir: string) => [...cmd.slice(1), 'mcp', '--dir', dir];
+const toml = (s: string) => JSON.stringify(s);
+
+const FILES: Record<Host, HostFiles> = {
+  'claude-code': {
+    mcp: {
+      file: '.mcp.json',
+      format: 'json',
+      path: ['mcpServers', 'agentstate'],
+      entry: (cmd) => ({
+        type: 'stdio',
+        command: cmd[0],
+        args: args(cmd, `\${CLAUDE_PROJECT_DIR:-.}/${INSTANCE_DIR}`),
+      }),
+    },
+    instructions: { file: 'CLAUDE.md', mode: 'section' },
+  },
+  codex: {
+    mcp: {
+      file: '.codex/config.toml',
+      format: 'toml',
+      entry: (cmd) =>
+        `[mcp_servers.agentstate]\ncommand = ${toml(cmd[0]!)}\nargs = [${args(cmd, INSTANCE_DIR).map(toml).join(', ')}]`,
+    },
+    instructions: { file: 'AGENTS.md', mode: 'section' },
+  },
+  cursor: {
+    mcp: {
+      file: '.cursor/mcp.json',
+      format: 'json',
+      path: ['mcpServers', 'agentstate'],
+      entry: (cmd) => ({ command: cmd[0], args: args(cmd, INSTANCE_DIR) }),
+    },
+    instructions: {
+      file: '.cursor/rules/agentstate.mdc',
+      mode: 'own',
+      header:
+        '---\ndescription: "agentstate: how to resume, claim and record work"\nalwaysApply: true\n---\n',
+    },
+  },
+  vscode: {
+    mcp: {
+      file: '.vscode/mcp.json',
+      format: 'json',
+      path: ['servers', 'agentstate'],
+      entry: (cmd) => ({
+        type: 'stdio',
+        command: cmd[0],
+        args: args(cmd, `\${workspaceFolder}/${INSTANCE_DIR}`),
+      }),
+    },
+    instructions: { file: '.github/copilot-instructions.md', mode: 'section' },
+  },
+};
+
+/** One file `setup` writes, and what it does to it. */
+export interface SetupChange {
+  path: string;
+  action: 'created' | 'updated' | 'unchanged' | 'removed' | 'deleted';
+  before: string | null;
+  after: string | null;
+}
+
+/** What `setup` does to a project for a host (nothing is written when `dryRun`). */
+export interface SetupOptions {
+  host: string;
+  project: string;
+  remove?: boolean;
+  dryRun?: boolean;
+  /** The server command and its leading arguments [default: DEFAULT_COMMAND]. */
+  command?: string[];
+}
+
+/** The host, or INVALID_INPUT naming the ones known. */
+export function checkHost(host: string): Host {
+  if (!(HOSTS as readonly string[]).includes(host)) {
+    throw new InvalidInputError(`unknown host ${JSON.stringify(host)}; known: ${HOSTS.join(', ')}`, {
+      field: 'host',
+    });
+  }
+  return host as Host;
+}
+
+/** Plans (and unless `dryRun`, writes) the host's files; returns each file's change. */
+export function setupHost(o: SetupOptions): SetupChange[] {
+  const host = checkHost(o.host);
+  const cmd = o.command ?? DEFAULT_COMMAND;
+  if (cmd.length === 0 || cmd.some((c) => typeof c !== 'string' || c === '' || c.includes('\n'))) {
+    throw new InvalidInputError('setup: the command must be a non-empty list of words', { field: 'command' });
+  }
+  const f = FILES[host];
+  const changes: SetupChange[] = [];
+  const read = (file: string) => {
+    const path = join(o.project, file);
+    return existsSync(path) ? readFileSync(path, 'utf8') : null;
+  };
+  const plan = (file: string, next: (text: string) => string | null) => {
+    const before = read(file);
+    const edited = next(before ?? '');
+    const after = edited === null ? before : edited;
+    const empty =
+      after === null || after.trim() === '' || (file.endsWith('.json') && /^\s*\{\s*\}\s*$/.test(after));
+    let action: SetupChange['action'];
+    if (edited === null) action = 'unchanged';
+    else if (o.remove) action = empty ? 'deleted' : 'removed';
+    else action = before === null ? 'created' : 'updated';
+    changes.push({ path: file, action, before, after: action === 'deleted' ? null : after });
+  };
+  const mcp = f.mcp;
+  if (mcp.format === 'json') {
+    plan(mcp.file, (text) => editJson(text, mcp.path, o.remove ? undefined : mcp.entry(cmd), mcp.file));
+  } else {
+    plan(mcp.file, (text) => {
+      if (!o.remove && /^\s*\[mcp_servers\.agentstate\]/m.test(text.replace(blockRegExp(), ''))) {
+        throw new InvalidInputError(
+          `${mcp.file} already has [mcp_servers.agentstate] of its own: remove or rename it, then run setup again`,
+          { field: mcp.file },
+        );
+      }
+      return editBlock(text, TOML_BEGIN, TOML_END, o.remove ? null : mcp.entry(cmd));
+    });
+  }
+  const ins = f.instructions;
+  if (ins.mode === 'own') {
+    const body = `${ins.header ?? ''}${INSTRUCTIONS}`;
+    plan(ins.file, (text) => (o.remove ? (text === '' ? null : '') : text === body ? null : body));
+  } else {
+    plan(ins.file, (text) => editBlock(text, MD_BEGIN, MD_END, o.remove ? null : INSTRUCTIONS));
+  }
+  if (!o.dryRun) {
+    for (const c of changes) {
+      const path = join(o.project, c.path);
+      if (c.action === 'unchanged') continue;
+      if (c.action === 'deleted') {
+        rmSync(path, { force: true });
+        // The folders setup made for it go too, when nothing else is in them.
+        for (let dir = dirname(path); dir.startsWith(o.project) && dir !== o.project; dir = dirname(dir)) {
+          if (readdirSync(dir).length > 0) break;
+          rmdirSync(dir);
+        }
+        continue;
+      }
+      mkdirSync(dirname(path), { recursive: true });
+      writeFileSync(path, c.after ?? '');
+    }
+  }
+  return changes.map((c) => ({ ...c, path: relative(o.project, join(o.project, c.path)) }));
+}
+
+function blockRegExp(): RegExp {
+  const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`${esc(TOML_BEGIN)}[\\s\\S]*?${esc(TOML_END)}`);
+}
+
+/** A change as a unified-style diff (the lines that differ, with a few around them). */
+export function diffOf(c: SetupChange): string {
+  const a = (c.before ?? '').split('\n');
+  const b = (c.after ?? '').split('\n');
+  let start = 0;
+  while (start < a.length && start < b.length && a[start] === b[start]) start++;
+  let endA = a.length;
+  let endB = b.length;
+  while (endA > start && endB > start && a[endA - 1] === b[endB - 1]) {
+    endA--;
+    endB--;
+  }
+  const lines = [
+    `--- ${c.before === null ? '/dev/null' : `a/${c.path}`}`,
+    `+++ ${c.after === null ? '/dev/null' : `b/${c.path}`}`,
+  ];
+  lines.push(`@@ line ${start + 1} @@`);
+  for (let k = Math.max(0, start - 2); k < start; k++) lines.push(` ${a[k]}`);
+  for (let k = start; k < endA; k++) lines.push(`-${a[k]}`);
+  for (let k = start; k < endB; k++) lines.push(`+${b[k]}`);
+  for (let k = endA; k < Math.min(a.length, endA + 2); k++) lines.push(` ${a[k]}`);
+  return lines.join('\n');
+}
