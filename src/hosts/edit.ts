@@ -59,17 +59,21 @@ function detectIndent(text: string): { insertSpaces: boolean; tabSize: number } 
   return { insertSpaces: true, tabSize: m ? Math.min(m[1]!.length, 8) : 2 };
 }
 
-/** The block between `begin` and `end` lines, or null. */
-function findBlock(text: string, begin: string, end: string): { start: number; stop: number } | null {
+/**
+ * The block between `begin` and `end` lines, or null: where it begins (`at`), where it ends (`stop`, after
+ * its last newline), and where the blank line it was added after begins (`sep`).
+ */
+function findBlock(
+  text: string,
+  begin: string,
+  end: string,
+): { sep: number; at: number; stop: number } | null {
   const at = text.indexOf(begin);
-  if (at < 0) return null;
-  const close = text.indexOf(end, at);
+  const close = at < 0 ? -1 : text.indexOf(end, at);
   if (close < 0) return null;
-  let stop = close + end.length;
-  if (text[stop] === '\n') stop++;
-  // The separator the block was added with is part of it.
-  const start = at > 0 && text[at - 1] === '\n' && (at === 1 || text[at - 2] === '\n') ? at - 1 : at;
-  return { start, stop };
+  const stop = close + end.length + (text[close + end.length] === '\n' ? 1 : 0);
+  const sep = text.slice(0, at).endsWith('\n\n') ? at - 1 : at;
+  return { sep, at, stop };
 }
 
 /**
@@ -79,16 +83,11 @@ function findBlock(text: string, begin: string, end: string): { start: number; s
  */
 export function editBlock(text: string, begin: string, end: string, body: string | null): string | null {
   const found = findBlock(text, begin, end);
-  if (body === null) {
-    if (!found) return null;
-    return text.slice(0, found.start) + text.slice(found.stop);
-  }
+  if (body === null) return found ? text.slice(0, found.sep) + text.slice(found.stop) : null;
   const block = `${begin}\n${body.endsWith('\n') ? body : `${body}\n`}${end}\n`;
   if (found) {
-    const current = text.slice(found.start, found.stop).replace(/^\n/, '');
-    if (current === block) return null;
-    const lead = text[found.start] === '\n' && found.start < text.indexOf(begin) ? '\n' : '';
-    return text.slice(0, found.start) + lead + block + text.slice(found.stop);
+    if (text.slice(found.at, found.stop) === block) return null;
+    return text.slice(0, found.at) + block + text.slice(found.stop);
   }
   if (text === '') return block;
   return `${text}${text.endsWith('\n') ? '' : '\n'}\n${block}`;

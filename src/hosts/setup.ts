@@ -3,7 +3,7 @@
 // entry in the host's MCP configuration, and a marked section of its instruction file. Running it again
 // changes nothing; --remove takes out exactly those entries; every other byte stays.
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { dirname, join } from 'node:path';
 import { InvalidInputError } from '../errors.js';
 import { editBlock, editJson } from './edit.js';
 
@@ -191,7 +191,7 @@ export function setupHost(o: SetupOptions): SetupChange[] {
       writeFileSync(path, c.after ?? '');
     }
   }
-  return changes.map((c) => ({ ...c, path: relative(o.project, join(o.project, c.path)) }));
+  return changes;
 }
 
 function blockRegExp(): RegExp {

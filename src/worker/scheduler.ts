@@ -74,7 +74,7 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
 
   /** One pass at `at` (default: the instance's clock): enqueues every due tick; returns what it did. */
   async tick(at?: number): Promise<TickResult[]> {
-    const results = await runDueSchedules(this.#inst, at ?? this.#now(), this.#toleranceMs, this.#cursors);
+    const results = await runDueSchedules(this.#inst, at, this.#toleranceMs, this.#cursors);
     if (results.length > 0) this.emit('ticked', results);
     return results;
   }
@@ -89,10 +89,6 @@ export class Scheduler extends EventEmitter<SchedulerEvents> {
   async stop(): Promise<void> {
     this.#stop.abort();
     await this.#loop;
-  }
-
-  #now(): number {
-    return typeof this.#inst.clock === 'function' ? this.#inst.clock() : Date.now();
   }
 
   async #run(): Promise<void> {
