@@ -184,6 +184,9 @@ describe.each(CASES)('agentstate setup $host', (c) => {
 describe('agentstate setup refuses', () => {
   it.for([
     ['an unknown host', ['windsurf'], {}],
+    ['a host that is a path', ['../../etc'], {}],
+    ['a prototype key as the host', ['__proto__'], {}],
+    ['a command list of numbers', ['vscode', '--command', '[1,2]'], {}],
     ['a .mcp.json that is not JSON', ['claude-code'], { '.mcp.json': '{ "mcpServers": ' }],
     ['a .vscode/mcp.json that is an array', ['vscode'], { '.vscode/mcp.json': '[]' }],
     [

@@ -30,6 +30,13 @@ function clock(start = T0) {
 
 const add = (inst: Instance, input: Record<string, unknown>) => runOperation(inst, 'schedule_add', input);
 
+/** `{ a: { a: … } }`, `depth` levels deep. */
+function deep(depth: number): Record<string, unknown> {
+  let v: Record<string, unknown> = {};
+  for (let k = 0; k < depth; k++) v = { a: v };
+  return v;
+}
+
 async function itemsOf(inst: Instance) {
   return (await inst.work.list({ limit: 10_000 })).filter((i) => i.idempotency_key?.startsWith('schedule:'));
 }
@@ -180,9 +187,22 @@ for (const backend of await backendsForThisFile()) {
           [{ name: 'x', cron: '* * * * *' }, 'title'],
           [{ name: 'x', cron: '* * * * *', title: 't', priority: 1e9 }, 'priority'],
           [{ name: 'x', cron: '* * * * *', title: 't', extra: 1 }, 'extra'],
+          // Wrong types, model-written shapes, prototype keys, sizes and depths beyond the limits.
+          [{ name: { n: 1 }, cron: '* * * * *', title: 't' }, 'name'],
+          [{ name: 'x', cron: 5, title: 't' }, 'cron'],
+          [{ name: 'x', cron: '* * * * *', title: 't', catch_up: ['all'] }, 'catch_up'],
+          [
+            { name: 'x', cron: '* * * * *', title: 't', payload: JSON.parse('{"__proto__":{"polluted":1}}') },
+            'payload',
+          ],
+          [
+            { name: 'x', cron: '* * * * *', title: 't', payload: { big: 'x'.repeat(2 * 1024 * 1024) } },
+            'payload',
+          ],
+          [{ name: 'x', cron: '* * * * *', title: 't', payload: deep(10_000) }, 'payload'],
         ];
         for (const [input, field] of bad) {
-          await expect(add(inst, input), JSON.stringify(input)).rejects.toMatchObject({
+          await expect(add(inst, input), field).rejects.toMatchObject({
             code: 'INVALID_INPUT',
             details: expect.objectContaining({ field }),
           });
@@ -205,6 +225,15 @@ for (const backend of await backendsForThisFile()) {
         ).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
         expect((await inst.events.head())?.position ?? 0).toBe(before);
         expect(await inst.docs.list({ kind: 'schedule' })).toEqual([]);
+        expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+        // Removing or ticking what is not there: NOT_FOUND / nothing, still nothing written.
+        await expect(
+          runOperation(inst, 'schedule_remove', { name: '../../etc/passwd' }),
+        ).rejects.toMatchObject({
+          code: 'NOT_FOUND',
+        });
+        expect(await runOperation(inst, 'schedule_tick', {})).toEqual([]);
+        expect((await inst.events.head())?.position ?? 0).toBe(before);
       } finally {
         await inst.close();
       }
