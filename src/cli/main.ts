@@ -14,7 +14,11 @@ const first = argv[0];
 
 // The way hosts call a workflow (its name first) skips commander; anything else, global options before a
 // workflow name included, is commander's to dispatch.
-if (first !== undefined && isWorkflowName(first)) {
+if (first === 'hook') {
+  // A host waits for its hooks at every lifecycle moment: no CLI framework on this path either.
+  const { runHookCommand } = await import('./hook-command.js');
+  process.exitCode = await runHookCommand(argv.slice(1));
+} else if (first !== undefined && isWorkflowName(first)) {
   const { runWorkflowCommand } = await import('./workflow-command.js');
   process.exitCode = await runWorkflowCommand(first, argv.slice(1));
 } else {

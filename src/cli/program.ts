@@ -14,7 +14,7 @@ import { addMcpCommand } from './mcp-command.js';
 import { addScheduleCommands } from './schedule-commands.js';
 import { addServeCommand } from './serve-command.js';
 import { addSessionCommands } from './session-commands.js';
-import { addSetupCommand } from './setup-command.js';
+import { addHookCommand, addSetupCommand } from './setup-command.js';
 import { addStateCommands } from './state-commands.js';
 import { addViewCommands } from './view-commands.js';
 import { addWorkCommands } from './work-commands.js';
@@ -70,6 +70,7 @@ export function buildProgram(): Command {
   addWorkerCommand(program);
   addScheduleCommands(program);
   addSetupCommand(program);
+  addHookCommand(program);
   addEventCommands(program);
   addStateCommands(program);
   addViewCommands(program);

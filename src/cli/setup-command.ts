@@ -68,3 +68,21 @@ export function addSetupCommand(program: Command): void {
       },
     );
 }
+
+/**
+ * `agentstate hook <event>` as commander lists it. The entry (src/cli/main.ts) runs `hook` on its lean path
+ * before commander loads; this makes it appear in `agentstate --help` and answers `agentstate help hook`.
+ */
+export function addHookCommand(program: Command): void {
+  program
+    .command('hook <event>')
+    .description(
+      "run a host's hook (session-start, pre-compact, post-tool-use, subagent-start, subagent-stop, stop): reads its JSON on stdin; never blocks the host (setup writes the entries; see docs/hosts.md)",
+    )
+    .allowUnknownOption()
+    .helpOption(false)
+    .action(async (_event: string, _o: unknown, cmd: Command) => {
+      const { runHookCommand } = await import('./hook-command.js');
+      process.exitCode = await runHookCommand(cmd.args);
+    });
+}

@@ -24,7 +24,10 @@ export const WORK_COMMANDS = [
     usage: 'claim',
     op: 'claim_many',
     description: 'claim the highest-priority ready item under a lease (prints nothing-ready when none)',
-    flags: { limit: { short: 'n', help: 'claim up to n items at once (prints a list)' } },
+    flags: {
+      limit: { short: 'n', help: 'claim up to n items at once (prints a list)' },
+      key: { help: 'hold a name as a lock, e.g. path:src/a.ts (made on first use; release it when done)' },
+    },
     // One item unless --limit asks for several: claim answers an item or null, claim_many a list.
     route: (input) => ({ op: input.limit === undefined ? 'claim' : 'claim_many', input }),
     human: (r) => (Array.isArray(r) ? items(r, 'nothing ready') : r ? formatItem(r) : 'nothing ready'),

@@ -142,11 +142,20 @@ export interface ClaimInput {
   kind?: string;
   /** Claim this item, if it is ready. */
   id?: string;
+  /**
+   * Claim the name `key` (e.g. `path:src/a.ts`): the item of kind `lock` with this idempotency key, made on
+   * first use. A lock is held until released (or its lease runs out); claims without an id never take one.
+   * PERMISSION_DENIED while another worker holds it.
+   */
+  key?: string;
   /** Claim up to this many ready items at once (see `claimMany`). @default 1 */
   limit?: number;
   /** Recorded in the item's event: a person (`human`), a model, a tool or the system. @default 'system' */
   actor_kind?: ActorKind;
 }
+
+/** The kind of the items `claim({ key })` holds: locks on names, never handed out by a claim without an id. */
+export const LOCK_KIND = 'lock';
 
 /** `work.heartbeat`: extend a held lease by `lease_ms` from now (default 60 s); `attempt` fences a stale holder. */
 export interface HeartbeatInput {

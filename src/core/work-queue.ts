@@ -1,5 +1,11 @@
 // The work-item service: checks inputs, fills defaults, and calls the backend's atomic operations.
-import { InvalidInputError, isAgentStateError, NotFoundError } from '../errors.js';
+import {
+  InvalidInputError,
+  InvalidTransitionError,
+  isAgentStateError,
+  NotFoundError,
+  PermissionDeniedError,
+} from '../errors.js';
 import type { Claimer, LeaseQuery, NewWorkItem, Outcome, ResolveQuery, StoreBackend } from './backend.js';
 import { type CoalesceOptions, Coalescer, DEFAULT_COALESCE } from './coalesce.js';
 import { itemEvent } from './event-log.js';
@@ -19,6 +25,7 @@ import {
   type Json,
   type JsonObject,
   type ListInput,
+  LOCK_KIND,
   type RateLimit,
   type ReleaseInput,
   type RemoveLimitInput,
@@ -84,6 +91,7 @@ export const WORK_INPUTS = {
     lease_ms: LEASE,
     kind: { type: 'name' },
     id: { type: 'name' },
+    key: { type: 'name' },
     limit: { type: 'int', min: 1, max: LIMITS.claimLimit },
     actor_kind: KIND,
   },
@@ -299,6 +307,7 @@ export class WorkQueue {
    */
   async claim(input: ClaimInput = {}): Promise<WorkItem | null> {
     const i = checkInput<ClaimInput>('claim', input, WORK_INPUTS.claim);
+    if (i.key !== undefined) return this.#claimKey(i);
     if (this.#coalesce && i.id === undefined) {
       if ((i.limit ?? 1) === 1) {
         // Overlapping claims on this handle are served by one claimMany, one item to each.
@@ -315,7 +324,69 @@ export class WorkQueue {
 
   /** Claims up to `limit` ready items in one statement (one work_items_claimed event for two or more). */
   async claimMany(input: ClaimInput = {}): Promise<WorkItem[]> {
-    return this.#claimMany(checkInput<ClaimInput>('claim', input, WORK_INPUTS.claim));
+    const i = checkInput<ClaimInput>('claim', input, WORK_INPUTS.claim);
+    if (i.key !== undefined) {
+      const item = await this.#claimKey(i);
+      return item ? [item] : [];
+    }
+    return this.#claimMany(i);
+  }
+
+  /**
+   * The lock `key`: its item (kind `lock`, made on first use) claimed by id. Held by another worker:
+   * PERMISSION_DENIED naming the holder; resolved done: INVALID_TRANSITION (a finished lock stays finished);
+   * failed or cancelled (its lease ran out too often, someone cancelled it): opened again first.
+   */
+  async #claimKey(i: ClaimInput): Promise<WorkItem> {
+    const key = i.key!;
+    if (i.id !== undefined || (i.kind !== undefined && i.kind !== LOCK_KIND) || (i.limit ?? 1) !== 1) {
+      throw new InvalidInputError('claim: key names one lock: give it without id, another kind or a limit', {
+        field: 'key',
+      });
+    }
+    const worker = i.worker ?? this.#ctx.defaultWorker;
+    let item = await this.enqueue({
+      title: key,
+      kind: LOCK_KIND,
+      idempotency_key: key,
+      ...(i.actor_kind === undefined ? {} : { actor_kind: i.actor_kind }),
+    });
+    if (item.kind !== LOCK_KIND) {
+      throw new InvalidInputError(
+        `claim: key ${JSON.stringify(key)} is the idempotency key of item ${item.id} (kind ${item.kind ?? 'none'}), not a lock: claim it by id`,
+        { field: 'key', id: item.id },
+      );
+    }
+    if (item.status === 'failed' || item.status === 'cancelled') {
+      try {
+        item = await this.retry({
+          id: item.id,
+          ...(i.actor_kind === undefined ? {} : { actor_kind: i.actor_kind }),
+        });
+      } catch (err) {
+        // Opened again by a racing claim: the claim below decides who holds it.
+        if (!(isAgentStateError(err) && err.code === 'INVALID_TRANSITION')) throw err;
+      }
+    }
+    if (item.status === 'in_flight' && item.lease_owner === worker) return item;
+    const [claimed] = await this.#claimMany({ ...i, key: undefined, kind: undefined, id: item.id, limit: 1 });
+    if (claimed) return claimed;
+    const now = (await this.#backend.work.get(item.id)) ?? item;
+    if (now.status === 'done') {
+      throw new InvalidTransitionError(
+        `claim: lock ${JSON.stringify(key)} was resolved done; release a lock instead of resolving it`,
+        {
+          field: 'key',
+          id: now.id,
+          from: 'done',
+        },
+      );
+    }
+    if (now.status === 'in_flight' && now.lease_owner === worker) return now;
+    throw new PermissionDeniedError(
+      `claim: ${JSON.stringify(key)} is held by ${now.lease_owner ?? 'another worker'}${now.lease_expires_at ? ` until ${now.lease_expires_at}` : ''}: work on something else, or wait`,
+      { field: 'key', id: now.id, holder: now.lease_owner },
+    );
   }
 
   #claimMany(i: ClaimInput): Promise<WorkItem[]> {

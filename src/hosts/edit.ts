@@ -92,3 +92,91 @@ export function editBlock(text: string, begin: string, end: string, body: string
   if (text === '') return block;
   return `${text}${text.endsWith('\n') ? '' : '\n'}\n${block}`;
 }
+
+/**
+ * Puts `value` into the JSON list at `path` in place of the elements `isOurs` picks (appended when there is
+ * none), or with `value` undefined takes those elements out, and the list and its parent object when that
+ * leaves them empty. The user's elements, and every byte around them, stay. Null when nothing changes.
+ */
+export function editJsonList(
+  text: string,
+  path: string[],
+  isOurs: (element: unknown) => boolean,
+  value: unknown,
+  file: string,
+): string | null {
+  let source = text.trim() === '' ? '{}\n' : text;
+  const tree = parse(source, file);
+  const list = findNodeAtLocation(tree, path);
+  if (list && list.type !== 'array') {
+    throw new InvalidInputError(
+      `${file}: ${path.join('.')} is not a list: fix it by hand, then run setup again`,
+      {
+        field: file,
+      },
+    );
+  }
+  const ours = (list?.children ?? []).flatMap((c, i) => (isOurs(getNodeValue(c)) ? [i] : []));
+  if (value === undefined) {
+    if (ours.length === 0) return null;
+    for (const i of ours.reverse()) source = cutElement(source, path, i, file);
+    // A list (and a parent object) setup leaves empty goes too.
+    for (let depth = path.length; depth > 0; depth--) {
+      const node = findNodeAtLocation(parse(source, file), path.slice(0, depth));
+      if (!node || (node.children?.length ?? 0) > 0) break;
+      source = applyEdits(source, modify(source, path.slice(0, depth), undefined, {}));
+    }
+    return source;
+  }
+  const first = ours[0];
+  if (first !== undefined && ours.length === 1) {
+    if (JSON.stringify(getNodeValue(list!.children![first]!)) === JSON.stringify(value)) return null;
+  }
+  for (const i of ours.slice(1).reverse()) source = cutElement(source, path, i, file);
+  if (first !== undefined) {
+    source = applyEdits(source, modify(source, [...path, first], value, {}));
+    return formatAt(source, [...path, first], text);
+  }
+  if (!list) return editJson(text, path, [value], file);
+  source = applyEdits(source, modify(source, [...path, -1], value, { isArrayInsertion: true }));
+  return formatAt(source, [...path, list.children?.length ?? 0], text);
+}
+
+/**
+ * The text without element `i` of the list at `path`: from the end of the element before it (its comma and
+ * the line break setup added) to its own end, so what follows it, the list's closing line, keeps its bytes.
+ */
+function cutElement(source: string, path: string[], i: number, file: string): string {
+  const list = findNodeAtLocation(parse(source, file), path)!;
+  const items = list.children ?? [];
+  const node = items[i]!;
+  const before = items[i - 1];
+  const after = items[i + 1];
+  if (before) return source.slice(0, before.offset + before.length) + source.slice(node.offset + node.length);
+  if (after) return source.slice(0, node.offset) + source.slice(after.offset);
+  return applyEdits(source, modify(source, [...path, i], undefined, {}));
+}
+
+function parse(source: string, file: string) {
+  const errors: ParseError[] = [];
+  const tree = parseTree(source, errors, { allowTrailingComma: true });
+  if (!tree || errors.length > 0 || tree.type !== 'object') {
+    throw new InvalidInputError(`${file} is not a JSON object: fix it by hand, then run setup again`, {
+      field: file,
+    });
+  }
+  return tree;
+}
+
+/** Formats the value at `path` of `source` (and the gap before it) in the original text's indentation. */
+function formatAt(source: string, path: (string | number)[], original: string): string {
+  const node = findNodeAtLocation(parseTree(source)!, path);
+  if (!node) return source;
+  const siblings = node.parent?.children ?? [];
+  const before = siblings[siblings.indexOf(node) - 1];
+  const offset = before ? before.offset + before.length : node.offset;
+  return applyEdits(
+    source,
+    format(source, { offset, length: node.offset + node.length - offset }, detectIndent(original)),
+  );
+}

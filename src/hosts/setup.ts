@@ -5,7 +5,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { InvalidInputError } from '../errors.js';
-import { editBlock, editJson } from './edit.js';
+import { editBlock, editJson, editJsonList } from './edit.js';
 
 export const HOSTS = ['claude-code', 'codex', 'cursor', 'vscode'] as const;
 export type Host = (typeof HOSTS)[number];
@@ -36,6 +36,13 @@ This project keeps its work items, plan and decisions in agentstate (MCP server 
 - Never edit files under \`${INSTANCE_DIR}/\` by hand.
 `;
 
+/** A hook entry setup writes: the host's event, its matcher, and the `agentstate hook` event it runs. */
+interface HookEntry {
+  event: string;
+  matcher?: string;
+  run: string;
+}
+
 interface HostFiles {
   /** The MCP configuration: a JSON key path, or Codex's TOML table. */
   mcp:
@@ -43,6 +50,16 @@ interface HostFiles {
     | { file: string; format: 'toml'; entry: (cmd: string[]) => string };
   /** The instruction file: a marked section of a shared file, or a file of its own. */
   instructions: { file: string; mode: 'section' | 'own'; header?: string };
+  /** The hooks file (same shape in both hosts: `hooks.<Event>` lists of `{matcher, hooks: [command]}`). */
+  hooks?: {
+    file: string;
+    format: 'claude-code' | 'codex';
+    /** The command before `hook …` when setup is given none. */
+    command: string;
+    /** The store, as the hook finds it (none: the nearest .agentstate above the session's cwd). */
+    dir?: string;
+    entries: HookEntry[];
+  };
 }
 
 const args = (cmd: string[], dir: string) => [...cmd.slice(1), 'mcp', '--dir', dir];
@@ -61,6 +78,21 @@ const FILES: Record<Host, HostFiles> = {
       }),
     },
     instructions: { file: 'CLAUDE.md', mode: 'section' },
+    hooks: {
+      file: '.claude/settings.json',
+      format: 'claude-code',
+      // The package's own bin, not npx: a hook runs at every todo change and npx alone costs ~0.3 s.
+      command: '"$CLAUDE_PROJECT_DIR"/node_modules/.bin/agentstate',
+      dir: `"$CLAUDE_PROJECT_DIR"/${INSTANCE_DIR}`,
+      entries: [
+        { event: 'SessionStart', run: 'session-start' },
+        { event: 'PreCompact', run: 'pre-compact' },
+        { event: 'PostToolUse', matcher: 'TodoWrite|TaskCreate|TaskUpdate', run: 'post-tool-use' },
+        { event: 'SubagentStart', run: 'subagent-start' },
+        { event: 'SubagentStop', run: 'subagent-stop' },
+        { event: 'Stop', run: 'stop' },
+      ],
+    },
   },
   codex: {
     mcp: {
@@ -70,6 +102,17 @@ const FILES: Record<Host, HostFiles> = {
         `[mcp_servers.agentstate]\ncommand = ${toml(cmd[0]!)}\nargs = [${args(cmd, INSTANCE_DIR).map(toml).join(', ')}]`,
     },
     instructions: { file: 'AGENTS.md', mode: 'section' },
+    hooks: {
+      file: '.codex/hooks.json',
+      format: 'codex',
+      command: 'npx --no-install agentstate',
+      // Codex has no PreCompact, and its PostToolUse sees only the shell: Stop reads update_plan's last plan
+      // from the transcript at the end of every turn.
+      entries: [
+        { event: 'SessionStart', run: 'session-start' },
+        { event: 'Stop', run: 'stop' },
+      ],
+    },
   },
   cursor: {
     mcp: {
@@ -164,7 +207,33 @@ export function setupHost(o: SetupOptions): SetupChange[] {
           { field: mcp.file },
         );
       }
-      return editBlock(text, TOML_BEGIN, TOML_END, o.remove ? null : mcp.entry(cmd));
+      const theirs = text.replace(blockRegExp(), '');
+      // Codex runs hooks only with this feature on; a [features] table of the user's own is left to them.
+      const features = /^\s*\[features\]/m.test(theirs) ? '' : '\n\n[features]\ncodex_hooks = true';
+      return editBlock(text, TOML_BEGIN, TOML_END, o.remove ? null : `${mcp.entry(cmd)}${features}`);
+    });
+  }
+  const hooks = f.hooks;
+  if (hooks) {
+    const prefix = o.command ? o.command.map(shellWord).join(' ') : hooks.command;
+    plan(hooks.file, (text) => {
+      let out: string | null = null;
+      for (const h of hooks.entries) {
+        const command = `${prefix} hook ${h.run} --format ${hooks.format}${hooks.dir ? ` --dir ${hooks.dir}` : ''}`;
+        const group = {
+          ...(h.matcher ? { matcher: h.matcher } : {}),
+          hooks: [{ type: 'command', command, timeout: 10 }],
+        };
+        const next = editJsonList(
+          out ?? text,
+          ['hooks', h.event],
+          isOurHook,
+          o.remove ? undefined : group,
+          hooks.file,
+        );
+        if (next !== null) out = next;
+      }
+      return out;
     });
   }
   const ins = f.instructions;
@@ -192,6 +261,24 @@ export function setupHost(o: SetupOptions): SetupChange[] {
     }
   }
   return changes;
+}
+
+/** A hook group setup wrote: one whose command runs `… hook <event> --format <host>`. */
+function isOurHook(group: unknown): boolean {
+  const hooks = (group as { hooks?: unknown } | null)?.hooks;
+  return (
+    Array.isArray(hooks) &&
+    hooks.some(
+      (h) =>
+        typeof (h as { command?: unknown })?.command === 'string' &&
+        / hook [a-z-]+ --format (claude-code|codex)\b/.test((h as { command: string }).command),
+    )
+  );
+}
+
+/** A word for a POSIX shell command line: as it is when it is plain, else in single quotes. */
+function shellWord(w: string): string {
+  return /^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`;
 }
 
 function blockRegExp(): RegExp {

@@ -19,6 +19,8 @@ interface HostCase {
   host: string;
   mcp: string;
   instructions: string;
+  /** The hooks file, for the hosts that have hooks. */
+  hooks?: string;
   /** The user's own files before setup. */
   user: Record<string, string>;
   /** The server entry as the host reads it: command, args (host variables substituted for `project`). */
@@ -39,7 +41,10 @@ const CASES: HostCase[] = [
     host: 'claude-code',
     mcp: '.mcp.json',
     instructions: 'CLAUDE.md',
+    hooks: '.claude/settings.json',
     user: {
+      '.claude/settings.json':
+        '{\n  // my settings\n  "permissions": { "allow": ["Bash(ls)"] },\n  "hooks": {\n    "Stop": [\n      { "hooks": [{ "type": "command", "command": "say done" }] }\n    ]\n  }\n}\n',
       '.mcp.json':
         '{\n  // my servers\n  "mcpServers": {\n    "search": { "command": "search-mcp", "args": ["--fast"] }\n  },\n  "extra": [1, 2]\n}\n',
       'CLAUDE.md': '# My project\n\nUse tabs. Ünïcode stays.\n',
@@ -50,7 +55,10 @@ const CASES: HostCase[] = [
     host: 'codex',
     mcp: '.codex/config.toml',
     instructions: 'AGENTS.md',
+    hooks: '.codex/hooks.json',
     user: {
+      '.codex/hooks.json':
+        '{\n\t"hooks": {\n\t\t"SessionStart": [\n\t\t\t{ "hooks": [{ "type": "command", "command": "./mine.sh" }] }\n\t\t]\n\t}\n}\n',
       '.codex/config.toml':
         '# my codex\nmodel = "o4"\n\n[mcp_servers.search] # mine\ncommand = "search-mcp"\n',
       'AGENTS.md': '# Agents\n\n- be brief\n',
@@ -108,20 +116,23 @@ describe.each(CASES)('agentstate setup $host', (c) => {
     const dir = project();
     const first = setup(dir, c.host, '--json');
     expect(first.code, first.stderr).toBe(0);
-    expect((first.json as { changes: Array<{ action: string }> }).changes.map((x) => x.action)).toEqual([
-      'created',
-      'created',
-    ]);
+    const files = [c.mcp, ...(c.hooks ? [c.hooks] : []), c.instructions];
+    expect((first.json as { changes: Array<{ path: string; action: string }> }).changes).toEqual(
+      files.map((path) => ({ path, action: 'created' })),
+    );
     const mcp = read(dir, c.mcp)!;
     const instructions = read(dir, c.instructions)!;
     expect(instructions).toContain('call `resume`');
     expect(existsSync(join(dir, '.agentstate'))).toBe(true);
     const again = setup(dir, c.host);
     expect(again.code, again.stderr).toBe(0);
-    expect(again.stdout).toMatch(/^unchanged .+\nunchanged .+\n$/);
+    expect(again.stdout).toBe(files.map((f) => `unchanged ${f}\n`).join(''));
     expect([read(dir, c.mcp), read(dir, c.instructions)]).toEqual([mcp, instructions]);
     expect(setup(dir, c.host, '--remove').code).toBe(0);
-    expect([read(dir, c.mcp), read(dir, c.instructions)]).toEqual([null, null]);
+    expect(files.map((f) => read(dir, f))).toEqual(files.map(() => null));
+    // The folders setup made for its files went with them; the store (the user's data) stays.
+    expect(existsSync(join(dir, '.claude')) || existsSync(join(dir, '.codex'))).toBe(false);
+    expect(existsSync(join(dir, '.agentstate'))).toBe(true);
   });
 
   it("keeps the user's configuration byte for byte, and --remove gives it back exactly", () => {
@@ -139,7 +150,7 @@ describe.each(CASES)('agentstate setup $host', (c) => {
         at = found;
       }
     }
-    expect(setup(dir, c.host).stdout).toMatch(/^unchanged .+\nunchanged .+\n$/);
+    expect(setup(dir, c.host).stdout).toMatch(/^(unchanged .+\n)+$/);
     expect(setup(dir, c.host, '--remove').code).toBe(0);
     for (const [f, text] of Object.entries(c.user)) {
       // A file that did not end with a newline gets one back (documented); every other byte is the same.

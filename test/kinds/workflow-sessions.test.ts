@@ -758,6 +758,8 @@ describe('workflow-sessions: operations (cli session)', () => {
       'start-session',
       'set-todos',
       'update-todo',
+      'add-todo',
+      'remove-todo',
       'set-phase',
       'log-decision',
       'log-blocker',
@@ -787,6 +789,17 @@ describe('workflow-sessions: operations (cli session)', () => {
     expect(active(w).todos[0]).toEqual({ id: 1, title: 'Design', status: 'not-started' });
 
     w = await run('update-todo', w, { todo: '1', status: 'in-progress' });
+    // add-todo numbers a new todo after the highest numeric id, or sets the one it names; remove-todo takes it out.
+    w = await run('add-todo', w, { title: 'Docs' });
+    w = await run('add-todo', w, { todo: 'task-7', title: 'Ship', status: 'in-progress' });
+    w = await run('add-todo', w, { todo: '3', title: 'Docs again', status: 'completed' });
+    expect(active(w).todos.slice(2)).toEqual([
+      { id: 3, title: 'Docs again', status: 'completed' },
+      { id: 'task-7', title: 'Ship', status: 'in-progress' },
+    ]);
+    w = await run('remove-todo', w, { todo: 'task-7' });
+    w = await run('remove-todo', w, { todo: '3' });
+    expect(active(w).todos.map((t) => t.id)).toEqual([1, 2]);
     w = await run('set-todos', w, {
       todos: [
         { id: 1, title: 'Design', status: 'completed' },
@@ -886,6 +899,8 @@ describe('workflow-sessions: operations (cli session)', () => {
       ['set-todos', { todos: [{ id: 1, title: 'x', status: 'doing' }] }, 'todos[0].status'],
       ['set-todos', { todos: [{ id: 1 }] }, 'todos[0].title'],
       ['update-todo', { todo: '9', status: 'completed' }, 'todo'],
+      ['remove-todo', { todo: '9' }, 'todo'],
+      ['add-todo', { title: '  ' }, 'title'],
       ['resolve-blocker', { blocker: 'blk-9', resolution: 'x' }, 'blocker'],
       ['close-delegation', { delegation: 'nope', result_summary: 'x' }, 'delegation'],
       ['add-directive', { text: 'again', directive: 'dir-1' }, 'directive'],

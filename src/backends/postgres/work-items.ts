@@ -17,6 +17,7 @@ import type {
 import { claimOrder, workItemFromRow } from '../../core/rows.js';
 import { toIso } from '../../core/time.js';
 import type { StatusCounts, WorkItem, WorkItemStatus } from '../../core/types.js';
+import { LOCK_KIND } from '../../core/types.js';
 import {
   annotatedEvent,
   BATCH_STREAM,
@@ -84,6 +85,8 @@ function claimParams(
   let filter = '';
   if (q.kind !== null) filter += ` AND w.kind = ${p.add(q.kind)}`;
   if (q.id !== null) filter += ` AND w.id = ${p.add(q.id)}`;
+  // Locks (claim by key) are held by name, never handed out as the next item.
+  else if (q.kind === null) filter += ` AND w.kind IS DISTINCT FROM '${LOCK_KIND}'`;
   return { claimers, filter, limit: p.add(hi) };
 }
 

@@ -15,6 +15,7 @@ import type {
 } from '../../core/backend.js';
 import { claimOrder, workItemFromRow } from '../../core/rows.js';
 import type { Json, JsonObject, StatusCounts, WorkItem, WorkItemStatus } from '../../core/types.js';
+import { LOCK_KIND } from '../../core/types.js';
 import {
   annotatedEvent,
   batchEvents,
@@ -339,6 +340,9 @@ export async function claim(conn: SqliteConnection, q: ClaimQuery): Promise<Work
     if (q.id !== null) {
       filter += ' AND w.id = ?';
       filters.push(q.id);
+    } else if (q.kind === null) {
+      // Locks (claim by key) are held by name, never handed out as the next item.
+      filter += ` AND w.kind IS NOT '${LOCK_KIND}'`;
     }
     const room = keyRoom(conn, now);
     if (room) return claimLimited(conn, q, room, filter, filters);

@@ -253,6 +253,55 @@ const updateTodo: KindOperation = {
   }),
 };
 
+/** A todo's id as an argument gives it: a number when it is one (`3`), else the string. */
+const todoId = (v: string): string | number => (/^(0|[1-9]\d{0,14})$/.test(v) ? Number(v) : v);
+
+const addTodo: KindOperation = {
+  name: 'add-todo',
+  summary:
+    'Add a todo to the active session, or set the title, status and description of the todo with that id',
+  positional: 'title',
+  input: {
+    title: { type: 'string', required: true },
+    todo: { type: 'name' },
+    status: { type: 'string', enum: TODO_STATUSES },
+    description: { type: 'text' },
+  },
+  apply: onActive('add-todo', (s, args) => {
+    if ((args.title as string).trim() === '') badInput('add-todo', 'title', 'must not be empty');
+    const id =
+      args.todo === undefined
+        ? String(s.todos.reduce((n, t) => (typeof t.id === 'number' ? Math.max(n, t.id) : n), 0) + 1)
+        : (args.todo as string);
+    const t = s.todos.find((x) => String(x.id) === id);
+    const description = typeof args.description === 'string' ? { description: args.description } : undefined;
+    if (t) {
+      t.title = args.title as string;
+      if (args.status !== undefined) t.status = args.status as TodoStatus;
+      if (description) t.description = description.description;
+      return;
+    }
+    s.todos.push({
+      id: todoId(id),
+      title: args.title as string,
+      ...description,
+      status: (args.status as TodoStatus | undefined) ?? 'not-started',
+    });
+  }),
+};
+
+const removeTodo: KindOperation = {
+  name: 'remove-todo',
+  summary: 'Take a todo out of the active session (a todo that no longer applies; a done one is completed)',
+  positional: 'todo',
+  input: { todo: { type: 'name', required: true } },
+  apply: onActive('remove-todo', (s, args) => {
+    const at = s.todos.findIndex((x) => String(x.id) === args.todo);
+    if (at < 0) badInput('remove-todo', 'todo', `${JSON.stringify(args.todo)} is not a todo of ${s.id}`);
+    s.todos.splice(at, 1);
+  }),
+};
+
 const setPhase: KindOperation = {
   name: 'set-phase',
   summary: 'Set the current phase of the active session',
@@ -481,6 +530,8 @@ export const sessionOperations: KindOperation[] = [
   startSession,
   setTodos,
   updateTodo,
+  addTodo,
+  removeTodo,
   setPhase,
   logDecision,
   logBlocker,

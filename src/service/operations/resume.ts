@@ -45,6 +45,8 @@ export interface ResumeResult {
   counts: StatusCounts;
   /** Items this worker holds under a lease (in_flight). */
   held: Array<HeldItem | WorkItem>;
+  /** Items other workers hold (at most 20 compact, 100 full): what not to work on. */
+  held_by_others: Array<Pick<WorkItem, 'id' | 'title' | 'lease_owner' | 'lease_expires_at'> | WorkItem>;
   /** The next items a claim would take, in claim order. */
   ready: Array<Brief | WorkItem>;
   /** Items waiting for a human decision. */
@@ -93,6 +95,12 @@ export const RESUME_RESULT: JsonSchema = {
         },
       }),
     ),
+    held_by_others: list(
+      anyItem({
+        type: 'object',
+        properties: { id: str, title: str, lease_owner: str, lease_expires_at: { type: ['string', 'null'] } },
+      }),
+    ),
     ready: list(anyItem(brief)),
     decisions: list(anyItem(brief)),
     documents: list({
@@ -108,7 +116,18 @@ export const RESUME_RESULT: JsonSchema = {
     ),
     hint: str,
   },
-  required: ['position', 'worker', 'counts', 'held', 'ready', 'decisions', 'documents', 'events', 'more'],
+  required: [
+    'position',
+    'worker',
+    'counts',
+    'held',
+    'held_by_others',
+    'ready',
+    'decisions',
+    'documents',
+    'events',
+    'more',
+  ],
 };
 
 /** `kind/id` split at its last slash (a kind may not contain one, an id may: `a/b/c` is kind a/b, id c). */
@@ -192,6 +211,14 @@ export async function resumeAgent(inst: Instance, i: ResumeInput): Promise<Resum
     worker,
     counts,
     held: held.map(heldView),
+    held_by_others: inFlight
+      .filter((w) => w.lease_owner !== worker)
+      .slice(0, full ? 100 : 20)
+      .map((w) =>
+        full
+          ? w
+          : { id: w.id, title: w.title, lease_owner: w.lease_owner, lease_expires_at: w.lease_expires_at },
+      ),
     ready: ready.map(briefView),
     decisions: decisions.map(briefView),
     documents,
@@ -213,7 +240,7 @@ export const RESUME_OPERATIONS = [
     name: 'resume',
     group: 'work',
     description:
-      'What to continue with: your held items and leases, top ready items, documents and versions, open human decisions, events since your last call.',
+      'What to continue with: your held items and leases, what others hold, top ready items, documents and versions, open human decisions, events since your last call.',
     input: inputSchema(RESUME_INPUT, {
       worker: 'whose held items (default: yours)',
       after: 'events after this position (default: since your last resume)',

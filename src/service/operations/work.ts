@@ -47,7 +47,10 @@ export const WORK_OPERATIONS = [
     name: 'claim',
     group: 'work',
     description: 'Atomically claim the highest-priority ready item under a lease; null when none is ready.',
-    input: inputSchema(CLAIM_ONE, { lease_ms: 'lease length in milliseconds (default 60000)' }),
+    input: inputSchema(CLAIM_ONE, {
+      lease_ms: 'lease length in milliseconds (default 60000)',
+      key: 'hold a name instead, e.g. path:src/a.ts (release when done)',
+    }),
     output: { anyOf: [WORK_ITEM, { type: 'null' }] },
     writes: true,
     run: (inst, i: ClaimInput) => inst.work.claim(i),
