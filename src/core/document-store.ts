@@ -1072,7 +1072,13 @@ export class DocumentStore {
    */
   async answerDecision(
     item: WorkItem,
-    a: { status: 'done' | 'failed'; result: Json; error: string | null; actor: string },
+    a: {
+      status: 'done' | 'failed';
+      result: Json;
+      error: string | null;
+      actor: string;
+      provenance?: Provenance | undefined;
+    },
   ): Promise<WorkItem> {
     const owner = ownerOf(item);
     if (!owner)
@@ -1110,6 +1116,7 @@ export class DocumentStore {
         error: a.error,
         actor: a.actor,
         actor_kind: 'human',
+        ...(a.provenance === undefined ? {} : { data: { provenance: a.provenance as JsonObject } }),
         now,
       };
       const body = kind.onWorkItemResolved(
@@ -1127,6 +1134,7 @@ export class DocumentStore {
             body,
             actor: a.actor,
             actor_kind: 'human',
+            ...(a.provenance === undefined ? {} : { provenance: a.provenance }),
             reason: `answer to work item ${item.id}`,
           },
           null,

@@ -273,6 +273,12 @@ export interface RunContext {
   signal?: AbortSignal;
   /** How often a streaming operation looks for more when its backend cannot push, ms (the edge's setting). */
   pollMs?: number;
+  /**
+   * Where the call came from, as the edge knows it (never an input field, so no caller names it): recorded by
+   * the operations that answer for a person — resolve (a decision's answer), cancel, unpark. The MCP edge sets
+   * it for an answer a person gave through the host's form (`via: 'elicitation'`).
+   */
+  provenance?: Provenance;
 }
 
 /** Optional parts of a kind beyond validation; the core and the edges use them when present. */

@@ -26,6 +26,7 @@ import {
   type JsonObject,
   type ListInput,
   LOCK_KIND,
+  type Provenance,
   type RateLimit,
   type ReleaseInput,
   type RemoveLimitInput,
@@ -210,7 +211,13 @@ export interface WorkQueueContext {
    */
   answer?: (
     item: WorkItem,
-    a: { status: 'done' | 'failed'; result: Json; error: string | null; actor: string },
+    a: {
+      status: 'done' | 'failed';
+      result: Json;
+      error: string | null;
+      actor: string;
+      provenance?: Provenance | undefined;
+    },
   ) => Promise<WorkItem>;
   /**
    * Overlapping claim(), resolve() and heartbeat() calls on this handle are served by one batched
@@ -218,6 +225,19 @@ export interface WorkQueueContext {
    */
   coalesce?: CoalesceOptions | false;
 }
+
+/**
+ * Where a call came from, as the edge that took it knows it: never part of an input schema, so no caller names
+ * it (the MCP edge records a person's answer given through the host's form, `via: 'elicitation'`). Kept in the
+ * event of a cancel or unpark and, for a human's answer to a decision, in that event and as the provenance of
+ * the document version the answer commits.
+ */
+export interface CallProvenance {
+  provenance?: Provenance | undefined;
+}
+
+const provenanceData = (o: CallProvenance): JsonObject | undefined =>
+  o.provenance === undefined ? undefined : { provenance: o.provenance as JsonObject };
 
 type ClaimCall = Omit<Claimer, 'limit'>;
 type HeartbeatQuery = LeaseQuery & { lease_ms: number };
@@ -450,7 +470,7 @@ export class WorkQueue {
    * Finishes an item the caller holds (or one waiting for a human) as done or failed. A human decision a
    * document asked for is answered with `actor_kind: 'human'` and `actor` (who answered).
    */
-  async resolve(input: ResolveInput): Promise<WorkItem> {
+  async resolve(input: ResolveInput, origin: CallProvenance = {}): Promise<WorkItem> {
     const i = checkInput<ResolveInput>('resolve', input, WORK_INPUTS.resolve);
     if (i.actor_kind === 'human') {
       const current = await this.#backend.work.get(i.id);
@@ -466,6 +486,7 @@ export class WorkQueue {
           result: i.result ?? null,
           error: i.error ?? null,
           actor: i.actor,
+          provenance: origin.provenance,
         });
       }
     }
@@ -604,9 +625,10 @@ export class WorkQueue {
    * Cancels an item that is not finished. A human decision a document asked for is cancelled only by a
    * human (`actor_kind: 'human'`; PERMISSION_DENIED otherwise), and a human can ask it again (`retry`).
    */
-  async cancel(input: CancelInput): Promise<WorkItem> {
+  async cancel(input: CancelInput, origin: CallProvenance = {}): Promise<WorkItem> {
     const i = checkInput<CancelInput>('cancel', input, WORK_INPUTS.cancel);
     const human = i.actor_kind === 'human';
+    const data = provenanceData(origin);
     try {
       // Only a human's cancel may match an item waiting for a human: the condition holds at the write.
       return await this.#setStatus(
@@ -614,6 +636,7 @@ export class WorkQueue {
         human ? ['pending', 'in_flight', 'waiting_human'] : ['pending', 'in_flight'],
         'cancelled',
         'work_item_cancelled',
+        data,
       );
     } catch (err) {
       if (human || !isAgentStateError(err) || err.code !== 'INVALID_TRANSITION') throw err;
@@ -621,7 +644,7 @@ export class WorkQueue {
       if (current?.status !== 'waiting_human') throw err;
       if (ownerOf(current)) throw humanDecisionRefusal(current, 'cancel');
       // An ordinary item parked for a human (its key never becomes a document's): anyone may cancel it.
-      return this.#setStatus(i, ['waiting_human'], 'cancelled', 'work_item_cancelled');
+      return this.#setStatus(i, ['waiting_human'], 'cancelled', 'work_item_cancelled', data);
     }
   }
 
@@ -632,12 +655,20 @@ export class WorkQueue {
   }
 
   /** Hands an item a human was deciding on back to the queue (not a decision a document asked for). */
-  async unpark(input: CancelInput): Promise<WorkItem> {
+  async unpark(input: CancelInput, origin: CallProvenance = {}): Promise<WorkItem> {
     const i = checkInput<CancelInput>('unpark', input, WORK_INPUTS.cancel);
     const current = await this.#backend.work.get(i.id);
     // A document's decision stays with the human: once pending, any worker could claim and answer it.
     if (current && ownerOf(current)) throw humanDecisionRefusal(current, 'unpark');
-    return this.#setStatus(i, ['waiting_human'], 'pending', 'work_item_unparked');
+    // The reason (a person's comment on why it goes back to the queue) is kept in the event.
+    const data = { ...(i.reason === undefined ? {} : { reason: i.reason }), ...provenanceData(origin) };
+    return this.#setStatus(
+      i,
+      ['waiting_human'],
+      'pending',
+      'work_item_unparked',
+      Object.keys(data).length === 0 ? undefined : data,
+    );
   }
 
   /**

@@ -23,6 +23,15 @@ import { runOperation } from '../service/invoke.js';
 import type { EventWatch } from '../service/operations/events.js';
 import { getOperation } from '../service/table.js';
 import { attributed, type CallOrigin } from './attribution.js';
+import {
+  ASK_HUMAN,
+  ASK_HUMAN_TOOL,
+  askCodec,
+  askHuman,
+  canElicitForm,
+  capabilitiesOf,
+  refuseAgentPrincipal,
+} from './elicitation.js';
 import { textOf } from './text.js';
 import { selectTools, type ToolDefinition, toolDefinition } from './tools.js';
 
@@ -56,6 +65,11 @@ export interface AgentStateMcpOptions {
   worker?: string;
   /** How often the document watcher polls the log for changes of subscribed documents, ms. @default 250 */
   pollMs?: number;
+  /**
+   * Offer `ask_human` to sessions whose client can show a form (MCP elicitation): a person answers an item
+   * waiting for a human in the host, recorded as theirs (`via: 'elicitation'`). @default true
+   */
+  elicitation?: boolean;
 }
 
 /** One MCP server definition for an instance: builds the SDK server of each connection (or HTTP request). */
@@ -103,6 +117,18 @@ function principalOfAuth(auth: { extra?: Record<string, unknown> } | undefined):
   return p && typeof p.name === 'string' && typeof p.role === 'string' ? p : undefined;
 }
 
+/** The SDK copies the arguments object; an own "__proto__" key became its prototype on the way: refused. */
+function refuseProto(tool: string, raw: unknown): void {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return;
+  const proto = Object.getPrototypeOf(raw);
+  if (proto !== Object.prototype && proto !== null) {
+    throw new InvalidInputError(
+      `${tool}: the arguments have the key "__proto__", which is refused (__proto__, constructor, prototype are never accepted as keys)`,
+      { field: '__proto__', operation: tool },
+    );
+  }
+}
+
 /** A name fit to be part of a worker name (client names are free text). */
 const slug = (s: string) => s.replace(/[^A-Za-z0-9._-]+/g, '-').slice(0, 40) || 'mcp';
 
@@ -114,6 +140,8 @@ const slug = (s: string) => s.replace(/[^A-Za-z0-9._-]+/g, '-').slice(0, 40) || 
 export function createAgentStateMcp(options: AgentStateMcpOptions): AgentStateMcp {
   const inst = options.instance;
   const tools = selectTools(options.tools);
+  // Signs the question ask_human puts to a person, so the answer that comes back is checked against it.
+  const codec = askCodec(randomBytes(32));
   // The definitions name the registered kinds (commit's kind enum): rebuilt when a kind is registered later.
   let built: { kinds: string; defs: ToolDefinition[] } | undefined;
   const definitions = (): ToolDefinition[] => {
@@ -187,6 +215,8 @@ export function createAgentStateMcp(options: AgentStateMcpOptions): AgentStateMc
         capabilities: { tools: {}, resources: subscribable ? { subscribe: true } : {} },
         instructions:
           'agentstate: durable, versioned state shared safely by several agent sessions. Call resume first and after a pause; commit with the version you read (STATE_CONFLICT means read again).',
+        // ask_human's question rides requestState between rounds: only a state this server signed is let in.
+        requestState: { verify: (state, ctx) => codec.verify(state, ctx) },
       },
     );
     const connection = randomBytes(3).toString('hex');
@@ -225,6 +255,52 @@ export function createAgentStateMcp(options: AgentStateMcpOptions): AgentStateMc
     };
 
     for (const def of definitions()) registerTool(server, def, origin, principal);
+    const modern = reqCtx?.era === 'modern';
+    const capabilities = (ctx: ServerContext) =>
+      capabilitiesOf(ctx, modern, server.server.getClientCapabilities());
+    const asks = options.elicitation !== false && !(named && principal!.role === 'agent');
+    if (options.elicitation !== false) {
+      server.registerTool(
+        ASK_HUMAN,
+        {
+          description: ASK_HUMAN_TOOL.description,
+          inputSchema: fromJsonSchema(ASK_HUMAN_TOOL.inputSchema as never, OPERATION_VALIDATES),
+          outputSchema: fromJsonSchema(ASK_HUMAN_TOOL.outputSchema as never, OPERATION_VALIDATES),
+          annotations: ASK_HUMAN_TOOL.annotations,
+        },
+        async (args: unknown, ctx: ServerContext) => {
+          try {
+            const o = origin(ctx);
+            if (principal) checkAccess(principal, { name: ASK_HUMAN, writes: true });
+            if (named && principal!.role === 'agent') refuseAgentPrincipal(principal!.name);
+            refuseProto(ASK_HUMAN, args);
+            // The person is the principal's (a human principal's client), else the user of this host.
+            const human = named ? principal!.name : `human@${slug(o.client?.name ?? 'mcp')}`;
+            return (await askHuman(
+              { inst, codec, capabilities: capabilities(ctx), origin: o, human },
+              args ?? {},
+              ctx,
+            )) as never;
+          } catch (err) {
+            return toolError(err);
+          }
+        },
+      );
+    }
+    // tools/list as the SDK builds it, with ask_human only for a client that can show a form (2025 era: as it
+    // declared at initialize; 2026-07-28: as this request's envelope declares): the others never see it, so
+    // their list stays the ten tools of the table.
+    server.server.setRequestHandler('tools/list', (_req, ctx) => ({
+      tools: [...definitions(), ...(asks && canElicitForm(capabilities(ctx)) ? [ASK_HUMAN_TOOL] : [])].map(
+        (d) => ({
+          name: d.name,
+          description: d.description,
+          inputSchema: d.inputSchema as never,
+          annotations: d.annotations,
+          outputSchema: d.outputSchema as never,
+        }),
+      ),
+    }));
     registerDocuments(server);
 
     // Per-document subscriptions (2025-era connections): notify only what was subscribed. On a 2026-era
@@ -288,16 +364,7 @@ export function createAgentStateMcp(options: AgentStateMcpOptions): AgentStateMc
           const o = origin(ctx);
           if (principal) checkAccess(principal, getOperation(def.name));
           const raw = args === undefined || args === null ? {} : args;
-          if (typeof raw === 'object' && !Array.isArray(raw)) {
-            const proto = Object.getPrototypeOf(raw);
-            // The SDK copies the arguments object; an own "__proto__" key became its prototype on the way.
-            if (proto !== Object.prototype && proto !== null) {
-              throw new InvalidInputError(
-                `${def.name}: the arguments have the key "__proto__", which is refused (__proto__, constructor, prototype are never accepted as keys)`,
-                { field: '__proto__', operation: def.name },
-              );
-            }
-          }
+          refuseProto(def.name, raw);
           // Arguments are a plain JSON object; anything else is the schema's to refuse, below.
           const input =
             typeof raw === 'object' && !Array.isArray(raw)

@@ -81,7 +81,7 @@ export const WORK_OPERATIONS = [
       retry_at: 'failed: retry not before (time or 30s) if attempts remain',
     }),
     idempotent: true,
-    run: (inst, i: ResolveInput) => inst.work.resolve(i),
+    run: (inst, i: ResolveInput, ctx) => inst.work.resolve(i, ctx),
   }),
   itemChange({
     name: 'release',
@@ -106,7 +106,7 @@ export const WORK_OPERATIONS = [
     description:
       'Cancel an unfinished item (a human decision a document asked for: by a human only; a human retry asks it again).',
     input: inputSchema(WORK_INPUTS.cancel),
-    run: (inst, i: CancelInput) => inst.work.cancel(i),
+    run: (inst, i: CancelInput, ctx) => inst.work.cancel(i, ctx),
   }),
   itemChange({
     name: 'retry',
@@ -134,7 +134,7 @@ export const WORK_OPERATIONS = [
     name: 'unpark',
     description: 'Return a parked item to the queue (not a decision a document asked for).',
     input: inputSchema(WORK_INPUTS.cancel),
-    run: (inst, i: CancelInput) => inst.work.unpark(i),
+    run: (inst, i: CancelInput, ctx) => inst.work.unpark(i, ctx),
   }),
   operation({
     name: 'get_item',
