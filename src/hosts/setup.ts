@@ -30,7 +30,11 @@ This project keeps its work items, plan and decisions in agentstate (MCP server 
 - At the start of a session, and after the context was compacted, call \`resume\`: it lists your held
   items, the ready ones, open decisions and what changed. Continue from it; do not restart the plan.
 - Before working on a task, \`claim\` it (a leased claim: no other session gets it); \`heartbeat\` on long
-  work; \`resolve\` it done or failed when finished. Add new tasks with \`enqueue\`.
+  work; \`resolve\` it done or failed when finished. Add new tasks with \`enqueue\`. Before editing a file
+  other sessions may edit, hold it: \`claim\` with \`key: "path:<file>"\`, and \`release\` it when done.
+- Pass the worker id the session start gave you as \`worker\` (sub-agents get their own).
+- A decision that needs a person: \`ask_human\` asks them here when the host can show a form; otherwise it
+  waits for them on the dashboard. Never answer it yourself.
 - Keep plans and notes in documents: read with \`get_document\`, write with \`commit\` against the version
   you read (a conflict means someone else wrote first: read again, merge, retry).
 - Never edit files under \`${INSTANCE_DIR}/\` by hand.

@@ -33,7 +33,7 @@ import {
   refuseAgentPrincipal,
 } from './elicitation.js';
 import { textOf } from './text.js';
-import { selectTools, type ToolDefinition, toolDefinition } from './tools.js';
+import { MAX_TOOLS, selectTools, type ToolDefinition, toolDefinition } from './tools.js';
 
 const VERSION = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
 
@@ -288,18 +288,24 @@ export function createAgentStateMcp(options: AgentStateMcpOptions): AgentStateMc
       );
     }
     // tools/list as the SDK builds it, with ask_human only for a client that can show a form (2025 era: as it
-    // declared at initialize; 2026-07-28: as this request's envelope declares): the others never see it, so
-    // their list stays the ten tools of the table.
+    // declared at initialize; 2026-07-28: as this request's envelope declares): the others never see it. The
+    // list stays at most ten tools (DESIGN: agents pay for every token): in a full list ask_human takes the
+    // place of history, the least used (still callable, and --tools can name it).
+    const withAsk = () => {
+      const defs = definitions();
+      return [
+        ...(defs.length >= MAX_TOOLS ? defs.filter((d) => d.name !== 'history') : defs),
+        ASK_HUMAN_TOOL,
+      ];
+    };
     server.server.setRequestHandler('tools/list', (_req, ctx) => ({
-      tools: [...definitions(), ...(asks && canElicitForm(capabilities(ctx)) ? [ASK_HUMAN_TOOL] : [])].map(
-        (d) => ({
-          name: d.name,
-          description: d.description,
-          inputSchema: d.inputSchema as never,
-          annotations: d.annotations,
-          outputSchema: d.outputSchema as never,
-        }),
-      ),
+      tools: (asks && canElicitForm(capabilities(ctx)) ? withAsk() : definitions()).map((d) => ({
+        name: d.name,
+        description: d.description,
+        inputSchema: d.inputSchema as never,
+        annotations: d.annotations,
+        outputSchema: d.outputSchema as never,
+      })),
     }));
     registerDocuments(server);
 

@@ -134,7 +134,7 @@ function render(p: ContextParts, width: number, keep: number): string {
     p.heldByOthers,
     (x) => ` [${(x as Brief & { worker: string }).worker}]`,
   );
-  items('Waiting for a human decision', p.waitingHuman);
+  items('Waiting for a human decision (MCP ask_human puts it to the person here)', p.waitingHuman);
   items('Blocked behind a failed item', p.blockedOnFailure);
   if (p.ready.length > 0) {
     items(`Ready to claim (${p.readyCount})`, p.ready);
