@@ -6,6 +6,7 @@ import { documentConformance } from './documents.js';
 import { eventConformance } from './events.js';
 import { kindEffectConformance } from './kind-effects.js';
 import { limitConformance } from './limits.js';
+import { lockConformance } from './locks.js';
 import { retryConformance } from './retries.js';
 import { conformanceTest, type StoreFactory } from './setup.js';
 import { valueConformance } from './values.js';
@@ -21,6 +22,7 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
   batchConformance(name, t);
   blockerFailureConformance(name, t);
   limitConformance(name, t);
+  lockConformance(name, t);
   eventConformance(name, t);
   documentConformance(name, t);
   kindEffectConformance(name, t);
