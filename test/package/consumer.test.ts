@@ -237,7 +237,7 @@ describe('the packed package, installed into a fresh project', () => {
     expect(stderr).not.toMatch(/ERR_REQUIRE_(ESM|ASYNC_MODULE)/);
   });
 
-  it('without their optional peers, /langgraph says which packages to install (import and require); /openai-agents loads', async () => {
+  it('without their optional peers, /langgraph says which packages to install (import and require); /openai-agents and /claude-agent-sdk load', async () => {
     expect(existsSync(join(app, 'node_modules', '@langchain'))).toBe(false);
     const install = 'npm install @langchain/langgraph @langchain/langgraph-checkpoint @langchain/core';
     writeFileSync(
@@ -246,6 +246,8 @@ describe('the packed package, installed into a fresh project', () => {
         `await import('@agentstate/store/langgraph').catch((e) => { out.esm = { code: e.code, message: e.message }; });\n` +
         `const oa = await import('@agentstate/store/openai-agents');\n` +
         `out.openai = typeof oa.AgentStateSession;\n` +
+        `const cs = await import('@agentstate/store/claude-agent-sdk');\n` +
+        `out.claude = typeof cs.AgentStateSessionStore;\n` +
         `console.log(JSON.stringify(out));\n`,
     );
     const esm = JSON.parse(
@@ -255,15 +257,20 @@ describe('the packed package, installed into a fresh project', () => {
     expect(esm.esm.message).toContain(install);
     expect(esm.esm.message).toContain('@langchain/langgraph-checkpoint is not installed');
     expect(esm.openai).toBe('function');
+    // The Claude Agent SDK store imports nothing of the SDK: it loads without it, and is not a peer.
+    expect(esm.claude).toBe('function');
+    expect(existsSync(join(app, 'node_modules', '@anthropic-ai'))).toBe(false);
     writeFileSync(
       join(app, 'peers.cjs'),
-      `try { require('@agentstate/store/langgraph'); } catch (e) { console.log(JSON.stringify({ code: e.code, message: e.message })); }\n`,
+      `const claude = typeof require('@agentstate/store/claude-agent-sdk').AgentStateSessionStore;\n` +
+        `try { require('@agentstate/store/langgraph'); } catch (e) { console.log(JSON.stringify({ code: e.code, message: e.message, claude })); }\n`,
     );
     const cjs = JSON.parse(
       (await run(process.execPath, ['peers.cjs'], { cwd: app, env: childEnv() })).stdout,
     );
     expect(cjs.code).toBe('ERR_MODULE_NOT_FOUND');
     expect(cjs.message).toContain(install);
+    expect(cjs.claude).toBe('function');
   });
 
   it('the ESM entry of /langgraph re-exports every runtime export of the adapter (with its peers, here in the repository)', async () => {

@@ -1,10 +1,11 @@
 // AgentStateSession: the OpenAI Agents SDK's Session on an agentstate instance. Items are events of the
 // session's stream (appended atomically, ordered by position, safe for many processes at once); what was
 // popped or cleared is a small versioned document changed by compare-and-swap.
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { AgentInputItem, Session } from '@openai/agents';
 import { checkInput, isPortableText, LIMITS } from '../../core/input.js';
 import { type Instance, InvalidInputError, isAgentStateError, type Json } from '../../index.js';
+import { escapedKey, hashedKey } from '../stream-keys.js';
 import { registerSessionKind, SESSION_KIND } from './kinds/kind.js';
 import type { SessionControl } from './kinds/model.js';
 
@@ -33,13 +34,7 @@ const MAX_ID = 10_000;
  */
 function sessionKey(id: string): string {
   if (PLAIN_KEY.test(id)) return id;
-  let key = '_';
-  for (const ch of id) {
-    if (KEPT.test(ch)) key += ch;
-    else for (const b of Buffer.from(ch, 'utf8')) key += `_${b.toString(16).toUpperCase().padStart(2, '0')}`;
-    if (key.length > MAX_KEY) return `.sha256:${createHash('sha256').update(id, 'utf8').digest('hex')}`;
-  }
-  return key;
+  return escapedKey(id, KEPT, MAX_KEY) ?? hashedKey(id);
 }
 
 /** Refuses, at construction, a session id no store can keep; every other string is accepted. */
