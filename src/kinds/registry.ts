@@ -1,5 +1,6 @@
 // The kind registry: built-in kinds plus any the application registers, and schema validation with ajv.
 
+import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { checkJsonValue } from '../core/input.js';
@@ -97,21 +98,48 @@ export function kindNames(): string[] {
   return [...kinds.keys()];
 }
 
-// ajv costs tens of ms to load; only document commands pay for it, and only once per process.
+// ajv costs tens of ms to load and a schema as much to compile; only document commands pay for it, once per
+// process, and not at all for a built-in kind whose validator the build wrote (scripts/gen-validators.mjs).
 let ajv: { compile(schema: object): ValidateFunction; removeSchema(keyOrRef: string): unknown } | undefined;
 const validators = new Map<string, ValidateFunction>();
+const require = createRequire(import.meta.url);
+
+/** The options every kind validator is compiled with (at run time, and by the build's standalone code). */
+export const AJV_OPTIONS = { allErrors: false, strict: false, validateFormats: false } as const;
 
 function compiler() {
   if (!ajv) {
-    const require = createRequire(import.meta.url);
     const Ajv2020 = require('ajv/dist/2020.js') as {
       default: new (
         o: object,
       ) => { compile(s: object): ValidateFunction; removeSchema(keyOrRef: string): unknown };
     };
-    ajv = new Ajv2020.default({ allErrors: false, strict: false, validateFormats: false });
+    ajv = new Ajv2020.default(AJV_OPTIONS);
   }
   return ajv;
+}
+
+/** A schema's identity for the prebuilt validators: the SHA-256 of its JSON. */
+export function schemaHash(schema: object): string {
+  return createHash('sha256').update(JSON.stringify(schema)).digest('hex');
+}
+
+let prebuilt: Record<string, string> | null | undefined;
+
+/** The validator the build wrote for this kind's schema, or null (none, or written for another schema). */
+function prebuiltValidator(kind: KindDefinition): ValidateFunction | null {
+  if (prebuilt === undefined) {
+    try {
+      prebuilt = require('./validators/index.json') as Record<string, string>;
+    } catch {
+      // Run from the sources (tests), or a build without them: ajv compiles.
+      prebuilt = null;
+    }
+  }
+  const hash = prebuilt && Object.hasOwn(prebuilt, kind.name) ? prebuilt[kind.name] : undefined;
+  if (hash === undefined || hash !== schemaHash(kind.schema)) return null;
+  const mod = require(`./validators/${kind.name}.cjs`) as ValidateFunction | { default: ValidateFunction };
+  return typeof mod === 'function' ? mod : mod.default;
 }
 
 function describe(kind: KindDefinition, e: ErrorObject): { pointer: string; rule: string; message: string } {
@@ -138,7 +166,7 @@ function describe(kind: KindDefinition, e: ErrorObject): { pointer: string; rule
 export function validateSchema(kind: KindDefinition, body: JsonObject): void {
   let v = validators.get(kind.name);
   if (!v) {
-    v = compiler().compile(kind.schema);
+    v = prebuiltValidator(kind) ?? compiler().compile(kind.schema);
     validators.set(kind.name, v);
   }
   if (!v(body)) {
