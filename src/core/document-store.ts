@@ -20,6 +20,7 @@ import {
   type ActorKind,
   type CommitInput,
   type CommitResult,
+  type DecisionAnswer,
   type DocumentRecord,
   type EnqueueInput,
   type HistoryEntry,
@@ -1070,16 +1071,7 @@ export class DocumentStore {
    * one transaction, so a crash never leaves one without the other. A repeated identical answer returns the
    * item unchanged; any other answer to a finished item is INVALID_TRANSITION.
    */
-  async answerDecision(
-    item: WorkItem,
-    a: {
-      status: 'done' | 'failed';
-      result: Json;
-      error: string | null;
-      actor: string;
-      provenance?: Provenance | undefined;
-    },
-  ): Promise<WorkItem> {
+  async answerDecision(item: WorkItem, a: DecisionAnswer): Promise<WorkItem> {
     const owner = ownerOf(item);
     if (!owner)
       throw new InvalidInputError(`work item ${item.id} is not a decision a document asked for`, {

@@ -154,6 +154,15 @@ export interface ClaimInput {
   actor_kind?: ActorKind;
 }
 
+/** A person's answer to a decision a document asked for, as the work queue hands it to the document store. */
+export interface DecisionAnswer {
+  status: 'done' | 'failed';
+  result: Json;
+  error: string | null;
+  actor: string;
+  provenance?: Provenance | undefined;
+}
+
 /** The kind of the items `claim({ key })` holds: locks on names, never handed out by a claim without an id. */
 export const LOCK_KIND = 'lock';
 

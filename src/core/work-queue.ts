@@ -20,9 +20,9 @@ import {
   BLOCKER_FAILURE_POLICIES,
   type CancelInput,
   type ClaimInput,
+  type DecisionAnswer,
   type EnqueueInput,
   type HeartbeatInput,
-  type Json,
   type JsonObject,
   type ListInput,
   LOCK_KIND,
@@ -209,16 +209,7 @@ export interface WorkQueueContext {
    * Answers a human decision a document asked for (the document records the answer in the same
    * transaction as the item's resolution); the instance wires it to `DocumentStore.answerDecision`.
    */
-  answer?: (
-    item: WorkItem,
-    a: {
-      status: 'done' | 'failed';
-      result: Json;
-      error: string | null;
-      actor: string;
-      provenance?: Provenance | undefined;
-    },
-  ) => Promise<WorkItem>;
+  answer?: (item: WorkItem, a: DecisionAnswer) => Promise<WorkItem>;
   /**
    * Overlapping claim(), resolve() and heartbeat() calls on this handle are served by one batched
    * statement each (see CoalesceOptions); false: every call is its own transaction. @default {}

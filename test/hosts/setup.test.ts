@@ -200,6 +200,13 @@ describe('agentstate setup refuses', () => {
     ['a command list of numbers', ['vscode', '--command', '[1,2]'], {}],
     ['a .mcp.json that is not JSON', ['claude-code'], { '.mcp.json': '{ "mcpServers": ' }],
     ['a .vscode/mcp.json that is an array', ['vscode'], { '.vscode/mcp.json': '[]' }],
+    ['a .claude/settings.json that is not JSON', ['claude-code'], { '.claude/settings.json': '{"hooks": {' }],
+    [
+      'a hooks entry that is not a list',
+      ['claude-code'],
+      { '.claude/settings.json': '{"hooks": {"Stop": {"command": "x"}}}' },
+    ],
+    ['a .codex/hooks.json that is an array', ['codex'], { '.codex/hooks.json': '[]' }],
     [
       'a Codex config with its own agentstate table',
       ['codex'],

@@ -68,6 +68,18 @@ async function host2025(mcp: AgentStateMcp, reply?: () => Reply): Promise<Host> 
   const client = new Client2(CLIENT, reply ? { capabilities: { elicitation: { form: {} } } } : {});
   if (reply) client.setRequestHandler('elicitation/create', async () => reply() as never);
   await client.connect(clientSide);
+  return hostOf(asked, client as unknown as HostClient, server);
+}
+
+/** What both clients offer the tests. */
+interface HostClient {
+  callTool(r: { name: string; arguments: Record<string, unknown> }): Promise<unknown>;
+  listTools(): Promise<{ tools: Array<{ name: string }> }>;
+  close(): Promise<void>;
+}
+
+/** A connected client as the tests drive it, closed after the test. */
+function hostOf(asked: Host['asked'], client: HostClient, server: { close(): Promise<void> }): Host {
   const h: Host = {
     asked,
     call: (name, args) => client.callTool({ name, arguments: args }) as Promise<CallResult>,
@@ -90,17 +102,7 @@ async function host1x(mcp: AgentStateMcp, reply: () => Reply): Promise<Host> {
   const client = new Client1(CLIENT, { capabilities: { elicitation: {} } });
   client.setRequestHandler(ElicitRequestSchema, async () => reply());
   await client.connect(clientSide as never);
-  const h: Host = {
-    asked,
-    call: (name, args) => client.callTool({ name, arguments: args }) as Promise<CallResult>,
-    listTools: async () => (await client.listTools()).tools.map((t) => t.name),
-    close: async () => {
-      await client.close();
-      await server.close();
-    },
-  };
-  cleanups.push(h.close);
-  return h;
+  return hostOf(asked, client as unknown as HostClient, server);
 }
 
 /** The v2 client on the 2026-07-28 era over Streamable HTTP (in process): the form rides input_required. */
