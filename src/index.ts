@@ -109,6 +109,13 @@ export {
   type GateResult,
   gateFile,
 } from './kinds/workflow-sessions/rules.js';
+export {
+  DURATION_BUCKETS_S,
+  EXPIRING_WITHIN_S,
+  MAX_KINDS,
+  METRICS_CONTENT_TYPE,
+  prometheusMetrics,
+} from './metrics/prometheus.js';
 export { type DashboardResult, regenerateDashboard, renderDashboard } from './reports/dashboard.js';
 export { type RetroInput, type RetroResult, type RetroSummary, retrospective } from './reports/retro.js';
 export { type InstanceFlags, resolveInstance } from './service/instance-resolver.js';

@@ -231,10 +231,43 @@ export interface WorkItemBackend {
   }): Promise<WorkItem[]>;
   /** How many items there are in each status. */
   counts(): Promise<StatusCounts>;
+  /** Aggregates of the items for metrics (one consistent read; no item is returned). */
+  stats(q: WorkStatsQuery): Promise<WorkStats>;
   /** Expired leases back to pending (or failed once attempts are spent), each with its event. */
   reclaimExpired(now: number, actor: string | null): Promise<WorkItem[]>;
   /** Reclaims, then appends `work_item_replayed` for every unfinished item; returns them. */
   replayUnfinished(now: number, actor: string | null): Promise<WorkItem[]>;
+}
+
+/** What `WorkItemBackend.stats` aggregates at `now`. */
+export interface WorkStatsQuery {
+  now: number;
+  /** Leases that run out within this many ms count as expiring. */
+  expiringWithinMs: number;
+  /** Upper bounds (ms, ascending) of the claim→resolve duration buckets. */
+  bucketsMs: readonly number[];
+}
+
+/** Aggregates of one instance's work items (counts and sums only: nothing names an item). */
+export interface WorkStats {
+  /** Items, attempts spent, and items tried more than once, per status and kind. */
+  groups: Array<{
+    status: WorkItemStatus;
+    kind: string | null;
+    count: number;
+    attempts: number;
+    retried: number;
+  }>;
+  /** When the oldest ready item became claimable (its creation or its not_before, epoch ms), or null. */
+  oldestReadySince: number | null;
+  /** In-flight items whose lease has run out (the next claim or sweep reclaims them). */
+  leasesExpired: number;
+  /** In-flight items whose lease runs out within `expiringWithinMs`. */
+  leasesExpiring: number;
+  /** Pending items that cannot become ready because a blocker upstream failed or was cancelled. */
+  blockedOnFailure: number;
+  /** Claim→resolve time of the last attempt of done and failed items, per kind: count, sum, cumulative buckets. */
+  durations: Array<{ kind: string | null; count: number; sumMs: number; buckets: number[] }>;
 }
 
 /** A limit as stored (times in epoch ms): what `LimitBackend.list` returns and `set` writes. */

@@ -6,7 +6,15 @@ import {
   NotFoundError,
   PermissionDeniedError,
 } from '../errors.js';
-import type { Claimer, LeaseQuery, NewWorkItem, Outcome, ResolveQuery, StoreBackend } from './backend.js';
+import type {
+  Claimer,
+  LeaseQuery,
+  NewWorkItem,
+  Outcome,
+  ResolveQuery,
+  StoreBackend,
+  WorkStats,
+} from './backend.js';
 import { type CoalesceOptions, Coalescer, DEFAULT_COALESCE } from './coalesce.js';
 import { itemEvent } from './event-log.js';
 import { newId } from './ids.js';
@@ -331,6 +339,14 @@ export class WorkQueue {
     }
     const [item] = await this.#claimMany({ ...i, limit: 1 });
     return item ?? null;
+  }
+
+  /**
+   * Aggregates of the items for metrics (src/metrics/): counts and attempts by status and kind, the oldest
+   * ready item, expired and expiring leases, items blocked on a failure, claim→resolve durations by kind.
+   */
+  async stats(q: { expiringWithinMs: number; bucketsMs: readonly number[] }): Promise<WorkStats> {
+    return this.#backend.work.stats({ ...q, now: this.#ctx.clock() });
   }
 
   /** Claims up to `limit` ready items in one statement (one work_items_claimed event for two or more). */

@@ -185,7 +185,9 @@ export function createServeApp(options: ServeAppOptions): { app: Hono<AppEnv>; c
       session !== null &&
       (session.principalId === null || ctx.principals?.active(session.principalId) === true);
     if (!live || path === '/mcp') {
-      const wantsHtml = !path.startsWith('/api/') && path !== '/mcp' && c.req.method === 'GET';
+      // Machines (the API, MCP, a Prometheus scraper) get 401; a browser's page request the sign-in page.
+      const wantsHtml =
+        !path.startsWith('/api/') && path !== '/mcp' && path !== '/metrics' && c.req.method === 'GET';
       if (wantsHtml) {
         const u = new URL(c.req.url);
         return c.redirect(`/login?next=${encodeURIComponent(u.pathname + u.search)}`, 303);
@@ -277,6 +279,17 @@ export function createServeApp(options: ServeAppOptions): { app: Hono<AppEnv>; c
           }
         : { via: 'bearer', principal: caller.principal.name, role: caller.principal.role },
     );
+  });
+
+  // Prometheus: every served instance, for any signed-in principal (a read of counts; no item is named).
+  app.get('/metrics', async (c) => {
+    const { prometheusMetrics, METRICS_CONTENT_TYPE } = await import('../metrics/prometheus.js');
+    const instances = [];
+    for (const i of await ctx.registry.list()) {
+      if (i.error !== undefined) continue;
+      instances.push({ name: i.instance, inst: await ctx.registry.open(i.instance) });
+    }
+    return c.body(await prometheusMetrics(instances), 200, { 'content-type': METRICS_CONTENT_TYPE });
   });
 
   app.get('/api/v1/openapi.json', (c) => c.json(openApiDocument(VERSION)));

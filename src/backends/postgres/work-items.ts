@@ -13,6 +13,8 @@ import type {
   StatusChange,
   WorkItemBackend,
   WorkItemRowDump,
+  WorkStats,
+  WorkStatsQuery,
 } from '../../core/backend.js';
 import { claimOrder, workItemFromRow } from '../../core/rows.js';
 import { toIso } from '../../core/time.js';
@@ -1186,6 +1188,59 @@ export async function counts(conn: PostgresConnection): Promise<StatusCounts> {
   return statusCounts(res.rows);
 }
 
+export async function stats(conn: PostgresConnection, q: WorkStatsQuery): Promise<WorkStats> {
+  const t = conn.names;
+  const buckets = q.bucketsMs
+    .map((b, i) => `count(*) FILTER (WHERE resolved_at - claimed_at <= ${Number(b)})::int AS b${i}`)
+    .join(', ');
+  // One transaction, one connection: the five reads of one scrape together.
+  return conn.transaction(async (tx) => {
+    const groups = await tx.query<WorkStats['groups'][number]>(
+      `SELECT status, kind, count(*)::int AS count, sum(attempts)::int AS attempts,
+              count(*) FILTER (WHERE attempts > 1)::int AS retried
+         FROM ${t.work_items} WHERE instance = $1 GROUP BY status, kind`,
+      [conn.instance],
+    );
+    const oldest = await tx.query<{ t: string | null }>(
+      `SELECT min(GREATEST(w.created_at, COALESCE(w.not_before, 0))) AS t FROM ${t.work_items} AS w
+         WHERE w.instance = $1 AND ${ready(t, '$2')}`,
+      [conn.instance, q.now],
+    );
+    const leases = await tx.query<{ expired: number; expiring: number }>(
+      `SELECT count(*) FILTER (WHERE lease_expires_at <= $2)::int AS expired,
+              count(*) FILTER (WHERE lease_expires_at > $2 AND lease_expires_at <= $3)::int AS expiring
+         FROM ${t.work_items} WHERE instance = $1 AND status = 'in_flight'`,
+      [conn.instance, q.now, q.now + q.expiringWithinMs],
+    );
+    const stuck = await tx.query<{ n: number }>(
+      `WITH RECURSIVE ${blockedOnFailure(t)} SELECT count(DISTINCT s.id)::int AS n
+         FROM stuck AS s ${itemById(t, 's.id', 'status', 'w')} WHERE w.status = 'pending'`,
+      [conn.instance],
+    );
+    const durations = await tx.query<Record<string, number | string | null>>(
+      `SELECT kind, count(*)::int AS count, sum(resolved_at - claimed_at)::float8 AS "sumMs", ${buckets}
+         FROM ${t.work_items}
+        WHERE instance = $1 AND status IN ('done', 'failed') AND claimed_at IS NOT NULL AND resolved_at IS NOT NULL
+        GROUP BY kind`,
+      [conn.instance],
+    );
+    const t0 = oldest.rows[0]?.t;
+    return {
+      groups: groups.rows,
+      oldestReadySince: t0 === null || t0 === undefined ? null : Number(t0),
+      leasesExpired: leases.rows[0]?.expired ?? 0,
+      leasesExpiring: leases.rows[0]?.expiring ?? 0,
+      blockedOnFailure: stuck.rows[0]?.n ?? 0,
+      durations: durations.rows.map((r) => ({
+        kind: r.kind as string | null,
+        count: r.count as number,
+        sumMs: Number(r.sumMs),
+        buckets: q.bucketsMs.map((_, i) => r[`b${i}`] as number),
+      })),
+    };
+  });
+}
+
 export async function reclaimExpired(
   conn: PostgresConnection,
   hint: AppendHint | null,
@@ -1240,6 +1295,7 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
     get: (id) => get(conn, id),
     list: (q) => list(conn, q),
     counts: () => counts(conn),
+    stats: (q) => stats(conn, q),
     reclaimExpired: (now, actor) => reclaimExpired(conn, hint, now, actor),
     replayUnfinished: (now, actor) => replayUnfinished(conn, hint, now, actor),
   };

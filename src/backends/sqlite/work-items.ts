@@ -12,6 +12,8 @@ import type {
   StatusChange,
   WorkItemBackend,
   WorkItemRowDump,
+  WorkStats,
+  WorkStatsQuery,
 } from '../../core/backend.js';
 import { claimOrder, workItemFromRow } from '../../core/rows.js';
 import type { Json, JsonObject, StatusCounts, WorkItem, WorkItemStatus } from '../../core/types.js';
@@ -662,6 +664,54 @@ export async function counts(conn: SqliteConnection): Promise<StatusCounts> {
   return statusCounts(rows);
 }
 
+export async function stats(conn: SqliteConnection, q: WorkStatsQuery): Promise<WorkStats> {
+  const buckets = q.bucketsMs
+    .map((b, i) => `SUM(resolved_at - claimed_at <= ${Number(b)}) AS b${i}`)
+    .join(', ');
+  return conn.read(() => {
+    const groups = conn
+      .stmt(
+        'SELECT status, kind, COUNT(*) AS count, SUM(attempts) AS attempts, SUM(attempts > 1) AS retried FROM work_items GROUP BY status, kind',
+      )
+      .all() as WorkStats['groups'];
+    const oldest = conn
+      .stmt(`SELECT MIN(MAX(w.created_at, COALESCE(w.not_before, 0))) AS t FROM work_items w WHERE ${READY}`)
+      .get(q.now) as { t: number | null };
+    const leases = conn
+      .stmt(
+        `SELECT COALESCE(SUM(lease_expires_at <= ?), 0) AS expired, COALESCE(SUM(lease_expires_at > ? AND lease_expires_at <= ?), 0) AS expiring
+           FROM work_items INDEXED BY work_items_leases WHERE status = 'in_flight'`,
+      )
+      .get(q.now, q.now, q.now + q.expiringWithinMs) as { expired: number; expiring: number };
+    const stuck = conn
+      .stmt(
+        `WITH RECURSIVE ${BLOCKED_ON_FAILURE} SELECT COUNT(DISTINCT s.id) AS n FROM stuck AS s CROSS JOIN work_items AS w ON w.id = s.id WHERE w.status = 'pending'`,
+      )
+      .get() as { n: number };
+    const durations = (
+      conn
+        .stmt(
+          `SELECT kind, COUNT(*) AS count, SUM(resolved_at - claimed_at) AS sumMs, ${buckets} FROM work_items
+             WHERE status IN ('done', 'failed') AND claimed_at IS NOT NULL AND resolved_at IS NOT NULL GROUP BY kind`,
+        )
+        .all() as Array<Record<string, number | string | null>>
+    ).map((r) => ({
+      kind: r.kind as string | null,
+      count: r.count as number,
+      sumMs: r.sumMs as number,
+      buckets: q.bucketsMs.map((_, i) => r[`b${i}`] as number),
+    }));
+    return {
+      groups,
+      oldestReadySince: oldest.t,
+      leasesExpired: leases.expired,
+      leasesExpiring: leases.expiring,
+      blockedOnFailure: stuck.n,
+      durations,
+    };
+  });
+}
+
 export async function reclaimExpired(
   conn: SqliteConnection,
   now: number,
@@ -705,6 +755,7 @@ export function createWorkItemBackend(conn: SqliteConnection): WorkItemBackend {
     get: (id) => get(conn, id),
     list: (q) => list(conn, q),
     counts: () => counts(conn),
+    stats: (q) => stats(conn, q),
     reclaimExpired: (now, actor) => reclaimExpired(conn, now, actor),
     replayUnfinished: (now, actor) => replayUnfinished(conn, now, actor),
   };

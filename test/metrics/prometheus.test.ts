@@ -1,0 +1,238 @@
+// GET /metrics and prometheusMetrics(): read back with real exposition-format parsers (parse-prometheus-text-
+// format for the gauges; the official Prometheus Python client's for the histogram, whose labelled buckets the
+// former merges into one) after a scripted
+// workload on both backends (an injected clock), every gauge equal to what the store says when asked item
+// by item; the duration histogram equal to the done and failed items' own times; labels bounded (kinds
+// beyond MAX_KINDS summed as _other, no item id anywhere); the HTTP endpoint behind the credential.
+import { spawnSync } from 'node:child_process';
+import parse from 'parse-prometheus-text-format';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { WorkItem, WorkItemStatus } from '../../src/core/types.js';
+import { WORK_ITEM_STATUSES } from '../../src/core/types.js';
+import { startServer } from '../../src/http/serve.js';
+import type { Instance } from '../../src/instance/instance.js';
+import { DURATION_BUCKETS_S, MAX_KINDS, prometheusMetrics } from '../../src/metrics/prometheus.js';
+import { type BackendUnderTest, backendsForThisFile } from '../helpers/backends.js';
+
+const backends = await backendsForThisFile();
+const cleanups: Array<() => Promise<void>> = [];
+afterAll(async () => {
+  for (const c of cleanups.reverse()) await c();
+});
+
+const T0 = Date.parse('2026-06-01T00:00:00.000Z');
+
+async function open(b: BackendUnderTest): Promise<{ inst: Instance; advance(ms: number): void }> {
+  let now = T0;
+  const inst = await b.open(undefined, { clock: () => now, coalesce: false });
+  cleanups.push(() => inst.close());
+  return {
+    inst,
+    advance: (ms) => {
+      now += ms;
+    },
+  };
+}
+
+/** The families of a scrape by name, each sample's labels without the instance. */
+function scrape(text: string) {
+  const out = new Map<string, ReturnType<typeof parse>[number]>();
+  for (const f of parse(text)) out.set(f.name, f);
+  return out;
+}
+
+const gauge = (fams: ReturnType<typeof scrape>, name: string, labels: Record<string, string> = {}) => {
+  const f = fams.get(name);
+  expect(f, name).toBeDefined();
+  const hit = f!.metrics.filter((m) => Object.entries(labels).every(([k, v]) => m.labels?.[k] === v));
+  return hit.reduce((n, m) => n + Number(m.value), 0);
+};
+
+const ms = (iso: string | null) => (iso === null ? 0 : Date.parse(iso));
+
+type Parsed = Array<{ name: string; labels: Record<string, string>; value: number }>;
+
+/**
+ * The samples of the text as the official Prometheus Python client's parser reads them (Debian's
+ * python3-prometheus-client, which CI installs); null where it is not installed, outside CI.
+ */
+function officialParse(text: string): Parsed | null {
+  const script =
+    'import json,sys\nfrom prometheus_client.parser import text_string_to_metric_families as p\n' +
+    'print(json.dumps([{"name":s.name,"labels":s.labels,"value":s.value} for f in p(sys.stdin.read()) for s in f.samples]))';
+  const r = spawnSync('/usr/bin/python3', ['-c', script], { input: text, encoding: 'utf8' });
+  if (r.status !== 0) {
+    if (process.env.CI)
+      throw new Error(`the official Prometheus parser is required in CI: ${r.stderr ?? r.error}`);
+    console.warn(
+      'skipping the official-parser checks: /usr/bin/python3 with prometheus_client is not installed',
+    );
+    return null;
+  }
+  return JSON.parse(r.stdout) as Parsed;
+}
+
+describe.each(backends)('/metrics on $name', (b) => {
+  it('every gauge equals the store, item by item, after a scripted workload', async () => {
+    const { inst, advance } = await open(b);
+    const w = 'worker-1';
+    // Ready: three of two kinds and none; one not yet due; one parked for a human.
+    await inst.work.enqueue({ title: 'r1', kind: 'build' });
+    advance(5_000);
+    await inst.work.enqueue({ title: 'r2', kind: 'test' });
+    await inst.work.enqueue({ title: 'r3' });
+    await inst.work.enqueue({
+      title: 'later',
+      kind: 'build',
+      not_before: new Date(T0 + 3_600_000).toISOString(),
+    });
+    await inst.work.enqueue({ title: 'ask', waiting_human: true });
+    // Done in 2 s and in 120 s; failed for good after 10 s; one retried (attempts 2).
+    for (const [kind, took] of [
+      ['deploy', 2_000],
+      ['deploy', 120_000],
+    ] as const) {
+      const item = await inst.work.enqueue({ title: `d${took}`, kind, priority: 10 });
+      await inst.work.claim({ worker: w, id: item.id, lease_ms: 3_600_000 });
+      advance(took);
+      await inst.work.resolve({ id: item.id, worker: w, status: 'done' });
+    }
+    const bad = await inst.work.enqueue({ title: 'bad', kind: 'deploy', max_attempts: 1, priority: 10 });
+    await inst.work.claim({ worker: w, id: bad.id });
+    advance(10_000);
+    await inst.work.resolve({ id: bad.id, worker: w, status: 'failed', error: 'boom' });
+    // Two items blocked behind that failure (a chain).
+    const b1 = await inst.work.enqueue({ title: 'after-bad', blocked_by: [bad.id] });
+    await inst.work.enqueue({ title: 'after-after', blocked_by: [b1.id] });
+    const again = await inst.work.enqueue({ title: 'again', kind: 'test', priority: 10 });
+    await inst.work.claim({ worker: w, id: again.id });
+    await inst.work.resolve({
+      id: again.id,
+      worker: w,
+      status: 'failed',
+      error: 'flaky',
+      retry_at: new Date(T0).toISOString(),
+    });
+    await inst.work.claim({ worker: w, id: again.id, lease_ms: 30_000 });
+    // One lease that has run out, one that runs out within a minute (the retried one, 30 s).
+    const lost = await inst.work.enqueue({ title: 'lost', kind: 'build', priority: 10 });
+    await inst.work.claim({ worker: 'worker-2', id: lost.id, lease_ms: 10_000 });
+    advance(15_000);
+    await inst.docs.commit({ kind: 'json', id: 'plan', expected_version: 0, body: { a: 1 } });
+    await inst.docs.commit({ kind: 'json', id: 'plan', expected_version: 1, body: { a: 2 } });
+
+    const text = await prometheusMetrics([{ name: 'h/n', inst }]);
+    const fams = scrape(text);
+    const all = await inst.work.list({ limit: 1000 });
+    const kinds = [...new Set(all.map((i) => i.kind ?? ''))];
+    for (const status of WORK_ITEM_STATUSES as readonly WorkItemStatus[]) {
+      for (const kind of kinds) {
+        const mine = all.filter((i) => i.status === status && (i.kind ?? '') === kind);
+        const labels = { agentstate_instance: 'h/n', status, kind };
+        expect(gauge(fams, 'agentstate_work_items', labels), `${status}/${kind}`).toBe(mine.length);
+        expect(gauge(fams, 'agentstate_work_item_attempts', labels)).toBe(
+          mine.reduce((n, i) => n + i.attempts, 0),
+        );
+        expect(gauge(fams, 'agentstate_work_items_retried', labels)).toBe(
+          mine.filter((i) => i.attempts > 1).length,
+        );
+      }
+    }
+    expect(gauge(fams, 'agentstate_work_items')).toBe(all.length);
+    const now = inst.clock();
+    const ready = await inst.work.list({ ready: true, limit: 1000 });
+    const since = Math.min(...ready.map((i) => Math.max(ms(i.created_at), ms(i.not_before))));
+    expect(gauge(fams, 'agentstate_oldest_ready_age_seconds')).toBe((now - since) / 1000);
+    const flying = all.filter((i) => i.status === 'in_flight');
+    expect(gauge(fams, 'agentstate_leases_expired')).toBe(
+      flying.filter((i) => ms(i.lease_expires_at) <= now).length,
+    );
+    expect(gauge(fams, 'agentstate_leases_expired')).toBe(1);
+    expect(gauge(fams, 'agentstate_leases_expiring')).toBe(
+      flying.filter((i) => ms(i.lease_expires_at) > now && ms(i.lease_expires_at) <= now + 60_000).length,
+    );
+    expect(gauge(fams, 'agentstate_work_items_blocked_on_failure')).toBe(
+      (await inst.work.list({ blocked_on_failure: true, limit: 1000 })).length,
+    );
+    expect(gauge(fams, 'agentstate_work_items_blocked_on_failure')).toBe(2);
+    expect(gauge(fams, 'agentstate_event_log_head_position')).toBe((await inst.events.head())!.position);
+    expect(gauge(fams, 'agentstate_documents', { kind: 'json' })).toBe(1);
+    expect(gauge(fams, 'agentstate_document_versions', { kind: 'json' })).toBe(2);
+
+    // The histogram, read by the official Prometheus client's parser: the ended items' own claim→resolve
+    // times, cumulative per bucket.
+    expect(fams.get('agentstate_work_item_duration_seconds')!.type).toBe('HISTOGRAM');
+    const samples = officialParse(text);
+    if (samples) {
+      const ended = all.filter(
+        (i: WorkItem) => (i.status === 'done' || i.status === 'failed') && i.claimed_at,
+      );
+      const of = (name: string, labels: Record<string, string>) =>
+        samples.filter(
+          (s) =>
+            s.name === `agentstate_work_item_duration_seconds${name}` &&
+            Object.entries(labels).every(([k, v]) => s.labels[k] === v),
+        );
+      for (const kind of new Set(ended.map((i) => i.kind ?? ''))) {
+        const times = ended
+          .filter((i) => (i.kind ?? '') === kind)
+          .map((i) => (ms(i.resolved_at) - ms(i.claimed_at)) / 1000);
+        expect(of('_count', { kind }).map((s) => s.value)).toEqual([times.length]);
+        expect(of('_sum', { kind })[0]!.value).toBeCloseTo(
+          times.reduce((a, x) => a + x, 0),
+          6,
+        );
+        for (const le of [...DURATION_BUCKETS_S.map(String), '+Inf']) {
+          const want = times.filter((t) => le === '+Inf' || t <= Number(le)).length;
+          expect(
+            of('_bucket', { kind, le }).map((s) => s.value),
+            `${kind} le ${le}`,
+          ).toEqual([want]);
+        }
+      }
+      expect(of('_count', { kind: 'deploy' })[0]!.value).toBe(3);
+    }
+    // No label value is an item id.
+    expect(text).not.toMatch(/wi_[0-9A-Z]{10}/);
+  });
+});
+
+describe('/metrics labels and endpoint (SQLite)', () => {
+  const sqlite = backends[0]!;
+
+  it(`names at most ${MAX_KINDS} kinds per instance and sums the rest as _other`, async () => {
+    const { inst } = await open(sqlite);
+    // 60 kinds, kind k with k+1 items: the 50 largest are named.
+    for (let k = 0; k < 60; k++) {
+      await inst.work.enqueueMany(
+        Array.from({ length: k + 1 }, (_, j) => ({ title: `t${j}`, kind: `kind-${k}` })),
+      );
+    }
+    const fams = scrape(await prometheusMetrics([{ name: 'h/n', inst }]));
+    const f = fams.get('agentstate_work_items')!;
+    const named = new Set(f.metrics.map((m) => m.labels!.kind));
+    expect(named.size).toBe(MAX_KINDS + 1);
+    expect(named.has('_other')).toBe(true);
+    expect(named.has('kind-9')).toBe(false);
+    expect(named.has('kind-10')).toBe(true);
+    expect(gauge(fams, 'agentstate_work_items', { kind: '_other' })).toBe(((1 + 10) * 10) / 2);
+    expect(gauge(fams, 'agentstate_work_items')).toBe((60 * 61) / 2);
+  });
+
+  it('GET /metrics on agentstate serve: the exposition format, behind the credential', async () => {
+    const inst = await sqlite.open('served');
+    await inst.work.enqueue({ title: 'one', kind: 'k' });
+    const dir = inst.paths.dir;
+    await inst.close();
+    const server = await startServer({ target: { dir }, port: 0, token: 'metrics-token-0123456789' });
+    cleanups.push(() => server.close());
+    const url = `${server.url}/metrics`;
+    expect((await fetch(url)).status).toBe(401);
+    expect((await fetch(url, { headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
+    const r = await fetch(url, { headers: { authorization: 'Bearer metrics-token-0123456789' } });
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+    const fams = scrape(await r.text());
+    expect(gauge(fams, 'agentstate_work_items', { status: 'pending', kind: 'k' })).toBe(1);
+  });
+});
