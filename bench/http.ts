@@ -1,5 +1,5 @@
 // `npm run bench -- --only http`: what `agentstate serve` costs — the HTTP round trip of claim+resolve and of a commit
-// next to the same library calls in the same run, the dashboard overview's server time over 10,000 items and
+// next to the same library calls in the same run, the Prometheus scrape and the dashboard overview's server time over 10,000 items and
 // 100,000 events, and the event stream's delivery lag (append in the library, receive over SSE).
 // Options: --calls N (default 300), --items N (default 10000), --events N (default 100000).
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startServer } from '../src/http/serve.js';
 import { openInstance } from '../src/instance/instance.js';
+import { prometheusMetrics } from '../src/metrics/prometheus.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -168,7 +169,23 @@ async function main() {
       await (await fetch(`${server.url}/events?instance=bench/big`, { headers: { cookie } })).text();
       events.push(performance.now() - t);
     }
+    // Prometheus: the scrape as the library computes it, and GET /metrics (every served instance) over HTTP.
+    const scrapeLib: number[] = [];
+    const scrapeHttp: number[] = [];
+    await prometheusMetrics([{ name: 'bench/big', inst: big }]);
+    for (let i = 0; i < 30; i++) {
+      t = performance.now();
+      await prometheusMetrics([{ name: 'bench/big', inst: big }]);
+      scrapeLib.push(performance.now() - t);
+      t = performance.now();
+      const r = await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      await r.text();
+      if (r.status !== 200) throw new Error(`metrics: ${r.status}`);
+      scrapeHttp.push(performance.now() - t);
+    }
     console.log('| page (30 loads, round trip on loopback) | p50 | p95 | |\n|---|---|---|---|');
+    row('prometheusMetrics (library, this instance)', scrapeLib);
+    row('GET /metrics (round trip, both served instances)', scrapeHttp);
     row('overview /, server time (Server-Timing)', serverTime);
     row('overview /, round trip', render);
     row('work items, failed', items);

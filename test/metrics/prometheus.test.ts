@@ -5,6 +5,7 @@
 // by item; the duration histogram equal to the done and failed items' own times; labels bounded (kinds
 // beyond MAX_KINDS summed as _other, no item id anywhere); the HTTP endpoint behind the credential.
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import parse from 'parse-prometheus-text-format';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { WorkItem, WorkItemStatus } from '../../src/core/types.js';
@@ -234,5 +235,20 @@ describe('/metrics labels and endpoint (SQLite)', () => {
     expect(r.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
     const fams = scrape(await r.text());
     expect(gauge(fams, 'agentstate_work_items', { status: 'pending', kind: 'k' })).toBe(1);
+  });
+
+  it('docs/observability.md and the Grafana dashboard name only metrics the scrape has', async () => {
+    const { inst } = await open(sqlite);
+    await inst.work.enqueue({ title: 'x' });
+    const names = new Set(parse(await prometheusMetrics([{ name: 'h/n', inst }])).map((f) => f.name));
+    const docs = ['docs/observability.md', 'docs/grafana-dashboard.json'].map((f) =>
+      readFileSync(new URL(`../../${f}`, import.meta.url), 'utf8'),
+    );
+    const used = new Set(docs.flatMap((d) => [...d.matchAll(/agentstate_[a-z_]+/g)].map((m) => m[0])));
+    expect(used.size).toBeGreaterThan(8);
+    for (const u of used) {
+      if (u === 'agentstate_instance') continue;
+      expect(names.has(u.replace(/_(bucket|sum|count)$/, '')), u).toBe(true);
+    }
   });
 });
