@@ -138,12 +138,16 @@ async function main() {
     console.log(
       `seeded in ${((performance.now() - t) / 1000).toFixed(1)} s: ${JSON.stringify(await big.work.counts())}, ${(await big.events.head())?.position} events\n`,
     );
-    const login = await fetch(`${server.url}/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ name: 'bench', token: TOKEN }),
-      redirect: 'manual',
-    });
+    // A long seeding outlives the server's keep-alive: the client's pooled socket may be closed under it
+    // (ECONNRESET), so the first request after it is tried twice.
+    const signIn = () =>
+      fetch(`${server.url}/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ name: 'bench', token: TOKEN }),
+        redirect: 'manual',
+      });
+    const login = await signIn().catch(signIn);
     const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
     const render: number[] = [];
     const serverTime: number[] = [];
