@@ -5,6 +5,7 @@ import { type InstanceFlags, namesAnInstance, resolveInstance } from './instance
 import type { Operation, Progress, RunContext } from './operation.js';
 import { execute } from './run.js';
 import { getOperation } from './table.js';
+import { traced } from './trace.js';
 import { validateInput } from './validate.js';
 
 /**
@@ -37,6 +38,10 @@ export interface InvokeOptions {
  * @example await invoke('claim', { worker: 'w1' }, { instance: { name: 'planner' } })
  */
 export async function invoke(name: string, input: unknown = {}, opts: InvokeOptions = {}): Promise<unknown> {
+  return traced(name, input, () => invokeOperation(name, input, opts));
+}
+
+async function invokeOperation(name: string, input: unknown, opts: InvokeOptions): Promise<unknown> {
   const op = getOperation(name);
   const i = validateInput(op, input);
   const env = opts.env ?? process.env;
