@@ -48,9 +48,10 @@ header form{margin:0;display:flex;gap:.4rem;align-items:center}.spacer{flex:1}
 main{padding:1rem;max-width:1400px;margin:0 auto}h1{font-size:1.35rem;margin:.2rem 0 1rem}h2{font-size:1.1rem;margin:1.4rem 0 .5rem}
 .counts{display:flex;flex-wrap:wrap;gap:.5rem;list-style:none;padding:0;margin:0}.counts li{border:1px solid var(--line);border-radius:6px;padding:.5rem .8rem;min-width:7.5rem}
 .counts b{display:block;font-size:1.4rem}.failed b,.st-failed{color:var(--bad)}.waiting_human b,.st-waiting_human{color:var(--warn)}.done b,.st-done{color:var(--ok)}
-.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(420px,1fr));gap:0 1.5rem}
+.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,680px),1fr));gap:0 1.5rem}
 table{border-collapse:collapse;width:100%;font-size:.92rem}th,td{text-align:left;padding:.35rem .5rem;border-bottom:1px solid var(--line);vertical-align:top}
-th{font-weight:600;color:var(--muted)}td code,td .muted{overflow-wrap:anywhere}td.num{white-space:nowrap}td.num{font-variant-numeric:tabular-nums}.wrap{overflow-x:auto}
+th{font-weight:600;color:var(--muted)}td{overflow-wrap:anywhere}td.num{white-space:nowrap;font-variant-numeric:tabular-nums}.wrap{overflow-x:auto}
+.nb{overflow-wrap:normal}.badge{white-space:nowrap}time{white-space:nowrap}.id{white-space:nowrap;font-size:.8rem;font-family:ui-monospace,SFMono-Regular,Menlo,monospace}pre.problem{white-space:pre-wrap;overflow-wrap:anywhere}
 pre{background:#f6f8fa;border:1px solid var(--line);border-radius:6px;padding:.6rem;overflow:auto;max-height:28rem;font-size:.85rem}
 .muted{color:var(--muted)}.problem{color:var(--bad);font-weight:600}.badge{display:inline-block;padding:0 .4rem;border-radius:4px;border:1px solid currentColor;font-size:.8rem}
 form.filters{display:flex;flex-wrap:wrap;gap:.5rem;align-items:end;margin-bottom:1rem}label{display:block;font-size:.85rem;color:var(--muted)}
@@ -61,5 +62,5 @@ button{cursor:pointer;background:#f6f8fa}button.primary{background:var(--accent)
 body.login main{max-width:24rem;margin:10vh auto}body.login form{display:grid;gap:.5rem}
 dl.kv{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem;margin:0}dl.kv dt{color:var(--muted)}dl.kv dd{margin:0;overflow-wrap:anywhere}
 .option label{display:inline;margin-left:.3rem;color:var(--fg);font-size:1rem}fieldset{border:1px solid var(--line);border-radius:6px}.pager{display:flex;gap:1rem;margin:.75rem 0}
-@media (max-width:640px){main{padding:.6rem}td{overflow-wrap:anywhere}td code{word-break:break-all}.grid{grid-template-columns:1fr}th.opt,td.opt{display:none}header{padding:.5rem}}
+@media (max-width:640px){main{padding:.6rem}table.stack thead{display:none}table.stack tr{display:block;border-bottom:1px solid var(--line);padding:.3rem 0}table.stack td{display:inline-block;border:0;padding:.15rem .4rem;max-width:100%}table.stack td.data{display:block}.grid{grid-template-columns:1fr}th.opt,td.opt{display:none}header{padding:.5rem}}
 `;

@@ -82,6 +82,35 @@ const isDecision = (i: WorkItem) => ownerOf(i) !== null;
 
 const fmtTime = (t: string | null) => (t ? t.replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '');
 
+/** `ms` as a short duration: 45 s, 12 min, 3 h, 2 d. */
+function span(ms: number): string {
+  const s = Math.round(Math.abs(ms) / 1000);
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.round(s / 60)} min`;
+  if (s < 172_800) return `${Math.round(s / 3600)} h`;
+  return `${Math.round(s / 86_400)} d`;
+}
+
+/** A time as people read it on a dashboard: relative ("5 min ago", "in 40 s"), the exact time on hover. */
+export function when(t: string | null, now: number = Date.now()): Html | string {
+  if (!t) return '';
+  const d = Date.parse(t) - now;
+  const rel = Math.abs(d) < 1000 ? 'now' : d < 0 ? `${span(d)} ago` : `in ${span(d)}`;
+  return h`<time datetime="${t}" title="${fmtTime(t)}">${rel}</time>`;
+}
+
+/** A name that may wrap only after its separators (`_`, `:`, `/`, `.`), never inside a word. */
+function breakable(name: string): Html {
+  return h`${name.split(/(?<=[_:/.])/).map((part, i) => (i === 0 ? part : h`<wbr>${part}`))}`;
+}
+
+/** The lease of an item as a cell: its holder and when it runs out while in flight, who last held it after. */
+function lease(i: WorkItem): Html | string {
+  if (i.status === 'in_flight' && i.lease_owner)
+    return h`${i.lease_owner}, lease ends ${when(i.lease_expires_at)}`;
+  return i.lease_owner ? h`<span class="muted">last held by ${i.lease_owner}</span>` : '';
+}
+
 function short(v: unknown, max = 140): string {
   const s = typeof v === 'string' ? v : (JSON.stringify(v) ?? '');
   return s.length > max ? `${s.slice(0, max)}…` : s;
@@ -121,17 +150,17 @@ const run = <T>(inst: Instance, op: string, input: Record<string, unknown> = {})
 
 function itemRows(key: string, items: WorkItem[], select = false): Html {
   if (items.length === 0) return h`<p class="muted">None.</p>`;
-  return h`<div class="wrap"><table><thead><tr>${select ? h`<th><input type="checkbox" id="select-all" aria-label="Select all"></th>` : ''}<th>Item</th><th>Status</th><th class="opt">Kind</th><th class="opt">Attempts</th><th>Error / lease</th><th class="opt">Updated</th></tr></thead><tbody>${items.map(
+  return h`<div class="wrap"><table class="stack"><thead><tr>${select ? h`<th><input type="checkbox" id="select-all" aria-label="Select all"></th>` : ''}<th>Item</th><th>Status</th><th class="opt">Kind</th><th class="opt">Attempts</th><th>Error / lease</th><th class="opt">Updated</th></tr></thead><tbody>${items.map(
     (i) =>
-      h`<tr>${select ? h`<td><input type="checkbox" name="id" value="${i.id}" aria-label="Select ${i.title}"></td>` : ''}<td><a href="${href(`/items/${encodeURIComponent(i.id)}`, { instance: key })}">${short(i.title, 90)}</a><div class="muted">${i.id}</div></td><td><span class="badge st-${i.status}">${i.status}</span></td><td class="opt">${i.kind ?? ''}</td><td class="opt num">${i.attempts}/${i.max_attempts}</td><td>${i.error ? h`<span class="problem">${short(i.error, 120)}</span>` : i.lease_owner ? h`${i.lease_owner} until ${fmtTime(i.lease_expires_at)}` : ''}</td><td class="opt">${fmtTime(i.updated_at)}</td></tr>`,
+      h`<tr>${select ? h`<td><input type="checkbox" name="id" value="${i.id}" aria-label="Select ${i.title}"></td>` : ''}<td><a href="${href(`/items/${encodeURIComponent(i.id)}`, { instance: key })}">${short(i.title, 90)}</a><div class="muted id">${i.id}</div></td><td><span class="badge st-${i.status}">${i.status}</span></td><td class="opt nb">${i.kind ?? ''}</td><td class="opt num">${i.attempts}/${i.max_attempts}</td><td>${i.error ? h`<span class="problem">${short(i.error, 120)}</span>` : lease(i)}</td><td class="opt">${when(i.updated_at)}</td></tr>`,
   )}</tbody></table></div>`;
 }
 
 function eventRows(key: string, events: EventRecord[]): Html {
   if (events.length === 0) return h`<p class="muted">No events.</p>`;
-  return h`<div class="wrap"><table><thead><tr><th>#</th><th>Type</th><th class="opt">Time</th><th class="opt">Stream</th><th>Actor</th><th>Data</th></tr></thead><tbody>${events.map(
+  return h`<div class="wrap"><table class="stack"><thead><tr><th>#</th><th>Type</th><th class="opt">Time</th><th class="opt">Stream</th><th>Actor</th><th>Data</th></tr></thead><tbody>${events.map(
     (e) =>
-      h`<tr><td class="num">${e.position}</td><td>${e.type}</td><td class="opt">${fmtTime(e.created_at)}</td><td class="opt">${e.stream}</td><td>${e.actor ?? ''}</td><td>${e.work_item_id ? h`<a href="${href(`/items/${encodeURIComponent(e.work_item_id)}`, { instance: key })}">${e.work_item_id}</a> ` : ''}<code>${short(e.data)}</code></td></tr>`,
+      h`<tr><td class="num">${e.position}</td><td class="nb">${breakable(e.type)}</td><td class="opt">${when(e.created_at)}</td><td class="opt nb">${breakable(e.stream)}</td><td class="nb">${e.actor ?? ''}</td><td class="data">${e.work_item_id ? h`<a href="${href(`/items/${encodeURIComponent(e.work_item_id)}`, { instance: key })}">${e.work_item_id}</a> ` : ''}<code>${short(e.data)}</code></td></tr>`,
   )}</tbody></table></div>`;
 }
 
@@ -151,7 +180,7 @@ function back(c: C): string {
 function errorPage(c: C, err: unknown): Response {
   const e = toAgentStateError(err);
   if (e.code === 'UNAUTHENTICATED') return c.redirect('/login', 303);
-  const body = h`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${e.code} · agentstate</title><link rel="stylesheet" href="/assets/app.css"></head><body><main><h1>${e.code}</h1><p class="problem" role="alert">${e.message}</p><p><a href="${back(c)}">Back</a> · <a href="/">Overview</a></p></main></body></html>`;
+  const body = h`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${e.code} · agentstate</title><link rel="stylesheet" href="/assets/app.css"></head><body><header><strong>agentstate</strong><nav aria-label="Sections"><a href="/">Overview</a><a href="/items">Work items</a><a href="/events">Events</a><a href="/documents">Documents</a><a href="/files">State files</a></nav></header><main><h1>${e.code}</h1><p class="problem" role="alert">${e.message}</p><p><a href="${back(c)}">Back</a> · <a href="/">Overview</a></p></main></body></html>`;
   return c.html(body.value, ERROR_TABLE[e.code].http as 400);
 }
 
@@ -284,7 +313,7 @@ ${more ? h`<div class="pager"><a href="${href('/items', { instance: key, status,
           options = doc?.body.ambiguities?.find((a) => a.id === p.ambiguity_id)?.options ?? [];
         }
         answer = h`<section aria-labelledby="h-answer"><h2 id="h-answer">Answer this decision</h2><p>${p.question ?? item.title}</p>
-<form method="get" action="${href(`/items/${encodeURIComponent(id)}/confirm`, { instance: key })}"><input type="hidden" name="instance" value="${key}"><input type="hidden" name="action" value="answer">
+<form method="post" action="${href(`/items/${encodeURIComponent(id)}/confirm`, { instance: key })}"><input type="hidden" name="_csrf" value="${f.csrf ?? ''}"><input type="hidden" name="action" value="answer">
 ${options.length > 0 ? h`<fieldset><legend>Options</legend>${options.map((o, n) => h`<div class="option"><input type="radio" name="answer" id="opt-${n}" value="${o}"><label for="opt-${n}">${o}</label></div>`)}</fieldset><label for="answer-other">or another answer</label>` : h`<label for="answer-other">Your answer</label>`}
 <textarea id="answer-other" name="answer_text" rows="2" maxlength="10000"${options.length > 0 ? '' : h` required`}></textarea>
 <div class="actions"><button type="submit" class="primary">Answer…</button></div></form></section>`;
@@ -295,7 +324,7 @@ ${options.length > 0 ? h`<fieldset><legend>Options</legend>${options.map((o, n) 
           h`<form method="get" action="/items/${encodeURIComponent(id)}/confirm"><input type="hidden" name="instance" value="${key}"><input type="hidden" name="action" value="${name}"><button type="submit"${name === 'cancel' ? h` class="danger"` : ''}>${a.label}…</button></form>`,
       )}</div>
 ${answer}
-<div data-live-region><dl class="kv"><dt>id</dt><dd>${item.id}</dd><dt>status</dt><dd><span class="badge st-${item.status}">${item.status}</span></dd><dt>kind</dt><dd>${item.kind ?? ''}</dd><dt>priority</dt><dd>${item.priority}</dd><dt>attempts</dt><dd>${item.attempts} of ${item.max_attempts}</dd><dt>lease</dt><dd>${item.lease_owner ? `${item.lease_owner} until ${fmtTime(item.lease_expires_at)}` : 'none'}</dd><dt>blocked by</dt><dd>${item.blocked_by.join(', ')}</dd><dt>created</dt><dd>${fmtTime(item.created_at)}</dd><dt>updated</dt><dd>${fmtTime(item.updated_at)}</dd></dl>
+<div data-live-region><dl class="kv"><dt>id</dt><dd><span class="id">${item.id}</span></dd><dt>status</dt><dd><span class="badge st-${item.status}">${item.status}</span></dd><dt>kind</dt><dd>${item.kind ?? ''}</dd><dt>priority</dt><dd>${item.priority}</dd><dt>attempts</dt><dd>${item.attempts} of ${item.max_attempts}</dd><dt>lease</dt><dd>${lease(item) || 'none'}</dd><dt>blocked by</dt><dd>${item.blocked_by.join(', ')}</dd><dt>created</dt><dd>${when(item.created_at)}</dd><dt>updated</dt><dd>${when(item.updated_at)}</dd></dl>
 ${item.error ? h`<h2>Error</h2><pre class="problem">${item.error}</pre>` : ''}
 <h2>Payload</h2><pre>${pretty(item.payload)}</pre><h2>Result</h2><pre>${pretty(item.result)}</pre><h2>Notes</h2><pre>${pretty(item.notes)}</pre>
 <h2>History</h2>${eventRows(key, events)}</div>`;
@@ -308,28 +337,46 @@ ${item.error ? h`<h2>Error</h2><pre class="problem">${item.error}</pre>` : ''}
     }),
   );
 
+  // The confirmation of an action. An answer to a decision comes in a POST body (answers do not belong in
+  // URLs, logs or history); the other actions, which carry no text, are links.
+  const confirm = async (c: C, field: (name: string) => string) => {
+    const { inst, key, f } = await frame(c, ctx, 'items', 'Confirm');
+    const id = c.req.param('id') ?? '';
+    const action = field('action');
+    const item = await run<WorkItem>(inst, 'get_item', { id });
+    const answer = field('answer_text').trim() || field('answer').trim();
+    const a = ACTIONS[action];
+    const back = href(`/items/${encodeURIComponent(id)}`, { instance: key });
+    const ask =
+      action === 'answer'
+        ? h`Answer “${item.title}” with <b>${answer}</b>?`
+        : a
+          ? h`${typeof a.ask === 'string' ? a.ask : a.ask(item)}`
+          : h`Unknown action.`;
+    const applies = a ? a.when(item) : action === 'answer' && item.status === 'waiting_human';
+    const refusal =
+      action === 'answer' && answer === '' && applies
+        ? h`<p class="problem" role="alert">Write an answer or pick an option first.</p><p><a href="${back}">Back to the decision</a></p>`
+        : h`<p class="problem" role="alert">This action does not apply to the item as it is now (${item.status}).</p><p><a href="${back}">Back to the item</a></p>`;
+    const body = h`<h1>Confirm</h1><p>${ask}</p><p class="muted">${item.title} (${item.id}) — recorded as ${f.actor ?? 'the token holder'}, actor_kind human.</p>
+${
+  applies && (action !== 'answer' || answer !== '')
+    ? h`<form method="post" action="${href(`/items/${encodeURIComponent(id)}/act`, { instance: key })}"><input type="hidden" name="_csrf" value="${f.csrf ?? ''}"><input type="hidden" name="action" value="${action}"><input type="hidden" name="answer" value="${answer}">${action === 'cancel' ? h`<label for="reason">Reason (optional)</label><input id="reason" name="reason" maxlength="2000">` : ''}<div class="actions"><button type="submit" class="primary">Yes, ${action === 'answer' ? 'answer' : a!.label.toLowerCase()}</button><a href="${back}">No, go back</a></div></form>`
+    : refusal
+}`;
+    return c.html(page(f, body).value);
+  };
   app.get(
     '/items/:id/confirm',
+    guarded((c) =>
+      confirm(c, (name) => (name === 'answer' || name === 'answer_text' ? '' : (c.req.query(name) ?? ''))),
+    ),
+  );
+  app.post(
+    '/items/:id/confirm',
     guarded(async (c) => {
-      const { inst, key, f } = await frame(c, ctx, 'items', 'Confirm');
-      const id = c.req.param('id') ?? '';
-      const action = c.req.query('action') ?? '';
-      const item = await run<WorkItem>(inst, 'get_item', { id });
-      const answer = (c.req.query('answer_text') ?? '').trim() || (c.req.query('answer') ?? '').trim();
-      const a = ACTIONS[action];
-      const ask =
-        action === 'answer'
-          ? h`Answer “${item.title}” with <b>${answer}</b>?`
-          : a
-            ? h`${typeof a.ask === 'string' ? a.ask : a.ask(item)}`
-            : h`Unknown action.`;
-      const body = h`<h1>Confirm</h1><p>${ask}</p><p class="muted">${item.title} (${item.id}) — recorded as ${f.actor ?? 'the token holder'}, actor_kind human.</p>
-${
-  (a?.when(item)) || (action === 'answer' && answer !== '')
-    ? h`<form method="post" action="${href(`/items/${encodeURIComponent(id)}/act`, { instance: key })}"><input type="hidden" name="_csrf" value="${f.csrf ?? ''}"><input type="hidden" name="action" value="${action}"><input type="hidden" name="answer" value="${answer}">${action === 'cancel' ? h`<label for="reason">Reason (optional)</label><input id="reason" name="reason" maxlength="2000">` : ''}<div class="actions"><button type="submit" class="primary">Yes, ${action === 'answer' ? 'answer' : a!.label.toLowerCase()}</button><a href="${href(`/items/${encodeURIComponent(id)}`, { instance: key })}">No, go back</a></div></form>`
-    : h`<p class="problem">This action does not apply to the item as it is now.</p>`
-}`;
-      return c.html(page(f, body).value);
+      const form = await c.req.parseBody();
+      return confirm(c, (name) => (typeof form[name] === 'string' ? (form[name] as string) : ''));
     }),
   );
 
@@ -470,7 +517,7 @@ ${rows.length === 0 ? h`<p class="muted">No documents with a state file.</p>` : 
         { ...filter, limit: limit + 1 },
       );
       const body = h`<h1>Documents</h1><form class="filters" method="get" action="/documents"><input type="hidden" name="instance" value="${key}"><div><label for="f-kind">Kind</label><input id="f-kind" name="kind" value="${kind ?? ''}"></div><button type="submit">Filter</button></form>
-${docs.length === 0 ? h`<p class="muted">No documents.</p>` : h`<div class="wrap"><table><thead><tr><th>Kind</th><th>Id</th><th>Version</th><th class="opt">Updated</th></tr></thead><tbody>${docs.slice(0, limit).map((d) => h`<tr><td>${d.kind}</td><td><a href="${href(`/documents/${encodeURIComponent(d.kind)}/${encodeURIComponent(d.id)}`, { instance: key })}">${d.id}</a></td><td class="num">${d.version}</td><td class="opt">${fmtTime(d.updated_at)}</td></tr>`)}</tbody></table></div>`}
+${docs.length === 0 ? h`<p class="muted">No documents.</p>` : h`<div class="wrap"><table><thead><tr><th>Kind</th><th>Id</th><th>Version</th><th class="opt">Updated</th></tr></thead><tbody>${docs.slice(0, limit).map((d) => h`<tr><td>${d.kind}</td><td><a href="${href(`/documents/${encodeURIComponent(d.kind)}/${encodeURIComponent(d.id)}`, { instance: key })}">${d.id}</a></td><td class="num">${d.version}</td><td class="opt">${when(d.updated_at)}</td></tr>`)}</tbody></table></div>`}
 ${docs.length > limit ? h`<div class="pager"><a href="${href('/documents', { instance: key, kind, limit: Math.min(limit + PAGE, 1000) })}">Show more</a></div>` : ''}`;
       return c.html(page(f, body).value);
     }),
@@ -509,7 +556,7 @@ ${
 }
 <h2>History</h2><div class="wrap"><table><thead><tr><th>Version</th><th>Actor</th><th>Actor kind</th><th class="opt">Time</th><th>Provenance</th><th class="opt">Reason</th></tr></thead><tbody>${hist.entries.map(
         (e) =>
-          h`<tr><td class="num"><a href="${href(base, { instance: key, version: e.version })}">${e.version}</a>${e.noop ? h` <span class="badge">no-op</span>` : ''}</td><td>${e.actor}</td><td>${e.actor_kind}</td><td class="opt">${fmtTime(e.created_at)}</td><td><code>${e.provenance ? short(e.provenance, 200) : ''}</code></td><td class="opt">${e.reason ?? ''}</td></tr>`,
+          h`<tr><td class="num"><a href="${href(base, { instance: key, version: e.version })}">${e.version}</a>${e.noop ? h` <span class="badge">no-op</span>` : ''}</td><td>${e.actor}</td><td>${e.actor_kind}</td><td class="opt">${when(e.created_at)}</td><td><code>${e.provenance ? short(e.provenance, 200) : ''}</code></td><td class="opt">${e.reason ?? ''}</td></tr>`,
       )}</tbody></table></div>`;
       return c.html(page({ ...f, title: `${kind}/${id}` }, body).value);
     }),
