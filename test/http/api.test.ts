@@ -88,6 +88,11 @@ describe('routes', () => {
     expect((await run('list_items', { status: ['failed', 'cancelled'] })).length).toBe(2);
     expect((await run('list_items', { status: 'failed', limit: 5 })).map((i: any) => i.id)).toEqual([a.id]);
     expect(await run('count_items')).toMatchObject({ failed: 1, cancelled: 1 });
+    expect(await run('queue_stats')).toMatchObject({
+      leases_expired: 0,
+      blocked_on_failure: 0,
+      groups: expect.arrayContaining([expect.objectContaining({ status: 'failed', count: 1 })]),
+    });
     expect((await run('retry', { id: a.id, reason: 'flaky' })).status).toBe('pending');
     expect((await run('retry_many', { ids: [b.id] })).map((i: any) => i.status)).toEqual(['pending']);
     const limit = { key: 'openai:org-1', max_in_flight: 2, rate: { count: 60, period_ms: 60_000 } };

@@ -51,7 +51,7 @@ main{padding:1rem;max-width:1400px;margin:0 auto}h1{font-size:1.35rem;margin:.2r
 .grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,680px),1fr));gap:0 1.5rem}
 table{border-collapse:collapse;width:100%;font-size:.92rem}th,td{text-align:left;padding:.35rem .5rem;border-bottom:1px solid var(--line);vertical-align:top}
 th{font-weight:600;color:var(--muted)}td{overflow-wrap:anywhere}td.num{white-space:nowrap;font-variant-numeric:tabular-nums}.wrap{overflow-x:auto}
-.nb{overflow-wrap:normal}.badge{white-space:nowrap}time{white-space:nowrap}.id{white-space:nowrap;font-size:.8rem;font-family:ui-monospace,SFMono-Regular,Menlo,monospace}pre.problem{white-space:pre-wrap;overflow-wrap:anywhere}
+.nb{overflow-wrap:normal}ul.problems{list-style:none;padding:0;margin:0 0 1rem;display:grid;gap:.5rem}ul.problems li{border:1px solid var(--bad);border-left-width:4px;border-radius:6px;padding:.5rem .75rem}ul.problems b{color:var(--bad)}.way-out{color:var(--muted);margin-top:.2rem}.badge{white-space:nowrap}time{white-space:nowrap}.id{white-space:nowrap;font-size:.8rem;font-family:ui-monospace,SFMono-Regular,Menlo,monospace}pre.problem{white-space:pre-wrap;overflow-wrap:anywhere}
 pre{background:#f6f8fa;border:1px solid var(--line);border-radius:6px;padding:.6rem;overflow:auto;max-height:28rem;font-size:.85rem}
 .muted{color:var(--muted)}.problem{color:var(--bad);font-weight:600}.badge{display:inline-block;padding:0 .4rem;border-radius:4px;border:1px solid currentColor;font-size:.8rem}
 form.filters{display:flex;flex-wrap:wrap;gap:.5rem;align-items:end;margin-bottom:1rem}label{display:block;font-size:.85rem;color:var(--muted)}

@@ -1,6 +1,6 @@
 // Work-item operations: the queue with leased claims, as the service table offers it to every edge.
 
-import { inputSchema } from '../../core/json-schema.js';
+import { inputSchema, type JsonSchema } from '../../core/json-schema.js';
 import { STATUS_COUNTS, WORK_ITEM, WORK_ITEMS } from '../../core/output-schemas.js';
 import type {
   AnnotateInput,
@@ -16,6 +16,42 @@ import type {
 } from '../../core/types.js';
 import { WORK_INPUTS } from '../../core/work-queue.js';
 import { type Operation, operation } from '../operation.js';
+
+/** Upper bounds (ms) of queue_stats' claim→resolve duration buckets: the same as the Prometheus histogram's. */
+const DURATION_BUCKETS_MS = [100, 500, 1000, 5000, 15_000, 60_000, 300_000, 900_000, 3_600_000, 14_400_000];
+
+const int: JsonSchema = { type: 'integer' };
+const QUEUE_STATS: JsonSchema = {
+  type: 'object',
+  properties: {
+    groups: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          status: { type: 'string' },
+          kind: { type: ['string', 'null'] },
+          count: int,
+          attempts: int,
+          retried: int,
+        },
+      },
+    },
+    oldest_ready_since: { type: ['string', 'null'] },
+    leases_expired: int,
+    leases_expiring: int,
+    blocked_on_failure: int,
+    durations: { type: 'array', items: { type: 'object' } },
+  },
+  required: [
+    'groups',
+    'oldest_ready_since',
+    'leases_expired',
+    'leases_expiring',
+    'blocked_on_failure',
+    'durations',
+  ],
+};
 
 const { limit: _limit, ...CLAIM_ONE } = WORK_INPUTS.claim;
 
@@ -162,6 +198,37 @@ export const WORK_OPERATIONS = [
     output: STATUS_COUNTS,
     writes: false,
     run: (inst) => inst.work.counts(),
+  }),
+  operation({
+    name: 'queue_stats',
+    group: 'work',
+    description:
+      'Queue health: items by status and kind, the oldest ready item, expired and expiring leases, items blocked on a failure, durations.',
+    input: inputSchema(
+      { expiring_within_ms: { type: 'int', min: 0, max: 86_400_000 } },
+      { expiring_within_ms: 'leases ending within this many ms count as expiring (default 60000)' },
+    ),
+    output: QUEUE_STATS,
+    writes: false,
+    run: async (inst, i: { expiring_within_ms?: number }) => {
+      const s = await inst.work.stats({
+        expiringWithinMs: i.expiring_within_ms ?? 60_000,
+        bucketsMs: DURATION_BUCKETS_MS,
+      });
+      return {
+        groups: s.groups,
+        oldest_ready_since: s.oldestReadySince === null ? null : new Date(s.oldestReadySince).toISOString(),
+        leases_expired: s.leasesExpired,
+        leases_expiring: s.leasesExpiring,
+        blocked_on_failure: s.blockedOnFailure,
+        durations: s.durations.map((d) => ({
+          kind: d.kind,
+          count: d.count,
+          sum_ms: d.sumMs,
+          buckets: Object.fromEntries(DURATION_BUCKETS_MS.map((b, k) => [String(b), d.buckets[k] ?? 0])),
+        })),
+      };
+    },
   }),
   operation({
     name: 'replay',

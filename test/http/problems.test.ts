@@ -1,0 +1,133 @@
+// The overview shows problems first, each with its way out: items blocked behind a failure (and the failed
+// blocker to retry), items held past an expired lease, items on their last attempt, ready work no worker has
+// claimed for five minutes, decisions waiting for a person over an hour. Made two hours in the past with an
+// injected clock, seen by the server now; in Chromium at 1280 and 390 px with an axe-core pass; an instance
+// with none says so.
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openInstance } from '../../src/instance/instance.js';
+import { startTestServer, type TestServer, TOKEN } from './helpers.js';
+
+const CHROMIUM = process.env.AGENTSTATE_CHROMIUM ?? '/usr/bin/chromium';
+const HAVE = existsSync(CHROMIUM);
+if (!HAVE && process.env.CI) throw new Error(`browser tests need ${CHROMIUM} (apt-get install chromium)`);
+const SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+type Browser = import('playwright-core').Browser;
+type Page = import('playwright-core').Page;
+
+let s: TestServer;
+let browser: Browser;
+const ids: Record<string, string> = {};
+
+beforeAll(async () => {
+  if (!HAVE) return;
+  mkdirSync(SHOTS, { recursive: true });
+  s = await startTestServer(['ops', 'calm']);
+  // Two hours ago, by the instance's clock; the server reads it now.
+  let now = Date.now() - 2 * 3_600_000;
+  const inst = await openInstance({ root: s.root, host: 'h', name: 'ops', clock: () => now });
+  const failed = await inst.work.enqueue({ title: 'Build the parser', kind: 'build', max_attempts: 1 });
+  await inst.work.claim({ worker: 'w1', id: failed.id });
+  await inst.work.resolve({ id: failed.id, worker: 'w1', status: 'failed', error: 'exit 2' });
+  ids.failed = failed.id;
+  ids.stuck = (await inst.work.enqueue({ title: 'Ship the parser', blocked_by: [failed.id] })).id;
+  ids.held = (await inst.work.enqueue({ title: 'Index the archive', kind: 'index' })).id;
+  await inst.work.claim({ worker: 'gone-worker', id: ids.held, lease_ms: 60_000 });
+  const flaky = await inst.work.enqueue({ title: 'Call the flaky API', max_attempts: 2, priority: -1 });
+  await inst.work.claim({ worker: 'w1', id: flaky.id });
+  await inst.work.resolve({
+    id: flaky.id,
+    worker: 'w1',
+    status: 'failed',
+    error: 'timeout',
+    retry_at: new Date(now).toISOString(),
+  });
+  ids.flaky = flaky.id;
+  ids.ready = (await inst.work.enqueue({ title: 'Summarise the inbox', priority: -2 })).id;
+  ids.decision = (await inst.work.enqueue({ title: 'Approve the release', waiting_human: true })).id;
+  now += 1000;
+  await inst.close();
+  const { chromium } = await import('playwright-core');
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--headless=new',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-dev-shm-usage',
+    ],
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await s?.close();
+});
+
+async function signedIn(width: number): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width, height: 900 } });
+  await page.goto(`${s.url}/login`);
+  await page.getByLabel('Your name').fill('Ada');
+  await page.getByLabel('Server token').fill(TOKEN);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL(`${s.url}/`);
+  return page;
+}
+
+describe.skipIf(!HAVE)('the overview shows problems first', () => {
+  for (const width of [1280, 390]) {
+    it(`at ${width} px: each problem with its items and its way out`, async () => {
+      const page = await signedIn(width);
+      try {
+        await page.goto(`${s.url}/?instance=h/ops`);
+        // Problems come before the counts and the lists.
+        const order = (await page.evaluate(
+          `[...document.querySelectorAll('main h2')].map((h) => h.textContent)`,
+        )) as string[];
+        expect(order[0]).toBe('Problems');
+        const items = page.locator('ul.problems > li');
+        const texts = await items.allTextContents();
+        expect(texts).toHaveLength(5);
+        expect(texts[0]).toMatch(/^1 blocked behind a failure: Ship the parser.*Retry the failed blocker/);
+        expect(texts[1]).toMatch(
+          /^1 held past an expired lease: Index the archive.*worker stopped or stalled/,
+        );
+        expect(texts[2]).toMatch(/^1 on their last attempt: Call the flaky API/);
+        expect(texts[3]).toMatch(/^Ready work is waiting: the oldest ready item became claimable 2 h ago/);
+        expect(texts[4]).toMatch(/^1 waiting for a person for over an hour: Approve the release/);
+        // The way out of the first leads to the failed blocker, whose page offers Retry.
+        await items.first().getByRole('link', { name: ids.failed! }).click();
+        await page.waitForURL(new RegExp(`/items/${ids.failed}`));
+        expect(await page.getByRole('button', { name: 'Retry…' }).count()).toBe(1);
+        await page.goto(`${s.url}/?instance=h/ops`);
+        const wide = (await page.evaluate('document.documentElement.scrollWidth')) as number;
+        expect(wide).toBeLessThanOrEqual(width);
+        await page.screenshot({ path: `${SHOTS}problems-${width}.png`, fullPage: true });
+        await page.evaluate(AXE_SOURCE);
+        const violations = (await page.evaluate(
+          'axe.run().then((r) => r.violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => v.id))',
+        )) as string[];
+        expect(violations).toEqual([]);
+      } finally {
+        await page.close();
+      }
+    }, 120_000);
+  }
+
+  it('an instance with nothing stuck says so', async () => {
+    const page = await signedIn(1280);
+    try {
+      await page.goto(`${s.url}/?instance=h/calm`);
+      expect(await page.locator('section[aria-labelledby="h-problems"]').textContent()).toContain(
+        'None: nothing is stuck.',
+      );
+    } finally {
+      await page.close();
+    }
+  });
+});
