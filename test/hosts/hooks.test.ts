@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CONTEXT_TOKENS, estimateTokens } from '../../src/hosts/hooks/context.js';
+import { HOST_EVENT_NAMES } from '../../src/hosts/hooks/input.js';
 import { openInstance } from '../../src/instance/instance.js';
 import type { WorkflowSessions } from '../../src/kinds/workflow-sessions/model.js';
 import { CLI, cleanEnv, type RunResult, runCli, runCliAsync } from '../helpers/cli.js';
@@ -80,14 +81,8 @@ function runHook(command: string, dir: string, stdin: string): Promise<RunResult
   });
 }
 
-const EVENT = {
-  'session-start': 'SessionStart',
-  'pre-compact': 'PreCompact',
-  'post-tool-use': 'PostToolUse',
-  'subagent-start': 'SubagentStart',
-  'subagent-stop': 'SubagentStop',
-  stop: 'Stop',
-} as Record<string, string>;
+/** The host's event name of each `agentstate hook` event. */
+const EVENT: Record<string, string> = HOST_EVENT_NAMES;
 
 async function readPlan(dir: string, doc = DOC) {
   const inst = await openInstance({ dir: join(dir, '.agentstate'), create: false });

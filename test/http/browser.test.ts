@@ -2,17 +2,13 @@
 // first, live updates from another process, actions behind a confirmation recorded as the human, a human
 // decision answered, a document diff. Screenshots of each page go to test/http/screenshots/ (git-ignored).
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PrincipalStore } from '../../src/auth/principals.js';
+import { HAVE_CHROMIUM, launchChromium, SHOTS } from './chromium.js';
 import { startTestServer, type TestServer, TOKEN } from './helpers.js';
 
-const CHROMIUM = process.env.AGENTSTATE_CHROMIUM ?? '/usr/bin/chromium';
-const HAVE = existsSync(CHROMIUM);
-// CI installs chromium (.ci/run); a developer machine without it skips, saying why.
-if (!HAVE && process.env.CI) throw new Error(`browser tests need ${CHROMIUM} (apt-get install chromium)`);
-const SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
 const WORKER = fileURLToPath(new URL('./fixtures/append-worker.mjs', import.meta.url));
 
 type Browser = import('playwright-core').Browser;
@@ -24,8 +20,7 @@ let page: Page;
 const ids: Record<string, string> = {};
 
 beforeAll(async () => {
-  if (!HAVE) return;
-  mkdirSync(SHOTS, { recursive: true });
+  if (!HAVE_CHROMIUM) return;
   s = await startTestServer(['planner', 'coder']);
   const call = (name: string, body: unknown) =>
     s.call('POST', `/api/v1/${name}`, { body, query: { instance: 'h/planner' } });
@@ -79,17 +74,7 @@ beforeAll(async () => {
     body: sessions,
   });
   expect(committed.status, JSON.stringify(committed.json)).toBe(200);
-  const { chromium } = await import('playwright-core');
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless=new',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-dev-shm-usage',
-    ],
-  });
+  browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   // No external requests: anything not to this server fails the test.
   page.on('request', (r) => {
@@ -105,7 +90,7 @@ afterAll(async () => {
 
 const shot = (name: string) => page.screenshot({ path: `${SHOTS}${name}.png`, fullPage: true });
 
-describe.skipIf(!HAVE)('the dashboard in Chromium', () => {
+describe.skipIf(!HAVE_CHROMIUM)('the dashboard in Chromium', () => {
   it('signs in with a name and the token', async () => {
     await page.goto(`${s.url}/`);
     await expect.poll(() => page.url()).toContain('/login');

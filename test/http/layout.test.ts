@@ -4,17 +4,9 @@
 // item's error cut off on a phone; times relative with the exact time on hover; a decision's answer sent in a
 // POST body, never the URL, and an empty answer told as such; error pages with navigation; an axe-core pass
 // with no serious or critical violations on every page. Screenshots go to test/http/screenshots/.
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer, TOKEN } from './helpers.js';
-
-const CHROMIUM = process.env.AGENTSTATE_CHROMIUM ?? '/usr/bin/chromium';
-const HAVE = existsSync(CHROMIUM);
-if (!HAVE && process.env.CI) throw new Error(`browser tests need ${CHROMIUM} (apt-get install chromium)`);
-const SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+import { HAVE_CHROMIUM, launchChromium, SHOTS, seriousViolations, signedIn as signIn } from './chromium.js';
+import { startTestServer, type TestServer } from './helpers.js';
 
 type Browser = import('playwright-core').Browser;
 type Page = import('playwright-core').Page;
@@ -25,8 +17,7 @@ const ids: Record<string, string> = {};
 const WIDTHS = [1280, 390] as const;
 
 beforeAll(async () => {
-  if (!HAVE) return;
-  mkdirSync(SHOTS, { recursive: true });
+  if (!HAVE_CHROMIUM) return;
   s = await startTestServer(['ops']);
   const call = async (name: string, body: unknown) => {
     const r = await s.call('POST', `/api/v1/${name}`, { body, query: { instance: 'h/ops' } });
@@ -72,17 +63,7 @@ beforeAll(async () => {
       data: { step: k, host: 'eu-west-1.prod.internal.example.com', detail: 'x'.repeat(120) },
     });
   }
-  const { chromium } = await import('playwright-core');
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless=new',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-dev-shm-usage',
-    ],
-  });
+  browser = await launchChromium();
 }, 60_000);
 
 afterAll(async () => {
@@ -90,20 +71,8 @@ afterAll(async () => {
   await s?.close();
 });
 
-/** A signed-in page at `width`; every request must go to this server. */
-async function signedIn(width: number): Promise<Page> {
-  const page = await browser.newPage({ viewport: { width, height: 900 } });
-  page.on('request', (r) => {
-    if (!r.url().startsWith(s.url) && !r.url().startsWith('data:'))
-      throw new Error(`external request ${r.url()}`);
-  });
-  await page.goto(`${s.url}/login`);
-  await page.getByLabel('Your name').fill('Ada');
-  await page.getByLabel('Server token').fill(TOKEN);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.waitForURL(`${s.url}/`);
-  return page;
-}
+/** A signed-in page at `width`. */
+const signedIn = (width: number): Promise<Page> => signIn(browser, s.url, width);
 
 /** Nothing on the page is wider than the window (no sideways scrolling of the page or of a table box). */
 async function noSidewaysScroll(page: Page, where: string): Promise<void> {
@@ -136,18 +105,10 @@ async function timesReadable(page: Page, where: string): Promise<void> {
 
 /** axe-core on the page: no serious or critical violation. */
 async function axe(page: Page, where: string): Promise<void> {
-  // Evaluated, not added as a script tag: the dashboard's CSP (script-src 'self') refuses inline scripts.
-  await page.evaluate(AXE_SOURCE);
-  const violations = (await page.evaluate(
-    'axe.run().then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length, help: v.help })))',
-  )) as Array<{ id: string; impact: string }>;
-  expect(
-    violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'),
-    where,
-  ).toEqual([]);
+  expect(await seriousViolations(page), where).toEqual([]);
 }
 
-describe.skipIf(!HAVE)('the dashboard layout in Chromium', () => {
+describe.skipIf(!HAVE_CHROMIUM)('the dashboard layout in Chromium', () => {
   for (const width of WIDTHS) {
     it(`at ${width} px: work items, a failed item, the events, without the defects`, async () => {
       const page = await signedIn(width);

@@ -3,29 +3,19 @@
 // claimed for five minutes, decisions waiting for a person over an hour. Made two hours in the past with an
 // injected clock, seen by the server now; in Chromium at 1280 and 390 px with an axe-core pass; an instance
 // with none says so.
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openInstance } from '../../src/instance/instance.js';
-import { startTestServer, type TestServer, TOKEN } from './helpers.js';
-
-const CHROMIUM = process.env.AGENTSTATE_CHROMIUM ?? '/usr/bin/chromium';
-const HAVE = existsSync(CHROMIUM);
-if (!HAVE && process.env.CI) throw new Error(`browser tests need ${CHROMIUM} (apt-get install chromium)`);
-const SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+import { HAVE_CHROMIUM, launchChromium, SHOTS, seriousViolations, signedIn } from './chromium.js';
+import { startTestServer, type TestServer } from './helpers.js';
 
 type Browser = import('playwright-core').Browser;
-type Page = import('playwright-core').Page;
 
 let s: TestServer;
 let browser: Browser;
 const ids: Record<string, string> = {};
 
 beforeAll(async () => {
-  if (!HAVE) return;
-  mkdirSync(SHOTS, { recursive: true });
+  if (!HAVE_CHROMIUM) return;
   s = await startTestServer(['ops', 'calm']);
   // Two hours ago, by the instance's clock; the server reads it now.
   let now = Date.now() - 2 * 3_600_000;
@@ -51,17 +41,7 @@ beforeAll(async () => {
   ids.decision = (await inst.work.enqueue({ title: 'Approve the release', waiting_human: true })).id;
   now += 1000;
   await inst.close();
-  const { chromium } = await import('playwright-core');
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless=new',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-dev-shm-usage',
-    ],
-  });
+  browser = await launchChromium();
 }, 60_000);
 
 afterAll(async () => {
@@ -69,20 +49,10 @@ afterAll(async () => {
   await s?.close();
 });
 
-async function signedIn(width: number): Promise<Page> {
-  const page = await browser.newPage({ viewport: { width, height: 900 } });
-  await page.goto(`${s.url}/login`);
-  await page.getByLabel('Your name').fill('Ada');
-  await page.getByLabel('Server token').fill(TOKEN);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.waitForURL(`${s.url}/`);
-  return page;
-}
-
-describe.skipIf(!HAVE)('the overview shows problems first', () => {
+describe.skipIf(!HAVE_CHROMIUM)('the overview shows problems first', () => {
   for (const width of [1280, 390]) {
     it(`at ${width} px: each problem with its items and its way out`, async () => {
-      const page = await signedIn(width);
+      const page = await signedIn(browser, s.url, width);
       try {
         await page.goto(`${s.url}/?instance=h/ops`);
         // Problems come before the counts and the lists.
@@ -108,11 +78,7 @@ describe.skipIf(!HAVE)('the overview shows problems first', () => {
         const wide = (await page.evaluate('document.documentElement.scrollWidth')) as number;
         expect(wide).toBeLessThanOrEqual(width);
         await page.screenshot({ path: `${SHOTS}problems-${width}.png`, fullPage: true });
-        await page.evaluate(AXE_SOURCE);
-        const violations = (await page.evaluate(
-          'axe.run().then((r) => r.violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => v.id))',
-        )) as string[];
-        expect(violations).toEqual([]);
+        expect(await seriousViolations(page)).toEqual([]);
       } finally {
         await page.close();
       }
@@ -120,7 +86,7 @@ describe.skipIf(!HAVE)('the overview shows problems first', () => {
   }
 
   it('an instance with nothing stuck says so', async () => {
-    const page = await signedIn(1280);
+    const page = await signedIn(browser, s.url, 1280);
     try {
       await page.goto(`${s.url}/?instance=h/calm`);
       expect(await page.locator('section[aria-labelledby="h-problems"]').textContent()).toContain(
