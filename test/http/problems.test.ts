@@ -96,4 +96,51 @@ describe.skipIf(!HAVE_CHROMIUM)('the overview shows problems first', () => {
       await page.close();
     }
   });
+
+  // These change the instance: after the problem tests.
+  it("a failed item's page lists what waits behind it; a retry says what it did and re-opens them", async () => {
+    const page = await signedIn(browser, s.url, 1280);
+    try {
+      await page.goto(`${s.url}/items/${ids.failed}?instance=h/ops`);
+      const behind = page.locator('section[aria-labelledby="h-behind"]');
+      expect(await behind.locator('h2').textContent()).toBe('Waiting behind this item (1)');
+      expect(await behind.textContent()).toContain('Ship the parser');
+      await page.screenshot({ path: `${SHOTS}failed-dependants-1280.png`, fullPage: true });
+      await page.getByRole('button', { name: 'Retry…' }).click();
+      await page.getByRole('button', { name: 'Yes, retry' }).click();
+      await page.waitForURL(/done=retry/);
+      expect(await page.getByRole('status').filter({ hasText: 'Retried' }).textContent()).toContain(
+        'back in the queue',
+      );
+      expect(await page.locator('.badge').first().textContent()).toBe('pending');
+      expect(await page.locator('section[aria-labelledby="h-behind"]').count()).toBe(0);
+      expect(await seriousViolations(page)).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('a parked approval is approved (or rejected), not only unparked, with a notice of what happened', async () => {
+    const page = await signedIn(browser, s.url, 390);
+    try {
+      await page.goto(`${s.url}/items/${ids.decision}?instance=h/ops`);
+      const buttons = await page.locator('.actions button').allTextContents();
+      expect(buttons).toEqual(['Approve…', 'Reject…']);
+      await page.getByRole('button', { name: 'Approve…' }).click();
+      expect(await page.locator('main').textContent()).toContain('It goes back to the queue and runs.');
+      await page.getByRole('button', { name: 'Yes, approve' }).click();
+      await page.waitForURL(/done=approve/);
+      expect(await page.getByRole('status').filter({ hasText: 'Approved' }).count()).toBe(1);
+      expect(await page.locator('.badge').first().textContent()).toBe('pending');
+      await page.screenshot({ path: `${SHOTS}approved-390.png`, fullPage: true });
+      // The event says a person did it.
+      const r = await s.call('GET', '/api/v1/read_events', {
+        query: { instance: 'h/ops', work_item_id: ids.decision! },
+      });
+      const last = (r.json as Array<{ type: string; data: { actor_kind?: string } }>).at(-1)!;
+      expect(last.data.actor_kind).toBe('human');
+    } finally {
+      await page.close();
+    }
+  });
 });

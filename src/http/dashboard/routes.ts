@@ -52,7 +52,9 @@ const ACTIONS: Record<
       isDecision(i)
         ? 'Cancel this decision? Its question stays unanswered until a person asks it again (Retry).'
         : 'Cancel this item? It will not run again.',
-    when: (i) => i.status === 'pending' || i.status === 'in_flight' || i.status === 'waiting_human',
+    // A parked approval is approved or rejected (below); a decision's is cancelled here.
+    when: (i) =>
+      i.status === 'pending' || i.status === 'in_flight' || (i.status === 'waiting_human' && isDecision(i)),
   },
   release: {
     op: 'release',
@@ -66,12 +68,29 @@ const ACTIONS: Record<
     ask: 'Park this item (waiting_human)?',
     when: (i) => i.status === 'pending',
   },
-  unpark: {
+  approve: {
     op: 'unpark',
-    label: 'Unpark',
-    ask: 'Return this parked item to the queue?',
+    label: 'Approve',
+    ask: 'Approve this parked item? It goes back to the queue and runs.',
     when: (i) => i.status === 'waiting_human' && !isDecision(i),
   },
+  reject: {
+    op: 'cancel',
+    label: 'Reject',
+    ask: 'Reject this parked item? It is cancelled and does not run.',
+    when: (i) => i.status === 'waiting_human' && !isDecision(i),
+  },
+};
+
+/** What the item page says after an action went through (`?done=`). */
+const DONE: Record<string, string> = {
+  retry: 'Retried: the item is back in the queue with a fresh attempt budget.',
+  cancel: 'Cancelled: the item will not run.',
+  release: 'Released: the item is back in the queue; its worker lost the lease.',
+  park: 'Parked: the item waits for a person.',
+  approve: 'Approved: the item is back in the queue.',
+  reject: 'Rejected: the item is cancelled.',
+  answer: 'Answered: the decision is recorded as yours.',
 };
 
 /**
@@ -391,6 +410,15 @@ ${more ? h`<div class="pager"><a href="${href('/items', { instance: key, status,
       const item = await run<WorkItem>(inst, 'get_item', { id });
       const events = await run<EventRecord[]>(inst, 'read_events', { work_item_id: id, limit: 500 });
       const actions = Object.entries(ACTIONS).filter(([, a]) => a.when(item));
+      const done = c.req.query('done') ?? '';
+      const notice = Object.hasOwn(DONE, done) ? h`<p class="notice" role="status">${DONE[done]}</p>` : '';
+      // What a retry of this ended item re-opens: the pending items waiting behind it (directly or not).
+      const behind =
+        item.status === 'failed' || item.status === 'cancelled'
+          ? (await run<WorkItem[]>(inst, 'list_items', { blocked_on_failure: true, limit: 1000 })).filter(
+              (w) => (w.blocked_on_failure ?? []).includes(item.id),
+            )
+          : [];
       let answer: Html | string = '';
       if (item.status === 'waiting_human' && isDecision(item)) {
         // The store wrote this payload (the item is its document's): the question and options come from the
@@ -412,12 +440,16 @@ ${options.length > 0 ? h`<fieldset><legend>Options</legend>${options.map((o, n) 
 <textarea id="answer-other" name="answer_text" rows="2" maxlength="10000"${options.length > 0 ? '' : h` required`}></textarea>
 <div class="actions"><button type="submit" class="primary">Answer…</button></div></form></section>`;
       }
-      const body = h`<h1>${item.title}</h1>
+      const body = h`<h1>${item.title}</h1>${notice}
 <div class="actions">${actions.map(
         ([name, a]) =>
-          h`<form method="get" action="/items/${encodeURIComponent(id)}/confirm"><input type="hidden" name="instance" value="${key}"><input type="hidden" name="action" value="${name}"><button type="submit"${name === 'cancel' ? h` class="danger"` : ''}>${a.label}…</button></form>`,
+          h`<form method="get" action="/items/${encodeURIComponent(id)}/confirm"><input type="hidden" name="instance" value="${key}"><input type="hidden" name="action" value="${name}"><button type="submit"${name === 'cancel' || name === 'reject' ? h` class="danger"` : ''}>${a.label}…</button></form>`,
       )}</div>
-${answer}
+${answer}${
+  behind.length > 0
+    ? h`<section aria-labelledby="h-behind"><h2 id="h-behind">Waiting behind this item (${behind.length})</h2><p>A retry re-opens them: they become ready once this item is done.</p>${itemRows(key, behind)}</section>`
+    : ''
+}
 <div data-live-region><dl class="kv"><dt>id</dt><dd><span class="id">${item.id}</span></dd><dt>status</dt><dd><span class="badge st-${item.status}">${item.status}</span></dd><dt>kind</dt><dd>${item.kind ?? ''}</dd><dt>priority</dt><dd>${item.priority}</dd><dt>attempts</dt><dd>${item.attempts} of ${item.max_attempts}</dd><dt>lease</dt><dd>${lease(item) || 'none'}</dd><dt>blocked by</dt><dd>${item.blocked_by.join(', ')}</dd><dt>created</dt><dd>${when(item.created_at)}</dd><dt>updated</dt><dd>${when(item.updated_at)}</dd></dl>
 ${item.error ? h`<h2>Error</h2><pre class="problem">${item.error}</pre>` : ''}
 <h2>Payload</h2><pre>${pretty(item.payload)}</pre><h2>Result</h2><pre>${pretty(item.result)}</pre><h2>Notes</h2><pre>${pretty(item.notes)}</pre>
@@ -507,7 +539,7 @@ ${
         }
         await runOperation(inst, a.op, attributed(getOperation(a.op), input, caller));
       }
-      return c.redirect(href(`/items/${encodeURIComponent(id)}`, { instance: key }), 303);
+      return c.redirect(href(`/items/${encodeURIComponent(id)}`, { instance: key, done: action }), 303);
     }),
   );
 
