@@ -6,10 +6,10 @@
 // gen_ai.conversation.id from the provenance's run id), any other by its name. A span is active while the
 // operation runs, so a caller's span is its parent.
 import { type Attributes, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { messagingAttributes, TRACER_NAME } from '../core/tracing.js';
 import { isAgentStateError } from '../errors.js';
 
-/** The instrumentation scope of agentstate's spans. */
-export const TRACER_NAME = '@agentstate/store';
+export { TRACER_NAME };
 
 const MESSAGING: Record<string, { name: string; type: string; kind: SpanKind }> = {
   enqueue: { name: 'publish', type: 'send', kind: SpanKind.PRODUCER },
@@ -42,12 +42,7 @@ export function spanOf(
   const m = MESSAGING[name];
   if (m) {
     const destination = str(i.kind);
-    attributes['messaging.system'] = 'agentstate';
-    attributes['messaging.operation.name'] = m.name;
-    attributes['messaging.operation.type'] = m.type;
-    if (destination) attributes['messaging.destination.name'] = destination;
-    const id = str(i.id);
-    if (id) attributes['messaging.message.id'] = id;
+    Object.assign(attributes, messagingAttributes(m.name as 'publish', destination, str(i.id)));
     return { name: destination ? `${m.name} ${destination}` : m.name, kind: m.kind, attributes };
   }
   const memory = MEMORY[name];

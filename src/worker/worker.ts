@@ -6,6 +6,8 @@
 // durability are unchanged; this is a loop over claimMany, heartbeat, resolveMany and release.
 import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
+import { context, type Span, type SpanContext, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { messagingAttributes, TRACER_NAME } from '../core/tracing.js';
 import type { Json, ResolveInput, WorkItem } from '../core/types.js';
 import type { WorkQueue } from '../core/work-queue.js';
 import { InvalidInputError, isAgentStateError } from '../errors.js';
@@ -463,16 +465,28 @@ export class Worker extends EventEmitter<WorkerEvents> {
     for (const kind of kinds) {
       if (free <= 0 || this.#stopping.signal.aborted) break;
       let items: WorkItem[];
+      // The claim is a receive span; each item's handler runs in a process span that is its child.
+      const span = trace.getTracer(TRACER_NAME).startSpan(kind ? `receive ${kind}` : 'receive', {
+        kind: SpanKind.CONSUMER,
+        attributes: { ...messagingAttributes('receive', kind), 'agentstate.worker': this.id },
+      });
       try {
-        items = await this.#work.claimMany({
-          worker: this.id,
-          lease_ms: this.#leaseMs,
-          limit: free,
-          ...(kind === undefined ? {} : { kind }),
-        });
+        items = await context.with(trace.setSpan(context.active(), span), () =>
+          this.#work.claimMany({
+            worker: this.id,
+            lease_ms: this.#leaseMs,
+            limit: free,
+            ...(kind === undefined ? {} : { kind }),
+          }),
+        );
+        span.setAttribute('messaging.batch.message_count', items.length);
+        if (span.isRecording()) for (const item of items) this.#receivedIn.set(item.id, span.spanContext());
       } catch (err) {
+        failed(span, err);
         this.emit('storeError', err);
         return total;
+      } finally {
+        span.end();
       }
       if (items.length === 0) continue;
       this.#queue.push(...items);
@@ -503,29 +517,54 @@ export class Worker extends EventEmitter<WorkerEvents> {
     }
   }
 
+  /** The receive span each claimed item came in (while tracing records), the parent of its process span. */
+  readonly #receivedIn = new Map<string, SpanContext>();
+
   async #runOne(item: WorkItem, abort: AbortController): Promise<void> {
     const spec = this.#handlers.get(item.kind ?? '') ?? this.#handlers.get('*');
     const input = { id: item.id, worker: this.id, attempt: item.attempts };
     let outcome: ResolveInput;
     this.emit('started', item);
+    const received = this.#receivedIn.get(item.id);
+    this.#receivedIn.delete(item.id);
+    const parent = received ? trace.setSpanContext(context.active(), received) : context.active();
+    const span = trace.getTracer(TRACER_NAME).startSpan(
+      item.kind ? `process ${item.kind}` : 'process',
+      {
+        kind: SpanKind.CONSUMER,
+        attributes: {
+          ...messagingAttributes('process', item.kind, item.id),
+          'agentstate.worker': this.id,
+          'agentstate.attempt': item.attempts,
+        },
+      },
+      parent,
+    );
     try {
       if (!spec) throw new FailNow(`no handler for kind ${JSON.stringify(item.kind)}`);
-      const result = await spec.handler(item, {
-        item,
-        attempt: item.attempts,
-        signal: abort.signal,
-        stopping: this.#stopping.signal,
-        heartbeat: async () => {
-          await this.#work.heartbeat({ ...input, lease_ms: this.#leaseMs });
-        },
-        log: (message, data) => void this.emit('log', item, String(message), data),
-      });
+      // The handler runs with its process span active, so the spans it makes are the span's children.
+      const result = await context.with(trace.setSpan(parent, span), () =>
+        spec.handler(item, {
+          item,
+          attempt: item.attempts,
+          signal: abort.signal,
+          stopping: this.#stopping.signal,
+          heartbeat: async () => {
+            await this.#work.heartbeat({ ...input, lease_ms: this.#leaseMs });
+          },
+          log: (message, data) => void this.emit('log', item, String(message), data),
+        }),
+      );
       outcome = { ...input, status: 'done', result: asJson(result) };
     } catch (err) {
       const delay = retryDelay(spec?.retry ?? false, item, item.attempts, err);
       outcome = { ...input, status: 'failed', error: messageOf(err) };
       // A duration, so the retry time is the store's clock at the commit plus the delay.
       if (delay !== null) outcome.retry_at = `${delay}ms`;
+      failed(span, err);
+      if (delay !== null) span.setAttribute('agentstate.retry_in_ms', delay);
+    } finally {
+      span.end();
     }
     // An item whose lease was lost, or that stop released, is no longer ours to resolve.
     if (abort.signal.aborted && !this.#stopping.signal.aborted) return;
@@ -693,6 +732,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   }
 
   async #releaseAll(items: WorkItem[]): Promise<void> {
+    for (const item of items) this.#receivedIn.delete(item.id);
     await Promise.all(
       items.map(async (item) => {
         try {
@@ -706,4 +746,15 @@ export class Worker extends EventEmitter<WorkerEvents> {
       }),
     );
   }
+}
+
+/** Marks `span` failed with the error (its code as error.type); its owner ends it. */
+function failed(span: Span, err: unknown): void {
+  if (!span.isRecording()) return;
+  span.setAttribute(
+    'error.type',
+    isAgentStateError(err) ? err.code : err instanceof Error ? err.name : 'Error',
+  );
+  span.recordException(err instanceof Error ? err : new Error(String(err)));
+  span.setStatus({ code: SpanStatusCode.ERROR, message: messageOf(err) });
 }

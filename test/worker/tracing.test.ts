@@ -1,0 +1,112 @@
+// The worker runtime's spans, read with the OpenTelemetry SDK's in-memory exporter: each claim is a receive
+// span, each item's handler a process span that is the child of the receive span it came in, the handler's
+// own spans children of its process span, a failing handler's span ERROR with the error's type; nothing is
+// recorded without an SDK.
+import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createWorker, FailNow } from '../../src/worker/worker.js';
+import { backendsForThisFile } from '../helpers/backends.js';
+
+const backends = await backendsForThisFile();
+const exporter = new InMemorySpanExporter();
+const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+const LONG = 3_600_000;
+
+beforeAll(() => {
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  trace.setGlobalTracerProvider(provider);
+});
+afterAll(async () => {
+  trace.disable();
+  context.disable();
+  await provider.shutdown();
+});
+
+describe.each(backends)('worker spans on $name', (b) => {
+  it('receive per claim, process per item as its child, the handler inside', async () => {
+    exporter.reset();
+    const inst = await b.open();
+    try {
+      for (let k = 0; k < 3; k++) await inst.work.enqueue({ title: `m${k}`, kind: 'mail', payload: { k } });
+      const w = createWorker({
+        instance: inst,
+        handlers: {
+          mail: async (item) => {
+            const k = (item.payload as { k: number }).k;
+            await trace.getTracer('app').startActiveSpan('send email', async (s) => s.end());
+            if (k === 2) throw new FailNow('bounced');
+            return { sent: k };
+          },
+        },
+        concurrency: 2,
+        leaseMs: LONG,
+        pollIntervalMs: 5,
+      });
+      await w.drain();
+      const spans = exporter.getFinishedSpans();
+      const receive = spans.filter(
+        (s) => s.name === 'receive mail' && s.attributes['messaging.batch.message_count'] !== 0,
+      );
+      const process = spans.filter((s) => s.name === 'process mail');
+      expect(process).toHaveLength(3);
+      expect(receive.length).toBeGreaterThanOrEqual(1);
+      for (const r of receive) {
+        expect(r.kind).toBe(SpanKind.CONSUMER);
+        expect(r.attributes).toMatchObject({
+          'messaging.operation.type': 'receive',
+          'messaging.destination.name': 'mail',
+        });
+      }
+      const receiveIds = new Set(receive.map((r) => r.spanContext().spanId));
+      for (const p of process) {
+        expect(p.kind).toBe(SpanKind.CONSUMER);
+        expect(p.attributes).toMatchObject({
+          'messaging.system': 'agentstate',
+          'messaging.operation.type': 'process',
+          'messaging.destination.name': 'mail',
+        });
+        // The child of the receive span the item came in, in its trace.
+        expect(receiveIds.has(p.parentSpanContext!.spanId)).toBe(true);
+        const inner = spans.find(
+          (s) => s.name === 'send email' && s.parentSpanContext?.spanId === p.spanContext().spanId,
+        );
+        expect(inner, `the handler's span inside ${p.attributes['messaging.message.id']}`).toBeDefined();
+        expect(inner!.spanContext().traceId).toBe(p.spanContext().traceId);
+      }
+      const bounced = process.find((p) => p.status.code === SpanStatusCode.ERROR)!;
+      expect(bounced.attributes['error.type']).toBe('FailNow');
+      expect(process.filter((p) => p.status.code === SpanStatusCode.ERROR)).toHaveLength(1);
+      expect(new Set(process.map((p) => p.attributes['messaging.message.id'])).size).toBe(3);
+    } finally {
+      await inst.close();
+    }
+  });
+});
+
+describe('worker spans without an SDK', () => {
+  it('records nothing', async () => {
+    const inst = await backends[0]!.open();
+    exporter.reset();
+    trace.disable();
+    try {
+      await inst.work.enqueue({ title: 'quiet', kind: 'mail' });
+      await createWorker({
+        instance: inst,
+        handlers: { mail: async () => 1 },
+        leaseMs: LONG,
+        pollIntervalMs: 5,
+      }).drain();
+      expect(exporter.getFinishedSpans()).toEqual([]);
+      expect((await inst.work.list({ status: 'done' })).length).toBe(1);
+    } finally {
+      trace.setGlobalTracerProvider(provider);
+      await inst.close();
+    }
+  });
+});
