@@ -154,7 +154,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the dashboard in Chromium', () => {
     await page.getByLabel('Select Bulk three').check();
     await page.getByRole('button', { name: 'Retry selected…' }).click();
     await shot('13-bulk-confirm');
-    await page.getByRole('button', { name: 'Yes, retry them' }).click();
+    await page.getByRole('button', { name: 'Yes, retry 2' }).click();
     await page.waitForURL(/\/items\?/);
     const status = async (id: string) =>
       (await s.call('GET', '/api/v1/get_item', { query: { id, instance: 'h/planner' } })).json.status;

@@ -143,4 +143,44 @@ describe.skipIf(!HAVE_CHROMIUM)('the overview shows problems first', () => {
       await page.close();
     }
   });
+
+  it('retries every failed item a filter matches, after a preview of exactly those, with a notice', async () => {
+    const call = async (name: string, body: unknown) =>
+      (await s.call('POST', `/api/v1/${name}`, { body, query: { instance: 'h/ops' } })).json;
+    const flaky: string[] = [];
+    for (const [title, kind] of [
+      ['Fetch feed A', 'flaky'],
+      ['Fetch feed B', 'flaky'],
+      ['Fetch feed C', 'flaky'],
+      ['Render page', 'render'],
+    ] as const) {
+      const id = (await call('enqueue', { title, kind, max_attempts: 1 })).id as string;
+      await call('claim', { worker: 'w9', id });
+      await call('resolve', { id, worker: 'w9', status: 'failed', error: 'timeout' });
+      if (kind === 'flaky') flaky.push(id);
+    }
+    const page = await signedIn(browser, s.url, 1280);
+    try {
+      await page.goto(`${s.url}/items?instance=h/ops&status=failed&kind=flaky`);
+      await page.getByRole('link', { name: 'Retry every failed item this filter matches…' }).click();
+      expect(await page.locator('h1').textContent()).toBe('Retry 3 failed items?');
+      expect(await page.locator('main li').allTextContents()).toEqual(
+        expect.arrayContaining([expect.stringContaining('Fetch feed A')]),
+      );
+      await page.screenshot({ path: `${SHOTS}bulk-preview-1280.png`, fullPage: true });
+      await page.getByRole('button', { name: 'Yes, retry 3' }).click();
+      await page.waitForURL(/retried=3/);
+      expect(await page.getByRole('status').filter({ hasText: 'Retried 3 items' }).count()).toBe(1);
+      const status = async (id: string) =>
+        (await s.call('GET', '/api/v1/get_item', { query: { id, instance: 'h/ops' } })).json.status;
+      expect(await Promise.all(flaky.map(status))).toEqual(['pending', 'pending', 'pending']);
+      const others = (
+        await s.call('GET', '/api/v1/list_items', { query: { instance: 'h/ops', kind: 'render' } })
+      ).json;
+      expect(others.map((i: { status: string }) => i.status)).toEqual(['failed']);
+      expect(await seriousViolations(page)).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  });
 });

@@ -359,14 +359,19 @@ export function mountDashboard(app: Hono<AppEnv>, ctx: AppContext): void {
       const more = matched.length > limit;
       const bulk = status === 'failed' && shown.length > 0;
       const table = itemRows(key, shown, bulk);
-      const body = h`<h1>Work items</h1>
+      const retried = Number(c.req.query('retried'));
+      const notice =
+        Number.isSafeInteger(retried) && retried > 0
+          ? h`<p class="notice" role="status">Retried ${retried} item${retried === 1 ? '' : 's'}: back in the queue with a fresh attempt budget.</p>`
+          : '';
+      const body = h`<h1>Work items</h1>${notice}
 <form class="filters" method="get" action="/items"><input type="hidden" name="instance" value="${key}">
 <div><label for="f-status">Status</label><select id="f-status" name="status"><option value="">any</option>${STATUSES.map((s) => h`<option${s === status ? h` selected` : ''}>${s}</option>`)}</select></div>
 <div><label for="f-kind">Kind</label><input id="f-kind" name="kind" value="${kind ?? ''}"></div>
 <div><label for="f-q">Text</label><input id="f-q" name="q" type="search" value="${q}"></div><button type="submit">Filter</button></form>
 <div data-live-region>${
         bulk
-          ? h`<form method="get" action="/items/bulk-confirm"><input type="hidden" name="instance" value="${key}">${table}<div class="actions"><button type="submit" class="primary">Retry selected…</button></div></form>`
+          ? h`<form method="get" action="/items/bulk-confirm"><input type="hidden" name="instance" value="${key}">${table}<div class="actions"><button type="submit" class="primary">Retry selected…</button><a href="${href('/items/bulk-confirm', { instance: key, match: 'failed', kind, q })}">Retry every failed item this filter matches…</a></div></form>`
           : table
       }
 ${more ? h`<div class="pager"><a href="${href('/items', { instance: key, status, kind, q, limit: Math.min(limit + PAGE, 1000) })}">Show more</a></div>` : ''}</div>`;
@@ -377,11 +382,25 @@ ${more ? h`<div class="pager"><a href="${href('/items', { instance: key, status,
   app.get(
     '/items/bulk-confirm',
     guarded(async (c) => {
-      const { key, f } = await frame(c, ctx, 'items', 'Retry selected');
-      const ids = c.req.queries('id') ?? [];
+      const { inst, key, f } = await frame(c, ctx, 'items', 'Retry selected');
+      // The selected items, or every failed item a filter matches (at most 1,000): the preview is the set the
+      // confirmation retries, in one transaction, so what was counted is what is retried (or nothing is).
+      let ids = c.req.queries('id') ?? [];
+      let items: WorkItem[] = [];
+      if (c.req.query('match') === 'failed') {
+        const kind = c.req.query('kind') || undefined;
+        const q = (c.req.query('q') ?? '').trim().toLowerCase();
+        items = (await run<WorkItem[]>(inst, 'list_items', { status: 'failed', kind, limit: 1000 })).filter(
+          (i) => !q || `${i.title} ${i.id} ${i.error ?? ''}`.toLowerCase().includes(q),
+        );
+        ids = items.map((i) => i.id);
+      }
+      const titled = new Map(items.map((i) => [i.id, i.title]));
       const body = h`<h1>Retry ${ids.length} failed item${ids.length === 1 ? '' : 's'}?</h1>
-<form method="post" action="${href('/items/bulk-retry', { instance: key })}"><input type="hidden" name="_csrf" value="${f.csrf ?? ''}">${ids.map((id) => h`<input type="hidden" name="id" value="${id}"><div>${id}</div>`)}
-<div class="actions"><button type="submit" class="primary">Yes, retry them</button><a href="${href('/items', { instance: key, status: 'failed' })}">No, go back</a></div></form>`;
+${ids.length === 0 ? h`<p class="problem" role="alert">No failed item matches: nothing to retry.</p>` : ''}
+<form method="post" action="${href('/items/bulk-retry', { instance: key })}"><input type="hidden" name="_csrf" value="${f.csrf ?? ''}">${ids.map((id) => h`<input type="hidden" name="id" value="${id}">`)}
+<ul>${ids.slice(0, 20).map((id) => h`<li>${titled.get(id) ?? ''} <span class="id muted">${id}</span></li>`)}${ids.length > 20 ? h`<li>and ${ids.length - 20} more</li>` : ''}</ul>
+<div class="actions">${ids.length > 0 ? h`<button type="submit" class="primary">Yes, retry ${ids.length}</button>` : ''}<a href="${href('/items', { instance: key, status: 'failed' })}">No, go back</a></div></form>`;
       return c.html(page(f, body).value);
     }),
   );
@@ -398,7 +417,7 @@ ${more ? h`<div class="pager"><a href="${href('/items', { instance: key, status,
         'retry_many',
         attributed(getOperation('retry_many'), { ids }, c.get('caller')),
       );
-      return c.redirect(href('/items', { instance: key, status: 'failed' }), 303);
+      return c.redirect(href('/items', { instance: key, status: 'failed', retried: ids.length }), 303);
     }),
   );
 
