@@ -130,8 +130,8 @@ export function int(name: string, range: { min?: number; max?: number } = {}) {
   };
 }
 
-/** The TCP port flag of `serve` and `mcp --http`: 0 (a free port) to 65535. */
-export const port = () => int('--port', { min: 0, max: 65_535 });
+/** A TCP port flag (`--port` of `serve` and `mcp --http`, `--metrics-port`): 0 (a free port) to 65535. */
+export const port = (flag = '--port') => int(flag, { min: 0, max: 65_535 });
 
 /** A commander parser from `parse`: what it throws, commander reports as the flag's invalid argument. */
 function parser<T>(parse: (v: string) => T) {

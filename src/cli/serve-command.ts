@@ -9,6 +9,7 @@ import { type GlobalOpts, type ListenOpts, port, tlsOf } from './context.js';
 
 interface ServeOpts extends ListenOpts {
   trustProxy?: boolean;
+  metricsPort?: number;
 }
 
 export function addServeCommand(program: Command): void {
@@ -36,6 +37,11 @@ export function addServeCommand(program: Command): void {
       '--trust-proxy',
       'honour X-Forwarded-Proto from a reverse proxy (the session cookie is then Secure)',
     )
+    .option(
+      '--metrics-port <n>',
+      'also answer GET /metrics on 127.0.0.1:<n> without a credential, for a local Prometheus (see docs/observability.md)',
+      port('--metrics-port'),
+    )
     .action(async (o: ServeOpts, cmd: Command) => {
       const g = cmd.optsWithGlobals<GlobalOpts>();
       const { startServer, TOKEN_FILE } = await import('../http/index.js');
@@ -56,9 +62,12 @@ export function addServeCommand(program: Command): void {
         ...(tlsOf(o.tlsCert, o.tlsKey, 'serve') ?? {}),
         ...(o.insecureHttp ? { insecureHttp: true } : {}),
         ...(o.trustProxy ? { trustProxy: true } : {}),
+        ...(o.metricsPort === undefined ? {} : { metricsPort: o.metricsPort }),
       });
       const { token } = server;
       process.stderr.write(`agentstate serve: ${server.url} (dashboard /, API /api/v1, MCP /mcp)\n`);
+      if (server.metricsUrl)
+        process.stderr.write(`agentstate serve: metrics at ${server.metricsUrl} (loopback, no token)\n`);
       if (token.source === 'generated') {
         process.stderr.write(
           `agentstate serve: new token (shown once; kept in ${token.file}, mode 0600):\n${token.token}\n`,

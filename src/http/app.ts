@@ -283,13 +283,9 @@ export function createServeApp(options: ServeAppOptions): { app: Hono<AppEnv>; c
 
   // Prometheus: every served instance, for any signed-in principal (a read of counts; no item is named).
   app.get('/metrics', async (c) => {
-    const { prometheusMetrics, METRICS_CONTENT_TYPE } = await import('../metrics/prometheus.js');
-    const instances = [];
-    for (const i of await ctx.registry.list()) {
-      if (i.error !== undefined) continue;
-      instances.push({ name: i.instance, inst: await ctx.registry.open(i.instance) });
-    }
-    return c.body(await prometheusMetrics(instances), 200, { 'content-type': METRICS_CONTENT_TYPE });
+    const { servedMetrics } = await import('./metrics.js');
+    const m = await servedMetrics(ctx.registry);
+    return c.body(m.text, 200, { 'content-type': m.contentType });
   });
 
   app.get('/api/v1/openapi.json', (c) => c.json(openApiDocument(VERSION)));

@@ -48,6 +48,11 @@ export interface ServeOptions {
   trustProxy?: boolean;
   /** Connection deadlines and cap. @default CONNECTION_LIMITS (docs/http.md, "Limits") */
   limits?: Partial<ConnectionLimits>;
+  /**
+   * Also answer `GET /metrics` on 127.0.0.1 at this port, without a credential (only this machine reaches it),
+   * for a local Prometheus; 0 picks a free port. The main port's /metrics stays behind the credential.
+   */
+  metricsPort?: number;
 }
 
 /** A running server. */
@@ -57,6 +62,8 @@ export interface RunningServer {
   /** The token and where it came from (`generated` means: print it once). */
   token: ServeToken;
   registry: InstanceRegistry;
+  /** The `--metrics-port` listener's URL (`http://127.0.0.1:<port>/metrics`), when one was asked for. */
+  metricsUrl?: string;
   /** Ends event streams, stops accepting, waits for requests in flight (at most `graceMs`), closes instances. */
   close(graceMs?: number): Promise<void>;
 }
@@ -109,6 +116,21 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     await registry.close();
     throw err;
   }
+  let metrics: { url: string; close(): Promise<void> } | undefined;
+  if (opts.metricsPort !== undefined) {
+    try {
+      const { listenMetrics } = await import('./metrics.js');
+      metrics = await listenMetrics(registry, opts.metricsPort);
+    } catch (err) {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await closeApp();
+      await registry.close();
+      throw new InvalidInputError(
+        `serve: cannot listen for metrics on 127.0.0.1:${opts.metricsPort}: ${(err as Error).message}`,
+        { field: 'metrics_port' },
+      );
+    }
+  }
   const addr = server.address() as AddressInfo;
   const shown = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   let closing: Promise<void> | null = null;
@@ -117,8 +139,10 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     port: addr.port,
     token,
     registry,
+    ...(metrics ? { metricsUrl: metrics.url } : {}),
     close(graceMs = 5000) {
       closing ??= (async () => {
+        await metrics?.close();
         await closeApp();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         // Ended event streams leave keep-alive connections idle a moment later: close those as they go idle,

@@ -251,4 +251,25 @@ describe('/metrics labels and endpoint (SQLite)', () => {
       expect(names.has(u.replace(/_(bucket|sum|count)$/, '')), u).toBe(true);
     }
   });
+
+  it('--metrics-port: GET /metrics on loopback without a credential, nothing else there; the main port still asks for one', async () => {
+    const inst = await sqlite.open('metrics-port');
+    await inst.work.enqueue({ title: 'one', kind: 'scraped' });
+    const dir = inst.paths.dir;
+    await inst.close();
+    const server = await startServer({
+      target: { dir },
+      port: 0,
+      token: 'metrics-token-0123456789',
+      metricsPort: 0,
+    });
+    cleanups.push(() => server.close());
+    expect(server.metricsUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
+    const r = await fetch(server.metricsUrl!);
+    expect(r.status).toBe(200);
+    expect(gauge(scrape(await r.text()), 'agentstate_work_items', { kind: 'scraped' })).toBe(1);
+    expect((await fetch(server.metricsUrl!.replace('/metrics', '/api/v1/count_items'))).status).toBe(404);
+    expect((await fetch(server.metricsUrl!, { method: 'POST' })).status).toBe(404);
+    expect((await fetch(`${server.url}/metrics`)).status).toBe(401);
+  });
 });

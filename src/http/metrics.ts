@@ -1,0 +1,54 @@
+// The Prometheus text of every instance a server serves: for GET /metrics behind the credential, and for the
+// separate loopback listener of `--metrics-port` that a local Prometheus scrapes without one.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { InstanceRegistry } from './instances.js';
+
+/** The Prometheus text of the registry's instances (those that open; one that fails is left out). */
+export async function servedMetrics(
+  registry: InstanceRegistry,
+): Promise<{ text: string; contentType: string }> {
+  const { prometheusMetrics, METRICS_CONTENT_TYPE } = await import('../metrics/prometheus.js');
+  const instances = [];
+  for (const i of await registry.list()) {
+    if (i.error !== undefined) continue;
+    instances.push({ name: i.instance, inst: await registry.open(i.instance) });
+  }
+  return { text: await prometheusMetrics(instances), contentType: METRICS_CONTENT_TYPE };
+}
+
+/**
+ * A listener on 127.0.0.1:`port` that answers only `GET /metrics` (404 otherwise), without a credential: only
+ * this machine reaches it. Answers its URL and a close.
+ */
+export async function listenMetrics(
+  registry: InstanceRegistry,
+  port: number,
+): Promise<{ url: string; close(): Promise<void> }> {
+  const server: Server = createServer((req, res) => {
+    if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
+      res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('only GET /metrics here\n');
+      return;
+    }
+    servedMetrics(registry).then(
+      (m) => res.writeHead(200, { 'content-type': m.contentType }).end(m.text),
+      (err: unknown) =>
+        res
+          .writeHead(500, { 'content-type': 'text/plain; charset=utf-8' })
+          .end(`${(err as Error).message}\n`),
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => resolve());
+  });
+  const addr = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${addr.port}/metrics`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
