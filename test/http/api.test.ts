@@ -142,6 +142,25 @@ describe('routes', () => {
     expect([...seen].sort()).toEqual(OPERATION_ROUTES.map((r) => r.op.name).sort());
   });
 
+  it('queue_stats refuses hostile input with INVALID_INPUT and writes nothing', async () => {
+    const before = await ok(get('count_items'));
+    const head = (await ok(get('read_events', { reverse: 'true', limit: '1' })))[0]?.position ?? 0;
+    // A read: its input comes in the query string.
+    for (const query of [
+      { expiring_within_ms: '-1' },
+      { expiring_within_ms: 'soon' },
+      { expiring_within_ms: '1e30' },
+      { expiring_within_ms: ['1', '2'] },
+      { unknown: '1' },
+      JSON.parse('{"__proto__":"polluted"}') as Record<string, string>,
+    ]) {
+      await refused(get('queue_stats', query), 'INVALID_INPUT');
+    }
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(await ok(get('count_items'))).toEqual(before);
+    expect((await ok(get('read_events', { reverse: 'true', limit: '1' })))[0]?.position ?? 0).toBe(head);
+  });
+
   it('a signed-in caller’s instance is picked by ?instance=, and a missing one is NOT_FOUND', async () => {
     const list = await ok(s.call('GET', '/api/v1/instances'));
     expect(list.map((i: any) => i.instance)).toEqual(['h/coder', 'h/planner']);
