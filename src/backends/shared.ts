@@ -84,6 +84,7 @@ export const DUMP_COLUMNS = {
     'on_blocker_failure',
     'cascaded_from',
     'concurrency_key',
+    'traceparent',
   ],
   events: [
     'position',

@@ -54,6 +54,8 @@ export interface NewWorkItem {
   on_blocker_failure?: BlockerFailurePolicy;
   /** @default null */
   concurrency_key?: string | null;
+  /** @default null */
+  traceparent?: string | null;
   created_at: number;
   actor: string | null;
   /** Recorded in work_item_enqueued. */

@@ -39,6 +39,8 @@ export interface FieldSpec {
   min?: number;
   max?: number;
   enum?: readonly string[];
+  /** A string field matches this regular expression (an ASCII format such as a W3C traceparent); `what` names it. */
+  pattern?: { source: string; what: string };
   /** The field holds one such value, or an array of at most this many (a filter by several statuses). */
   many?: number;
 }
@@ -362,6 +364,8 @@ function checkField(op: string, field: string, v: unknown, spec: FieldSpec): unk
       if (spec.type === 'name' && hasControlChar(v)) fail(op, field, 'must not contain control characters');
       if (spec.enum && !spec.enum.includes(v))
         fail(op, field, `must be one of ${spec.enum.join(', ')}, got ${JSON.stringify(v)}`);
+      if (spec.pattern && !new RegExp(spec.pattern.source).test(v))
+        fail(op, field, `must be ${spec.pattern.what}, got ${JSON.stringify(v.slice(0, 80))}`);
       return v;
     }
     case 'int': {

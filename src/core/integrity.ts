@@ -118,6 +118,7 @@ interface ItemFold {
   on_blocker_failure: Json;
   cascaded_from: Json;
   concurrency_key: Json;
+  traceparent: Json;
 }
 
 type StoredDocument = Omit<DocumentRowDump, 'body'> & { body_hash: string };
@@ -458,6 +459,8 @@ export class IntegrityChecker {
         cascaded_from: null,
         // An event written before concurrency keys existed: the item had none.
         concurrency_key: d.concurrency_key ?? null,
+        // An event written before items carried a traceparent: the item had none.
+        traceparent: d.traceparent ?? null,
       });
       return;
     }
@@ -672,6 +675,7 @@ export class IntegrityChecker {
       d('on_blocker_failure', s.on_blocker_failure, r.on_blocker_failure ?? 'wait');
       d('cascaded_from', s.cascaded_from, r.cascaded_from ?? null);
       d('concurrency_key', s.concurrency_key, r.concurrency_key ?? null);
+      d('traceparent', s.traceparent, r.traceparent ?? null);
       if (s.payload_hash !== null && s.payload_hash !== r.payload_hash) {
         this.#report(
           'row_differs',

@@ -53,7 +53,7 @@ function field(spec: FieldSpec): JsonSchema {
       return nullable({
         type: 'string',
         maxLength: max,
-        pattern: PORTABLE,
+        pattern: spec.pattern?.source ?? PORTABLE,
         ...(spec.enum ? { enum: spec.enum } : {}),
       });
     }

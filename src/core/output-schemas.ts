@@ -43,6 +43,7 @@ const ITEM_FIELDS = {
   on_blocker_failure: { type: 'string', enum: BLOCKER_FAILURE_POLICIES },
   cascaded_from: strOrNull,
   concurrency_key: strOrNull,
+  traceparent: strOrNull,
 };
 
 /** An item; get and list add `blocked_on_failure` to a pending item that waits on a failed blocker. */

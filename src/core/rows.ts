@@ -28,6 +28,7 @@ export function workItemFromRow(r: WorkItemRowDump): WorkItem {
     on_blocker_failure: r.on_blocker_failure ?? 'wait',
     cascaded_from: r.cascaded_from ?? null,
     concurrency_key: r.concurrency_key ?? null,
+    traceparent: r.traceparent ?? null,
   };
 }
 

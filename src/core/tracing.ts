@@ -1,7 +1,15 @@
 // What agentstate's OpenTelemetry spans share, for the operation table (src/service/trace.ts) and the worker
-// runtime (src/worker/): the instrumentation scope and the messaging attributes of the queue. Through
+// runtime (src/worker/): the instrumentation scope, the messaging attributes of the queue, and the W3C
+// traceparent an item carries from the span that enqueued it to the spans that claim and process it. Through
 // @opentelemetry/api only: without an SDK registered every span is the API's no-op.
-import type { Attributes } from '@opentelemetry/api';
+import {
+  type Attributes,
+  context,
+  isSpanContextValid,
+  type Link,
+  type SpanContext,
+  trace,
+} from '@opentelemetry/api';
 
 /** The instrumentation scope of agentstate's spans. */
 export const TRACER_NAME = '@agentstate/store';
@@ -20,4 +28,56 @@ export function messagingAttributes(
     ...(kind ? { 'messaging.destination.name': kind } : {}),
     ...(id ? { 'messaging.message.id': id } : {}),
   };
+}
+
+/** A W3C `traceparent` (version 00): `00-<trace id: 32 hex>-<parent span id: 16 hex>-<flags: 2 hex>`. */
+export const TRACEPARENT_PATTERN = '^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$';
+const TRACEPARENT = new RegExp(TRACEPARENT_PATTERN);
+
+/**
+ * The span context a `traceparent` names, as a remote one to link to or parent on; undefined when the text is
+ * not a version-00 traceparent or its ids are all zeros (invalid by the W3C rule).
+ */
+export function spanContextOf(traceparent: string | null | undefined): SpanContext | undefined {
+  if (typeof traceparent !== 'string' || !TRACEPARENT.test(traceparent)) return undefined;
+  const sc: SpanContext = {
+    traceId: traceparent.slice(3, 35),
+    spanId: traceparent.slice(36, 52),
+    traceFlags: Number.parseInt(traceparent.slice(53, 55), 16),
+    isRemote: true,
+  };
+  return isSpanContextValid(sc) ? sc : undefined;
+}
+
+/** The `traceparent` of a span context: what an item enqueued inside it carries. */
+export function traceparentOf(sc: SpanContext): string {
+  return `00-${sc.traceId}-${sc.spanId}-${(sc.traceFlags & 0xff).toString(16).padStart(2, '0')}`;
+}
+
+/**
+ * The `traceparent` of the span active now (an operation's publish span, or the caller's own span for a direct
+ * library call); null without one, which is always the case when no OpenTelemetry SDK is registered.
+ */
+export function activeTraceparent(): string | null {
+  const sc = trace.getSpanContext(context.active());
+  return sc && isSpanContextValid(sc) ? traceparentOf(sc) : null;
+}
+
+/** The link from a consumer's span to the span that enqueued the item, when the item carries one. */
+export function producerLinks(items: ReadonlyArray<{ traceparent?: string | null }>): Link[] {
+  const links: Link[] = [];
+  for (const item of items) {
+    const sc = spanContextOf(item.traceparent);
+    if (sc) links.push({ context: sc });
+  }
+  return links;
+}
+
+/**
+ * Runs `fn` with the span a caller's `traceparent` header names as its remote parent (a request's operation
+ * span then joins the caller's trace); as it is when the header is absent or not a valid traceparent.
+ */
+export function withRemoteParent<T>(traceparent: string | null | undefined, fn: () => T): T {
+  const sc = spanContextOf(traceparent);
+  return sc ? context.with(trace.setSpanContext(context.active(), sc), fn) : fn();
 }

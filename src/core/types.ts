@@ -46,6 +46,11 @@ export interface WorkItem {
   /** The key whose limit (`work.setLimit`) a claim of this item counts against; null: never limited. */
   concurrency_key: string | null;
   /**
+   * The W3C traceparent of the span that enqueued the item (null: none was recording, as without an
+   * OpenTelemetry SDK): the spans that claim and process it link to it.
+   */
+  traceparent: string | null;
+  /**
    * Derived (get and list only, on a pending item): the blockers that ended failed or cancelled, so the item
    * cannot become ready until they are retried (or it is cancelled). Absent when there are none.
    */
@@ -108,6 +113,11 @@ export interface EnqueueInput {
    * with no limit, like no key, is unlimited. @default null
    */
   concurrency_key?: string | null;
+  /**
+   * The W3C traceparent (`00-<trace id>-<span id>-<flags>`) of the producer's span, for a producer whose span
+   * is not active here (another process, over HTTP or MCP). @default the span active at enqueue, if any
+   */
+  traceparent?: string | null;
   /** Who enqueues it, recorded in its event. @default the instance's agent name */
   actor?: string;
   /** Recorded in the item's event: a person (`human`), a model, a tool or the system. @default 'system' */

@@ -21,6 +21,7 @@ import { newId } from './ids.js';
 import { checkInput, type InputSpec, LIMITS } from './input.js';
 import { limitFromRow } from './rows.js';
 import { type Clock, parseTime } from './time.js';
+import { activeTraceparent, spanContextOf, TRACEPARENT_PATTERN } from './tracing.js';
 import {
   ACTOR_KINDS,
   type ActorKind,
@@ -83,6 +84,12 @@ export const WORK_INPUTS = {
     waiting_human: { type: 'bool' },
     on_blocker_failure: { type: 'string', enum: BLOCKER_FAILURE_POLICIES },
     concurrency_key: { type: 'name', nullable: true },
+    traceparent: {
+      type: 'string',
+      nullable: true,
+      max: 55,
+      pattern: { source: TRACEPARENT_PATTERN, what: 'a W3C traceparent (00-<32 hex>-<16 hex>-<2 hex>)' },
+    },
     ...ACTOR,
   },
   retry: {
@@ -183,6 +190,10 @@ export function normalizeEnqueue(raw: EnqueueInput, now: number, defaultActor: s
   const i = checkInput<EnqueueInput>('enqueue', raw, WORK_INPUTS.enqueue);
   if (i.title.trim() === '')
     throw new InvalidInputError('enqueue: title must not be blank', { field: 'title' });
+  if (typeof i.traceparent === 'string' && !spanContextOf(i.traceparent))
+    throw new InvalidInputError('enqueue: traceparent has an all-zero trace or span id (invalid by W3C)', {
+      field: 'traceparent',
+    });
   if (i.idempotency_key?.startsWith(OWNED_KEY_PREFIX)) {
     throw new InvalidInputError(
       `enqueue: idempotency keys starting with ${OWNED_KEY_PREFIX} belong to the work items documents enqueue themselves; use another key`,
@@ -202,6 +213,7 @@ export function normalizeEnqueue(raw: EnqueueInput, now: number, defaultActor: s
     max_attempts: i.max_attempts ?? DEFAULT_MAX_ATTEMPTS,
     on_blocker_failure: i.on_blocker_failure ?? 'wait',
     concurrency_key: i.concurrency_key ?? null,
+    traceparent: i.traceparent === undefined ? activeTraceparent() : i.traceparent,
     created_at: now,
     actor: i.actor ?? defaultActor,
     actor_kind: i.actor_kind ?? STORE_ACTOR_KIND,

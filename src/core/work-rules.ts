@@ -146,6 +146,7 @@ export function enqueuedEvent(
   if (item.status !== 'pending') data.status = item.status;
   if (item.on_blocker_failure !== 'wait') data.on_blocker_failure = item.on_blocker_failure;
   if (item.concurrency_key !== null) data.concurrency_key = item.concurrency_key;
+  if (item.traceparent !== null) data.traceparent = item.traceparent;
   Object.assign(data, enqueuedIntegrity(item));
   return workItemEvent('work_item_enqueued', item, data, actor, actorKind, now);
 }

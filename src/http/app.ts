@@ -6,6 +6,7 @@ import { type Context, Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { getCookie, setCookie } from 'hono/cookie';
 import { checkAccess, OWNER, type Principal } from '../auth/access.js';
+import { withRemoteParent } from '../core/tracing.js';
 import {
   AgentStateError,
   errorBody,
@@ -305,7 +306,10 @@ export function createServeApp(options: ServeAppOptions): { app: Hono<AppEnv>; c
           ? attributed(op, raw as Record<string, unknown>, caller)
           : raw;
       const inst = op.instance === 'none' ? null : await instanceOf(c, ctx.registry);
-      const result = await runOperation(inst, op.name, input);
+      // A caller's W3C traceparent header makes the operation's span a child of the caller's.
+      const result = await withRemoteParent(c.req.header('traceparent'), () =>
+        runOperation(inst, op.name, input),
+      );
       return c.json(result === undefined ? null : (result as object));
     });
     app.all(route.path, (c) =>

@@ -38,6 +38,11 @@ export function attributed(
 ): Record<string, unknown> {
   for (const f of def.owned) {
     if (Object.hasOwn(args, f)) {
+      if (f === 'traceparent')
+        throw new InvalidInputError(
+          `${def.name}: traceparent is set by the MCP server from the request's params._meta.traceparent (W3C trace context), not from arguments`,
+          { field: f },
+        );
       throw new InvalidInputError(
         `${def.name}: ${f} is set by the MCP server: writes through MCP are recorded as the session's (actor ${JSON.stringify(origin.actor)}, actor_kind ${origin.actorKind})`,
         { field: f },

@@ -15,6 +15,7 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import { checkAccess, type Principal } from '../auth/access.js';
+import { withRemoteParent } from '../core/tracing.js';
 import type { DocumentRecord } from '../core/types.js';
 import { InvalidInputError, isAgentStateError, toAgentStateError, toolError } from '../errors.js';
 import type { Instance } from '../instance/instance.js';
@@ -381,7 +382,11 @@ export function createAgentStateMcp(options: AgentStateMcpOptions): AgentStateMc
             const last = cursors.get(r.worker ?? o.actor);
             if (r.after === undefined && last !== undefined) r.after = last;
           }
-          const result = await runOperation(inst, def.name, input);
+          // A client's W3C trace context (params._meta.traceparent) is the parent of the operation's span.
+          const tp = ctx.mcpReq._meta?.traceparent;
+          const result = await withRemoteParent(typeof tp === 'string' ? tp : undefined, () =>
+            runOperation(inst, def.name, input),
+          );
           if (def.name === 'resume') {
             const r = result as { worker: string; position: number };
             cursors.set(r.worker, r.position);

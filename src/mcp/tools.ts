@@ -37,9 +37,14 @@ export const MAX_TOOLS = 10;
 /**
  * Input fields the MCP edge decides, so a model cannot set them: who wrote (the session's actor, and
  * `actor_kind` always `model` through MCP, never silently a human) and rule overrides, which a person
- * grants, not the writer itself. Any operation with such a field loses it from its tool schema.
+ * grants, not the writer itself; and the W3C traceparent an item carries, which comes from the request's
+ * `params._meta.traceparent` (OpenTelemetry's MCP convention), not from a model. Any operation with such a
+ * field loses it from its tool schema.
  */
-export const EDGE_OWNED = ['actor', 'actor_kind', 'override'] as const;
+export const EDGE_OWNED = ['actor', 'actor_kind', 'override', 'traceparent'] as const;
+
+/** Result fields for telemetry, not for models: left out of output schemas (results still carry them). */
+const NOT_FOR_MODELS = new Set(['traceparent']);
 
 /** Operation results that are not an object are wrapped under this key (structuredContent is an object). */
 const WRAP: Record<string, string> = {
@@ -159,7 +164,9 @@ function leanOutput(schema: JsonSchema, depth = 0): JsonSchema {
   if (x.type !== undefined) out.type = x.type;
   if (x.properties) {
     out.properties = Object.fromEntries(
-      Object.entries(x.properties).map(([k, v]) => [k, leanOutput(v, depth + 1)]),
+      Object.entries(x.properties)
+        .filter(([k]) => !NOT_FOR_MODELS.has(k))
+        .map(([k, v]) => [k, leanOutput(v, depth + 1)]),
     );
   }
   if (x.items) out.items = leanOutput(x.items, depth + 1);

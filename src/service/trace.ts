@@ -6,7 +6,7 @@
 // gen_ai.conversation.id from the provenance's run id), any other by its name. A span is active while the
 // operation runs, so a caller's span is its parent.
 import { type Attributes, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import { messagingAttributes, TRACER_NAME } from '../core/tracing.js';
+import { messagingAttributes, producerLinks, TRACER_NAME } from '../core/tracing.js';
 import { isAgentStateError } from '../errors.js';
 
 export { TRACER_NAME };
@@ -65,6 +65,8 @@ function onResult(span: Span, name: string, result: unknown, named: boolean): vo
   if (result === null || typeof result !== 'object') return;
   if (Array.isArray(result)) {
     if (MESSAGING[name]) span.setAttribute('messaging.batch.message_count', result.length);
+    if (MESSAGING[name]?.kind === SpanKind.CONSUMER)
+      span.addLinks(producerLinks(result as Array<{ traceparent?: string }>));
     return;
   }
   const r = result as Record<string, unknown>;
@@ -72,6 +74,8 @@ function onResult(span: Span, name: string, result: unknown, named: boolean): vo
   if (m) {
     const id = str(r.id);
     if (id) span.setAttribute('messaging.message.id', id);
+    // A receive links to the span that enqueued the item it took (the producer's trace).
+    if (m.kind === SpanKind.CONSUMER) span.addLinks(producerLinks([r as { traceparent?: string }]));
     const kind = str(r.kind);
     // A resolve names only the item: its destination (kind) is known once the item is.
     if (kind && !named) {

@@ -7,7 +7,7 @@
 import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
 import { context, type Span, type SpanContext, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import { messagingAttributes, TRACER_NAME } from '../core/tracing.js';
+import { messagingAttributes, producerLinks, TRACER_NAME } from '../core/tracing.js';
 import type { Json, ResolveInput, WorkItem } from '../core/types.js';
 import type { WorkQueue } from '../core/work-queue.js';
 import { InvalidInputError, isAgentStateError } from '../errors.js';
@@ -480,7 +480,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
           }),
         );
         span.setAttribute('messaging.batch.message_count', items.length);
-        if (span.isRecording()) for (const item of items) this.#receivedIn.set(item.id, span.spanContext());
+        if (span.isRecording()) {
+          // The receive links to the span that enqueued each item it took (the producer's trace).
+          span.addLinks(producerLinks(items));
+          for (const item of items) this.#receivedIn.set(item.id, span.spanContext());
+        }
       } catch (err) {
         failed(span, err);
         this.emit('storeError', err);
@@ -537,6 +541,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
           'agentstate.worker': this.id,
           'agentstate.attempt': item.attempts,
         },
+        // Its parent is the receive span; it links to the producer's, when the item carries one.
+        links: producerLinks([item]),
       },
       parent,
     );

@@ -94,7 +94,8 @@ CREATE TABLE work_items (
   resolved_at bigint,
   on_blocker_failure text NOT NULL DEFAULT 'wait'::text,
   cascaded_from text,
-  concurrency_key text
+  concurrency_key text,
+  traceparent text
 );
 
 CREATE TABLE work_limits (

@@ -108,7 +108,7 @@ CREATE TABLE work_items (
   created_at       INTEGER NOT NULL,
   updated_at       INTEGER NOT NULL,
   resolved_at      INTEGER, on_blocker_failure TEXT NOT NULL DEFAULT 'wait'
-  CHECK (on_blocker_failure IN ('wait', 'cascade')), cascaded_from TEXT, concurrency_key TEXT,
+  CHECK (on_blocker_failure IN ('wait', 'cascade')), cascaded_from TEXT, concurrency_key TEXT, traceparent TEXT,
   CHECK ((status = 'in_flight') = (lease_expires_at IS NOT NULL))
 );
 

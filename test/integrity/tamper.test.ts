@@ -595,6 +595,25 @@ const cases: Case[] = [
     says: /cascaded_from is null, the log says "wi_|on_blocker_failure is "cascade", the log says "wait"/,
   },
   {
+    name: 'a work item row: the traceparent it carries, rewritten and set where none was',
+    prepare: async (inst, ids) => {
+      const traced = await inst.work.enqueue({
+        title: 'traced',
+        traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+      });
+      ids.traced = traced.id;
+    },
+    tamper: async (t, ids) => {
+      await t.setItem(ids.traced!, {
+        traceparent: '00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01',
+      });
+      await t.setItem(ids.a!, { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' });
+    },
+    plain: ['row_differs'],
+    head: ['row_differs'],
+    says: /traceparent is "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", the log says null/,
+  },
+  {
     name: 'a document body, content hash left alone',
     tamper: (t) => t.setDocument('json', 'plan', { steps: ['evil'] }),
     plain: ['content_hash_mismatch'],

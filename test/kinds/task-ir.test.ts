@@ -77,6 +77,7 @@ function item(over: Partial<WorkItem> = {}): WorkItem {
     on_blocker_failure: 'wait',
     cascaded_from: null,
     concurrency_key: null,
+    traceparent: null,
     ...over,
   };
 }

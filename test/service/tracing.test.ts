@@ -14,6 +14,8 @@ import { invoke, runOperation } from '../../src/service/invoke.js';
 import { TRACER_NAME } from '../../src/service/trace.js';
 import { backendsForThisFile } from '../helpers/backends.js';
 import { tempDir } from '../helpers/tmp.js';
+import { startTestServer } from '../http/helpers.js';
+import { connect, refusalOf } from '../mcp/helpers.js';
 
 const backends = await backendsForThisFile();
 const exporter = new InMemorySpanExporter();
@@ -121,6 +123,97 @@ describe.each(backends)('spans of the operation table on $name', (b) => {
   });
 });
 
+describe.each(backends)('W3C trace context on work items on $name', (b) => {
+  it('an item carries its publish span; the receive in another trace links to it; verify agrees', async () => {
+    const inst = await b.open();
+    try {
+      const tracer = trace.getTracer('agent');
+      const item = (await tracer.startActiveSpan('producer step', async (span) => {
+        const it = await runOperation(inst, 'enqueue', { title: 'carry | ünïcode +', kind: 'mail' });
+        span.end();
+        return it;
+      })) as { id: string; traceparent: string | null };
+      const publish = named('publish mail');
+      const pc = publish.spanContext();
+      expect(item.traceparent).toBe(`00-${pc.traceId}-${pc.spanId}-01`);
+      exporter.reset();
+      // The consumer runs in a trace of its own: the receive links to the producer, it is not its child.
+      const got = (await tracer.startActiveSpan('consumer step', async (span) => {
+        const r = await runOperation(inst, 'claim', { kind: 'mail', worker: 'w1' });
+        span.end();
+        return r;
+      })) as { id: string; traceparent: string };
+      expect(got.traceparent).toBe(item.traceparent);
+      const receive = named('receive mail');
+      expect(receive.spanContext().traceId).not.toBe(pc.traceId);
+      expect(receive.links.map((l) => l.context.spanId)).toEqual([pc.spanId]);
+      expect(receive.links[0]!.context.traceId).toBe(pc.traceId);
+      // claim_many links to each item's producer, once per item that carries one.
+      await runOperation(inst, 'enqueue', { title: 'a', kind: 'batch' });
+      const given = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+      await runOperation(inst, 'enqueue', { title: 'b', kind: 'batch', traceparent: given });
+      trace.disable();
+      await runOperation(inst, 'enqueue', { title: 'c (no SDK)', kind: 'batch' });
+      trace.setGlobalTracerProvider(provider);
+      exporter.reset();
+      const many = (await runOperation(inst, 'claim_many', {
+        kind: 'batch',
+        worker: 'w2',
+        limit: 5,
+      })) as Array<{
+        traceparent: string | null;
+      }>;
+      expect(many.map((x) => x.traceparent === null)).toEqual([false, false, true]);
+      expect(many[1]!.traceparent).toBe(given);
+      const links = named('receive batch').links.map((l) => `${l.context.traceId}-${l.context.spanId}`);
+      expect(links).toEqual([
+        many[0]!.traceparent!.slice(3, 52),
+        '0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331',
+      ]);
+      expect((await inst.events.verify()).ok).toBe(true);
+    } finally {
+      await inst.close();
+    }
+  });
+
+  it('a direct library call carries the caller span; a bad traceparent writes nothing', async () => {
+    const inst = await b.open();
+    try {
+      const tracer = trace.getTracer('agent');
+      const { item, sc } = await tracer.startActiveSpan('library step', async (span) => {
+        const it = await inst.work.enqueue({ title: 'direct' });
+        span.end();
+        return { item: it, sc: span.spanContext() };
+      });
+      expect(item.traceparent).toBe(`00-${sc.traceId}-${sc.spanId}-01`);
+      for (const bad of [
+        'not a traceparent',
+        '00-0AF7651916CD43DD8448EB211C80319C-b7ad6b7169203331-01',
+        '01-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+        '00-00000000000000000000000000000000-b7ad6b7169203331-01',
+        '00-0af7651916cd43dd8448eb211c80319c-0000000000000000-01',
+        '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01\n',
+        42,
+      ]) {
+        await expect(
+          runOperation(inst, 'enqueue', { title: 'bad', traceparent: bad }),
+          JSON.stringify(bad),
+        ).rejects.toMatchObject({ code: 'INVALID_INPUT', details: { field: 'traceparent' } });
+      }
+      expect(await inst.work.list({})).toHaveLength(1);
+      // null: explicitly none, even inside a span.
+      const none = await tracer.startActiveSpan('s', async (span) => {
+        const it = await inst.work.enqueue({ title: 'untraced', traceparent: null });
+        span.end();
+        return it;
+      });
+      expect(none.traceparent).toBeNull();
+    } finally {
+      await inst.close();
+    }
+  });
+});
+
 describe('spans (SQLite)', () => {
   it('a refused operation ends its span with ERROR and the error code', async () => {
     const inst = await backends[0]!.open();
@@ -152,12 +245,73 @@ describe('spans (SQLite)', () => {
     );
   });
 
+  it("over HTTP, a caller's traceparent header is the parent of the operation's span", async () => {
+    const s = await startTestServer(['ops']);
+    try {
+      const caller = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7' };
+      const r = await s.call('POST', '/api/v1/enqueue', {
+        body: { title: 'from afar', kind: 'remote' },
+        query: { instance: 'h/ops' },
+        headers: { traceparent: `00-${caller.traceId}-${caller.spanId}-01` },
+      });
+      expect(r.status).toBe(200);
+      const publish = named('publish remote');
+      expect(publish.spanContext().traceId).toBe(caller.traceId);
+      expect(publish.parentSpanContext?.spanId).toBe(caller.spanId);
+      // The item carries the publish span (in the caller's trace), not the caller's own.
+      expect(r.json.traceparent).toBe(`00-${caller.traceId}-${publish.spanContext().spanId}-01`);
+      // A header that is not a traceparent is ignored: a root span, the request served.
+      exporter.reset();
+      const bad = await s.call('POST', '/api/v1/enqueue', {
+        body: { title: 'noise', kind: 'remote' },
+        query: { instance: 'h/ops' },
+        headers: { traceparent: '00-zz-not-hex' },
+      });
+      expect(bad.status).toBe(200);
+      expect(named('publish remote').parentSpanContext).toBeUndefined();
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('over MCP (the official client), params._meta.traceparent is the parent; a model cannot set it', async () => {
+    const inst = await backends[0]!.open();
+    const c = await connect(inst);
+    try {
+      const caller = { traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331' };
+      const r = await c.client.callTool({
+        name: 'enqueue',
+        arguments: { title: 'from a host', kind: 'hosted' },
+        _meta: { traceparent: `00-${caller.traceId}-${caller.spanId}-01` },
+      });
+      expect(r.isError).not.toBe(true);
+      const publish = named('publish hosted');
+      expect(publish.spanContext().traceId).toBe(caller.traceId);
+      expect(publish.parentSpanContext?.spanId).toBe(caller.spanId);
+      const list = await c.client.listTools();
+      const enqueue = list.tools.find((t) => t.name === 'enqueue')!;
+      expect(Object.keys(enqueue.inputSchema.properties ?? {})).not.toContain('traceparent');
+      const forged = await c.client.callTool({
+        name: 'enqueue',
+        arguments: { title: 'forged', traceparent: `00-${caller.traceId}-${caller.spanId}-01` },
+      });
+      expect(refusalOf(forged)).toMatchObject({ code: 'INVALID_INPUT', field: 'traceparent' });
+      expect(await inst.work.list({})).toHaveLength(1);
+    } finally {
+      await c.close();
+      await inst.close();
+    }
+  });
+
   it('records nothing when no SDK is registered (the API is a no-op)', async () => {
     const inst = await backends[0]!.open();
     try {
       trace.disable();
-      await runOperation(inst, 'enqueue', { title: 'quiet', kind: 'k' });
+      const quiet = (await runOperation(inst, 'enqueue', { title: 'quiet', kind: 'k' })) as {
+        traceparent: string | null;
+      };
       expect(spans()).toEqual([]);
+      expect(quiet.traceparent).toBeNull();
     } finally {
       trace.setGlobalTracerProvider(provider);
       await inst.close();

@@ -89,6 +89,51 @@ describe.each(backends)('worker spans on $name', (b) => {
   });
 });
 
+describe.each(backends)('producer links on $name', (b) => {
+  it('each process span (and the receive that took it) links to the span that enqueued its item', async () => {
+    exporter.reset();
+    const inst = await b.open();
+    try {
+      // Each producer in a trace of its own, as on another machine; one item enqueued with no span active.
+      const producers = new Map<string, string>();
+      for (let k = 0; k < 3; k++) {
+        await trace.getTracer('app').startActiveSpan(`produce ${k}`, async (span) => {
+          const item = await inst.work.enqueue({ title: `p${k}`, kind: 'sync', payload: { k } });
+          producers.set(item.id, `${span.spanContext().traceId}/${span.spanContext().spanId}`);
+          span.end();
+        });
+      }
+      const orphan = await inst.work.enqueue({ title: 'orphan', kind: 'sync' });
+      const w = createWorker({
+        instance: inst,
+        handlers: { sync: async () => ({ ok: true }) },
+        concurrency: 2,
+        leaseMs: LONG,
+        pollIntervalMs: 5,
+      });
+      await w.drain();
+      const spans = exporter.getFinishedSpans();
+      const key = (l: { context: { traceId: string; spanId: string } }) =>
+        `${l.context.traceId}/${l.context.spanId}`;
+      const process = spans.filter((s) => s.name === 'process sync');
+      expect(process).toHaveLength(4);
+      for (const p of process) {
+        const id = p.attributes['messaging.message.id'] as string;
+        if (id === orphan.id) expect(p.links).toEqual([]);
+        else {
+          expect(p.links.map(key)).toEqual([producers.get(id)]);
+          // A link, not a parent: the consumer's trace is its own.
+          expect(p.spanContext().traceId).not.toBe(producers.get(id)!.split('/')[0]);
+        }
+      }
+      const received = spans.filter((s) => s.name === 'receive sync').flatMap((r) => r.links.map(key));
+      expect(received.sort()).toEqual([...producers.values()].sort());
+    } finally {
+      await inst.close();
+    }
+  });
+});
+
 describe('worker spans without an SDK', () => {
   it('records nothing', async () => {
     const inst = await backends[0]!.open();

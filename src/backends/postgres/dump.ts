@@ -171,14 +171,14 @@ export async function loadRows(conn: PostgresConnection, records: DumpRecord[]):
       `INSERT INTO ${t.work_items} (instance, ${ITEM_COLS})
        SELECT $1, id, title, kind, status, priority, payload::jsonb, notes::jsonb, result::jsonb, error, attempts,
          max_attempts, lease_owner, lease_expires_at, claimed_at, blocked_by, not_before, idempotency_key,
-         created_at, updated_at, resolved_at, on_blocker_failure, cascaded_from, concurrency_key
+         created_at, updated_at, resolved_at, on_blocker_failure, cascaded_from, concurrency_key, traceparent
        FROM ${recordset(
          '$2',
          `id text, title text, kind text, status text, priority int,
          payload text, notes text, result text, error text, attempts int, max_attempts int, lease_owner text,
          lease_expires_at bigint, claimed_at bigint, blocked_by text[], not_before bigint, idempotency_key text,
          created_at bigint, updated_at bigint, resolved_at bigint, on_blocker_failure text, cascaded_from text,
-         concurrency_key text`,
+         concurrency_key text, traceparent text`,
        )}`,
       (w) => ({
         ...w,
@@ -187,6 +187,8 @@ export async function loadRows(conn: PostgresConnection, records: DumpRecord[]):
         cascaded_from: w.cascaded_from ?? null,
         // A dump written before concurrency keys existed: no item had one.
         concurrency_key: w.concurrency_key ?? null,
+        // A dump written before items carried a traceparent: none did.
+        traceparent: w.traceparent ?? null,
         payload: JSON.stringify(w.payload ?? null),
         notes: JSON.stringify(w.notes ?? {}),
         result: JSON.stringify(w.result ?? null),

@@ -282,12 +282,13 @@ export function enqueueCtes(t: Names, p: Params, items: NewWorkItem[], guard: st
       idempotency_key: n.idempotency_key,
       on_blocker_failure: n.on_blocker_failure ?? 'wait',
       concurrency_key: n.concurrency_key ?? null,
+      traceparent: n.traceparent ?? null,
       created_at: n.created_at,
     })),
   );
   const cols = `ord int, id text, title text, kind text, status text, priority int, payload text,
       blocked_by text[], not_before bigint, max_attempts int, idempotency_key text, on_blocker_failure text,
-      concurrency_key text, created_at bigint`;
+      concurrency_key text, traceparent text, created_at bigint`;
   return `_in AS (SELECT * FROM ${recordset(batch, cols)}),
   _missing AS (
     SELECT b.dep FROM _in AS x CROSS JOIN LATERAL unnest(x.blocked_by) WITH ORDINALITY AS b(dep, k)
@@ -296,9 +297,10 @@ export function enqueueCtes(t: Names, p: Params, items: NewWorkItem[], guard: st
     ORDER BY x.ord, b.k LIMIT 1),
   _ins AS (
     INSERT INTO ${t.work_items} (instance, id, title, kind, status, priority, payload, blocked_by, not_before,
-      max_attempts, idempotency_key, on_blocker_failure, concurrency_key, created_at, updated_at)
+      max_attempts, idempotency_key, on_blocker_failure, concurrency_key, traceparent, created_at, updated_at)
     SELECT $1, x.id, x.title, x.kind, x.status, x.priority, x.payload::jsonb, x.blocked_by, x.not_before,
-      x.max_attempts, x.idempotency_key, x.on_blocker_failure, x.concurrency_key, x.created_at, x.created_at
+      x.max_attempts, x.idempotency_key, x.on_blocker_failure, x.concurrency_key, x.traceparent, x.created_at,
+      x.created_at
     FROM _in AS x WHERE NOT EXISTS (SELECT 1 FROM _missing) AND ${guard}
     ORDER BY x.ord
     ON CONFLICT (instance, idempotency_key) DO NOTHING

@@ -135,7 +135,7 @@ export function loadRows(conn: SqliteConnection, records: DumpRecord[]): void {
                 : // A dump written before the blocker-failure policy existed: every item waited.
                   c === 'on_blocker_failure'
                   ? (w[c] ?? 'wait')
-                  : c === 'cascaded_from' || c === 'concurrency_key'
+                  : c === 'cascaded_from' || c === 'concurrency_key' || c === 'traceparent'
                     ? (w[c] ?? null)
                     : w[c],
             ),

@@ -118,8 +118,8 @@ export function enqueueRows(
   const events: NewEvent[] = [];
   const insert = conn.stmt(
     `INSERT INTO work_items (id, title, kind, status, priority, payload, blocked_by, not_before, max_attempts,
-       idempotency_key, on_blocker_failure, concurrency_key, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       idempotency_key, on_blocker_failure, concurrency_key, traceparent, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (idempotency_key) DO NOTHING RETURNING *`,
   );
   for (const n of items) {
@@ -139,6 +139,7 @@ export function enqueueRows(
       n.idempotency_key,
       n.on_blocker_failure ?? 'wait',
       n.concurrency_key ?? null,
+      n.traceparent ?? null,
       n.created_at,
       n.created_at,
     ) as WorkItemRow | undefined;
