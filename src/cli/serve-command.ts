@@ -5,11 +5,12 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { resolveInstance } from '../service/instance-resolver.js';
-import { type GlobalOpts, type ListenOpts, port, tlsOf } from './context.js';
+import { duration, type GlobalOpts, type ListenOpts, port, tlsOf } from './context.js';
 
 interface ServeOpts extends ListenOpts {
   trustProxy?: boolean;
   metricsPort?: number;
+  verifyEvery?: number;
 }
 
 export function addServeCommand(program: Command): void {
@@ -42,6 +43,11 @@ export function addServeCommand(program: Command): void {
       'also answer GET /metrics on 127.0.0.1:<n> without a credential, for a local Prometheus (see docs/observability.md)',
       port('--metrics-port'),
     )
+    .option(
+      '--verify-every <duration>',
+      'verify every instance at start and again this long after each check (e.g. 1h), for the agentstate_verify_* metrics [default: never]',
+      duration('--verify-every'),
+    )
     .action(async (o: ServeOpts, cmd: Command) => {
       const g = cmd.optsWithGlobals<GlobalOpts>();
       const { startServer, TOKEN_FILE } = await import('../http/index.js');
@@ -63,6 +69,7 @@ export function addServeCommand(program: Command): void {
         ...(o.insecureHttp ? { insecureHttp: true } : {}),
         ...(o.trustProxy ? { trustProxy: true } : {}),
         ...(o.metricsPort === undefined ? {} : { metricsPort: o.metricsPort }),
+        ...(o.verifyEvery === undefined ? {} : { verifyEveryMs: o.verifyEvery }),
       });
       const { token } = server;
       process.stderr.write(`agentstate serve: ${server.url} (dashboard /, API /api/v1, MCP /mcp)\n`);

@@ -379,6 +379,12 @@ export interface ApplyInput extends KindCall {
  * const doc = await inst.docs.get({ kind: 'json', id: 'notes' });
  * await inst.docs.commit({ kind: 'json', id: 'notes', expected_version: doc.version, merge_patch: { done: true } });
  */
+/** What `DocumentStore.writeCounts` counts per kind. */
+export interface DocumentWriteCounts {
+  commits: number;
+  conflicts: number;
+}
+
 export class DocumentStore {
   readonly #backend: StoreBackend;
   readonly #ctx: DocumentStoreContext;
@@ -391,6 +397,8 @@ export class DocumentStore {
   readonly #latest = new Map<string, DocumentRecord>();
   /** The kind registry once `ctx.kinds()` has delivered it. */
   #kinds: KindResolver | undefined;
+  /** Commits and refused commits (STATE_CONFLICT) through this store, by document kind. */
+  readonly #writes = new Map<string, DocumentWriteCounts>();
 
   constructor(backend: StoreBackend, ctx: DocumentStoreContext) {
     this.#backend = backend;
@@ -420,6 +428,21 @@ export class DocumentStore {
     answer: Answer | null = null,
   ): Promise<CommitResult> {
     try {
+      const result = await this.#commitAnswered(i, forkedFrom, answer);
+      if (!result.replayed) this.#count(i.kind, 'commits');
+      return result;
+    } catch (err) {
+      if (err instanceof StateConflictError) this.#count(i.kind, 'conflicts');
+      throw err;
+    }
+  }
+
+  async #commitAnswered(
+    i: CommitInput,
+    forkedFrom: DocumentWrite['forked_from'],
+    answer: Answer | null,
+  ): Promise<CommitResult> {
+    try {
       return await this.#commitOnce(i, forkedFrom, answer);
     } catch (err) {
       if (!(err instanceof StateConflictError) || i.write_id === undefined) throw err;
@@ -429,6 +452,23 @@ export class DocumentStore {
       if (replay) return replay;
       throw err;
     }
+  }
+
+  #count(kind: string, what: keyof DocumentWriteCounts): void {
+    let c = this.#writes.get(kind);
+    if (c === undefined) {
+      c = { commits: 0, conflicts: 0 };
+      this.#writes.set(kind, c);
+    }
+    c[what]++;
+  }
+
+  /**
+   * Commits (replays of a `write_id` not counted) and commits refused with STATE_CONFLICT made through this
+   * store since it opened, by document kind: this process's share, for metrics (counters that restart at 0).
+   */
+  writeCounts(): ReadonlyMap<string, Readonly<DocumentWriteCounts>> {
+    return this.#writes;
   }
 
   async #commitOnce(

@@ -86,11 +86,22 @@ export type EventTypeOwner = (type: string) => string | null;
  * await inst.events.append({ type: 'tool_called', stream: 'run:42', data: { tool: 'grep' } });
  * for (const e of await inst.events.read({ stream: 'run:42' })) console.log(e.position, e.type);
  */
+/** The outcome of a verify, as metrics report it. */
+export interface LastVerify {
+  /** When it finished (epoch ms, the instance's clock). */
+  at: number;
+  ok: boolean;
+  /** Events whose chain verified. */
+  events: number;
+  problem_count: number;
+}
+
 export class EventLog {
   readonly #backend: StoreBackend;
   readonly #clock: Clock;
   readonly #actor: string;
   readonly #ownerOf: EventTypeOwner;
+  #lastVerify: LastVerify | null = null;
 
   /** `ownerOf` names the kind that writes an event type (KindDefinition.emits); append refuses those. */
   constructor(backend: StoreBackend, clock: Clock, actor: string, ownerOf: EventTypeOwner = () => null) {
@@ -275,10 +286,22 @@ export class EventLog {
     const { checkRecords, parseHeadAnchor } = await import('./integrity.js');
     const head: HeadAnchor | null = input.head === undefined ? null : parseHeadAnchor(input.head);
     const progress = input.onProgress ? { onProgress: input.onProgress } : {};
-    if (this.#backend.dump)
-      return checkRecords(this.#backend.dump({ counters: true }), { head, ...progress });
-    // A backend that cannot list its rows: the chain (and the head) only.
-    return checkRecords(this.#scan(), { head, rows: false, ...progress });
+    const result = this.#backend.dump
+      ? await checkRecords(this.#backend.dump({ counters: true }), { head, ...progress })
+      : // A backend that cannot list its rows: the chain (and the head) only.
+        await checkRecords(this.#scan(), { head, rows: false, ...progress });
+    this.#lastVerify = {
+      at: this.#clock(),
+      ok: result.ok,
+      events: result.events,
+      problem_count: result.problem_count,
+    };
+    return result;
+  }
+
+  /** The outcome of the last `verify` through this log (this process), for metrics; null before one. */
+  get lastVerify(): LastVerify | null {
+    return this.#lastVerify;
   }
 
   async *#scan(): AsyncIterable<{ t: 'event'; row: StoredEvent }> {

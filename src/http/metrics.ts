@@ -52,3 +52,38 @@ export async function listenMetrics(
       }),
   };
 }
+
+/**
+ * Verifies every served instance now and again every `everyMs` after the last round ended (rounds never
+ * overlap), so the metrics' `agentstate_verify_*` gauges report a recent check. An instance that fails to
+ * open or verify is skipped this round. `stop` waits for a round in progress.
+ */
+export function verifyEvery(registry: InstanceRegistry, everyMs: number): { stop(): Promise<void> } {
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let round: Promise<void> = Promise.resolve();
+  const run = async () => {
+    for (const i of await registry.list().catch(() => [])) {
+      if (stopped) return;
+      if (i.error !== undefined) continue;
+      await registry
+        .open(i.instance)
+        .then((inst) => inst.events.verify())
+        .catch(() => {});
+    }
+  };
+  const next = () => {
+    if (stopped) return;
+    round = run().finally(() => {
+      if (!stopped) timer = setTimeout(next, everyMs).unref();
+    });
+  };
+  next();
+  return {
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await round;
+    },
+  };
+}

@@ -53,6 +53,11 @@ export interface ServeOptions {
    * for a local Prometheus; 0 picks a free port. The main port's /metrics stays behind the credential.
    */
   metricsPort?: number;
+  /**
+   * Verify every served instance at start and then this many ms after each round ends (`serve
+   * --verify-every`), so `/metrics` reports a recent `agentstate_verify_ok`. @default never
+   */
+  verifyEveryMs?: number;
 }
 
 /** A running server. */
@@ -74,6 +79,12 @@ export interface RunningServer {
  */
 export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const host = opts.host ?? '127.0.0.1';
+  const every = opts.verifyEveryMs;
+  if (every !== undefined && (!Number.isSafeInteger(every) || every < 1)) {
+    throw new InvalidInputError(`serve: verifyEveryMs must be a whole number of ms ≥ 1, got ${every}`, {
+      field: 'verify_every',
+    });
+  }
   const given = opts.token ?? process.env.AGENTSTATE_TOKEN;
   if (!isLoopback(host) && (given === undefined || given === '')) {
     throw new InvalidInputError(
@@ -131,6 +142,10 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       );
     }
   }
+  const verifying =
+    opts.verifyEveryMs === undefined
+      ? undefined
+      : (await import('./metrics.js')).verifyEvery(registry, opts.verifyEveryMs);
   const addr = server.address() as AddressInfo;
   const shown = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   let closing: Promise<void> | null = null;
@@ -142,6 +157,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     ...(metrics ? { metricsUrl: metrics.url } : {}),
     close(graceMs = 5000) {
       closing ??= (async () => {
+        await verifying?.stop();
         await metrics?.close();
         await closeApp();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));

@@ -2,7 +2,9 @@
 // the oldest ready item's age, expired and expiring leases, items blocked behind a failure, claim→resolve
 // durations per kind), the event log's head and the documents. Read from the store at scrape time (so every
 // process of every machine is counted, not only this one's calls) and written in the exposition format by
-// prom-client, which is loaded only here. No label names an item: labels are the instance, the status and
+// prom-client, which is loaded only here. Two things the store does not keep are this process's own: the
+// last verify it ran (with `serve --verify-every`, on a schedule) and the document commits and conflicts
+// made through it (counters that restart at 0 with the process, as Prometheus counters do). No label names an item: labels are the instance, the status and
 // the kind (the most frequent MAX_KINDS kinds; the rest summed as kind "_other").
 import type { Instance } from '../instance/instance.js';
 
@@ -25,7 +27,7 @@ interface Sample {
 interface Family {
   name: string;
   help: string;
-  type: 'gauge' | 'histogram';
+  type: 'gauge' | 'histogram' | 'counter';
   values: Sample[];
   /** Each sample by its metric name and labels, so samples folded into one label set add up in O(1). */
   index: Map<string, Sample>;
@@ -70,6 +72,26 @@ function families(): Record<string, Family> {
     versions: f(
       'agentstate_document_versions',
       'Document versions committed (the newest version of each, summed), by kind.',
+    ),
+    commits: f(
+      'agentstate_document_commits_total',
+      'Document commits made through this process since it started, by kind.',
+      'counter',
+    ),
+    conflicts: f(
+      'agentstate_document_conflicts_total',
+      'Document commits this process refused with STATE_CONFLICT (a stale expected_version), by kind.',
+      'counter',
+    ),
+    verifyOk: f(
+      'agentstate_verify_ok',
+      'Whether the last verify this process ran found no problem (1) or some (0); absent before one.',
+    ),
+    verifyProblems: f('agentstate_verify_problems', 'Problems the last verify this process ran found.'),
+    verifyEvents: f('agentstate_verify_events', 'Events whose hash chain the last verify checked.'),
+    verifyAt: f(
+      'agentstate_verify_last_run_timestamp_seconds',
+      'When the last verify this process ran finished (Unix time).',
     ),
   };
 }
@@ -140,6 +162,17 @@ async function collect(fam: Record<string, Family>, name: string, inst: Instance
   for (const d of docs) {
     add(fam.documents!, { ...i, kind: d.kind }, 1);
     add(fam.versions!, { ...i, kind: d.kind }, d.version);
+  }
+  for (const [k, c] of inst.docs.writeCounts()) {
+    add(fam.commits!, { ...i, kind: k }, c.commits);
+    add(fam.conflicts!, { ...i, kind: k }, c.conflicts);
+  }
+  const v = inst.events.lastVerify;
+  if (v !== null) {
+    add(fam.verifyOk!, i, v.ok ? 1 : 0);
+    add(fam.verifyProblems!, i, v.problem_count);
+    add(fam.verifyEvents!, i, v.events);
+    add(fam.verifyAt!, i, v.at / 1000);
   }
 }
 

@@ -50,4 +50,14 @@ describe('agentstate serve', () => {
     expect(r.code).toBe(2);
     expect(r.errorJson).toMatchObject({ error: { code: 'INVALID_INPUT', field: 'host' } });
   });
+
+  it('refuses a --verify-every that is no duration, or zero, with exit 2 before serving', () => {
+    const root = tempDir('agentstate-serve-cli-');
+    const soon = runCli(['--root', root, 'serve', '--port', '0', '--verify-every', 'soon', '--json']);
+    expect(soon.code).toBe(2);
+    expect(soon.errorJson?.error.message).toMatch(/--verify-every "soon" is not a duration/);
+    const zero = runCli(['--root', root, 'serve', '--port', '0', '--verify-every', '0s', '--json']);
+    expect(zero.code).toBe(2);
+    expect(zero.errorJson).toMatchObject({ error: { code: 'INVALID_INPUT', field: 'verify_every' } });
+  });
 });

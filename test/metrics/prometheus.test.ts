@@ -6,6 +6,7 @@
 // beyond MAX_KINDS summed as _other, no item id anywhere); the HTTP endpoint behind the credential.
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import Database from 'better-sqlite3';
 import parse from 'parse-prometheus-text-format';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { WorkItem, WorkItemStatus } from '../../src/core/types.js';
@@ -121,6 +122,13 @@ describe.each(backends)('/metrics on $name', (b) => {
     advance(15_000);
     await inst.docs.commit({ kind: 'json', id: 'plan', expected_version: 0, body: { a: 1 } });
     await inst.docs.commit({ kind: 'json', id: 'plan', expected_version: 1, body: { a: 2 } });
+    // A stale writer: refused, counted as a conflict, not as a commit.
+    await expect(
+      inst.docs.commit({ kind: 'json', id: 'plan', expected_version: 1, body: { a: 3 } }),
+    ).rejects.toMatchObject({ code: 'STATE_CONFLICT' });
+    // No verify has run in this process yet: no verify gauge at all (not a 0 that would page someone).
+    expect(await prometheusMetrics([{ name: 'h/n', inst }])).not.toMatch(/^agentstate_verify_ok[{ ]/m);
+    const verified = await inst.events.verify();
 
     const text = await prometheusMetrics([{ name: 'h/n', inst }]);
     const fams = scrape(text);
@@ -159,6 +167,15 @@ describe.each(backends)('/metrics on $name', (b) => {
     expect(gauge(fams, 'agentstate_event_log_head_position')).toBe((await inst.events.head())!.position);
     expect(gauge(fams, 'agentstate_documents', { kind: 'json' })).toBe(1);
     expect(gauge(fams, 'agentstate_document_versions', { kind: 'json' })).toBe(2);
+    expect(fams.get('agentstate_document_commits_total')!.type).toBe('COUNTER');
+    expect(gauge(fams, 'agentstate_document_commits_total', { kind: 'json' })).toBe(2);
+    expect(gauge(fams, 'agentstate_document_conflicts_total', { kind: 'json' })).toBe(1);
+    expect(verified.ok).toBe(true);
+    expect(gauge(fams, 'agentstate_verify_ok')).toBe(1);
+    expect(gauge(fams, 'agentstate_verify_problems')).toBe(0);
+    expect(gauge(fams, 'agentstate_verify_events')).toBe(verified.events);
+    expect(verified.events).toBe((await inst.events.head())!.position);
+    expect(gauge(fams, 'agentstate_verify_last_run_timestamp_seconds')).toBe(inst.clock() / 1000);
 
     // The histogram, read by the official Prometheus client's parser: the ended items' own claim→resolve
     // times, cumulative per bucket.
@@ -192,6 +209,9 @@ describe.each(backends)('/metrics on $name', (b) => {
         }
       }
       expect(of('_count', { kind: 'deploy' })[0]!.value).toBe(3);
+      // The counters as the official parser reads them.
+      const conflicts = samples.filter((s) => s.name === 'agentstate_document_conflicts_total');
+      expect(conflicts.map((s) => [s.labels.kind, s.value])).toEqual([['json', 1]]);
     }
     // No label value is an item id.
     expect(text).not.toMatch(/wi_[0-9A-Z]{10}/);
@@ -236,6 +256,43 @@ describe('/metrics labels and endpoint (SQLite)', () => {
     const fams = scrape(await r.text());
     expect(gauge(fams, 'agentstate_work_items', { status: 'pending', kind: 'k' })).toBe(1);
   });
+
+  it('serve --verify-every: the verify gauges turn 0 once a row is rewritten behind the log', async () => {
+    const inst = await sqlite.open('verified');
+    const item = await inst.work.enqueue({ title: 'kept honest', kind: 'k' });
+    const { dir, db } = inst.paths;
+    await inst.close();
+    const server = await startServer({
+      target: { dir },
+      port: 0,
+      token: 'metrics-token-0123456789',
+      metricsPort: 0,
+      verifyEveryMs: 20,
+    });
+    cleanups.push(() => server.close());
+    const read = async () => scrape(await (await fetch(server.metricsUrl!)).text());
+    /** Scrapes until `ok` is the verify gauge's value (a condition, not a time). */
+    const until = async (ok: number) => {
+      for (;;) {
+        const fams = await read();
+        if (fams.get('agentstate_verify_ok')?.metrics.length && gauge(fams, 'agentstate_verify_ok') === ok)
+          return fams;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    };
+    const clean = await until(1);
+    expect(gauge(clean, 'agentstate_verify_problems')).toBe(0);
+    expect(gauge(clean, 'agentstate_verify_events')).toBe(1);
+    // A status rewritten in the database, not through the store.
+    const raw = new Database(db);
+    raw.prepare("UPDATE work_items SET status = 'done' WHERE id = ?").run(item.id);
+    raw.close();
+    const broken = await until(0);
+    expect(gauge(broken, 'agentstate_verify_problems')).toBeGreaterThanOrEqual(1);
+    await expect(
+      startServer({ target: { dir }, port: 0, token: 'metrics-token-0123456789', verifyEveryMs: 0 }),
+    ).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+  }, 60_000);
 
   it('docs/observability.md and the Grafana dashboard name only metrics the scrape has', async () => {
     const { inst } = await open(sqlite);
