@@ -55,7 +55,9 @@ describe('agentstate serve', () => {
     const root = tempDir('agentstate-serve-cli-');
     const soon = runCli(['--root', root, 'serve', '--port', '0', '--verify-every', 'soon', '--json']);
     expect(soon.code).toBe(2);
-    expect(soon.errorJson?.error.message).toMatch(/--verify-every "soon" is not a duration/);
+    expect((soon.errorJson as { error: { message: string } }).error.message).toMatch(
+      /--verify-every "soon" is not a duration/,
+    );
     const zero = runCli(['--root', root, 'serve', '--port', '0', '--verify-every', '0s', '--json']);
     expect(zero.code).toBe(2);
     expect(zero.errorJson).toMatchObject({ error: { code: 'INVALID_INPUT', field: 'verify_every' } });

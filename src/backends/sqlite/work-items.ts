@@ -670,16 +670,21 @@ export async function stats(conn: SqliteConnection, q: WorkStatsQuery): Promise<
     .map((b, i) => `SUM(resolved_at - claimed_at <= ${Number(b)}) AS b${i}`)
     .join(', ');
   return conn.read(() => {
-    const groups = conn
+    // Every row is read once, in table order (NOT INDEXED), for the groups and the oldest ready item's time:
+    // by work_items_status with a lookup per row, and the ready items in a second walk, the two cost 87
+    // against 51 ms at 100k items (BENCHMARKS.md, Prometheus scrape).
+    const rows = conn
       .stmt(
-        // Every row is read: in table order (NOT INDEXED), not by work_items_status and a lookup per row,
-        // which cost 68 against 41 ms at 100k items (BENCHMARKS.md, Prometheus scrape).
-        'SELECT status, kind, COUNT(*) AS count, SUM(attempts) AS attempts, SUM(attempts > 1) AS retried FROM work_items NOT INDEXED GROUP BY status, kind',
+        `SELECT status, kind, COUNT(*) AS count, SUM(attempts) AS attempts, SUM(attempts > 1) AS retried,
+           MIN(CASE WHEN ${READY} THEN MAX(w.created_at, COALESCE(w.not_before, 0)) END) AS ready_since
+         FROM work_items AS w NOT INDEXED GROUP BY status, kind`,
       )
-      .all() as WorkStats['groups'];
-    const oldest = conn
-      .stmt(`SELECT MIN(MAX(w.created_at, COALESCE(w.not_before, 0))) AS t FROM work_items w WHERE ${READY}`)
-      .get(q.now) as { t: number | null };
+      .all(q.now) as Array<WorkStats['groups'][number] & { ready_since: number | null }>;
+    let oldest: number | null = null;
+    const groups = rows.map(({ ready_since, ...g }) => {
+      if (ready_since !== null && (oldest === null || ready_since < oldest)) oldest = ready_since;
+      return g;
+    });
     const leases = conn
       .stmt(
         `SELECT COALESCE(SUM(lease_expires_at <= ?), 0) AS expired, COALESCE(SUM(lease_expires_at > ? AND lease_expires_at <= ?), 0) AS expiring
@@ -706,7 +711,7 @@ export async function stats(conn: SqliteConnection, q: WorkStatsQuery): Promise<
     }));
     return {
       groups,
-      oldestReadySince: oldest.t,
+      oldestReadySince: oldest,
       leasesExpired: leases.expired,
       leasesExpiring: leases.expiring,
       blockedOnFailure: stuck.n,
