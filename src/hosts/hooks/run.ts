@@ -98,9 +98,18 @@ async function apply(
   return `${operation} ${doc}`;
 }
 
-/** Starts the document's session unless one is active (a hook racing to start it is not an error). */
-async function ensureSession(inst: Instance, p: HookPayload, doc: string, wrote: string[]): Promise<void> {
-  if (await activeSession(inst, doc)) return;
+/**
+ * The document's active session, started first when there is none (a hook racing to start it is not an
+ * error): one read when it is active already, as it is for every hook after a session's first.
+ */
+async function ensureSession(
+  inst: Instance,
+  p: HookPayload,
+  doc: string,
+  wrote: string[],
+): Promise<Session | null> {
+  const found = await activeSession(inst, doc);
+  if (found) return found;
   const label = p.agent
     ? `${p.agent.type ?? 'sub-agent'} ${p.agent.id} of ${docIdOf(p, false)}`
     : `${p.format} session ${p.session}`;
@@ -110,6 +119,7 @@ async function ensureSession(inst: Instance, p: HookPayload, doc: string, wrote:
     // Another hook of this session started it between our read and our write.
     if (!(isAgentStateError(err) && err.code === 'INVALID_TRANSITION')) throw err;
   }
+  return activeSession(inst, doc);
 }
 
 const sameTodos = (a: readonly Todo[], b: readonly TodoEntry[]) =>
@@ -121,10 +131,9 @@ const sameTodos = (a: readonly Todo[], b: readonly TodoEntry[]) =>
 async function applyChange(inst: Instance, p: HookPayload, change: TodoChange): Promise<string[]> {
   const doc = docIdOf(p);
   const wrote: string[] = [];
-  await ensureSession(inst, p, doc, wrote);
+  const s = await ensureSession(inst, p, doc, wrote);
   switch (change.op) {
     case 'replace': {
-      const s = await activeSession(inst, doc);
       if (s && sameTodos(s.todos, change.todos)) return wrote;
       wrote.push(await apply(inst, p, doc, 'set-todos', { todos: change.todos }));
       return wrote;
@@ -138,7 +147,6 @@ async function applyChange(inst: Instance, p: HookPayload, change: TodoChange): 
       }
       return wrote;
     case 'upsert': {
-      const s = await activeSession(inst, doc);
       const known = change.id !== undefined && s?.todos.some((t) => String(t.id) === change.id);
       if (known || change.title !== undefined) {
         const title = change.title ?? s?.todos.find((t) => String(t.id) === change.id)?.title;
@@ -189,8 +197,7 @@ async function reconcile(inst: Instance, p: HookPayload): Promise<string[]> {
 async function subagentStart(inst: Instance, p: HookPayload): Promise<HookOutcome> {
   const parent = docIdOf(p, false);
   const wrote: string[] = [];
-  await ensureSession(inst, { ...p, agent: undefined } as HookPayload, parent, wrote);
-  const s = await activeSession(inst, parent);
+  const s = await ensureSession(inst, { ...p, agent: undefined } as HookPayload, parent, wrote);
   const id = p.agent!.id;
   if (!s?.delegations?.some((d) => d.id === id)) {
     try {
