@@ -368,6 +368,12 @@ export interface ApplyInput extends KindCall {
   operation: string;
 }
 
+/** What `DocumentStore.writeCounts` counts per kind. */
+export interface DocumentWriteCounts {
+  commits: number;
+  conflicts: number;
+}
+
 /**
  * Versioned documents of the registered kinds. Every write is a compare-and-swap: `commit` names the
  * version it read (`expected_version`, 0 for a new document) and gets STATE_CONFLICT if another writer got
@@ -379,12 +385,6 @@ export interface ApplyInput extends KindCall {
  * const doc = await inst.docs.get({ kind: 'json', id: 'notes' });
  * await inst.docs.commit({ kind: 'json', id: 'notes', expected_version: doc.version, merge_patch: { done: true } });
  */
-/** What `DocumentStore.writeCounts` counts per kind. */
-export interface DocumentWriteCounts {
-  commits: number;
-  conflicts: number;
-}
-
 export class DocumentStore {
   readonly #backend: StoreBackend;
   readonly #ctx: DocumentStoreContext;

@@ -76,16 +76,6 @@ export interface TailControl {
 /** Who writes an event type other than appenders: the kind whose commits emit it (null: nobody). */
 export type EventTypeOwner = (type: string) => string | null;
 
-/**
- * The instance's append-only event log: each event gets the next position and a hash chained to the one
- * before it (SHA-256 over the previous hash and the event's fields), so `verify` finds any event
- * changed, removed or reordered. Work items and documents write their own events here in the same
- * transaction as their change; `append` is for everything else an agent wants on record. Nothing updates
- * or deletes an event (both backends refuse it in the database itself).
- * @example
- * await inst.events.append({ type: 'tool_called', stream: 'run:42', data: { tool: 'grep' } });
- * for (const e of await inst.events.read({ stream: 'run:42' })) console.log(e.position, e.type);
- */
 /** The outcome of a verify, as metrics report it. */
 export interface LastVerify {
   /** When it finished (epoch ms, the instance's clock). */
@@ -96,6 +86,16 @@ export interface LastVerify {
   problem_count: number;
 }
 
+/**
+ * The instance's append-only event log: each event gets the next position and a hash chained to the one
+ * before it (SHA-256 over the previous hash and the event's fields), so `verify` finds any event
+ * changed, removed or reordered. Work items and documents write their own events here in the same
+ * transaction as their change; `append` is for everything else an agent wants on record. Nothing updates
+ * or deletes an event (both backends refuse it in the database itself).
+ * @example
+ * await inst.events.append({ type: 'tool_called', stream: 'run:42', data: { tool: 'grep' } });
+ * for (const e of await inst.events.read({ stream: 'run:42' })) console.log(e.position, e.type);
+ */
 export class EventLog {
   readonly #backend: StoreBackend;
   readonly #clock: Clock;
