@@ -10,6 +10,22 @@ import { addCommands, type CliCommand, command } from './generate.js';
 const items = (list: WorkItem[], empty: string) =>
   list.length === 0 ? empty : list.map((i) => formatItem(i)).join('\n');
 
+/**
+ * A command on one or several items (`<op> <ids...>`): one id runs `op`, several run `many` in one
+ * transaction, all of them or none.
+ */
+const manyCommand = (op: string, many: string, what: string, none: string) =>
+  command<WorkItem | WorkItem[]>({
+    usage: `${op} <ids...>`,
+    op: many,
+    description: `${what} (several: one transaction, all or none)`,
+    route: ({ ids, ...rest }) =>
+      (ids as string[]).length === 1
+        ? { op, input: { id: (ids as string[])[0], ...rest } }
+        : { op: many, input: { ids, ...rest } },
+    human: (r) => (Array.isArray(r) ? items(r, none) : formatItem(r)),
+  });
+
 /** A command that changes one item and prints it. */
 const itemCommand = (c: Omit<CliCommand<WorkItem>, 'human'>) =>
   command<WorkItem>({ ...c, human: (i) => formatItem(i) });
@@ -48,18 +64,14 @@ export const WORK_COMMANDS = [
     op: 'release',
     flags: { actor: { help: 'who hands it back, when not the worker (a person releasing a stuck lease)' } },
   }),
-  ...(['cancel', 'park', 'unpark'] as const).map((op) => itemCommand({ usage: `${op} <id>`, op })),
-  command<WorkItem | WorkItem[]>({
-    usage: 'retry <ids...>',
-    op: 'retry_many',
-    description:
-      'put failed or cancelled items back to pending with a fresh attempt budget (several: one transaction, all or none)',
-    route: ({ ids, ...rest }) =>
-      (ids as string[]).length === 1
-        ? { op: 'retry', input: { id: (ids as string[])[0], ...rest } }
-        : { op: 'retry_many', input: { ids, ...rest } },
-    human: (r) => (Array.isArray(r) ? items(r, 'nothing retried') : formatItem(r)),
-  }),
+  ...(['park', 'unpark'] as const).map((op) => itemCommand({ usage: `${op} <id>`, op })),
+  manyCommand('cancel', 'cancel_many', 'cancel unfinished items so they do not run', 'nothing cancelled'),
+  manyCommand(
+    'retry',
+    'retry_many',
+    'put failed or cancelled items back to pending with a fresh attempt budget',
+    'nothing retried',
+  ),
   command<WorkItem>({
     usage: 'get <id>',
     op: 'get_item',

@@ -201,9 +201,11 @@ export interface WorkItemBackend {
    * Moves a pending / waiting_human / in_flight item to a new status outside of a lease. Every path that
    * ends an item failed or cancelled (this, resolve, resolveEach, the expired-lease sweep, a document's
    * resolve) cancels its pending `on_blocker_failure: cascade` dependants, transitively, in the same
-   * transaction (`cascaded_from` names the blocker, the event `work_item_cancelled` too).
+   * transaction (`cascaded_from` names the blocker, the event `work_item_cancelled` too). Several changes
+   * are one transaction, in order: all of them or none (the first refusal is thrown); an item a change
+   * before it already cancelled by cascade counts as changed and is returned as it is. Ids are distinct.
    */
-  setStatus(q: StatusChange): Promise<WorkItem>;
+  setStatus(qs: StatusChange[]): Promise<WorkItem[]>;
   /**
    * Moves failed or cancelled items back to pending with a fresh attempt budget (max_attempts grows by its
    * value, as attempts stay spent fencing tokens), each with its work_item_retried event, and re-opens the

@@ -1157,7 +1157,7 @@ export class DocumentStore {
         { actor: a.actor },
       );
       try {
-        if (body === null) return await this.#backend.work.setStatus(change);
+        if (body === null) return (await this.#backend.work.setStatus([change]))[0]!;
         await this.#commit(
           {
             kind: owner.kind,

@@ -37,6 +37,7 @@ export interface FieldSpec {
   required?: boolean;
   nullable?: boolean;
   min?: number;
+  /** An int's largest value; the most entries of `names` (@default LIMITS.blockedBy). */
   max?: number;
   enum?: readonly string[];
   /** A string field matches this regular expression (an ASCII format such as a W3C traceparent); `what` names it. */
@@ -385,7 +386,8 @@ function checkField(op: string, field: string, v: unknown, spec: FieldSpec): unk
       return storedObject(op, field, v);
     case 'names': {
       if (!Array.isArray(v)) fail(op, field, `must be an array of strings, got ${typeName(v)}`);
-      if (v.length > LIMITS.blockedBy) fail(op, field, `has more than ${LIMITS.blockedBy} entries`);
+      const most = spec.max ?? LIMITS.blockedBy;
+      if (v.length > most) fail(op, field, `has more than ${most} entries`);
       for (const [i, x] of v.entries()) checkField(op, `${field}[${i}]`, x, { type: 'name' });
       return v;
     }

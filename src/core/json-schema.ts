@@ -81,7 +81,7 @@ function field(spec: FieldSpec): JsonSchema {
     case 'names':
       return nullable({
         type: 'array',
-        maxItems: LIMITS.blockedBy,
+        maxItems: spec.max ?? LIMITS.blockedBy,
         items: { type: 'string', minLength: 1, maxLength: LIMITS.name, pattern: NAME },
       });
     case 'time':

@@ -130,6 +130,12 @@ export interface RetryManyInput extends Omit<RetryInput, 'id'> {
   ids: string[];
 }
 
+/** Cancelling several unfinished items with one reason (`cancelMany`, the operation `cancel_many`). */
+export interface CancelManyInput extends Omit<CancelInput, 'id'> {
+  /** The unfinished items to cancel, each named once (at most 1,000). */
+  ids: string[];
+}
+
 /** `work.retry`: a failed or cancelled item back to pending (a human decision: back to waiting for a human). */
 export interface RetryInput {
   /** The failed or cancelled item. */

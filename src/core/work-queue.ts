@@ -12,6 +12,7 @@ import type {
   NewWorkItem,
   Outcome,
   ResolveQuery,
+  StatusChange,
   StoreBackend,
   WorkStats,
 } from './backend.js';
@@ -28,6 +29,7 @@ import {
   type AnnotateInput,
   BLOCKER_FAILURE_POLICIES,
   type CancelInput,
+  type CancelManyInput,
   type ClaimInput,
   type DecisionAnswer,
   type EnqueueInput,
@@ -98,7 +100,12 @@ export const WORK_INPUTS = {
     ...ACTOR,
   },
   retry_many: {
-    ids: { type: 'names', required: true },
+    ids: { type: 'names', required: true, max: LIMITS.claimLimit },
+    reason: { type: 'text' },
+    ...ACTOR,
+  },
+  cancel_many: {
+    ids: { type: 'names', required: true, max: LIMITS.claimLimit },
     reason: { type: 'text' },
     ...ACTOR,
   },
@@ -667,6 +674,38 @@ export class WorkQueue {
     }
   }
 
+  /**
+   * Cancels several unfinished items in one transaction: all of them or, if any one is refused (NOT_FOUND,
+   * INVALID_TRANSITION, a human decision cancelled by anyone but a human), none. One reason for all; an item
+   * an earlier one's cancel already cancelled by cascade counts as cancelled.
+   */
+  async cancelMany(input: CancelManyInput, origin: CallProvenance = {}): Promise<WorkItem[]> {
+    const { ids, ...i } = checkInput<CancelManyInput>('cancel_many', input, WORK_INPUTS.cancel_many);
+    const human = i.actor_kind === 'human';
+    const data = provenanceData(origin);
+    const seen = new Set<string>();
+    const changes: StatusChange[] = [];
+    for (const id of ids) {
+      if (seen.has(id)) throw new InvalidInputError(`cancel_many names ${id} twice`, { field: 'ids', id });
+      seen.add(id);
+      // Whether an item is a document's decision never changes (its key does not), so this read decides
+      // who may cancel it while parked; the write still holds only if its status is as allowed.
+      const current = human ? null : await this.#backend.work.get(id);
+      const decision = current !== null && ownerOf(current) !== null;
+      if (decision && current.status === 'waiting_human') throw humanDecisionRefusal(current, 'cancel');
+      changes.push(
+        this.#statusChange(
+          { id, ...i },
+          decision ? ['pending', 'in_flight'] : ['pending', 'in_flight', 'waiting_human'],
+          'cancelled',
+          'work_item_cancelled',
+          data,
+        ),
+      );
+    }
+    return this.#backend.work.setStatus(changes);
+  }
+
   /** Parks a pending item for a human decision. */
   async park(input: CancelInput): Promise<WorkItem> {
     const i = checkInput<CancelInput>('park', input, WORK_INPUTS.cancel);
@@ -761,14 +800,25 @@ export class WorkQueue {
   }
 
   /** A status change outside a lease, by the call's actor (a cancel's reason is the item's error). */
-  #setStatus(
+  async #setStatus(
     i: { id: string; reason?: string; actor?: string; actor_kind?: ActorKind },
     from: WorkItemStatus[],
     to: 'cancelled' | 'pending' | 'waiting_human',
     event: string,
     data?: JsonObject,
   ): Promise<WorkItem> {
-    return this.#backend.work.setStatus({
+    const [item] = await this.#backend.work.setStatus([this.#statusChange(i, from, to, event, data)]);
+    return item!;
+  }
+
+  #statusChange(
+    i: { id: string; reason?: string; actor?: string; actor_kind?: ActorKind },
+    from: WorkItemStatus[],
+    to: 'cancelled' | 'pending' | 'waiting_human',
+    event: string,
+    data?: JsonObject,
+  ): StatusChange {
+    return {
       id: i.id,
       from,
       to,
@@ -779,7 +829,7 @@ export class WorkQueue {
       actor_kind: i.actor_kind ?? STORE_ACTOR_KIND,
       ...(data === undefined ? {} : { data }),
       now: this.#ctx.clock(),
-    });
+    };
   }
 
   /** The item, or NOT_FOUND. `id` or `{ id }` (the operation table's form). */

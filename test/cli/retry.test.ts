@@ -67,4 +67,24 @@ describe('agentstate retry', () => {
     expect(bad.code).toBe(2);
     expect(bad.errorJson).toMatchObject({ error: { code: 'INVALID_INPUT' } });
   });
+
+  it('cancel takes several ids in one transaction: a finished one refuses the batch whole', () => {
+    const dir = join(root, 'cancel-many');
+    const cli = (...args: string[]) => runCli(['--dir', dir, ...args]);
+    expect(cli('init').code).toBe(0);
+    const ids = ['p', 'q', 'r'].map((t) => (cli('--json', 'enqueue', t).json as WorkItem).id);
+    expect(cli('claim', '--id', ids[2]!, '--worker', 'w').code).toBe(0);
+    expect(cli('resolve', ids[2]!, 'done', '--worker', 'w').code).toBe(0);
+    const refused = cli('cancel', ...ids, '-r', 'tidy');
+    expect(refused.code).toBe(3);
+    expect(refused.stderr).toContain(ids[2]);
+    expect((cli('--json', 'get', ids[0]!).json as WorkItem).status).toBe('pending');
+    const two = cli('--json', 'cancel', ids[0]!, ids[1]!, '-r', 'tidy');
+    expect(two.code, two.stderr).toBe(0);
+    expect((two.json as WorkItem[]).map((i) => [i.status, i.error])).toEqual([
+      ['cancelled', 'tidy'],
+      ['cancelled', 'tidy'],
+    ]);
+    expect(cli('cancel', ids[0]!, ids[0]!).code).toBe(2);
+  });
 });

@@ -215,6 +215,87 @@ export function batchConformance(name: string, t: ConformanceTest): void {
     });
   });
 
+  describe(`${name}: cancelMany`, () => {
+    t(
+      'cancels pending, in-flight and parked items in one call, one event each, with the reason',
+      async (c) => {
+        const [p, f, w, done] = await c.work.enqueueMany([
+          { title: 'p' },
+          { title: 'f' },
+          { title: 'w', waiting_human: true },
+          { title: 'd' },
+        ]);
+        await c.work.claim({ worker: 'w', id: f!.id });
+        const before = await eventCount(c);
+        const out = await c.work.cancelMany({
+          ids: [p!.id, f!.id, w!.id],
+          reason: 'not needed',
+          actor: 'ops',
+        });
+        expect(out.map((i) => [i.id, i.status, i.error])).toEqual([
+          [p!.id, 'cancelled', 'not needed'],
+          [f!.id, 'cancelled', 'not needed'],
+          [w!.id, 'cancelled', 'not needed'],
+        ]);
+        expect(await eventCount(c)).toBe(before + 3);
+        for (const i of [p!, f!, w!]) {
+          const last = (await c.events.read({ work_item_id: i.id })).at(-1)!;
+          expect([last.type, last.actor]).toEqual(['work_item_cancelled', 'ops']);
+        }
+        expect((await c.work.get(done!.id)).status).toBe('pending');
+      },
+    );
+
+    t('one refused item cancels none and writes nothing', async (c) => {
+      const [a, b] = await c.work.enqueueMany([{ title: 'a' }, { title: 'b' }]);
+      await c.work.claim({ worker: 'w', id: b!.id });
+      await c.work.resolve({ id: b!.id, status: 'done', worker: 'w' });
+      const before = await eventCount(c);
+      const details = await expectCode(c.work.cancelMany({ ids: [a!.id, b!.id] }), 'INVALID_TRANSITION');
+      expect(details).toMatchObject({ id: b!.id, from: 'done' });
+      await expectCode(c.work.cancelMany({ ids: [a!.id, 'wi_nope'] }), 'NOT_FOUND');
+      await expectCode(c.work.cancelMany({ ids: [a!.id, a!.id] }), 'INVALID_INPUT');
+      expect((await c.work.get(a!.id)).status).toBe('pending');
+      expect(await eventCount(c)).toBe(before);
+    });
+
+    t('an item named after its cascade blocker counts as cancelled, in either order', async (c) => {
+      for (const order of ['blocker first', 'dependant first']) {
+        const a = await c.work.enqueue({ title: `a ${order}` });
+        const b = await c.work.enqueue({ title: 'b', blocked_by: [a.id], on_blocker_failure: 'cascade' });
+        const ids = order === 'blocker first' ? [a.id, b.id] : [b.id, a.id];
+        const out = await c.work.cancelMany({ ids, reason: 'drop' });
+        expect(out.map((i) => i.status)).toEqual(['cancelled', 'cancelled']);
+        const dependant = await c.work.get(b.id);
+        expect(dependant.cascaded_from).toBe(order === 'blocker first' ? a.id : null);
+        const types = (await c.events.read({ work_item_id: b.id })).map((e) => e.type);
+        expect(types).toEqual(['work_item_enqueued', 'work_item_cancelled']);
+      }
+    });
+
+    t('takes up to 1,000 ids; more, or ids that are not names, are INVALID_INPUT', async (c) => {
+      const many = await c.work.enqueueMany(Array.from({ length: 150 }, (_, k) => ({ title: `m${k}` })));
+      const out = await c.work.cancelMany({ ids: many.map((i) => i.id) });
+      expect(out.every((i) => i.status === 'cancelled')).toBe(true);
+      const before = await eventCount(c);
+      for (const bad of [
+        { ids: Array.from({ length: 1001 }, (_, k) => `wi_${k}`) },
+        { ids: 'wi_1' },
+        { ids: [5] },
+        { ids: ['wi_\u0001'] },
+        { ids: [] as string[], status: 'done' },
+        {},
+        null,
+      ]) {
+        await expectCode(c.work.cancelMany(bad as never), 'INVALID_INPUT');
+      }
+      expect(await eventCount(c)).toBe(before);
+      expect(await c.work.cancelMany({ ids: [] })).toEqual([]);
+      // retryMany takes as many.
+      expect((await c.work.retryMany({ ids: many.map((i) => i.id) })).length).toBe(150);
+    });
+  });
+
   describe(`${name}: coalesced single calls`, () => {
     t(
       '32 overlapping claim() calls on one handle over 20 items: 20 distinct items and 12 nulls',

@@ -95,6 +95,9 @@ describe('routes', () => {
     });
     expect((await run('retry', { id: a.id, reason: 'flaky' })).status).toBe('pending');
     expect((await run('retry_many', { ids: [b.id] })).map((i: any) => i.status)).toEqual(['pending']);
+    expect(
+      (await run('cancel_many', { ids: [b.id], reason: 'again' })).map((i: { error: string }) => i.error),
+    ).toEqual(['again']);
     const limit = { key: 'openai:org-1', max_in_flight: 2, rate: { count: 60, period_ms: 60_000 } };
     expect(await run('set_limit', limit)).toMatchObject(limit);
     expect((await run('list_limits')).map((l: { key: string }) => l.key)).toEqual(['openai:org-1']);
@@ -159,6 +162,32 @@ describe('routes', () => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     expect(await ok(get('count_items'))).toEqual(before);
     expect((await ok(get('read_events', { reverse: 'true', limit: '1' })))[0]?.position ?? 0).toBe(head);
+  });
+
+  it('cancel_many refuses hostile input with INVALID_INPUT and cancels nothing', async () => {
+    const item = await ok(post('enqueue', { title: 'keep me' }));
+    const before = await ok(get('count_items'));
+    const head = (await ok(get('read_events', { reverse: 'true', limit: '1' })))[0]?.position ?? 0;
+    for (const body of [
+      {},
+      { ids: item.id },
+      { ids: [item.id, item.id] },
+      { ids: [item.id, 7] },
+      { ids: [item.id, 'bad\nid'] },
+      { ids: Array.from({ length: 1001 }, (_, k) => `wi_${k}`) },
+      { ids: [item.id], reason: { long: true } },
+      { ids: [item.id], status: 'done' },
+      JSON.parse(`{"ids":["${item.id}"],"__proto__":{"polluted":1}}`),
+      [item.id],
+      'ids',
+    ]) {
+      await refused(post('cancel_many', body), 'INVALID_INPUT');
+    }
+    await refused(post('cancel_many', { ids: [item.id, 'wi_nope'] }), 'NOT_FOUND');
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(await ok(get('count_items'))).toEqual(before);
+    expect((await ok(get('read_events', { reverse: 'true', limit: '1' })))[0]?.position ?? 0).toBe(head);
+    expect((await ok(get('get_item', { id: item.id }))).status).toBe('pending');
   });
 
   it('a signed-in caller’s instance is picked by ?instance=, and a missing one is NOT_FOUND', async () => {

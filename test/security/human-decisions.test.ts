@@ -126,6 +126,25 @@ for (const b of backends) {
           details: { rule: 'human-decision' },
         });
         expect(await state(inst)).toEqual(before);
+        // Nor in a batch with an ordinary item, which is then not cancelled either.
+        const plain = await inst.work.enqueue({ title: 'plain' });
+        before = await state(inst);
+        for (const actor_kind of [undefined, 'model', 'tool'] as const) {
+          await expect(
+            inst.work.cancelMany({ ids: [plain.id, q.id], ...(actor_kind ? { actor_kind } : {}) }),
+          ).rejects.toMatchObject({ code: 'PERMISSION_DENIED', details: { rule: 'human-decision' } });
+        }
+        expect(await state(inst)).toEqual(before);
+        const [withdrawn] = await inst.work.cancelMany({
+          ids: [q.id, plain.id],
+          reason: 'withdrawn',
+          actor: 'ana',
+          actor_kind: 'human',
+        });
+        expect(withdrawn).toMatchObject({ id: q.id, status: 'cancelled', error: 'withdrawn' });
+        await inst.work.retry({ id: plain.id });
+        await inst.work.retry({ id: q.id, actor: 'ana', actor_kind: 'human' });
+        await inst.work.cancel({ id: plain.id });
         await inst.work.cancel({ id: q.id, reason: 'withdrawn', actor: 'ana', actor_kind: 'human' });
         before = await state(inst);
         await expect(inst.work.retry({ id: q.id })).rejects.toMatchObject({

@@ -1052,12 +1052,24 @@ export async function annotate(
 export async function setStatus(
   conn: PostgresConnection,
   hint: AppendHint | null,
-  q: StatusChange,
-): Promise<WorkItem> {
+  qs: StatusChange[],
+): Promise<WorkItem[]> {
   return conn.transaction(async (tx) => {
-    const { item, events } = await setStatusRow(tx, conn, q);
+    const out: WorkItem[] = [];
+    const events: NewEvent[] = [];
+    const cascaded = new Set<string>();
+    for (const q of qs) {
+      if (cascaded.has(q.id)) {
+        out.push((await getItem(conn, q.id, tx))!);
+        continue;
+      }
+      const r = await setStatusRow(tx, conn, q);
+      for (const e of r.events.slice(1)) if (e.work_item_id !== null) cascaded.add(e.work_item_id);
+      out.push(r.item);
+      events.push(...r.events);
+    }
     await commitEvents(tx, conn, hint, events);
-    return item;
+    return out;
   });
 }
 
@@ -1291,7 +1303,7 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
     resolveEach: (qs) => resolveEach(conn, hint, qs),
     release: (q) => release(conn, hint, q),
     annotate: (q) => annotate(conn, hint, q),
-    setStatus: (q) => setStatus(conn, hint, q),
+    setStatus: (qs) => setStatus(conn, hint, qs),
     retry: (qs) => retry(conn, hint, qs),
     blockerStates: (ids) => blockerStates(conn, ids),
     get: (id) => get(conn, id),

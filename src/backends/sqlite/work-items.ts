@@ -541,11 +541,23 @@ export async function annotate(
   });
 }
 
-export async function setStatus(conn: SqliteConnection, q: StatusChange): Promise<WorkItem> {
+export async function setStatus(conn: SqliteConnection, qs: StatusChange[]): Promise<WorkItem[]> {
   return conn.write(() => {
-    const { item, events } = setStatusRow(conn, q);
+    const out: WorkItem[] = [];
+    const events: NewEvent[] = [];
+    const cascaded = new Set<string>();
+    for (const q of qs) {
+      if (cascaded.has(q.id)) {
+        out.push(getItem(conn, q.id)!);
+        continue;
+      }
+      const r = setStatusRow(conn, q);
+      for (const e of r.events.slice(1)) if (e.work_item_id !== null) cascaded.add(e.work_item_id);
+      out.push(r.item);
+      events.push(...r.events);
+    }
     writeEvents(conn, events);
-    return item;
+    return out;
   });
 }
 
@@ -757,7 +769,7 @@ export function createWorkItemBackend(conn: SqliteConnection): WorkItemBackend {
     resolveEach: (qs) => resolveEach(conn, qs),
     release: (q) => release(conn, q),
     annotate: (q) => annotate(conn, q),
-    setStatus: (q) => setStatus(conn, q),
+    setStatus: (qs) => setStatus(conn, qs),
     retry: (qs) => retry(conn, qs),
     blockerStates: (ids) => blockerStates(conn, ids),
     get: (id) => get(conn, id),

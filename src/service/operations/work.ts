@@ -5,6 +5,7 @@ import { STATUS_COUNTS, WORK_ITEM, WORK_ITEMS } from '../../core/output-schemas.
 import type {
   AnnotateInput,
   CancelInput,
+  CancelManyInput,
   ClaimInput,
   EnqueueInput,
   HeartbeatInput,
@@ -159,6 +160,16 @@ export const WORK_OPERATIONS = [
     output: WORK_ITEMS,
     writes: true,
     run: (inst, i: RetryManyInput) => inst.work.retryMany(i),
+  }),
+  operation({
+    name: 'cancel_many',
+    group: 'work',
+    description:
+      'Cancel several unfinished items in one transaction: all of them, or none (a human decision: by a human only).',
+    input: inputSchema(WORK_INPUTS.cancel_many, { ids: 'ids of the unfinished items' }),
+    output: WORK_ITEMS,
+    writes: true,
+    run: (inst, i: CancelManyInput, ctx) => inst.work.cancelMany(i, ctx),
   }),
   itemChange({
     name: 'park',
