@@ -103,8 +103,8 @@ describe('hostile bodies to a running server', () => {
     ['/login, chunked', '/login', true, form],
     ['the API, with a length', '/api/v1/enqueue', false, json],
     ['the API, chunked', '/api/v1/enqueue', true, json],
-    ['a dashboard form, with a length', '/items/bulk-retry', false, form],
-    ['a dashboard form, chunked', '/items/bulk-retry', true, form],
+    ['a dashboard form, with a length', '/items/bulk/retry', false, form],
+    ['a dashboard form, chunked', '/items/bulk/retry', true, form],
     ['/mcp, with a length', '/mcp', false, { ...json, accept: 'application/json, text/event-stream' }],
     ['/mcp, chunked', '/mcp', true, { ...json, accept: 'application/json, text/event-stream' }],
   ])(

@@ -3,7 +3,7 @@
 import type { Hono } from 'hono';
 import type { EventRecord, WorkItem } from '../../core/types.js';
 import { ownerOf } from '../../core/work-rules.js';
-import { toAgentStateError } from '../../errors.js';
+import { InvalidInputError } from '../../errors.js';
 import { runOperation } from '../../service/invoke.js';
 import { getOperation } from '../../service/table.js';
 import { type AppContext, type AppEnv, attributed } from '../context.js';
@@ -21,6 +21,7 @@ import {
   pageLimit,
   run,
   STATUSES,
+  short,
   when,
 } from './common.js';
 import { type Html, h, href, pretty } from './html.js';
@@ -88,6 +89,50 @@ const DONE: Record<string, string> = {
   answer: 'Answered: the decision is recorded as yours.',
 };
 
+/** The bulk actions of the list: each the operation it runs (one transaction) and the statuses it applies to. */
+const BULK: Record<
+  string,
+  {
+    name: string;
+    op: string;
+    verb: string;
+    past: string;
+    statuses: readonly string[];
+    ask: string;
+    outcome: string;
+  }
+> = {
+  retry: {
+    name: 'retry',
+    op: 'retry_many',
+    verb: 'Retry',
+    past: 'Retried',
+    statuses: ['failed', 'cancelled'],
+    ask: 'Each goes back in the queue with a fresh attempt budget (its history is kept); all of them, or none.',
+    outcome: 'back in the queue with a fresh attempt budget',
+  },
+  cancel: {
+    name: 'cancel',
+    op: 'cancel_many',
+    verb: 'Cancel',
+    past: 'Cancelled',
+    statuses: ['pending', 'in_flight', 'waiting_human'],
+    ask: 'None of them will run (a worker holding one loses it); all of them, or none. A retry puts one back.',
+    outcome: 'they will not run',
+  },
+};
+
+/** The bulk action the list offers for items of `status`, if any. */
+const bulkOf = (status: string | undefined) =>
+  Object.values(BULK).find((b) => status !== undefined && b.statuses.includes(status));
+
+/** Whether an item's title, id or error holds the search text (lower case; empty matches all). */
+const matches = (q: string) => (i: WorkItem) =>
+  !q || `${i.title} ${i.id} ${i.error ?? ''}`.toLowerCase().includes(q);
+
+const invalidAction = (name: string) =>
+  new InvalidInputError(`unknown action ${JSON.stringify(name)}: retry or cancel`, { field: 'action' });
+
 /** Mounts the work-item pages: the filtered list, bulk actions by selection or filter, an item and its actions. */
 export function mountItems(app: Hono<AppEnv>, ctx: AppContext): void {
   app.get(
@@ -99,18 +144,18 @@ export function mountItems(app: Hono<AppEnv>, ctx: AppContext): void {
       const q = (c.req.query('q') ?? '').trim().toLowerCase();
       const limit = pageLimit(c);
       const all = await run<WorkItem[]>(inst, 'list_items', { ...filter, limit: q ? 1000 : limit + 1 });
-      const matched = q
-        ? all.filter((i) => `${i.title} ${i.id} ${i.error ?? ''}`.toLowerCase().includes(q))
-        : all;
+      const matched = all.filter(matches(q));
       const shown = matched.slice(0, limit);
       const more = matched.length > limit;
-      const bulk = status === 'failed' && shown.length > 0;
-      const table = itemRows(key, shown, bulk);
-      const retried = Number(c.req.query('retried'));
-      const notice =
-        Number.isSafeInteger(retried) && retried > 0
-          ? h`<p class="notice" role="status">Retried ${retried} item${retried === 1 ? '' : 's'}: back in the queue with a fresh attempt budget.</p>`
+      // The bulk action of the status shown: retry what ended badly, cancel what has not ended.
+      const bulk = shown.length > 0 ? bulkOf(status) : undefined;
+      const table = itemRows(key, shown, bulk !== undefined);
+      const notice = Object.values(BULK).map((b) => {
+        const n = Number(c.req.query(b.past.toLowerCase()));
+        return Number.isSafeInteger(n) && n > 0
+          ? h`<p class="notice" role="status">${b.past} ${n} item${n === 1 ? '' : 's'}: ${b.outcome}.</p>`
           : '';
+      });
       const body = h`<h1>Work items</h1>${notice}
 <form class="filters" method="get" action="/items"><input type="hidden" name="instance" value="${key}">
 <div><label for="f-status">Status</label><select id="f-status" name="status"><option value="">any</option>${STATUSES.map((s) => h`<option${s === status ? h` selected` : ''}>${s}</option>`)}</select></div>
@@ -118,7 +163,7 @@ export function mountItems(app: Hono<AppEnv>, ctx: AppContext): void {
 <div><label for="f-q">Text</label><input id="f-q" name="q" type="search" value="${q}"></div><button type="submit">Filter</button></form>
 <div data-live-region>${
         bulk
-          ? h`<form method="get" action="/items/bulk-confirm"><input type="hidden" name="instance" value="${key}">${table}<div class="actions"><button type="submit" class="primary">Retry selected…</button><a href="${href('/items/bulk-confirm', { instance: key, match: 'failed', kind, q })}">Retry every failed item this filter matches…</a></div></form>`
+          ? h`<form method="get" action="/items/bulk-confirm"><input type="hidden" name="instance" value="${key}"><input type="hidden" name="action" value="${bulk.name}"><input type="hidden" name="back" value="${status ?? ''}"><input type="hidden" name="kind" value="${kind ?? ''}"><input type="hidden" name="q" value="${q}">${table}<div class="actions"><button type="submit" class="${bulk.name === 'cancel' ? 'danger' : 'primary'}">${bulk.verb} selected…</button><a href="${href('/items/bulk-confirm', { instance: key, action: bulk.name, match: status, kind, q })}">${bulk.verb} every ${status?.replace('_', ' ')} item this filter matches…</a></div></form>`
           : table
       }
 ${more ? h`<div class="pager"><a href="${href('/items', { instance: key, status, kind, q, limit: Math.min(limit + PAGE, 1000) })}">Show more</a></div>` : ''}</div>`;
@@ -129,42 +174,76 @@ ${more ? h`<div class="pager"><a href="${href('/items', { instance: key, status,
   app.get(
     '/items/bulk-confirm',
     guarded(async (c) => {
-      const { inst, key, f } = await frame(c, ctx, 'items', 'Retry selected');
-      // The selected items, or every failed item a filter matches (at most 1,000): the preview is the set the
-      // confirmation retries, in one transaction, so what was counted is what is retried (or nothing is).
-      let ids = c.req.queries('id') ?? [];
-      let items: WorkItem[] = [];
-      if (c.req.query('match') === 'failed') {
+      const name = c.req.query('action') ?? 'retry';
+      const b = Object.hasOwn(BULK, name) ? BULK[name]! : null;
+      const { inst, key, f } = await frame(c, ctx, 'items', `${b?.verb ?? 'Bulk'} selected`);
+      if (!b) throw invalidAction(name);
+      // The selected items, or every item of the status a filter matches (at most 1,000): the preview is the set
+      // the confirmation changes, in one transaction, so what was counted is what changes (or nothing does).
+      const match = c.req.query('match');
+      let items: WorkItem[];
+      if (match !== undefined) {
+        if (!(b.statuses as readonly string[]).includes(match))
+          throw new InvalidInputError(
+            `${b.verb.toLowerCase()} applies to ${b.statuses.join(' or ')} items, not ${JSON.stringify(match)}`,
+            { field: 'match' },
+          );
         const kind = c.req.query('kind') || undefined;
         const q = (c.req.query('q') ?? '').trim().toLowerCase();
-        items = (await run<WorkItem[]>(inst, 'list_items', { status: 'failed', kind, limit: 1000 })).filter(
-          (i) => !q || `${i.title} ${i.id} ${i.error ?? ''}`.toLowerCase().includes(q),
+        items = (await run<WorkItem[]>(inst, 'list_items', { status: match, kind, limit: 1000 })).filter(
+          matches(q),
         );
-        ids = items.map((i) => i.id);
+      } else {
+        const ids = [...new Set(c.req.queries('id') ?? [])].slice(0, 1000);
+        items = await Promise.all(ids.map((id) => run<WorkItem>(inst, 'get_item', { id })));
       }
-      const titled = new Map(items.map((i) => [i.id, i.title]));
-      const body = h`<h1>Retry ${ids.length} failed item${ids.length === 1 ? '' : 's'}?</h1>
-${ids.length === 0 ? h`<p class="problem" role="alert">No failed item matches: nothing to retry.</p>` : ''}
-<form method="post" action="${href('/items/bulk-retry', { instance: key })}"><input type="hidden" name="_csrf" value="${f.csrf ?? ''}">${ids.map((id) => h`<input type="hidden" name="id" value="${id}">`)}
-<ul>${ids.slice(0, 20).map((id) => h`<li>${titled.get(id) ?? ''} <span class="id muted">${id}</span></li>`)}${ids.length > 20 ? h`<li>and ${ids.length - 20} more</li>` : ''}</ul>
-<div class="actions">${ids.length > 0 ? h`<button type="submit" class="primary">Yes, retry ${ids.length}</button>` : ''}<a href="${href('/items', { instance: key, status: 'failed' })}">No, go back</a></div></form>`;
+      const what = match?.replace('_', ' ') ?? 'selected';
+      // The list the items were picked from, to go back to.
+      const from = {
+        status: match ?? (c.req.query('back') || undefined),
+        kind: c.req.query('kind') || undefined,
+        q: c.req.query('q') || undefined,
+      };
+      const n = items.length;
+      const body = h`<h1>${b.verb} ${n} ${what} item${n === 1 ? '' : 's'}?</h1>
+${n === 0 ? h`<p class="problem" role="alert">No item matches: nothing to ${b.verb.toLowerCase()}.</p>` : h`<p>${b.ask}</p>`}
+<form method="post" action="${href(`/items/bulk/${b.name}`, { instance: key })}"><input type="hidden" name="_csrf" value="${f.csrf ?? ''}"><input type="hidden" name="back" value="${from.status ?? ''}"><input type="hidden" name="back_kind" value="${from.kind ?? ''}"><input type="hidden" name="back_q" value="${from.q ?? ''}">${items.map((i) => h`<input type="hidden" name="id" value="${i.id}">`)}
+<ul>${items.slice(0, 20).map((i) => h`<li>${short(i.title, 90)} <span class="badge st-${i.status}">${i.status}</span> <span class="id muted">${i.id}</span></li>`)}${n > 20 ? h`<li>and ${n - 20} more</li>` : ''}</ul>
+${n > 0 && b.name === 'cancel' ? h`<label for="reason">Reason (optional)</label><input id="reason" name="reason" maxlength="2000">` : ''}
+<div class="actions">${n > 0 ? h`<button type="submit" class="${b.name === 'cancel' ? 'danger' : 'primary'}">Yes, ${b.verb.toLowerCase()} ${n}</button>` : ''}<a href="${href('/items', { instance: key, ...from })}">No, go back</a></div></form>`;
       return c.html(page(f, body).value);
     }),
   );
 
   app.post(
-    '/items/bulk-retry',
+    '/items/bulk/:action',
     guarded(async (c) => {
       const { inst, key } = await opened(c, ctx);
+      const name = c.req.param('action') ?? '';
+      const b = Object.hasOwn(BULK, name) ? BULK[name]! : null;
+      if (!b) throw invalidAction(name);
       const form = await c.req.parseBody({ all: true });
       const ids = ([] as unknown[]).concat(form.id ?? []).filter((x): x is string => typeof x === 'string');
-      // One transaction for all of them (retry_many): either every selected item is retried or none is.
-      await runOperation(
-        inst,
-        'retry_many',
-        attributed(getOperation('retry_many'), { ids }, c.get('caller')),
+      const reason =
+        b.name === 'cancel' && typeof form.reason === 'string' && form.reason.trim() !== ''
+          ? { reason: form.reason.trim() }
+          : {};
+      // One transaction for all of them: either every item is changed or none is.
+      await runOperation(inst, b.op, attributed(getOperation(b.op), { ids, ...reason }, c.get('caller')));
+      const back =
+        typeof form.back === 'string' && STATUSES.includes(form.back as never) ? form.back : undefined;
+      // Back to the list the items were picked from (its filters are only ever query values of /items).
+      const text = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
+      return c.redirect(
+        href('/items', {
+          instance: key,
+          status: back,
+          kind: text(form.back_kind),
+          q: text(form.back_q),
+          [b.past.toLowerCase()]: ids.length,
+        }),
+        303,
       );
-      return c.redirect(href('/items', { instance: key, status: 'failed', retried: ids.length }), 303);
     }),
   );
 
@@ -289,13 +368,7 @@ ${
         );
       } else {
         const a = ACTIONS[action];
-        if (!a)
-          throw toAgentStateError(
-            Object.assign(new Error(`unknown action ${action}`), {
-              code: 'INVALID_INPUT',
-              details: { field: 'action' },
-            }),
-          );
+        if (!a) throw new InvalidInputError(`unknown action ${JSON.stringify(action)}`, { field: 'action' });
         const reason =
           typeof form.reason === 'string' && form.reason.trim() !== '' ? { reason: form.reason.trim() } : {};
         const input: Record<string, unknown> = { id, ...(action === 'cancel' ? reason : {}) };

@@ -1,0 +1,106 @@
+// The operator's ways out on the dashboard (issue 28), in Chromium at 1280 and 390 px with an axe-core pass:
+// cancel by filter or selection after a preview of exactly those items (one transaction, recorded as the
+// signed-in human), and the refusals of a hand-made bulk URL.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HAVE_CHROMIUM, launchChromium, SHOTS, seriousViolations, signedIn } from './chromium.js';
+import { startTestServer, type TestServer } from './helpers.js';
+
+type Browser = import('playwright-core').Browser;
+
+let s: TestServer;
+let browser: Browser;
+
+const call = async (name: string, body: unknown) =>
+  (await s.call('POST', `/api/v1/${name}`, { body, query: { instance: 'h/ops' } })).json;
+const get = async (name: string, query: Record<string, string>) =>
+  (await s.call('GET', `/api/v1/${name}`, { query: { instance: 'h/ops', ...query } })).json;
+
+beforeAll(async () => {
+  if (!HAVE_CHROMIUM) return;
+  s = await startTestServer(['ops']);
+  browser = await launchChromium();
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await s?.close();
+});
+
+describe.skipIf(!HAVE_CHROMIUM)('bulk cancel', () => {
+  for (const width of [1280, 390]) {
+    it(`at ${width} px: every pending item a filter matches, after a preview of exactly those, with a notice`, async () => {
+      const kind = `obsolete-${width}`;
+      const doomed: string[] = [];
+      for (const title of ['Crawl site A', 'Crawl site B', 'Crawl site C'])
+        doomed.push((await call('enqueue', { title, kind })).id);
+      const held = (await call('enqueue', { title: 'Crawl site D', kind })).id as string;
+      await call('claim', { worker: 'w1', id: held });
+      const kept = (await call('enqueue', { title: 'Keep me', kind: `kept-${width}` })).id as string;
+      const page = await signedIn(browser, s.url, width);
+      try {
+        await page.goto(`${s.url}/items?instance=h/ops&status=pending&kind=${kind}`);
+        await page.getByRole('link', { name: 'Cancel every pending item this filter matches…' }).click();
+        expect(await page.locator('h1').textContent()).toBe('Cancel 3 pending items?');
+        expect(await page.locator('main li').allTextContents()).toEqual([
+          expect.stringContaining('Crawl site A'),
+          expect.stringContaining('Crawl site B'),
+          expect.stringContaining('Crawl site C'),
+        ]);
+        await page.getByLabel('Reason (optional)').fill('site retired');
+        expect(await seriousViolations(page)).toEqual([]);
+        await page.screenshot({ path: `${SHOTS}bulk-cancel-preview-${width}.png`, fullPage: true });
+        await page.getByRole('button', { name: 'Yes, cancel 3' }).click();
+        await page.waitForURL(/cancelled=3/);
+        expect(await page.getByRole('status').filter({ hasText: 'Cancelled 3 items' }).count()).toBe(1);
+        await page.screenshot({ path: `${SHOTS}bulk-cancel-done-${width}.png`, fullPage: true });
+        // Back on the list it was picked from, now empty of them.
+        expect(new URL(page.url()).searchParams.get('kind')).toBe(kind);
+        expect(await page.getByText('None.').count()).toBe(1);
+        for (const id of doomed) {
+          expect(await get('get_item', { id })).toMatchObject({ status: 'cancelled', error: 'site retired' });
+          const last = (await get('read_events', { work_item_id: id })).at(-1);
+          expect(last).toMatchObject({ type: 'work_item_cancelled', actor: 'Ada' });
+        }
+        // The item in flight and the other kind's were not in the filter: untouched.
+        expect((await get('get_item', { id: held })).status).toBe('in_flight');
+        expect((await get('get_item', { id: kept })).status).toBe('pending');
+
+        // By selection: the in-flight item, from its list.
+        await page.goto(`${s.url}/items?instance=h/ops&status=in_flight&kind=${kind}`);
+        await page.getByLabel('Select Crawl site D').check();
+        await page.getByRole('button', { name: 'Cancel selected…' }).click();
+        expect(await page.locator('h1').textContent()).toBe('Cancel 1 selected item?');
+        await page.getByRole('button', { name: 'Yes, cancel 1' }).click();
+        await page.waitForURL(/cancelled=1/);
+        expect(new URL(page.url()).searchParams.get('status')).toBe('in_flight');
+        expect((await get('get_item', { id: held })).status).toBe('cancelled');
+      } finally {
+        await page.close();
+      }
+    });
+  }
+
+  it('a hand-made URL: an unknown action or a status the action does not apply to is a 400 page, nothing changed', async () => {
+    const id = (await call('enqueue', { title: 'Stay pending' })).id as string;
+    const page = await signedIn(browser, s.url, 1280);
+    try {
+      for (const [query, text] of [
+        ['action=explode&match=pending', 'unknown action "explode"'],
+        [
+          'action=cancel&match=done',
+          'cancel applies to pending or in_flight or waiting_human items, not "done"',
+        ],
+        ['action=retry&match=pending', 'retry applies to failed or cancelled items, not "pending"'],
+      ] as const) {
+        const r = await page.goto(`${s.url}/items/bulk-confirm?instance=h/ops&${query}`);
+        expect(r?.status(), query).toBe(400);
+        expect(await page.getByRole('alert').textContent()).toContain(text);
+        // Every error page has its way back.
+        expect(await page.getByRole('link', { name: 'Overview' }).count()).toBeGreaterThan(0);
+      }
+      expect((await get('get_item', { id })).status).toBe('pending');
+    } finally {
+      await page.close();
+    }
+  });
+});
