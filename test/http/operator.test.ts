@@ -1,6 +1,6 @@
 // The operator's ways out on the dashboard (issue 28), in Chromium at 1280 and 390 px with an axe-core pass:
 // cancel by filter or selection after a preview of exactly those items (one transaction, recorded as the
-// signed-in human), and the refusals of a hand-made bulk URL.
+// signed-in human), and the refusals of a hand-made bulk URL; fork a document from any version.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HAVE_CHROMIUM, launchChromium, SHOTS, seriousViolations, signedIn } from './chromium.js';
 import { startTestServer, type TestServer } from './helpers.js';
@@ -103,4 +103,65 @@ describe.skipIf(!HAVE_CHROMIUM)('bulk cancel', () => {
       await page.close();
     }
   });
+});
+
+describe.skipIf(!HAVE_CHROMIUM)('fork a document from any version', () => {
+  for (const width of [1280, 390]) {
+    it(`at ${width} px: from version 2 of 3, behind a confirmation, with a notice and where it came from`, async () => {
+      const id = `plan-${width}`;
+      for (const [v, step] of [
+        [0, 'draft'],
+        [1, 'reviewed'],
+        [2, 'shipped'],
+      ] as const)
+        await call('commit', { kind: 'json', id, expected_version: v, body: { step, n: v + 1 } });
+      const page = await signedIn(browser, s.url, width);
+      try {
+        await page.goto(`${s.url}/documents/json/${id}?instance=h/ops`);
+        await page.getByRole('link', { name: '2', exact: true }).click();
+        await page.getByLabel('Fork version 2 as a new json document, id').fill(`${id}-b`);
+        await page.getByRole('button', { name: 'Fork…' }).click();
+        expect(await page.locator('h1').textContent()).toBe(`Fork json / ${id}?`);
+        await page.getByLabel('Reason (optional)').fill('try the reviewed plan');
+        expect(await seriousViolations(page)).toEqual([]);
+        await page.screenshot({ path: `${SHOTS}fork-confirm-${width}.png`, fullPage: true });
+        await page.getByRole('button', { name: `Yes, fork as ${id}-b` }).click();
+        await page.waitForURL(new RegExp(`/documents/json/${id}-b\\?`));
+        expect(await page.getByRole('status').filter({ hasText: 'Forked:' }).textContent()).toBe(
+          `Forked: ${id}-b starts as a copy of ${id} version 2, recorded as yours.`,
+        );
+        expect(await seriousViolations(page)).toEqual([]);
+        await page.screenshot({ path: `${SHOTS}fork-done-${width}.png`, fullPage: true });
+        const fork = await get('get_document', { kind: 'json', id: `${id}-b` });
+        expect(fork).toMatchObject({ version: 1, body: { step: 'reviewed', n: 2 } });
+        expect(fork.forked_from).toEqual({ kind: 'json', id, version: 2 });
+        const hist = await get('history', { kind: 'json', id: `${id}-b` });
+        expect(hist.entries[0]).toMatchObject({
+          actor: 'Ada',
+          actor_kind: 'human',
+          reason: 'try the reviewed plan',
+        });
+        // The source did not change.
+        expect((await get('get_document', { kind: 'json', id })).version).toBe(3);
+
+        // The same id again: a conflict page, nothing written; no id: told so.
+        const again = await page.goto(`${s.url}/documents/json/${id}?instance=h/ops&version=1`);
+        expect(again?.status()).toBe(200);
+        await page.getByLabel('Fork version 1 as a new json document, id').fill(`${id}-b`);
+        await page.getByRole('button', { name: 'Fork…' }).click();
+        await page.getByRole('button', { name: `Yes, fork as ${id}-b` }).click();
+        expect(await page.locator('h1').textContent()).toBe('STATE_CONFLICT');
+        expect((await get('get_document', { kind: 'json', id: `${id}-b` })).body).toEqual({
+          step: 'reviewed',
+          n: 2,
+        });
+        await page.goto(`${s.url}/documents/json/${id}/fork?instance=h/ops&version=1&new_id=`);
+        expect(await page.getByRole('alert').textContent()).toBe('Name the new document first.');
+        const none = await page.goto(`${s.url}/documents/json/${id}/fork?instance=h/ops&version=9&new_id=x`);
+        expect(none?.status()).toBe(404);
+      } finally {
+        await page.close();
+      }
+    });
+  }
 });

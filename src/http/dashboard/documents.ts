@@ -1,10 +1,13 @@
 // The document pages: the state files as the store renders them, the documents of each kind, one document at
 // any version with its history, and the diff of two versions.
 import type { Hono } from 'hono';
+import type { DocumentRecord } from '../../core/types.js';
 import type { Instance } from '../../instance/instance.js';
 import { getKind, kindNames } from '../../kinds/registry.js';
-import type { AppContext, AppEnv } from '../context.js';
-import { filters, frame, guarded, PAGE, pageLimit, run, short, when } from './common.js';
+import { runOperation } from '../../service/invoke.js';
+import { getOperation } from '../../service/table.js';
+import { type AppContext, type AppEnv, attributed } from '../context.js';
+import { filters, frame, guarded, opened, PAGE, pageLimit, run, short, when } from './common.js';
 import { type Html, h, href, pretty } from './html.js';
 import { page } from './layout.js';
 
@@ -83,7 +86,7 @@ ${docs.length > limit ? h`<div class="pager"><a href="${href('/documents', { ins
       const kind = c.req.param('kind') ?? '';
       const id = c.req.param('id') ?? '';
       const v = c.req.query('version');
-      const doc = await run<{ version: number; body: unknown }>(inst, 'get_document', {
+      const doc = await run<DocumentRecord>(inst, 'get_document', {
         kind,
         id,
         ...(v ? { version: Number(v) } : {}),
@@ -97,11 +100,22 @@ ${docs.length > limit ? h`<div class="pager"><a href="${href('/documents', { ins
       const view = await fileView(inst, kind, id, doc.version).catch(() => null);
       const base = `/documents/${encodeURIComponent(kind)}/${encodeURIComponent(id)}`;
       const versions = hist.entries.map((e) => e.version);
-      const body = h`<h1>${kind} / ${id}</h1>
+      // Where a fork came from is the document's own record, not the URL's.
+      const from = doc.forked_from;
+      const source = from
+        ? h`<a href="${href(`/documents/${encodeURIComponent(from.kind)}/${encodeURIComponent(from.id)}`, { instance: key, version: from.version })}">${from.id} version ${from.version}</a>`
+        : '';
+      const notice =
+        from && c.req.query('forked') === '1'
+          ? h`<p class="notice" role="status">Forked: ${id} starts as a copy of ${source}, recorded as yours.</p>`
+          : '';
+      const body = h`<h1>${kind} / ${id}</h1>${notice}${from ? h`<p class="muted">Forked from ${source}.</p>` : ''}
 <form class="filters" method="get" action="${base}/diff"><input type="hidden" name="instance" value="${key}">
 <div><label for="d-from">Diff from version</label><select id="d-from" name="from">${versions.map((x) => h`<option${x === Math.max(1, doc.version - 1) ? h` selected` : ''}>${x}</option>`)}</select></div>
 <div><label for="d-to">to version</label><select id="d-to" name="to">${versions.map((x) => h`<option${x === doc.version ? h` selected` : ''}>${x}</option>`)}</select></div><button type="submit">Show diff</button></form>
 <h2>Version ${doc.version}</h2><pre>${pretty(doc.body, 100_000)}</pre>
+<form class="filters" method="get" action="${base}/fork"><input type="hidden" name="instance" value="${key}"><input type="hidden" name="version" value="${doc.version}">
+<div><label for="fork-id">Fork version ${doc.version} as a new ${kind} document, id</label><input id="fork-id" name="new_id" required maxlength="200"></div><button type="submit">Fork…</button></form>
 ${
   view
     ? h`<h2>State file <code>${view.path}</code> ${view.valid ? h`<span class="badge st-done">valid</span>` : h`<span class="badge st-failed">invalid</span>`}</h2>${view.valid ? '' : h`<p class="problem">${view.problem}</p>`}<pre>${view.text}</pre>`
@@ -112,6 +126,53 @@ ${
           h`<tr><td class="num"><a href="${href(base, { instance: key, version: e.version })}">${e.version}</a>${e.noop ? h` <span class="badge">no-op</span>` : ''}</td><td>${e.actor}</td><td>${e.actor_kind}</td><td class="opt">${when(e.created_at)}</td><td><code>${e.provenance ? short(e.provenance, 200) : ''}</code></td><td class="opt">${e.reason ?? ''}</td></tr>`,
       )}</tbody></table></div>`;
       return c.html(page({ ...f, title: `${kind}/${id}` }, body).value);
+    }),
+  );
+
+  // Fork: a confirmation of the source version and the new id, then one fork as the signed-in person.
+  app.get(
+    '/documents/:kind/:id/fork',
+    guarded(async (c) => {
+      const { inst, key, f } = await frame(c, ctx, 'documents', 'Fork');
+      const kind = c.req.param('kind') ?? '';
+      const id = c.req.param('id') ?? '';
+      const version = Number(c.req.query('version'));
+      const newId = (c.req.query('new_id') ?? '').trim();
+      // The source version must exist (NOT_FOUND, or INVALID_INPUT for a version that is no number).
+      const doc = await run<{ version: number }>(inst, 'get_document', { kind, id, version });
+      const base = `/documents/${encodeURIComponent(kind)}/${encodeURIComponent(id)}`;
+      const back = href(base, { instance: key, version: doc.version });
+      const body = h`<h1>Fork ${kind} / ${id}?</h1>${
+        newId === ''
+          ? h`<p class="problem" role="alert">Name the new document first.</p><p><a href="${back}">Back to the document</a></p>`
+          : h`<p>A new ${kind} document <b>${newId}</b> starts as a copy of version ${doc.version} of ${id}; ${id} itself does not change. Its history records where it came from and that you made it.</p>
+<form method="post" action="${href(`${base}/fork`, { instance: key })}"><input type="hidden" name="_csrf" value="${f.csrf ?? ''}"><input type="hidden" name="version" value="${doc.version}"><input type="hidden" name="new_id" value="${newId}">
+<label for="reason">Reason (optional)</label><input id="reason" name="reason" maxlength="2000">
+<div class="actions"><button type="submit" class="primary">Yes, fork as ${newId}</button><a href="${back}">No, go back</a></div></form>`
+      }`;
+      return c.html(page(f, body).value);
+    }),
+  );
+  app.post(
+    '/documents/:kind/:id/fork',
+    guarded(async (c) => {
+      const { inst, key } = await opened(c, ctx);
+      const kind = c.req.param('kind') ?? '';
+      const id = c.req.param('id') ?? '';
+      const form = await c.req.parseBody();
+      const field = (name: string) => (typeof form[name] === 'string' ? (form[name] as string).trim() : '');
+      const version = Number(field('version'));
+      const reason = field('reason');
+      const input = { kind, id, version, new_id: field('new_id'), ...(reason ? { reason } : {}) };
+      // A new id already taken is STATE_CONFLICT (the fork is a commit at expected version 0): nothing written.
+      await runOperation(inst, 'fork', attributed(getOperation('fork'), input, c.get('caller')));
+      return c.redirect(
+        href(`/documents/${encodeURIComponent(kind)}/${encodeURIComponent(input.new_id)}`, {
+          instance: key,
+          forked: 1,
+        }),
+        303,
+      );
     }),
   );
 
