@@ -1,7 +1,9 @@
 // The operator's ways out on the dashboard (issue 28), in Chromium at 1280 and 390 px with an axe-core pass:
 // cancel by filter or selection after a preview of exactly those items (one transaction, recorded as the
-// signed-in human), and the refusals of a hand-made bulk URL; fork a document from any version.
+// signed-in human), and the refusals of a hand-made bulk URL; fork a document from any version; an item's
+// attempt timeline, made with an injected clock.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openInstance } from '../../src/instance/instance.js';
 import { HAVE_CHROMIUM, launchChromium, SHOTS, seriousViolations, signedIn } from './chromium.js';
 import { startTestServer, type TestServer } from './helpers.js';
 
@@ -159,6 +161,68 @@ describe.skipIf(!HAVE_CHROMIUM)('fork a document from any version', () => {
         expect(await page.getByRole('alert').textContent()).toBe('Name the new document first.');
         const none = await page.goto(`${s.url}/documents/json/${id}/fork?instance=h/ops&version=9&new_id=x`);
         expect(none?.status()).toBe(404);
+      } finally {
+        await page.close();
+      }
+    });
+  }
+});
+
+describe.skipIf(!HAVE_CHROMIUM)('an item’s attempt timeline', () => {
+  let id: string;
+  beforeAll(async () => {
+    // An hour ago by the instance's clock: four attempts, each ended a different way (the release hands its
+    // attempt back: the budget grows from 5 to 6).
+    let now = Date.now() - 3_600_000;
+    const inst = await openInstance({ root: s.root, host: 'h', name: 'ops', clock: () => now });
+    try {
+      id = (await inst.work.enqueue({ title: 'Transcode the talk', max_attempts: 5 })).id;
+      await inst.work.claim({ worker: 'w1', id });
+      now += 30_000;
+      await inst.work.resolve({ id, worker: 'w1', status: 'failed', error: 'ffmpeg exit 1', retry_at: '1m' });
+      now += 60_000;
+      await inst.work.claim({ worker: 'w2', id });
+      now += 5_000;
+      await inst.work.release({ id, worker: 'w2' });
+      await inst.work.claim({ worker: 'w3', id, lease_ms: 60_000 });
+      now += 5 * 60_000;
+      await inst.work.claim({ worker: 'w4', id, lease_ms: 600_000 });
+      now += 2 * 60_000;
+      await inst.work.resolve({ id, worker: 'w4', status: 'done', result: { url: 'https://cdn/x.mp4' } });
+    } finally {
+      await inst.close();
+    }
+  });
+
+  for (const width of [1280, 390]) {
+    it(`at ${width} px: each attempt’s worker, duration and outcome, drawn and written`, async () => {
+      const page = await signedIn(browser, s.url, width);
+      try {
+        await page.goto(`${s.url}/items/${id}?instance=h/ops`);
+        const section = page.locator('section[aria-labelledby="h-attempts"]');
+        expect(await section.locator('h2').textContent()).toBe('Attempts (4 of 6)');
+        const rows = await section
+          .locator('tbody tr')
+          .evaluateAll((trs) =>
+            trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent?.trim())),
+          );
+        expect(rows.map((r) => [r[0], r[1], r[3], r[4]])).toEqual([
+          ['1', 'w1', '30 s', expect.stringMatching(/^failed, tried again next try .* agoffmpeg exit 1$/)],
+          ['2', 'w2', '5 s', 'handed back'],
+          ['3', 'w3', '5 min', 'lease ran out'],
+          ['4', 'w4', '2 min', 'done'],
+        ]);
+        const bars = await section
+          .locator('svg rect')
+          .evaluateAll((rs) => rs.map((r) => r.getAttribute('class')));
+        expect(bars).toEqual(['o-retry', 'o-released', 'o-expired', 'o-done']);
+        expect(await section.locator('svg').getAttribute('aria-label')).toContain(
+          'attempt 3 by w3: lease ran out after 5 min',
+        );
+        // No page scrolls sideways.
+        expect(await page.evaluate('document.documentElement.scrollWidth <= window.innerWidth')).toBe(true);
+        expect(await seriousViolations(page)).toEqual([]);
+        await page.screenshot({ path: `${SHOTS}attempts-${width}.png`, fullPage: true });
       } finally {
         await page.close();
       }

@@ -61,6 +61,8 @@ button{cursor:pointer;background:#f6f8fa}button.primary{background:var(--accent)
 .diff-add{background:#e6ffec}.diff-remove{background:#ffebe9}.diff-replace{background:#fff8c5}
 body.login main{max-width:24rem;margin:10vh auto}body.login form{display:grid;gap:.5rem}
 dl.kv{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem;margin:0}dl.kv dt{color:var(--muted)}dl.kv dd{margin:0;overflow-wrap:anywhere}
+svg.timeline{display:block;border:1px solid var(--line);border-radius:6px;margin-bottom:.5rem}
+.o-done{fill:var(--ok);color:var(--ok)}.o-failed{fill:var(--bad);color:var(--bad)}.o-retry,.o-expired,.o-parked{fill:var(--warn);color:var(--warn)}.o-released,.o-cancelled{fill:var(--muted);color:var(--muted)}.o-running{fill:var(--accent);color:var(--accent)}
 .option label{display:inline;margin-left:.3rem;color:var(--fg);font-size:1rem}fieldset{border:1px solid var(--line);border-radius:6px}.pager{display:flex;gap:1rem;margin:.75rem 0}
 @media (max-width:640px){main{padding:.6rem}table.stack thead{display:none}table.stack tr{display:block;border-bottom:1px solid var(--line);padding:.3rem 0}table.stack td{display:inline-block;border:0;padding:.15rem .4rem;max-width:100%}table.stack td.data{display:block}.grid{grid-template-columns:1fr}th.opt,td.opt{display:none}header{padding:.5rem}}
 `;

@@ -26,6 +26,7 @@ import {
 } from './common.js';
 import { type Html, h, href, pretty } from './html.js';
 import { page } from './layout.js';
+import { attemptsOf, attemptTimeline } from './timeline.js';
 
 /** The actions an item page offers, each the operation it runs, and what its confirmation asks. */
 const ACTIONS: Record<
@@ -296,6 +297,7 @@ ${answer}${
     : ''
 }
 <div data-live-region><dl class="kv"><dt>id</dt><dd><span class="id">${item.id}</span></dd><dt>status</dt><dd><span class="badge st-${item.status}">${item.status}</span></dd><dt>kind</dt><dd>${item.kind ?? ''}</dd><dt>priority</dt><dd>${item.priority}</dd><dt>attempts</dt><dd>${item.attempts} of ${item.max_attempts}</dd><dt>lease</dt><dd>${lease(item) || 'none'}</dd><dt>blocked by</dt><dd>${item.blocked_by.join(', ')}</dd><dt>created</dt><dd>${when(item.created_at)}</dd><dt>updated</dt><dd>${when(item.updated_at)}</dd></dl>
+${attemptTimeline(item, attemptsOf(item, events))}
 ${item.error ? h`<h2>Error</h2><pre class="problem">${item.error}</pre>` : ''}
 <h2>Payload</h2><pre>${pretty(item.payload)}</pre><h2>Result</h2><pre>${pretty(item.result)}</pre><h2>Notes</h2><pre>${pretty(item.notes)}</pre>
 <h2>History</h2>${eventRows(key, events)}</div>`;
