@@ -237,6 +237,11 @@ export interface WorkItemBackend {
   counts(): Promise<StatusCounts>;
   /** Aggregates of the items for metrics (one consistent read; no item is returned). */
   stats(q: WorkStatsQuery): Promise<WorkStats>;
+  /**
+   * The items created, and those that ended done, failed or cancelled, in each of `buckets` spans of
+   * `bucketMs` from `since` (one consistent read; counts only), and how many are unfinished now.
+   */
+  history(q: WorkHistoryQuery): Promise<WorkHistory>;
   /** Expired leases back to pending (or failed once attempts are spent), each with its event. */
   reclaimExpired(now: number, actor: string | null): Promise<WorkItem[]>;
   /** Reclaims, then appends `work_item_replayed` for every unfinished item; returns them. */
@@ -250,6 +255,20 @@ export interface WorkStatsQuery {
   expiringWithinMs: number;
   /** Upper bounds (ms, ascending) of the claim→resolve duration buckets. */
   bucketsMs: readonly number[];
+}
+
+/** The window `WorkItemBackend.history` counts in: `buckets` spans of `bucketMs` from `since` (epoch ms). */
+export interface WorkHistoryQuery {
+  since: number;
+  bucketMs: number;
+  buckets: number;
+}
+
+/** Per span of a history window: items created, and items that ended (by their current status) in it. */
+export interface WorkHistory {
+  buckets: Array<{ created: number; done: number; failed: number; cancelled: number }>;
+  /** Items pending, in flight or waiting for a human now. */
+  open: number;
 }
 
 /** Aggregates of one instance's work items (counts and sums only: nothing names an item). */

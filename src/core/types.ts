@@ -130,6 +130,32 @@ export interface RetryManyInput extends Omit<RetryInput, 'id'> {
   ids: string[];
 }
 
+/** `work.history`: the window and how many spans it is cut into. */
+export interface HistoryInput {
+  /** How far back, in ms (1 minute to 30 days). @default 86400000 (24 h) */
+  window_ms?: number;
+  /** How many equal spans (2 to 200). @default 48 */
+  buckets?: number;
+}
+
+/** The queue over time (`work.history`, the operation `queue_history`): counts per span, oldest first. */
+export interface QueueHistory {
+  /** Where the first span starts. */
+  since: string;
+  bucket_ms: number;
+  /** Items pending, in flight or waiting for a human now. */
+  open: number;
+  buckets: Array<{
+    start: string;
+    created: number;
+    done: number;
+    failed: number;
+    cancelled: number;
+    /** Unfinished at the span's end. */
+    open: number;
+  }>;
+}
+
 /** Cancelling several unfinished items with one reason (`cancelMany`, the operation `cancel_many`). */
 export interface CancelManyInput extends Omit<CancelInput, 'id'> {
   /** The unfinished items to cancel, each named once (at most 1,000). */

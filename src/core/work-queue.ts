@@ -34,10 +34,12 @@ import {
   type DecisionAnswer,
   type EnqueueInput,
   type HeartbeatInput,
+  type HistoryInput,
   type JsonObject,
   type ListInput,
   LOCK_KIND,
   type Provenance,
+  type QueueHistory,
   type RateLimit,
   type ReleaseInput,
   type RemoveLimitInput,
@@ -103,6 +105,10 @@ export const WORK_INPUTS = {
     ids: { type: 'names', required: true, max: LIMITS.claimLimit },
     reason: { type: 'text' },
     ...ACTOR,
+  },
+  history: {
+    window_ms: { type: 'int', min: 60_000, max: 30 * 86_400_000 },
+    buckets: { type: 'int', min: 2, max: 200 },
   },
   cancel_many: {
     ids: { type: 'names', required: true, max: LIMITS.claimLimit },
@@ -366,6 +372,31 @@ export class WorkQueue {
    */
   async stats(q: { expiringWithinMs: number; bucketsMs: readonly number[] }): Promise<WorkStats> {
     return this.#backend.work.stats({ ...q, now: this.#ctx.clock() });
+  }
+
+  /**
+   * The queue over time: per span of the last `window_ms` (`buckets` spans), the items created, done, failed
+   * and cancelled in it, and how many were unfinished at its end (counted back from now: an item retried
+   * since counts as unfinished throughout). Counts only; bounded by the window for finished items.
+   */
+  async history(input: HistoryInput = {}): Promise<QueueHistory> {
+    const i = checkInput<HistoryInput>('queue_history', input, WORK_INPUTS.history);
+    const now = this.#ctx.clock();
+    const windowMs = i.window_ms ?? 86_400_000;
+    const count = i.buckets ?? 48;
+    const bucketMs = Math.ceil(windowMs / count);
+    // The last span ends just after now, so what happened at `now` is in it.
+    const since = now + 1 - bucketMs * count;
+    const h = await this.#backend.work.history({ since, bucketMs, buckets: count });
+    // Unfinished at the end of span k: unfinished now, minus what was created after it, plus what ended after it.
+    let open = h.open;
+    const buckets: QueueHistory['buckets'] = new Array(count);
+    for (let k = count - 1; k >= 0; k--) {
+      const b = h.buckets[k]!;
+      buckets[k] = { start: new Date(since + k * bucketMs).toISOString(), ...b, open: Math.max(0, open) };
+      open -= b.created - b.done - b.failed - b.cancelled;
+    }
+    return { since: new Date(since).toISOString(), bucket_ms: bucketMs, open: h.open, buckets };
   }
 
   /** Claims up to `limit` ready items in one statement (one work_items_claimed event for two or more). */

@@ -17,6 +17,7 @@ import type {
   ResolveQuery,
   RetryQuery,
   StatusChange,
+  WorkHistory,
 } from './backend.js';
 import { canonicalJson, contentHash } from './json.js';
 import type { ActorKind, EventRecord, Json, JsonObject, WorkItem, WorkItemStatus } from './types.js';
@@ -669,4 +670,22 @@ export function humanDecisionRetryRefusal(item: WorkItem): PermissionDeniedError
       `(CLI: agentstate retry ${item.id} --actor <name> --actor-kind human)`,
     { id: item.id, owner: `${owner.kind}/${owner.id}`, rule: 'human-decision' },
   );
+}
+
+/** A row of a backend's history read: items created (`what` = 'created') or ended in a status, per span. */
+export interface HistoryRow {
+  what: string;
+  b: number;
+  n: number;
+}
+
+/** The rows of a history read as `count` spans, each with every count (0 where no row says otherwise). */
+export function historyBuckets(count: number, rows: readonly HistoryRow[]): WorkHistory['buckets'] {
+  const out = Array.from({ length: count }, () => ({ created: 0, done: 0, failed: 0, cancelled: 0 }));
+  for (const r of rows) {
+    const span = out[Number(r.b)];
+    if (span && (r.what === 'created' || r.what === 'done' || r.what === 'failed' || r.what === 'cancelled'))
+      span[r.what] += Number(r.n);
+  }
+  return out;
 }

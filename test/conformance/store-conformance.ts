@@ -4,6 +4,7 @@ import { batchConformance } from './batches.js';
 import { blockerFailureConformance } from './blocker-failure.js';
 import { documentConformance } from './documents.js';
 import { eventConformance } from './events.js';
+import { historyConformance } from './history.js';
 import { kindEffectConformance } from './kind-effects.js';
 import { limitConformance } from './limits.js';
 import { lockConformance } from './locks.js';
@@ -20,6 +21,7 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
   workItemConformance(name, t);
   retryConformance(name, t);
   batchConformance(name, t);
+  historyConformance(name, t);
   blockerFailureConformance(name, t);
   limitConformance(name, t);
   lockConformance(name, t);

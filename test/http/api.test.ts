@@ -93,6 +93,9 @@ describe('routes', () => {
       blocked_on_failure: 0,
       groups: expect.arrayContaining([expect.objectContaining({ status: 'failed', count: 1 })]),
     });
+    const history = await run('queue_history', { window_ms: 3_600_000, buckets: 4 });
+    expect(history.buckets).toHaveLength(4);
+    expect(history.buckets.at(-1)).toMatchObject({ created: 2, failed: 1, cancelled: 1, open: 0 });
     expect((await run('retry', { id: a.id, reason: 'flaky' })).status).toBe('pending');
     expect((await run('retry_many', { ids: [b.id] })).map((i: any) => i.status)).toEqual(['pending']);
     expect(

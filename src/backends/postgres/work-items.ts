@@ -11,6 +11,8 @@ import type {
   ResolveQuery,
   RetryQuery,
   StatusChange,
+  WorkHistory,
+  WorkHistoryQuery,
   WorkItemBackend,
   WorkItemRowDump,
   WorkStats,
@@ -34,6 +36,8 @@ import {
   explainLeaseFailure,
   explainRetryFailure,
   explainStatusFailure,
+  type HistoryRow,
+  historyBuckets,
   isTerminal,
   RETRYABLE,
   reclaimedEvent,
@@ -1255,6 +1259,34 @@ export async function stats(conn: PostgresConnection, q: WorkStatsQuery): Promis
   });
 }
 
+/**
+ * Items created and items ended per span of the window (counts only). A finished item's time is its
+ * resolved_at, found by work_items_status (instance, status, updated_at: a finished item is not updated again);
+ * a created one's needs a walk of the instance's rows (no index on created_at, which every enqueue would pay for).
+ */
+export async function history(conn: PostgresConnection, q: WorkHistoryQuery): Promise<WorkHistory> {
+  const t = conn.names;
+  const end = q.since + q.bucketMs * q.buckets;
+  return conn.transaction(async (tx) => {
+    const rows = await tx.query<HistoryRow>(
+      `SELECT 'created' AS what, ((created_at - $2) / $3)::int AS b, count(*)::int AS n FROM ${t.work_items}
+         WHERE instance = $1 AND created_at >= $2 AND created_at < $4 GROUP BY 2
+       UNION ALL
+       SELECT status, ((COALESCE(resolved_at, updated_at) - $2) / $3)::int, count(*)::int FROM ${t.work_items}
+         WHERE instance = $1 AND status IN ('done', 'failed', 'cancelled') AND updated_at >= $2
+           AND COALESCE(resolved_at, updated_at) >= $2 AND COALESCE(resolved_at, updated_at) < $4
+         GROUP BY 1, 2`,
+      [conn.instance, q.since, q.bucketMs, end],
+    );
+    const open = await tx.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM ${t.work_items}
+         WHERE instance = $1 AND status IN ('pending', 'in_flight', 'waiting_human')`,
+      [conn.instance],
+    );
+    return { buckets: historyBuckets(q.buckets, rows.rows), open: open.rows[0]?.n ?? 0 };
+  });
+}
+
 export async function reclaimExpired(
   conn: PostgresConnection,
   hint: AppendHint | null,
@@ -1310,6 +1342,7 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
     list: (q) => list(conn, q),
     counts: () => counts(conn),
     stats: (q) => stats(conn, q),
+    history: (q) => history(conn, q),
     reclaimExpired: (now, actor) => reclaimExpired(conn, hint, now, actor),
     replayUnfinished: (now, actor) => replayUnfinished(conn, hint, now, actor),
   };

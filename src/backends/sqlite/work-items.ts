@@ -10,6 +10,8 @@ import type {
   ResolveQuery,
   RetryQuery,
   StatusChange,
+  WorkHistory,
+  WorkHistoryQuery,
   WorkItemBackend,
   WorkItemRowDump,
   WorkStats,
@@ -29,6 +31,8 @@ import {
   explainLeaseFailure,
   explainRetryFailure,
   explainStatusFailure,
+  type HistoryRow,
+  historyBuckets,
   isTerminal,
   RETRYABLE,
   reclaimedEvent,
@@ -732,6 +736,34 @@ export async function stats(conn: SqliteConnection, q: WorkStatsQuery): Promise<
   });
 }
 
+/**
+ * Items created and items ended per span of the window (counts only). A finished item's time is its
+ * resolved_at, found by work_items_status (status, updated_at: a finished item is not updated again); a
+ * created one's needs a walk of the table (no index on created_at, which every enqueue would pay for).
+ */
+export async function history(conn: SqliteConnection, q: WorkHistoryQuery): Promise<WorkHistory> {
+  const end = q.since + q.bucketMs * q.buckets;
+  return conn.read(() => {
+    const rows = conn
+      .stmt(
+        `SELECT 'created' AS what, CAST((created_at - ?) / ? AS INTEGER) AS b, COUNT(*) AS n FROM work_items NOT INDEXED
+           WHERE created_at >= ? AND created_at < ? GROUP BY b
+         UNION ALL
+         SELECT status, CAST((COALESCE(resolved_at, updated_at) - ?) / ? AS INTEGER), COUNT(*) FROM work_items INDEXED BY work_items_status
+           WHERE status IN ('done', 'failed', 'cancelled') AND updated_at >= ?
+             AND COALESCE(resolved_at, updated_at) >= ? AND COALESCE(resolved_at, updated_at) < ?
+           GROUP BY status, 2`,
+      )
+      .all(q.since, q.bucketMs, q.since, end, q.since, q.bucketMs, q.since, q.since, end) as HistoryRow[];
+    const open = conn
+      .stmt(
+        "SELECT COUNT(*) AS n FROM work_items INDEXED BY work_items_status WHERE status IN ('pending', 'in_flight', 'waiting_human')",
+      )
+      .get() as { n: number };
+    return { buckets: historyBuckets(q.buckets, rows), open: open.n };
+  });
+}
+
 export async function reclaimExpired(
   conn: SqliteConnection,
   now: number,
@@ -776,6 +808,7 @@ export function createWorkItemBackend(conn: SqliteConnection): WorkItemBackend {
     list: (q) => list(conn, q),
     counts: () => counts(conn),
     stats: (q) => stats(conn, q),
+    history: (q) => history(conn, q),
     reclaimExpired: (now, actor) => reclaimExpired(conn, now, actor),
     replayUnfinished: (now, actor) => replayUnfinished(conn, now, actor),
   };

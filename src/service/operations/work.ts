@@ -9,6 +9,7 @@ import type {
   ClaimInput,
   EnqueueInput,
   HeartbeatInput,
+  HistoryInput,
   ListInput,
   ReleaseInput,
   ResolveInput,
@@ -52,6 +53,31 @@ const QUEUE_STATS: JsonSchema = {
     'blocked_on_failure',
     'durations',
   ],
+};
+
+const QUEUE_HISTORY: JsonSchema = {
+  type: 'object',
+  properties: {
+    since: { type: 'string' },
+    bucket_ms: int,
+    open: int,
+    buckets: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          start: { type: 'string' },
+          created: int,
+          done: int,
+          failed: int,
+          cancelled: int,
+          open: int,
+        },
+        required: ['start', 'created', 'done', 'failed', 'cancelled', 'open'],
+      },
+    },
+  },
+  required: ['since', 'bucket_ms', 'open', 'buckets'],
 };
 
 const { limit: _limit, ...CLAIM_ONE } = WORK_INPUTS.claim;
@@ -209,6 +235,19 @@ export const WORK_OPERATIONS = [
     output: STATUS_COUNTS,
     writes: false,
     run: (inst) => inst.work.counts(),
+  }),
+  operation({
+    name: 'queue_history',
+    group: 'work',
+    description:
+      'The queue over time: per span of a window, items created, done, failed and cancelled, and how many were unfinished.',
+    input: inputSchema(WORK_INPUTS.history, {
+      window_ms: 'how far back, in ms (default 86400000: 24 h)',
+      buckets: 'how many equal spans (default 48)',
+    }),
+    output: QUEUE_HISTORY,
+    writes: false,
+    run: (inst, i: HistoryInput) => inst.work.history(i),
   }),
   operation({
     name: 'queue_stats',

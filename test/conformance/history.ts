@@ -1,0 +1,71 @@
+// Store conformance, the queue over time (work.history, the dashboard's charts): per span of a window, items
+// created and items that ended done, failed or cancelled, and how many were unfinished at each span's end.
+import { describe, expect } from 'vitest';
+import { type ConformanceTest, expectCode } from './setup.js';
+
+const MIN = 60_000;
+
+export function historyConformance(name: string, t: ConformanceTest): void {
+  describe(`${name}: queue history`, () => {
+    t('counts each span’s created and ended items and the unfinished at its end', async (c) => {
+      // Before the window: one item created and left pending, one created and done.
+      const old = await c.work.enqueue({ title: 'old' });
+      const oldDone = await c.work.enqueue({ title: 'old done' });
+      await c.work.claim({ worker: 'w', id: oldDone.id });
+      await c.work.resolve({ id: oldDone.id, status: 'done', worker: 'w' });
+      c.advance(10 * MIN);
+      const start = c.now();
+      // Span 0 (10 minutes): three created, one of them done, and the old pending one cancelled.
+      const [a, b, d] = await c.work.enqueueMany([
+        { title: 'a' },
+        { title: 'b' },
+        { title: 'd', max_attempts: 1 },
+      ]);
+      await c.work.claim({ worker: 'w', id: a!.id });
+      await c.work.resolve({ id: a!.id, status: 'done', worker: 'w' });
+      await c.work.cancel({ id: old.id });
+      c.advance(10 * MIN);
+      // Span 1: d fails; nothing created.
+      await c.work.claim({ worker: 'w', id: d!.id });
+      await c.work.resolve({ id: d!.id, status: 'failed', error: 'x', worker: 'w' });
+      c.advance(10 * MIN);
+      // Span 2: two created, one parked for a human; b done.
+      await c.work.enqueue({ title: 'e' });
+      await c.work.enqueue({ title: 'f', waiting_human: true });
+      await c.work.claim({ worker: 'w', id: b!.id });
+      await c.work.resolve({ id: b!.id, status: 'done', worker: 'w' });
+      c.advance(15 * MIN);
+      // Now: 35 minutes after start; a 40-minute window of 4 spans ends just after now and starts 5 minutes
+      // (less 1 ms) before `start`.
+      const h = await c.work.history({ window_ms: 40 * MIN, buckets: 4 });
+      expect(h.bucket_ms).toBe(10 * MIN);
+      expect(Date.parse(h.since)).toBe(start - 5 * MIN + 1);
+      expect(h.open).toBe(2);
+      expect(h.buckets.map(({ start: s, ...n }) => [Date.parse(s) - (start - 5 * MIN + 1), n])).toEqual([
+        [0, { created: 3, done: 1, failed: 0, cancelled: 1, open: 2 + 0 }],
+        [10 * MIN, { created: 0, done: 0, failed: 1, cancelled: 0, open: 1 }],
+        [20 * MIN, { created: 2, done: 1, failed: 0, cancelled: 0, open: 2 }],
+        [30 * MIN, { created: 0, done: 0, failed: 0, cancelled: 0, open: 2 }],
+      ]);
+    });
+
+    t('defaults to 48 spans over 24 hours; refuses a window or span count out of range', async (c) => {
+      await c.work.enqueue({ title: 'x' });
+      const h = await c.work.history();
+      expect(h.buckets).toHaveLength(48);
+      expect(h.bucket_ms).toBe(30 * MIN);
+      expect(h.buckets.at(-1)).toMatchObject({ created: 1, open: 1 });
+      for (const bad of [
+        { window_ms: 59_999 },
+        { window_ms: 31 * 86_400_000 },
+        { buckets: 1 },
+        { buckets: 201 },
+        { buckets: 2.5 },
+        { window_ms: '1h' },
+        { since: 0 },
+      ]) {
+        await expectCode(c.work.history(bad as never), 'INVALID_INPUT');
+      }
+    });
+  });
+}
