@@ -1,7 +1,7 @@
 // The operator's ways out on the dashboard (issue 28), in Chromium at 1280 and 390 px with an axe-core pass:
 // cancel by filter or selection after a preview of exactly those items (one transaction, recorded as the
 // signed-in human), and the refusals of a hand-made bulk URL; fork a document from any version; an item's
-// attempt timeline, made with an injected clock.
+// attempt timeline, made with an injected clock; the overview's charts of the last 24 hours.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openInstance } from '../../src/instance/instance.js';
 import { HAVE_CHROMIUM, launchChromium, SHOTS, seriousViolations, signedIn } from './chromium.js';
@@ -19,7 +19,7 @@ const get = async (name: string, query: Record<string, string>) =>
 
 beforeAll(async () => {
   if (!HAVE_CHROMIUM) return;
-  s = await startTestServer(['ops']);
+  s = await startTestServer(['ops', 'trend']);
   browser = await launchChromium();
 }, 60_000);
 
@@ -223,6 +223,76 @@ describe.skipIf(!HAVE_CHROMIUM)('an item’s attempt timeline', () => {
         expect(await page.evaluate('document.documentElement.scrollWidth <= window.innerWidth')).toBe(true);
         expect(await seriousViolations(page)).toEqual([]);
         await page.screenshot({ path: `${SHOTS}attempts-${width}.png`, fullPage: true });
+      } finally {
+        await page.close();
+      }
+    });
+  }
+});
+
+describe.skipIf(!HAVE_CHROMIUM)('the overview’s charts of the last 24 hours', () => {
+  beforeAll(async () => {
+    // 20 hours ago by the instance's clock: six items; three done an hour later, one failed two hours after
+    // that; ten hours in, four more, two of them done two hours later. Four are left unfinished.
+    let now = Date.now() - 20 * 3_600_000;
+    const inst = await openInstance({ root: s.root, host: 'h', name: 'trend', clock: () => now });
+    try {
+      const first = await inst.work.enqueueMany(
+        Array.from({ length: 6 }, (_, k) => ({ title: `first ${k}`, max_attempts: 1 })),
+      );
+      const finish = async (id: string, status: 'done' | 'failed') => {
+        await inst.work.claim({ worker: 'w', id });
+        await inst.work.resolve({ id, worker: 'w', status, ...(status === 'failed' ? { error: 'x' } : {}) });
+      };
+      now += 3_600_000;
+      for (const i of first.slice(0, 3)) await finish(i.id, 'done');
+      now += 2 * 3_600_000;
+      await finish(first[3]!.id, 'failed');
+      now += 7 * 3_600_000;
+      const second = await inst.work.enqueueMany(
+        Array.from({ length: 4 }, (_, k) => ({ title: `second ${k}` })),
+      );
+      now += 2 * 3_600_000;
+      for (const i of second.slice(0, 2)) await finish(i.id, 'done');
+    } finally {
+      await inst.close();
+    }
+  });
+
+  for (const width of [1280, 390]) {
+    it(`at ${width} px: finished per span and unfinished over time, with captions and numbers`, async () => {
+      const page = await signedIn(browser, s.url, width);
+      try {
+        await page.goto(`${s.url}/?instance=h/trend`);
+        const captions = await page.locator('figure.chart figcaption').allTextContents();
+        expect(captions).toEqual([
+          'Finished per 30 min: 5 done, 1 failed in the last 24 h',
+          'Unfinished items: 4 now, at most 6 in the last 24 h',
+        ]);
+        const throughput = page.locator('figure.chart').first();
+        expect(await throughput.locator('rect.o-done').count()).toBe(2);
+        expect(await throughput.locator('rect.o-failed').count()).toBe(1);
+        // The tallest bar (3 done) reaches the axis top of 5 at 3/5 of the plot's height.
+        const heights = await throughput
+          .locator('rect.o-done')
+          .evaluateAll((rs) => rs.map((r) => Number(r.getAttribute('height'))));
+        expect(heights[0]! / heights[1]!).toBeCloseTo(3 / 2, 1);
+        // Its numbers, for whoever cannot see the chart.
+        await throughput.locator('summary').click();
+        const rows = await throughput
+          .locator('tbody tr')
+          .evaluateAll((trs) =>
+            trs.map((tr) => [...tr.querySelectorAll('td')].slice(1).map((td) => td.textContent)),
+          );
+        expect(rows).toEqual([
+          ['3', '0'],
+          ['0', '1'],
+          ['2', '0'],
+        ]);
+        expect(await page.evaluate('document.documentElement.scrollWidth <= window.innerWidth')).toBe(true);
+        expect(await seriousViolations(page)).toEqual([]);
+        await page.locator('#h-trends').scrollIntoViewIfNeeded();
+        await page.screenshot({ path: `${SHOTS}charts-${width}.png`, fullPage: true });
       } finally {
         await page.close();
       }

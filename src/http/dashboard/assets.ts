@@ -61,8 +61,11 @@ button{cursor:pointer;background:#f6f8fa}button.primary{background:var(--accent)
 .diff-add{background:#e6ffec}.diff-remove{background:#ffebe9}.diff-replace{background:#fff8c5}
 body.login main{max-width:24rem;margin:10vh auto}body.login form{display:grid;gap:.5rem}
 dl.kv{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem;margin:0}dl.kv dt{color:var(--muted)}dl.kv dd{margin:0;overflow-wrap:anywhere}
+.charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,420px),1fr));gap:.5rem 1.5rem}figure.chart{margin:0}figure.chart figcaption{font-size:.9rem;margin-bottom:.25rem}
+figure.chart svg{display:block;height:auto}figure.chart text{font-size:10px;fill:var(--muted)}.axis{stroke:var(--muted)}.grid line,line.grid{stroke:var(--line);stroke-dasharray:3 3}
+.depth{fill:#d3e3fd}.depth-line{fill:none;stroke:var(--accent);stroke-width:1.5}figure.chart details{font-size:.85rem}
 svg.timeline{display:block;border:1px solid var(--line);border-radius:6px;margin-bottom:.5rem}
 .o-done{fill:var(--ok);color:var(--ok)}.o-failed{fill:var(--bad);color:var(--bad)}.o-retry,.o-expired,.o-parked{fill:var(--warn);color:var(--warn)}.o-released,.o-cancelled{fill:var(--muted);color:var(--muted)}.o-running{fill:var(--accent);color:var(--accent)}
 .option label{display:inline;margin-left:.3rem;color:var(--fg);font-size:1rem}fieldset{border:1px solid var(--line);border-radius:6px}.pager{display:flex;gap:1rem;margin:.75rem 0}
-@media (max-width:640px){main{padding:.6rem}table.stack thead{display:none}table.stack tr{display:block;border-bottom:1px solid var(--line);padding:.3rem 0}table.stack td{display:inline-block;border:0;padding:.15rem .4rem;max-width:100%}table.stack td.data{display:block}.grid{grid-template-columns:1fr}th.opt,td.opt{display:none}header{padding:.5rem}}
+@media (max-width:640px){main{padding:.6rem}table.stack thead{display:none}table.stack tr{display:block;border-bottom:1px solid var(--line);padding:.3rem 0}table.stack td{display:inline-block;border:0;padding:.15rem .4rem;max-width:100%}table.stack td.data{display:block}.grid{grid-template-columns:1fr}th.opt,td.opt{display:none}header{padding:.5rem}figure.chart text{font-size:14px}}
 `;

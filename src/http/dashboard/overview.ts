@@ -1,8 +1,9 @@
 // The overview: what is stuck first (each problem with its way out), then the counts by status, the failed
 // items, what waits for a person, the leases that run out first and the latest events.
 import type { Hono } from 'hono';
-import type { EventRecord, WorkItem } from '../../core/types.js';
+import type { EventRecord, QueueHistory, WorkItem } from '../../core/types.js';
 import type { AppContext, AppEnv } from '../context.js';
+import { depthChart, throughputChart } from './charts.js';
 import { eventRows, frame, guarded, itemRows, run, STATUSES, short, when } from './common.js';
 import { type Html, h, href } from './html.js';
 import { page } from './layout.js';
@@ -94,7 +95,7 @@ export function mountOverview(app: Hono<AppEnv>, ctx: AppContext): void {
     '/',
     guarded(async (c) => {
       const { inst, key, f } = await frame(c, ctx, 'overview', 'Overview');
-      const [counts, failed, waiting, inFlight, recent, stats, stuck, pending] = await Promise.all([
+      const [counts, failed, waiting, inFlight, recent, stats, stuck, pending, history] = await Promise.all([
         run<Record<string, number>>(inst, 'count_items'),
         run<WorkItem[]>(inst, 'list_items', { status: 'failed', limit: 20 }),
         run<WorkItem[]>(inst, 'list_items', { status: 'waiting_human', limit: 20 }),
@@ -103,6 +104,7 @@ export function mountOverview(app: Hono<AppEnv>, ctx: AppContext): void {
         run<QueueStats>(inst, 'queue_stats'),
         run<WorkItem[]>(inst, 'list_items', { blocked_on_failure: true, limit: 5 }),
         run<WorkItem[]>(inst, 'list_items', { status: 'pending', limit: 500 }),
+        run<QueueHistory>(inst, 'queue_history'),
       ]);
       const problems = problemsOf(key, { stats, stuck, pending, waiting, inFlight, now: Date.now() });
       const soon = [...inFlight]
@@ -118,6 +120,7 @@ export function mountOverview(app: Hono<AppEnv>, ctx: AppContext): void {
         (s) =>
           h`<li class="${s}"><a href="${href('/items', { instance: key, status: s })}"><b>${counts[s] ?? 0}</b>${s.replace('_', ' ')}</a></li>`,
       )}</ul>
+<section aria-labelledby="h-trends"><h2 id="h-trends">Over time</h2><div class="charts">${throughputChart(history)}${depthChart(history)}</div></section>
 <div class="grid"><section aria-labelledby="h-failed"><h2 id="h-failed">Failed</h2>${itemRows(key, failed)}</section>
 <section aria-labelledby="h-waiting"><h2 id="h-waiting">Waiting for a human</h2>${itemRows(key, waiting)}</section>
 <section aria-labelledby="h-leases"><h2 id="h-leases">Leases expiring first</h2>${itemRows(key, soon)}</section>
