@@ -35,6 +35,14 @@ export async function launchChromium(): Promise<Browser> {
 /** A page at `width` signed in to the server at `url` as Ada; any request elsewhere fails the test. */
 export async function signedIn(browser: Browser, url: string, width: number): Promise<Page> {
   const page = await browser.newPage({ viewport: { width, height: 900 } });
+  return signIn(page, url);
+}
+
+/**
+ * `page` (any request from it elsewhere than `url` fails the test), signed in as Ada. Sign-ins are
+ * rate-limited per address: a file with many pages signs in once and opens the rest in that context.
+ */
+export async function signIn(page: Page, url: string): Promise<Page> {
   page.on('request', (r) => {
     if (!r.url().startsWith(url) && !r.url().startsWith('data:'))
       throw new Error(`external request ${r.url()}`);

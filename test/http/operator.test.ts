@@ -1,10 +1,11 @@
 // The operator's ways out on the dashboard (issue 28), in Chromium at 1280 and 390 px with an axe-core pass:
 // cancel by filter or selection after a preview of exactly those items (one transaction, recorded as the
 // signed-in human), and the refusals of a hand-made bulk URL; fork a document from any version; an item's
-// attempt timeline, made with an injected clock; the overview's charts of the last 24 hours.
+// attempt timeline, made with an injected clock; the overview's charts of the last 24 hours; pending items
+// marked by what they wait for (a failed blocker, a scheduled time).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openInstance } from '../../src/instance/instance.js';
-import { HAVE_CHROMIUM, launchChromium, SHOTS, seriousViolations, signedIn } from './chromium.js';
+import { HAVE_CHROMIUM, launchChromium, SHOTS, seriousViolations, signIn } from './chromium.js';
 import { startTestServer, type TestServer } from './helpers.js';
 
 type Browser = import('playwright-core').Browser;
@@ -21,7 +22,24 @@ beforeAll(async () => {
   if (!HAVE_CHROMIUM) return;
   s = await startTestServer(['ops', 'trend']);
   browser = await launchChromium();
+  // One sign-in for the file (sign-ins are rate-limited per address); each test opens its pages in it.
+  session = await browser.newContext();
+  await (await signIn(await session.newPage(), s.url)).close();
 }, 60_000);
+
+let session: import('playwright-core').BrowserContext;
+
+/** A page at `width` in the signed-in session; any request elsewhere fails the test. */
+async function pageAt(width: number) {
+  const page = await session.newPage();
+  await page.setViewportSize({ width, height: 900 });
+  page.on('request', (r) => {
+    if (!r.url().startsWith(s.url) && !r.url().startsWith('data:'))
+      throw new Error(`external request ${r.url()}`);
+  });
+  await page.goto(`${s.url}/`);
+  return page;
+}
 
 afterAll(async () => {
   await browser?.close();
@@ -38,7 +56,7 @@ describe.skipIf(!HAVE_CHROMIUM)('bulk cancel', () => {
       const held = (await call('enqueue', { title: 'Crawl site D', kind })).id as string;
       await call('claim', { worker: 'w1', id: held });
       const kept = (await call('enqueue', { title: 'Keep me', kind: `kept-${width}` })).id as string;
-      const page = await signedIn(browser, s.url, width);
+      const page = await pageAt(width);
       try {
         await page.goto(`${s.url}/items?instance=h/ops&status=pending&kind=${kind}`);
         await page.getByRole('link', { name: 'Cancel every pending item this filter matches…' }).click();
@@ -84,7 +102,7 @@ describe.skipIf(!HAVE_CHROMIUM)('bulk cancel', () => {
 
   it('a hand-made URL: an unknown action or a status the action does not apply to is a 400 page, nothing changed', async () => {
     const id = (await call('enqueue', { title: 'Stay pending' })).id as string;
-    const page = await signedIn(browser, s.url, 1280);
+    const page = await pageAt(1280);
     try {
       for (const [query, text] of [
         ['action=explode&match=pending', 'unknown action "explode"'],
@@ -117,7 +135,7 @@ describe.skipIf(!HAVE_CHROMIUM)('fork a document from any version', () => {
         [2, 'shipped'],
       ] as const)
         await call('commit', { kind: 'json', id, expected_version: v, body: { step, n: v + 1 } });
-      const page = await signedIn(browser, s.url, width);
+      const page = await pageAt(width);
       try {
         await page.goto(`${s.url}/documents/json/${id}?instance=h/ops`);
         await page.getByRole('link', { name: '2', exact: true }).click();
@@ -196,7 +214,7 @@ describe.skipIf(!HAVE_CHROMIUM)('an item’s attempt timeline', () => {
 
   for (const width of [1280, 390]) {
     it(`at ${width} px: each attempt’s worker, duration and outcome, drawn and written`, async () => {
-      const page = await signedIn(browser, s.url, width);
+      const page = await pageAt(width);
       try {
         await page.goto(`${s.url}/items/${id}?instance=h/ops`);
         const section = page.locator('section[aria-labelledby="h-attempts"]');
@@ -261,7 +279,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the overview’s charts of the last 24 hours', 
 
   for (const width of [1280, 390]) {
     it(`at ${width} px: finished per span and unfinished over time, with captions and numbers`, async () => {
-      const page = await signedIn(browser, s.url, width);
+      const page = await pageAt(width);
       try {
         await page.goto(`${s.url}/?instance=h/trend`);
         const captions = await page.locator('figure.chart figcaption').allTextContents();
@@ -293,6 +311,47 @@ describe.skipIf(!HAVE_CHROMIUM)('the overview’s charts of the last 24 hours', 
         expect(await seriousViolations(page)).toEqual([]);
         await page.locator('#h-trends').scrollIntoViewIfNeeded();
         await page.screenshot({ path: `${SHOTS}charts-${width}.png`, fullPage: true });
+      } finally {
+        await page.close();
+      }
+    });
+  }
+});
+
+describe.skipIf(!HAVE_CHROMIUM)('what a pending item waits for', () => {
+  for (const width of [1280, 390]) {
+    it(`at ${width} px: blocked behind a failure (linked) and scheduled items are marked in the list and on the item`, async () => {
+      const kind = `marks-${width}`;
+      const blocker = (
+        await call('enqueue', { title: 'Fetch the data', kind: `${kind}-up`, max_attempts: 1 })
+      ).id;
+      await call('claim', { worker: 'w', id: blocker });
+      await call('resolve', { id: blocker, worker: 'w', status: 'failed', error: 'HTTP 503' });
+      const stuck = (await call('enqueue', { title: 'Plot the data', kind, blocked_by: [blocker] })).id;
+      const later = (await call('enqueue', { title: 'Send the digest', kind, not_before: '2h' })).id;
+      const plain = (await call('enqueue', { title: 'Tidy up', kind })).id;
+      const page = await pageAt(width);
+      try {
+        await page.goto(`${s.url}/items?instance=h/ops&status=pending&kind=${kind}`);
+        const state = async (title: string) =>
+          (await page.locator('tr', { hasText: title }).locator('td').nth(5).textContent())?.trim();
+        expect(await state('Plot the data')).toBe(`blocked: ${blocker} ended unsuccessfully`);
+        expect(await state('Send the digest')).toBe('scheduled ready in 2 h');
+        expect(await state('Tidy up')).toBe('');
+        await page.screenshot({ path: `${SHOTS}waiting-marks-${width}.png`, fullPage: true });
+        expect(await seriousViolations(page)).toEqual([]);
+        await page.locator('tr', { hasText: 'Plot the data' }).getByRole('link', { name: blocker }).click();
+        expect(await page.locator('h1').textContent()).toBe('Fetch the data');
+        await page.goto(`${s.url}/items/${later}?instance=h/ops`);
+        expect(await page.locator('dl.kv').textContent()).toContain(
+          'not beforein 2 hwaitingscheduled ready in 2 h',
+        );
+        await page.goto(`${s.url}/items/${stuck}?instance=h/ops`);
+        expect(await page.locator('dl.kv').textContent()).toContain(
+          `waitingblocked: ${blocker} ended unsuccessfully`,
+        );
+        await page.goto(`${s.url}/items/${plain}?instance=h/ops`);
+        expect(await page.locator('dl.kv').textContent()).not.toContain('waiting');
       } finally {
         await page.close();
       }

@@ -104,11 +104,25 @@ export async function frame(
 export const run = <T>(inst: Instance, op: string, input: Record<string, unknown> = {}) =>
   runOperation(inst, op, input) as Promise<T>;
 
+/**
+ * What a pending item that is not ready waits for: a failed or cancelled blocker (a problem: its link), or
+ * the time it is scheduled for. Empty otherwise.
+ */
+export function waitingFor(key: string, i: WorkItem, now: number = Date.now()): Html | string {
+  if (i.status !== 'pending') return '';
+  const failed = i.blocked_on_failure ?? [];
+  if (failed.length > 0)
+    return h`<span class="problem">blocked: ${failed.map((b, n) => h`${n > 0 ? ', ' : ''}<a href="${href(`/items/${encodeURIComponent(b)}`, { instance: key })}">${b}</a>`)} ended unsuccessfully</span>`;
+  if (i.not_before !== null && Date.parse(i.not_before) > now)
+    return h`<span class="badge o-retry">scheduled</span> ready ${when(i.not_before, now)}`;
+  return '';
+}
+
 export function itemRows(key: string, items: WorkItem[], select = false): Html {
   if (items.length === 0) return h`<p class="muted">None.</p>`;
-  return h`<div class="wrap"><table class="stack"><thead><tr>${select ? h`<th><input type="checkbox" id="select-all" aria-label="Select all"></th>` : ''}<th>Item</th><th>Status</th><th class="opt">Kind</th><th class="opt">Attempts</th><th>Error / lease</th><th class="opt">Updated</th></tr></thead><tbody>${items.map(
+  return h`<div class="wrap"><table class="stack"><thead><tr>${select ? h`<th><input type="checkbox" id="select-all" aria-label="Select all"></th>` : ''}<th>Item</th><th>Status</th><th class="opt">Kind</th><th class="opt">Attempts</th><th>State</th><th class="opt">Updated</th></tr></thead><tbody>${items.map(
     (i) =>
-      h`<tr>${select ? h`<td><input type="checkbox" name="id" value="${i.id}" aria-label="Select ${i.title}"></td>` : ''}<td><a href="${href(`/items/${encodeURIComponent(i.id)}`, { instance: key })}">${short(i.title, 90)}</a><div class="muted id">${i.id}</div></td><td><span class="badge st-${i.status}">${i.status}</span></td><td class="opt nb">${i.kind ?? ''}</td><td class="opt num">${i.attempts}/${i.max_attempts}</td><td>${i.error ? h`<span class="problem">${short(i.error, 120)}</span>` : lease(i)}</td><td class="opt">${when(i.updated_at)}</td></tr>`,
+      h`<tr>${select ? h`<td><input type="checkbox" name="id" value="${i.id}" aria-label="Select ${i.title}"></td>` : ''}<td><a href="${href(`/items/${encodeURIComponent(i.id)}`, { instance: key })}">${short(i.title, 90)}</a><div class="muted id">${i.id}</div></td><td><span class="badge st-${i.status}">${i.status}</span></td><td class="opt nb">${i.kind ?? ''}</td><td class="opt num">${i.attempts}/${i.max_attempts}</td><td>${waitingFor(key, i)}${i.error ? h`<div class="problem">${short(i.error, 120)}</div>` : lease(i)}</td><td class="opt">${when(i.updated_at)}</td></tr>`,
   )}</tbody></table></div>`;
 }
 
