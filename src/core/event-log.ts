@@ -315,7 +315,6 @@ export class EventLog {
   }
 }
 
-/** The query a backend runs: a per-item work-item type asked for finds the batch events of that type too. */
 /**
  * The newest (or first) event of a work item's history, a batch event seen as the item's own; null when it
  * has none. For the rare reads the queue makes on a refusal's or a decision's path, not for history pages
@@ -340,6 +339,7 @@ export async function itemEvent(
   return perItemViews(await backend.events.read(q), q)[0] ?? null;
 }
 
+/** The query a backend runs: a per-item work-item type asked for finds the batch events of that type too. */
 function storedQuery(q: EventQuery): EventQuery {
   if (q.types === null) return q;
   const extra = q.types.map((t) => BATCH_TYPE_OF[t]).filter((t): t is string => t !== undefined);
