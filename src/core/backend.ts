@@ -350,7 +350,6 @@ export interface EventBackend {
   typeCounts(since: number, until: number): Promise<Array<{ type: string; count: number }>>;
 }
 
-/** A validated write, ready for the conditional statement. */
 /** Who wrote a version and why, as its history entry keeps it. */
 export interface CommitAttribution {
   actor: string;
@@ -363,6 +362,7 @@ export interface CommitAttribution {
   override: Override | null;
 }
 
+/** A validated write, ready for the conditional statement. */
 export interface DocumentWrite extends CommitAttribution {
   kind: string;
   id: string;

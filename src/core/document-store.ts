@@ -361,7 +361,6 @@ export interface KindCall {
   reason?: string;
 }
 
-/** `apply`'s input: a kind call naming the operation. */
 /** `apply`: run one of a kind's named operations on a document's latest version, as one CAS commit. */
 export interface ApplyInput extends KindCall {
   /** The kind's operation (e.g. workflow-sessions `add-todo`); its arguments go in `args`. */

@@ -90,10 +90,6 @@ function field(spec: FieldSpec): JsonSchema {
   }
 }
 
-/**
- * The JSON Schema of an input spec: an object with exactly these fields. `descriptions` adds a line per
- * field (tool schemas show them to models).
- */
 /** The input spec each input schema was built from (the core's checker runs on it for messages). */
 const specs = new WeakMap<JsonSchema, InputSpec>();
 
@@ -102,6 +98,10 @@ export function specOf(schema: JsonSchema): InputSpec | undefined {
   return specs.get(schema);
 }
 
+/**
+ * The JSON Schema of an input spec: an object with exactly these fields. `descriptions` adds a line per
+ * field (tool schemas show them to models).
+ */
 export function inputSchema(
   spec: InputSpec,
   descriptions: Partial<Record<string, string>> = {},
