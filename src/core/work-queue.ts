@@ -54,11 +54,13 @@ import {
   type WorkLimit,
 } from './types.js';
 import {
+  AS_SCHEDULER,
   endedUnsuccessfully,
   humanDecisionRefusal,
   isRepeatedHumanResolution,
   OWNED_KEY_PREFIX,
   ownerOf,
+  SCHEDULE_KEY_PREFIX,
   STORE_ACTOR_KIND,
 } from './work-rules.js';
 
@@ -199,7 +201,12 @@ export function checkSetLimit(raw: SetLimitInput): SetLimitInput & { rate: RateL
 }
 
 /** Checks an enqueue input and fills its defaults (shared with document effects). */
-export function normalizeEnqueue(raw: EnqueueInput, now: number, defaultActor: string): NewWorkItem {
+export function normalizeEnqueue(
+  raw: EnqueueInput,
+  now: number,
+  defaultActor: string,
+  asScheduler = false,
+): NewWorkItem {
   const i = checkInput<EnqueueInput>('enqueue', raw, WORK_INPUTS.enqueue);
   if (i.title.trim() === '')
     throw new InvalidInputError('enqueue: title must not be blank', { field: 'title' });
@@ -210,6 +217,12 @@ export function normalizeEnqueue(raw: EnqueueInput, now: number, defaultActor: s
   if (i.idempotency_key?.startsWith(OWNED_KEY_PREFIX)) {
     throw new InvalidInputError(
       `enqueue: idempotency keys starting with ${OWNED_KEY_PREFIX} belong to the work items documents enqueue themselves; use another key`,
+      { field: 'idempotency_key' },
+    );
+  }
+  if (!asScheduler && i.idempotency_key?.startsWith(SCHEDULE_KEY_PREFIX)) {
+    throw new InvalidInputError(
+      `enqueue: idempotency keys starting with ${SCHEDULE_KEY_PREFIX} belong to the items schedules enqueue; use another key`,
       { field: 'idempotency_key' },
     );
   }
@@ -338,10 +351,12 @@ export class WorkQueue {
     return item!;
   }
 
-  /** Adds several items in one transaction (one fsync). */
-  async enqueueMany(inputs: EnqueueInput[]): Promise<WorkItem[]> {
+  /** Adds several items in one transaction (one fsync). `as` is the scheduler's alone (its `schedule:` keys). */
+  async enqueueMany(inputs: EnqueueInput[], as?: typeof AS_SCHEDULER): Promise<WorkItem[]> {
     const now = this.#ctx.clock();
-    const rows = inputs.map((raw) => normalizeEnqueue(raw, now, this.#ctx.defaultWorker));
+    const rows = inputs.map((raw) =>
+      normalizeEnqueue(raw, now, this.#ctx.defaultWorker, as === AS_SCHEDULER),
+    );
     return (await this.#backend.work.enqueue(rows)).map((r) => r.item);
   }
 

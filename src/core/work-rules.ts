@@ -435,6 +435,16 @@ export function unmatchedResolve(current: WorkItem | null, q: ResolveQuery): Sta
  */
 export const OWNED_KEY_PREFIX = 'doc:';
 
+/**
+ * Idempotency keys of the items a schedule's ticks enqueue: `schedule:<name>@<tick>`. Only the scheduler
+ * writes them (a plain enqueue refuses the prefix), so no caller can take a tick's key first with an item of
+ * its own, which the scheduler would then take for the tick's.
+ */
+export const SCHEDULE_KEY_PREFIX = 'schedule:';
+
+/** Passed to `WorkQueue.enqueueMany` by the scheduler alone: it may write `schedule:` keys. Not exported by the package. */
+export const AS_SCHEDULER: unique symbol = Symbol('agentstate.scheduler');
+
 export function ownedKey(kind: string, id: string, key: string): string {
   return `${OWNED_KEY_PREFIX}${kind}/${id}#${key}`;
 }

@@ -148,6 +148,37 @@ for (const backend of await backendsForThisFile()) {
       }
     });
 
+    it('no one takes a tick’s key first: schedule: keys are the scheduler’s, refused to any other enqueue', async () => {
+      const c = clock(Date.parse('2026-12-03T10:00:00.000Z'));
+      const inst = await backend.open(undefined, { clock: c.now });
+      try {
+        await add(inst, { name: 'payroll', cron: '0 * * * *', title: 'pay', payload: { to: 'staff' } });
+        const squat = {
+          title: 'pay',
+          payload: { to: 'mallory' },
+          idempotency_key: 'schedule:payroll@2026-12-03T11:00:00.000Z',
+        };
+        const before = (await inst.events.head())?.position;
+        // Through the library, the operation table (what HTTP and MCP call) and a batch: all refused.
+        await expect(inst.work.enqueue(squat)).rejects.toMatchObject({
+          code: 'INVALID_INPUT',
+          details: { field: 'idempotency_key' },
+        });
+        await expect(runOperation(inst, 'enqueue', squat)).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+        await expect(inst.work.enqueueMany([{ title: 'ok' }, squat])).rejects.toMatchObject({
+          code: 'INVALID_INPUT',
+        });
+        expect((await inst.events.head())?.position).toBe(before);
+        c.advance(60 * MIN);
+        await createScheduler({ instance: inst }).tick();
+        const [item] = await itemsOf(inst);
+        expect(item!.idempotency_key).toBe(squat.idempotency_key);
+        expect(item!.payload).toEqual({ to: 'staff', scheduled_for: '2026-12-03T11:00:00.000Z' });
+      } finally {
+        await inst.close();
+      }
+    });
+
     it('a running scheduler writes the cursor of a tick-a-second schedule once a minute, not each second', async () => {
       const c = clock(Date.parse('2026-12-03T10:00:00.000Z'));
       const inst = await backend.open(undefined, { clock: c.now });

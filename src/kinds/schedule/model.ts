@@ -2,6 +2,7 @@
 // expression, the time zone, the catch-up policy and the last tick enqueued).
 import { Cron } from 'croner';
 import type { Json } from '../../core/types.js';
+import { SCHEDULE_KEY_PREFIX } from '../../core/work-rules.js';
 import { InvalidInputError } from '../../errors.js';
 import { CATCH_UP_MAX, type CatchUpPolicy } from './schema.js';
 
@@ -105,5 +106,5 @@ export function dueTicks(
 
 /** The idempotency key of the item a schedule's tick enqueues: the same for every scheduler. */
 export function tickKey(name: string, tick: number): string {
-  return `schedule:${name}@${new Date(tick).toISOString()}`;
+  return `${SCHEDULE_KEY_PREFIX}${name}@${new Date(tick).toISOString()}`;
 }
