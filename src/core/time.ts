@@ -6,6 +6,21 @@ export type Clock = () => number;
 /** The real clock: `Date.now()`. */
 export const systemClock: Clock = () => Date.now();
 
+/**
+ * `clock` in whole milliseconds, which is what every backend keeps: an injected clock may return fractions
+ * (`performance.timeOrigin + performance.now()`, a simulation), and one that returns no finite number is an
+ * error that says so before anything is written.
+ */
+export function wholeMs(clock: Clock): Clock {
+  if (clock === systemClock) return clock;
+  return () => {
+    const t = clock();
+    if (typeof t !== 'number' || !Number.isFinite(t))
+      throw new TypeError(`the store's clock returned ${String(t)}, not epoch milliseconds`);
+    return Math.floor(t);
+  };
+}
+
 export function toIso(ms: number): string;
 export function toIso(ms: number | null | undefined): string | null;
 export function toIso(ms: number | null | undefined): string | null {

@@ -8,7 +8,7 @@ import type { CoalesceOptions } from '../core/coalesce.js';
 import type { DocumentStore } from '../core/document-store.js';
 import type { EventLog } from '../core/event-log.js';
 import { redactUrl } from '../core/redact.js';
-import { type Clock, systemClock } from '../core/time.js';
+import { type Clock, systemClock, wholeMs } from '../core/time.js';
 import type { WorkQueue } from '../core/work-queue.js';
 import { InvalidInputError, isAgentStateError, NotFoundError, StorageUnavailableError } from '../errors.js';
 import { ensureDir } from '../fs/files.js';
@@ -104,7 +104,7 @@ export class Instance {
     this.name = id.name;
     this.paths = instancePaths(id.dir);
     this.backend = backend;
-    this.clock = clock;
+    this.clock = wholeMs(clock);
     const store = createStore(backend, {
       clock,
       actor: worker,

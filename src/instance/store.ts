@@ -4,7 +4,7 @@ import type { StoreBackend } from '../core/backend.js';
 import type { CoalesceOptions } from '../core/coalesce.js';
 import { DocumentStore, type KindResolver } from '../core/document-store.js';
 import { EventLog, type EventTypeOwner } from '../core/event-log.js';
-import type { Clock } from '../core/time.js';
+import { type Clock, wholeMs } from '../core/time.js';
 import { WorkQueue } from '../core/work-queue.js';
 import { eventTypeOwner } from '../kinds/event-owners.js';
 
@@ -40,24 +40,20 @@ export interface StoreOptions {
  * @example const { work, events, docs } = createStore(backend, { clock: Date.now, actor: 'agent' })
  */
 export function createStore(backend: StoreBackend, options: StoreOptions): Store {
+  const clock = wholeMs(options.clock);
   const docs = new DocumentStore(backend, {
-    clock: options.clock,
+    clock,
     actor: options.actor,
     keepVersions: options.keepVersions ?? null,
     kinds: options.kinds ?? loadKinds,
   });
   const work = new WorkQueue(backend, {
-    clock: options.clock,
+    clock,
     defaultWorker: options.actor,
     answer: (item, a) => docs.answerDecision(item, a),
     ...(options.coalesce === undefined ? {} : { coalesce: options.coalesce }),
   });
-  const events = new EventLog(
-    backend,
-    options.clock,
-    options.actor,
-    options.eventTypeOwner ?? eventTypeOwner,
-  );
+  const events = new EventLog(backend, clock, options.actor, options.eventTypeOwner ?? eventTypeOwner);
   return { work, events, docs };
 }
 
