@@ -255,6 +255,8 @@ export interface WorkStatsQuery {
   expiringWithinMs: number;
   /** Upper bounds (ms, ascending) of the claim→resolve duration buckets. */
   bucketsMs: readonly number[];
+  /** Items waiting for a human not updated since this time (epoch ms) count as waiting long. */
+  waitingSince: number;
 }
 
 /** The window `WorkItemBackend.history` counts in: `buckets` spans of `bucketMs` from `since` (epoch ms). */
@@ -289,6 +291,10 @@ export interface WorkStats {
   leasesExpiring: number;
   /** Pending items that cannot become ready because a blocker upstream failed or was cancelled. */
   blockedOnFailure: number;
+  /** Pending items that have failed before and have one attempt left (the next failure is final). */
+  lastAttempt: number;
+  /** Items waiting for a human, not updated since `waitingSince`. */
+  waitingLong: number;
   /** Claim→resolve time of the last attempt of done and failed items, per kind: count, sum, cumulative buckets. */
   durations: Array<{ kind: string | null; count: number; sumMs: number; buckets: number[] }>;
 }

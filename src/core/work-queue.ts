@@ -385,8 +385,15 @@ export class WorkQueue {
    * Aggregates of the items for metrics (src/metrics/): counts and attempts by status and kind, the oldest
    * ready item, expired and expiring leases, items blocked on a failure, claim→resolve durations by kind.
    */
-  async stats(q: { expiringWithinMs: number; bucketsMs: readonly number[] }): Promise<WorkStats> {
-    return this.#backend.work.stats({ ...q, now: this.#ctx.clock() });
+  async stats(q: {
+    expiringWithinMs: number;
+    bucketsMs: readonly number[];
+    /** Items waiting for a human longer than this count as waiting long. @default 3600000 (1 h) */
+    waitingLongerThanMs?: number;
+  }): Promise<WorkStats> {
+    const now = this.#ctx.clock();
+    const { waitingLongerThanMs = 3_600_000, ...rest } = q;
+    return this.#backend.work.stats({ ...rest, now, waitingSince: now - waitingLongerThanMs });
   }
 
   /**

@@ -69,3 +69,43 @@ export function historyConformance(name: string, t: ConformanceTest): void {
     });
   });
 }
+
+export function statsConformance(name: string, t: ConformanceTest): void {
+  describe(`${name}: queue stats`, () => {
+    t(
+      'counts every pending item on its last attempt and every item waiting long, not a page of them',
+      async (c) => {
+        // 600 pending items on their last attempt (more than any page the dashboard reads), 3 not.
+        await c.work.enqueueMany(
+          Array.from({ length: 600 }, (_, k) => ({ title: `l${k}`, max_attempts: 2 })),
+        );
+        const held = await c.work.claimMany({ worker: 'w', limit: 600 });
+        expect(held).toHaveLength(600);
+        await c.work.resolveMany(
+          held.map((i) => ({ id: i.id, worker: 'w', status: 'failed' as const, error: 'x', retry_at: '0s' })),
+        );
+        await c.work.enqueueMany([{ title: 'fresh' }, { title: 'fresh, one attempt', max_attempts: 1 }]);
+        const once = await c.work.enqueue({ title: 'failed once of three', max_attempts: 3 });
+        await c.work.claim({ worker: 'w', id: once.id });
+        await c.work.resolve({ id: once.id, worker: 'w', status: 'failed', error: 'x', retry_at: '0s' });
+        // Two parked two hours ago, one parked now.
+        await c.work.enqueueMany([
+          { title: 'w1', waiting_human: true },
+          { title: 'w2', waiting_human: true },
+        ]);
+        c.advance(2 * 3_600_000);
+        await c.work.enqueue({ title: 'w3', waiting_human: true });
+        const s = await c.work.stats({ expiringWithinMs: 0, bucketsMs: [], waitingLongerThanMs: 3_600_000 });
+        expect([s.lastAttempt, s.waitingLong]).toEqual([600, 2]);
+        // The default threshold is an hour; a longer one counts fewer.
+        expect((await c.work.stats({ expiringWithinMs: 0, bucketsMs: [] })).waitingLong).toBe(2);
+        const longer = await c.work.stats({
+          expiringWithinMs: 0,
+          bucketsMs: [],
+          waitingLongerThanMs: 3 * 3_600_000,
+        });
+        expect(longer.waitingLong).toBe(0);
+      },
+    );
+  });
+}

@@ -4,7 +4,7 @@ import { batchConformance } from './batches.js';
 import { blockerFailureConformance } from './blocker-failure.js';
 import { documentConformance } from './documents.js';
 import { eventConformance } from './events.js';
-import { historyConformance } from './history.js';
+import { historyConformance, statsConformance } from './history.js';
 import { kindEffectConformance } from './kind-effects.js';
 import { limitConformance } from './limits.js';
 import { lockConformance } from './locks.js';
@@ -22,6 +22,7 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
   retryConformance(name, t);
   batchConformance(name, t);
   historyConformance(name, t);
+  statsConformance(name, t);
   blockerFailureConformance(name, t);
   limitConformance(name, t);
   lockConformance(name, t);

@@ -1209,16 +1209,27 @@ export async function counts(conn: PostgresConnection): Promise<StatusCounts> {
 export async function stats(conn: PostgresConnection, q: WorkStatsQuery): Promise<WorkStats> {
   const t = conn.names;
   const buckets = q.bucketsMs
-    .map((b, i) => `count(*) FILTER (WHERE resolved_at - claimed_at <= ${Number(b)})::int AS b${i}`)
-    .join(', ');
+    .map((b, i) => `, count(*) FILTER (WHERE resolved_at - claimed_at <= ${Number(b)})::int AS b${i}`)
+    .join('');
   // One transaction, one connection: the five reads of one scrape together.
   return conn.transaction(async (tx) => {
-    const groups = await tx.query<WorkStats['groups'][number]>(
+    const grouped = await tx.query<
+      WorkStats['groups'][number] & { last_attempt: number; waiting_long: number }
+    >(
       `SELECT status, kind, count(*)::int AS count, sum(attempts)::int AS attempts,
-              count(*) FILTER (WHERE attempts > 1)::int AS retried
+              count(*) FILTER (WHERE attempts > 1)::int AS retried,
+              count(*) FILTER (WHERE status = 'pending' AND attempts > 0 AND attempts >= max_attempts - 1)::int AS last_attempt,
+              count(*) FILTER (WHERE status = 'waiting_human' AND updated_at <= $2)::int AS waiting_long
          FROM ${t.work_items} WHERE instance = $1 GROUP BY status, kind`,
-      [conn.instance],
+      [conn.instance, q.waitingSince],
     );
+    let lastAttempt = 0;
+    let waitingLong = 0;
+    const groups = grouped.rows.map(({ last_attempt, waiting_long, ...g }) => {
+      lastAttempt += last_attempt;
+      waitingLong += waiting_long;
+      return g;
+    });
     const oldest = await tx.query<{ t: string | null }>(
       `SELECT min(GREATEST(w.created_at, COALESCE(w.not_before, 0))) AS t FROM ${t.work_items} AS w
          WHERE w.instance = $1 AND ${ready(t, '$2')}`,
@@ -1236,7 +1247,7 @@ export async function stats(conn: PostgresConnection, q: WorkStatsQuery): Promis
       [conn.instance],
     );
     const durations = await tx.query<Record<string, number | string | null>>(
-      `SELECT kind, count(*)::int AS count, sum(resolved_at - claimed_at)::float8 AS "sumMs", ${buckets}
+      `SELECT kind, count(*)::int AS count, sum(resolved_at - claimed_at)::float8 AS "sumMs"${buckets}
          FROM ${t.work_items}
         WHERE instance = $1 AND status IN ('done', 'failed') AND claimed_at IS NOT NULL AND resolved_at IS NOT NULL
         GROUP BY kind`,
@@ -1244,11 +1255,13 @@ export async function stats(conn: PostgresConnection, q: WorkStatsQuery): Promis
     );
     const t0 = oldest.rows[0]?.t;
     return {
-      groups: groups.rows,
+      groups,
       oldestReadySince: t0 === null || t0 === undefined ? null : Number(t0),
       leasesExpired: leases.rows[0]?.expired ?? 0,
       leasesExpiring: leases.rows[0]?.expiring ?? 0,
       blockedOnFailure: stuck.rows[0]?.n ?? 0,
+      lastAttempt,
+      waitingLong,
       durations: durations.rows.map((r) => ({
         kind: r.kind as string | null,
         count: r.count as number,

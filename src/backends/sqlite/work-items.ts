@@ -683,8 +683,8 @@ export async function counts(conn: SqliteConnection): Promise<StatusCounts> {
 
 export async function stats(conn: SqliteConnection, q: WorkStatsQuery): Promise<WorkStats> {
   const buckets = q.bucketsMs
-    .map((b, i) => `SUM(resolved_at - claimed_at <= ${Number(b)}) AS b${i}`)
-    .join(', ');
+    .map((b, i) => `, SUM(resolved_at - claimed_at <= ${Number(b)}) AS b${i}`)
+    .join('');
   return conn.read(() => {
     // Every row is read once, in table order (NOT INDEXED), for the groups and the oldest ready item's time:
     // by work_items_status with a lookup per row, and the ready items in a second walk, the two cost 87
@@ -692,13 +692,21 @@ export async function stats(conn: SqliteConnection, q: WorkStatsQuery): Promise<
     const rows = conn
       .stmt(
         `SELECT status, kind, COUNT(*) AS count, SUM(attempts) AS attempts, SUM(attempts > 1) AS retried,
-           MIN(CASE WHEN ${READY} THEN MAX(w.created_at, COALESCE(w.not_before, 0)) END) AS ready_since
+           MIN(CASE WHEN ${READY} THEN MAX(w.created_at, COALESCE(w.not_before, 0)) END) AS ready_since,
+           SUM(status = 'pending' AND attempts > 0 AND attempts >= max_attempts - 1) AS last_attempt,
+           SUM(status = 'waiting_human' AND updated_at <= ?) AS waiting_long
          FROM work_items AS w NOT INDEXED GROUP BY status, kind`,
       )
-      .all(q.now) as Array<WorkStats['groups'][number] & { ready_since: number | null }>;
+      .all(q.now, q.waitingSince) as Array<
+      WorkStats['groups'][number] & { ready_since: number | null; last_attempt: number; waiting_long: number }
+    >;
     let oldest: number | null = null;
-    const groups = rows.map(({ ready_since, ...g }) => {
+    let lastAttempt = 0;
+    let waitingLong = 0;
+    const groups = rows.map(({ ready_since, last_attempt, waiting_long, ...g }) => {
       if (ready_since !== null && (oldest === null || ready_since < oldest)) oldest = ready_since;
+      lastAttempt += last_attempt;
+      waitingLong += waiting_long;
       return g;
     });
     const leases = conn
@@ -715,7 +723,7 @@ export async function stats(conn: SqliteConnection, q: WorkStatsQuery): Promise<
     const durations = (
       conn
         .stmt(
-          `SELECT kind, COUNT(*) AS count, SUM(resolved_at - claimed_at) AS sumMs, ${buckets} FROM work_items
+          `SELECT kind, COUNT(*) AS count, SUM(resolved_at - claimed_at) AS sumMs${buckets} FROM work_items
              WHERE status IN ('done', 'failed') AND claimed_at IS NOT NULL AND resolved_at IS NOT NULL GROUP BY kind`,
         )
         .all() as Array<Record<string, number | string | null>>
@@ -731,6 +739,8 @@ export async function stats(conn: SqliteConnection, q: WorkStatsQuery): Promise<
       leasesExpired: leases.expired,
       leasesExpiring: leases.expiring,
       blockedOnFailure: stuck.n,
+      lastAttempt,
+      waitingLong,
       durations,
     };
   });

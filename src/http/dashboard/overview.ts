@@ -13,6 +13,8 @@ interface QueueStats {
   oldest_ready_since: string | null;
   leases_expired: number;
   blocked_on_failure: number;
+  last_attempt: number;
+  waiting_long: number;
 }
 
 /** How long the oldest ready item may wait before it is a problem: no worker is claiming. */
@@ -41,8 +43,11 @@ function problemsOf(
 ): Problem[] {
   const item = (i: WorkItem) =>
     h`<a href="${href(`/items/${encodeURIComponent(i.id)}`, { instance: key })}">${short(i.title, 60)}</a>`;
-  const list = (items: WorkItem[], more: number) =>
-    h`${items.map((i, n) => h`${n > 0 ? ', ' : ''}${item(i)}`)}${more > 0 ? h` and ${more} more` : ''}`;
+  // Up to five items by name and how many more; none named (beyond the lists read): the status's list.
+  const list = (items: WorkItem[], more: number, status = 'pending') =>
+    items.length === 0
+      ? h`<a href="${href('/items', { instance: key, status })}">see the ${status.replace('_', ' ')} items</a>`
+      : h`${items.map((i, n) => h`${n > 0 ? ', ' : ''}${item(i)}`)}${more > 0 ? h` and ${more} more` : ''}`;
   const out: Problem[] = [];
   const s = d.stats;
   if (s.blocked_on_failure > 0) {
@@ -59,15 +64,16 @@ function problemsOf(
     );
     out.push({
       what: `${s.leases_expired} held past an expired lease:`,
-      detail: list(expired.slice(0, 5), s.leases_expired - Math.min(5, expired.length)),
+      detail: list(expired.slice(0, 5), s.leases_expired - Math.min(5, expired.length), 'in_flight'),
       wayOut: h`Their worker stopped or stalled: the next claim (or <code>agentstate replay</code>) gives them back; check the worker.`,
     });
   }
-  const last = d.pending.filter((i) => i.attempts > 0 && i.attempts >= i.max_attempts - 1);
-  if (last.length > 0) {
+  // The counts are the store's (queue_stats); the items named are those of the lists the page read.
+  const last = d.pending.filter((i) => i.attempts > 0 && i.attempts >= i.max_attempts - 1).slice(0, 5);
+  if (s.last_attempt > 0) {
     out.push({
-      what: `${last.length} on their last attempt:`,
-      detail: list(last.slice(0, 5), last.length - Math.min(5, last.length)),
+      what: `${s.last_attempt} on their last attempt:`,
+      detail: list(last, s.last_attempt - last.length),
       wayOut: 'One more failure fails them for good: look at their last error before a worker takes them.',
     });
   }
@@ -78,11 +84,11 @@ function problemsOf(
       wayOut: h`No worker is claiming it: start one (<code>agentstate work …</code>), or check that the workers claim its kind.`,
     });
   }
-  const old = d.waiting.filter((i) => d.now - Date.parse(i.updated_at) > DECISION_WAIT_MS);
-  if (old.length > 0) {
+  const old = d.waiting.filter((i) => d.now - Date.parse(i.updated_at) >= DECISION_WAIT_MS).slice(0, 5);
+  if (s.waiting_long > 0) {
     out.push({
-      what: `${old.length} waiting for a person for over an hour:`,
-      detail: list(old.slice(0, 5), old.length - Math.min(5, old.length)),
+      what: `${s.waiting_long} waiting for a person for over an hour:`,
+      detail: list(old, s.waiting_long - old.length, 'waiting_human'),
       wayOut: 'Open one to answer it (a parked item: unpark or cancel it).',
     });
   }
@@ -101,7 +107,7 @@ export function mountOverview(app: Hono<AppEnv>, ctx: AppContext): void {
         run<WorkItem[]>(inst, 'list_items', { status: 'waiting_human', limit: 20 }),
         run<WorkItem[]>(inst, 'list_items', { status: 'in_flight', limit: 200 }),
         run<EventRecord[]>(inst, 'read_events', { reverse: true, limit: 20 }),
-        run<QueueStats>(inst, 'queue_stats'),
+        run<QueueStats>(inst, 'queue_stats', { waiting_longer_than_ms: DECISION_WAIT_MS }),
         run<WorkItem[]>(inst, 'list_items', { blocked_on_failure: true, limit: 5 }),
         run<WorkItem[]>(inst, 'list_items', { status: 'pending', limit: 500 }),
         run<QueueHistory>(inst, 'queue_history'),

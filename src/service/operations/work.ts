@@ -43,6 +43,8 @@ const QUEUE_STATS: JsonSchema = {
     leases_expired: int,
     leases_expiring: int,
     blocked_on_failure: int,
+    last_attempt: int,
+    waiting_long: int,
     durations: { type: 'array', items: { type: 'object' } },
   },
   required: [
@@ -51,6 +53,8 @@ const QUEUE_STATS: JsonSchema = {
     'leases_expired',
     'leases_expiring',
     'blocked_on_failure',
+    'last_attempt',
+    'waiting_long',
     'durations',
   ],
 };
@@ -253,17 +257,25 @@ export const WORK_OPERATIONS = [
     name: 'queue_stats',
     group: 'work',
     description:
-      'Queue health: items by status and kind, the oldest ready item, expired and expiring leases, items blocked on a failure, durations.',
+      'Queue health: items by status and kind, the oldest ready item, leases, items blocked on a failure, on their last attempt or waiting long for a human, durations.',
     input: inputSchema(
-      { expiring_within_ms: { type: 'int', min: 0, max: 86_400_000 } },
-      { expiring_within_ms: 'leases ending within this many ms count as expiring (default 60000)' },
+      {
+        expiring_within_ms: { type: 'int', min: 0, max: 86_400_000 },
+        waiting_longer_than_ms: { type: 'int', min: 0, max: 30 * 86_400_000 },
+      },
+      {
+        expiring_within_ms: 'leases ending within this many ms count as expiring (default 60000)',
+        waiting_longer_than_ms:
+          'items waiting for a human longer than this count as waiting long (default 3600000)',
+      },
     ),
     output: QUEUE_STATS,
     writes: false,
-    run: async (inst, i: { expiring_within_ms?: number }) => {
+    run: async (inst, i: { expiring_within_ms?: number; waiting_longer_than_ms?: number }) => {
       const s = await inst.work.stats({
         expiringWithinMs: i.expiring_within_ms ?? 60_000,
         bucketsMs: DURATION_BUCKETS_MS,
+        waitingLongerThanMs: i.waiting_longer_than_ms ?? 3_600_000,
       });
       return {
         groups: s.groups,
@@ -271,6 +283,8 @@ export const WORK_OPERATIONS = [
         leases_expired: s.leasesExpired,
         leases_expiring: s.leasesExpiring,
         blocked_on_failure: s.blockedOnFailure,
+        last_attempt: s.lastAttempt,
+        waiting_long: s.waitingLong,
         durations: s.durations.map((d) => ({
           kind: d.kind,
           count: d.count,
