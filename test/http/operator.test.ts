@@ -119,6 +119,15 @@ describe.skipIf(!HAVE_CHROMIUM)('bulk cancel', () => {
         expect(await page.getByRole('link', { name: 'Overview' }).count()).toBeGreaterThan(0);
       }
       expect((await get('get_item', { id })).status).toBe('pending');
+      // The new forms' POSTs without the session's CSRF token (a cross-site form): refused, nothing written.
+      for (const [path, form] of [
+        ['/items/bulk/cancel?instance=h/ops', { id }],
+        ['/documents/json/none/fork?instance=h/ops', { version: '1', new_id: 'stolen' }],
+      ] as const) {
+        const r = await page.request.post(`${s.url}${path}`, { form, maxRedirects: 0 });
+        expect(r.status(), path).toBe(403);
+      }
+      expect((await get('get_item', { id })).status).toBe('pending');
     } finally {
       await page.close();
     }
