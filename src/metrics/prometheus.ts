@@ -12,6 +12,8 @@ import type { Instance } from '../instance/instance.js';
 export const DURATION_BUCKETS_S = [0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600, 14400] as const;
 /** Leases that run out within this many seconds count as expiring. */
 export const EXPIRING_WITHIN_S = 60;
+/** Items waiting for a human longer than this many seconds count as waiting long. */
+export const WAITING_LONG_S = 3600;
 /** Kinds named in labels, per instance; the rest are summed as `_other`. */
 export const MAX_KINDS = 50;
 
@@ -61,6 +63,14 @@ function families(): Record<string, Family> {
     stuck: f(
       'agentstate_work_items_blocked_on_failure',
       'Pending items blocked behind a failed or cancelled item.',
+    ),
+    lastAttempt: f(
+      'agentstate_work_items_last_attempt',
+      'Pending items that failed before and have one attempt left (the next failure is final).',
+    ),
+    waitingLong: f(
+      'agentstate_work_items_waiting_human_long',
+      `Items waiting for a human for over ${WAITING_LONG_S / 3600} h.`,
     ),
     duration: f(
       'agentstate_work_item_duration_seconds',
@@ -126,6 +136,7 @@ async function collect(fam: Record<string, Family>, name: string, inst: Instance
     inst.work.stats({
       expiringWithinMs: EXPIRING_WITHIN_S * 1000,
       bucketsMs: DURATION_BUCKETS_S.map((s) => s * 1000),
+      waitingLongerThanMs: WAITING_LONG_S * 1000,
     }),
     inst.events.head(),
     inst.docs.list({ limit: 100_000 }),
@@ -148,6 +159,8 @@ async function collect(fam: Record<string, Family>, name: string, inst: Instance
   add(fam.expired!, i, stats.leasesExpired);
   add(fam.expiring!, i, stats.leasesExpiring);
   add(fam.stuck!, i, stats.blockedOnFailure);
+  add(fam.lastAttempt!, i, stats.lastAttempt);
+  add(fam.waitingLong!, i, stats.waitingLong);
   const h = fam.duration!;
   for (const d of stats.durations) {
     const l = { ...i, kind: kind(d.kind) };

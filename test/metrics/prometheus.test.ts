@@ -99,6 +99,13 @@ describe.each(backends)('/metrics on $name', (b) => {
       advance(took);
       await inst.work.resolve({ id: item.id, worker: w, status: 'done' });
     }
+    // One pending item on its last attempt; one parked for a person two hours ago, one just now.
+    const last = await inst.work.enqueue({ title: 'last', max_attempts: 2, priority: -5 });
+    await inst.work.claim({ worker: w, id: last.id });
+    await inst.work.resolve({ id: last.id, worker: w, status: 'failed', error: 'x', retry_at: '1h' });
+    await inst.work.enqueue({ title: 'ask again', waiting_human: true });
+    advance(2 * 3_600_000);
+    await inst.work.enqueue({ title: 'ask now', waiting_human: true });
     const bad = await inst.work.enqueue({ title: 'bad', kind: 'deploy', max_attempts: 1, priority: 10 });
     await inst.work.claim({ worker: w, id: bad.id });
     advance(10_000);
@@ -164,6 +171,17 @@ describe.each(backends)('/metrics on $name', (b) => {
       (await inst.work.list({ blocked_on_failure: true, limit: 1000 })).length,
     );
     expect(gauge(fams, 'agentstate_work_items_blocked_on_failure')).toBe(2);
+    const onLast = all.filter(
+      (i) => i.status === 'pending' && i.attempts > 0 && i.attempts >= i.max_attempts - 1,
+    );
+    expect(gauge(fams, 'agentstate_work_items_last_attempt')).toBe(onLast.length);
+    expect(gauge(fams, 'agentstate_work_items_last_attempt')).toBe(1);
+    const waitingLong = all.filter(
+      (i) => i.status === 'waiting_human' && now - ms(i.updated_at) >= 3_600_000,
+    );
+    expect(gauge(fams, 'agentstate_work_items_waiting_human_long')).toBe(waitingLong.length);
+    // The two parked before the two hours passed ('ask' at the start and here), not the one parked after.
+    expect(gauge(fams, 'agentstate_work_items_waiting_human_long')).toBe(2);
     expect(gauge(fams, 'agentstate_event_log_head_position')).toBe((await inst.events.head())!.position);
     expect(gauge(fams, 'agentstate_documents', { kind: 'json' })).toBe(1);
     expect(gauge(fams, 'agentstate_document_versions', { kind: 'json' })).toBe(2);
