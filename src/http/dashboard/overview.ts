@@ -101,16 +101,21 @@ export function mountOverview(app: Hono<AppEnv>, ctx: AppContext): void {
     '/',
     guarded(async (c) => {
       const { inst, key, f } = await frame(c, ctx, 'overview', 'Overview');
-      const [counts, failed, waiting, inFlight, recent, stats, stuck, pending, history] = await Promise.all([
+      const [counts, failed, waiting, inFlight, recent, stats, history] = await Promise.all([
         run<Record<string, number>>(inst, 'count_items'),
         run<WorkItem[]>(inst, 'list_items', { status: 'failed', limit: 20 }),
         run<WorkItem[]>(inst, 'list_items', { status: 'waiting_human', limit: 20 }),
         run<WorkItem[]>(inst, 'list_items', { status: 'in_flight', limit: 200 }),
         run<EventRecord[]>(inst, 'read_events', { reverse: true, limit: 20 }),
         run<QueueStats>(inst, 'queue_stats', { waiting_longer_than_ms: DECISION_WAIT_MS }),
-        run<WorkItem[]>(inst, 'list_items', { blocked_on_failure: true, limit: 5 }),
-        run<WorkItem[]>(inst, 'list_items', { status: 'pending', limit: 500 }),
         run<QueueHistory>(inst, 'queue_history'),
+      ]);
+      // The items a problem names, read only when the counts say there is one to name.
+      const [stuck, pending] = await Promise.all([
+        stats.blocked_on_failure > 0
+          ? run<WorkItem[]>(inst, 'list_items', { blocked_on_failure: true, limit: 5 })
+          : [],
+        stats.last_attempt > 0 ? run<WorkItem[]>(inst, 'list_items', { status: 'pending', limit: 500 }) : [],
       ]);
       const problems = problemsOf(key, { stats, stuck, pending, waiting, inFlight, now: Date.now() });
       const soon = [...inFlight]
