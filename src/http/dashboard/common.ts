@@ -6,7 +6,8 @@ import { ownerOf } from '../../core/work-rules.js';
 import { ERROR_TABLE, toAgentStateError } from '../../errors.js';
 import type { Instance } from '../../instance/instance.js';
 import { runOperation } from '../../service/invoke.js';
-import { type AppContext, type AppEnv, instanceOf } from '../context.js';
+import { getOperation } from '../../service/table.js';
+import { type AppContext, type AppEnv, attributed, instanceOf } from '../context.js';
 import { type Html, h, href } from './html.js';
 
 export type C = Context<AppEnv>;
@@ -104,6 +105,17 @@ export async function frame(
 export const run = <T>(inst: Instance, op: string, input: Record<string, unknown> = {}) =>
   runOperation(inst, op, input) as Promise<T>;
 
+/** A write the page makes for the signed-in caller: checked against their access, recorded as theirs. */
+export const runAs = (c: C, inst: Instance, op: string, input: Record<string, unknown>) =>
+  runOperation(inst, op, attributed(getOperation(op), input, c.get('caller')));
+
+/** The path of an item's page. */
+export const itemPath = (id: string) => `/items/${encodeURIComponent(id)}`;
+
+/** The path of a document's page. */
+export const docPath = (kind: string, id: string) =>
+  `/documents/${encodeURIComponent(kind)}/${encodeURIComponent(id)}`;
+
 /**
  * What a pending item that is not ready waits for: a failed or cancelled blocker (a problem: its link), or
  * the time it is scheduled for. Empty otherwise.
@@ -112,7 +124,7 @@ export function waitingFor(key: string, i: WorkItem, now: number = Date.now()): 
   if (i.status !== 'pending') return '';
   const failed = i.blocked_on_failure ?? [];
   if (failed.length > 0)
-    return h`<span class="problem">blocked: ${failed.map((b, n) => h`${n > 0 ? ', ' : ''}<a href="${href(`/items/${encodeURIComponent(b)}`, { instance: key })}">${b}</a>`)} ended unsuccessfully</span>`;
+    return h`<span class="problem">blocked: ${failed.map((b, n) => h`${n > 0 ? ', ' : ''}<a href="${href(itemPath(b), { instance: key })}">${b}</a>`)} ended unsuccessfully</span>`;
   if (i.not_before !== null && Date.parse(i.not_before) > now)
     return h`<span class="badge o-retry">scheduled</span> ready ${when(i.not_before, now)}`;
   return '';
@@ -122,7 +134,7 @@ export function itemRows(key: string, items: WorkItem[], select = false): Html {
   if (items.length === 0) return h`<p class="muted">None.</p>`;
   return h`<div class="wrap"><table class="stack"><thead><tr>${select ? h`<th><input type="checkbox" id="select-all" aria-label="Select all"></th>` : ''}<th>Item</th><th>Status</th><th class="opt">Kind</th><th class="opt">Attempts</th><th>State</th><th class="opt">Updated</th></tr></thead><tbody>${items.map(
     (i) =>
-      h`<tr>${select ? h`<td><input type="checkbox" name="id" value="${i.id}" aria-label="Select ${i.title}"></td>` : ''}<td><a href="${href(`/items/${encodeURIComponent(i.id)}`, { instance: key })}">${short(i.title, 90)}</a><div class="muted id">${i.id}</div></td><td><span class="badge st-${i.status}">${i.status}</span></td><td class="opt nb">${i.kind ?? ''}</td><td class="opt num">${i.attempts}/${i.max_attempts}</td><td>${waitingFor(key, i)}${i.error ? h`<div class="problem">${short(i.error, 120)}</div>` : lease(i)}</td><td class="opt">${when(i.updated_at)}</td></tr>`,
+      h`<tr>${select ? h`<td><input type="checkbox" name="id" value="${i.id}" aria-label="Select ${i.title}"></td>` : ''}<td><a href="${href(itemPath(i.id), { instance: key })}">${short(i.title, 90)}</a><div class="muted id">${i.id}</div></td><td><span class="badge st-${i.status}">${i.status}</span></td><td class="opt nb">${i.kind ?? ''}</td><td class="opt num">${i.attempts}/${i.max_attempts}</td><td>${waitingFor(key, i)}${i.error ? h`<div class="problem">${short(i.error, 120)}</div>` : lease(i)}</td><td class="opt">${when(i.updated_at)}</td></tr>`,
   )}</tbody></table></div>`;
 }
 
@@ -130,7 +142,7 @@ export function eventRows(key: string, events: EventRecord[]): Html {
   if (events.length === 0) return h`<p class="muted">No events.</p>`;
   return h`<div class="wrap"><table class="stack"><thead><tr><th>#</th><th>Type</th><th class="opt">Time</th><th class="opt">Stream</th><th>Actor</th><th>Data</th></tr></thead><tbody>${events.map(
     (e) =>
-      h`<tr><td class="num">${e.position}</td><td class="nb">${breakable(e.type)}</td><td class="opt">${when(e.created_at)}</td><td class="opt nb">${breakable(e.stream)}</td><td class="nb">${e.actor ?? ''}</td><td class="data">${e.work_item_id ? h`<a href="${href(`/items/${encodeURIComponent(e.work_item_id)}`, { instance: key })}">${e.work_item_id}</a> ` : ''}<code>${short(e.data)}</code></td></tr>`,
+      h`<tr><td class="num">${e.position}</td><td class="nb">${breakable(e.type)}</td><td class="opt">${when(e.created_at)}</td><td class="opt nb">${breakable(e.stream)}</td><td class="nb">${e.actor ?? ''}</td><td class="data">${e.work_item_id ? h`<a href="${href(itemPath(e.work_item_id), { instance: key })}">${e.work_item_id}</a> ` : ''}<code>${short(e.data)}</code></td></tr>`,
   )}</tbody></table></div>`;
 }
 

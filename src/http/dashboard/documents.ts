@@ -4,10 +4,21 @@ import type { Hono } from 'hono';
 import type { DocumentRecord } from '../../core/types.js';
 import type { Instance } from '../../instance/instance.js';
 import { getKind, kindNames } from '../../kinds/registry.js';
-import { runOperation } from '../../service/invoke.js';
-import { getOperation } from '../../service/table.js';
-import { type AppContext, type AppEnv, attributed } from '../context.js';
-import { filters, frame, guarded, opened, PAGE, pageLimit, run, short, when } from './common.js';
+import type { AppContext, AppEnv } from '../context.js';
+import {
+  type C,
+  docPath,
+  filters,
+  frame,
+  guarded,
+  opened,
+  PAGE,
+  pageLimit,
+  run,
+  runAs,
+  short,
+  when,
+} from './common.js';
 import { type Html, h, href, pretty } from './html.js';
 import { page } from './layout.js';
 
@@ -34,6 +45,13 @@ async function fileView(inst: Instance, kind: string, id: string, version: numbe
   return run<FileView>(inst, 'render_file', { kind, id, version });
 }
 
+/** The document a page's path names, and that page's own path. */
+function docOf(c: C): { kind: string; id: string; base: string } {
+  const kind = c.req.param('kind') ?? '';
+  const id = c.req.param('id') ?? '';
+  return { kind, id, base: docPath(kind, id) };
+}
+
 /** Mounts the document pages: state files, documents, a document at any version, diffs. */
 export function mountDocumentPages(app: Hono<AppEnv>, ctx: AppContext): void {
   app.get(
@@ -50,7 +68,7 @@ export function mountDocumentPages(app: Hono<AppEnv>, ctx: AppContext): void {
           const v = await fileView(inst, kind, d.id, d.version);
           if (!v) continue;
           rows.push(
-            h`<tr><td>${kind}</td><td><a href="${href(`/documents/${encodeURIComponent(kind)}/${encodeURIComponent(d.id)}`, { instance: key })}">${d.id}</a></td><td><code>${v.path}</code></td><td class="num">${d.version}</td><td>${v.valid ? h`<span class="badge st-done">valid</span>` : h`<span class="badge st-failed">invalid</span> ${v.problem}`}</td></tr>`,
+            h`<tr><td>${kind}</td><td><a href="${href(docPath(kind, d.id), { instance: key })}">${d.id}</a></td><td><code>${v.path}</code></td><td class="num">${d.version}</td><td>${v.valid ? h`<span class="badge st-done">valid</span>` : h`<span class="badge st-failed">invalid</span> ${v.problem}`}</td></tr>`,
           );
         }
       }
@@ -73,7 +91,7 @@ ${rows.length === 0 ? h`<p class="muted">No documents with a state file.</p>` : 
         { ...filter, limit: limit + 1 },
       );
       const body = h`<h1>Documents</h1><form class="filters" method="get" action="/documents"><input type="hidden" name="instance" value="${key}"><div><label for="f-kind">Kind</label><input id="f-kind" name="kind" value="${kind ?? ''}"></div><button type="submit">Filter</button></form>
-${docs.length === 0 ? h`<p class="muted">No documents.</p>` : h`<div class="wrap"><table><thead><tr><th>Kind</th><th>Id</th><th>Version</th><th class="opt">Updated</th></tr></thead><tbody>${docs.slice(0, limit).map((d) => h`<tr><td>${d.kind}</td><td><a href="${href(`/documents/${encodeURIComponent(d.kind)}/${encodeURIComponent(d.id)}`, { instance: key })}">${d.id}</a></td><td class="num">${d.version}</td><td class="opt">${when(d.updated_at)}</td></tr>`)}</tbody></table></div>`}
+${docs.length === 0 ? h`<p class="muted">No documents.</p>` : h`<div class="wrap"><table><thead><tr><th>Kind</th><th>Id</th><th>Version</th><th class="opt">Updated</th></tr></thead><tbody>${docs.slice(0, limit).map((d) => h`<tr><td>${d.kind}</td><td><a href="${href(docPath(d.kind, d.id), { instance: key })}">${d.id}</a></td><td class="num">${d.version}</td><td class="opt">${when(d.updated_at)}</td></tr>`)}</tbody></table></div>`}
 ${docs.length > limit ? h`<div class="pager"><a href="${href('/documents', { instance: key, kind, limit: Math.min(limit + PAGE, 1000) })}">Show more</a></div>` : ''}`;
       return c.html(page(f, body).value);
     }),
@@ -83,8 +101,7 @@ ${docs.length > limit ? h`<div class="pager"><a href="${href('/documents', { ins
     '/documents/:kind/:id',
     guarded(async (c) => {
       const { inst, key, f } = await frame(c, ctx, 'documents', 'Document');
-      const kind = c.req.param('kind') ?? '';
-      const id = c.req.param('id') ?? '';
+      const { kind, id, base } = docOf(c);
       const v = c.req.query('version');
       const doc = await run<DocumentRecord>(inst, 'get_document', {
         kind,
@@ -98,12 +115,11 @@ ${docs.length > limit ? h`<div class="pager"><a href="${href('/documents', { ins
         limit: 100,
       });
       const view = await fileView(inst, kind, id, doc.version).catch(() => null);
-      const base = `/documents/${encodeURIComponent(kind)}/${encodeURIComponent(id)}`;
       const versions = hist.entries.map((e) => e.version);
       // Where a fork came from is the document's own record, not the URL's.
       const from = doc.forked_from;
       const source = from
-        ? h`<a href="${href(`/documents/${encodeURIComponent(from.kind)}/${encodeURIComponent(from.id)}`, { instance: key, version: from.version })}">${from.id} version ${from.version}</a>`
+        ? h`<a href="${href(docPath(from.kind, from.id), { instance: key, version: from.version })}">${from.id} version ${from.version}</a>`
         : '';
       const notice =
         from && c.req.query('forked') === '1'
@@ -134,13 +150,11 @@ ${
     '/documents/:kind/:id/fork',
     guarded(async (c) => {
       const { inst, key, f } = await frame(c, ctx, 'documents', 'Fork');
-      const kind = c.req.param('kind') ?? '';
-      const id = c.req.param('id') ?? '';
+      const { kind, id, base } = docOf(c);
       const version = Number(c.req.query('version'));
       const newId = (c.req.query('new_id') ?? '').trim();
       // The source version must exist (NOT_FOUND, or INVALID_INPUT for a version that is no number).
       const doc = await run<{ version: number }>(inst, 'get_document', { kind, id, version });
-      const base = `/documents/${encodeURIComponent(kind)}/${encodeURIComponent(id)}`;
       const back = href(base, { instance: key, version: doc.version });
       const body = h`<h1>Fork ${kind} / ${id}?</h1>${
         newId === ''
@@ -157,17 +171,16 @@ ${
     '/documents/:kind/:id/fork',
     guarded(async (c) => {
       const { inst, key } = await opened(c, ctx);
-      const kind = c.req.param('kind') ?? '';
-      const id = c.req.param('id') ?? '';
+      const { kind, id } = docOf(c);
       const form = await c.req.parseBody();
       const field = (name: string) => (typeof form[name] === 'string' ? (form[name] as string).trim() : '');
       const version = Number(field('version'));
       const reason = field('reason');
       const input = { kind, id, version, new_id: field('new_id'), ...(reason ? { reason } : {}) };
       // A new id already taken is STATE_CONFLICT (the fork is a commit at expected version 0): nothing written.
-      await runOperation(inst, 'fork', attributed(getOperation('fork'), input, c.get('caller')));
+      await runAs(c, inst, 'fork', input);
       return c.redirect(
-        href(`/documents/${encodeURIComponent(kind)}/${encodeURIComponent(input.new_id)}`, {
+        href(docPath(kind, input.new_id), {
           instance: key,
           forked: 1,
         }),
@@ -180,8 +193,7 @@ ${
     '/documents/:kind/:id/diff',
     guarded(async (c) => {
       const { inst, key, f } = await frame(c, ctx, 'documents', 'Diff');
-      const kind = c.req.param('kind') ?? '';
-      const id = c.req.param('id') ?? '';
+      const { kind, id, base } = docOf(c);
       const from = Number(c.req.query('from'));
       const to = Number(c.req.query('to'));
       const diff = await run<{ patch: Array<{ op: string; path: string; value?: unknown; from?: string }> }>(
@@ -193,7 +205,6 @@ ${
         run<{ body: unknown }>(inst, 'get_document', { kind, id, version: from }),
         run<{ body: unknown }>(inst, 'get_document', { kind, id, version: to }),
       ]);
-      const base = `/documents/${encodeURIComponent(kind)}/${encodeURIComponent(id)}`;
       const body = h`<h1>${kind} / ${id}: version ${from} → ${to}</h1><p><a href="${href(base, { instance: key })}">Back to the document</a></p>
 <h2>Changes (${diff.patch.length})</h2>${
         diff.patch.length === 0

@@ -4,9 +4,7 @@ import type { Hono } from 'hono';
 import type { EventRecord, WorkItem } from '../../core/types.js';
 import { ownerOf } from '../../core/work-rules.js';
 import { InvalidInputError } from '../../errors.js';
-import { runOperation } from '../../service/invoke.js';
-import { getOperation } from '../../service/table.js';
-import { type AppContext, type AppEnv, attributed } from '../context.js';
+import type { AppContext, AppEnv } from '../context.js';
 import {
   type C,
   eventRows,
@@ -14,12 +12,14 @@ import {
   frame,
   guarded,
   isDecision,
+  itemPath,
   itemRows,
   lease,
   opened,
   PAGE,
   pageLimit,
   run,
+  runAs,
   STATUSES,
   short,
   waitingFor,
@@ -231,7 +231,7 @@ ${n > 0 && b.name === 'cancel' ? h`<label for="reason">Reason (optional)</label>
           ? { reason: form.reason.trim() }
           : {};
       // One transaction for all of them: either every item is changed or none is.
-      await runOperation(inst, b.op, attributed(getOperation(b.op), { ids, ...reason }, c.get('caller')));
+      await runAs(c, inst, b.op, { ids, ...reason });
       const back =
         typeof form.back === 'string' && STATUSES.includes(form.back as never) ? form.back : undefined;
       // Back to the list the items were picked from (its filters are only ever query values of /items).
@@ -282,22 +282,23 @@ ${n > 0 && b.name === 'cancel' ? h`<label for="reason">Reason (optional)</label>
           options = doc?.body.ambiguities?.find((a) => a.id === p.ambiguity_id)?.options ?? [];
         }
         answer = h`<section aria-labelledby="h-answer"><h2 id="h-answer">Answer this decision</h2><p>${p.question ?? item.title}</p>
-<form method="post" action="${href(`/items/${encodeURIComponent(id)}/confirm`, { instance: key })}"><input type="hidden" name="_csrf" value="${f.csrf ?? ''}"><input type="hidden" name="action" value="answer">
+<form method="post" action="${href(`${itemPath(id)}/confirm`, { instance: key })}"><input type="hidden" name="_csrf" value="${f.csrf ?? ''}"><input type="hidden" name="action" value="answer">
 ${options.length > 0 ? h`<fieldset><legend>Options</legend>${options.map((o, n) => h`<div class="option"><input type="radio" name="answer" id="opt-${n}" value="${o}"><label for="opt-${n}">${o}</label></div>`)}</fieldset><label for="answer-other">or another answer</label>` : h`<label for="answer-other">Your answer</label>`}
 <textarea id="answer-other" name="answer_text" rows="2" maxlength="10000"${options.length > 0 ? '' : h` required`}></textarea>
 <div class="actions"><button type="submit" class="primary">Answer…</button></div></form></section>`;
       }
+      const waiting = waitingFor(key, item);
       const body = h`<h1>${item.title}</h1>${notice}
 <div class="actions">${actions.map(
         ([name, a]) =>
-          h`<form method="get" action="/items/${encodeURIComponent(id)}/confirm"><input type="hidden" name="instance" value="${key}"><input type="hidden" name="action" value="${name}"><button type="submit"${name === 'cancel' || name === 'reject' ? h` class="danger"` : ''}>${a.label}…</button></form>`,
+          h`<form method="get" action="${itemPath(id)}/confirm"><input type="hidden" name="instance" value="${key}"><input type="hidden" name="action" value="${name}"><button type="submit"${name === 'cancel' || name === 'reject' ? h` class="danger"` : ''}>${a.label}…</button></form>`,
       )}</div>
 ${answer}${
   behind.length > 0
     ? h`<section aria-labelledby="h-behind"><h2 id="h-behind">Waiting behind this item (${behind.length})</h2><p>A retry re-opens them: they become ready once this item is done.</p>${itemRows(key, behind)}</section>`
     : ''
 }
-<div data-live-region><dl class="kv"><dt>id</dt><dd><span class="id">${item.id}</span></dd><dt>status</dt><dd><span class="badge st-${item.status}">${item.status}</span></dd><dt>kind</dt><dd>${item.kind ?? ''}</dd><dt>priority</dt><dd>${item.priority}</dd><dt>attempts</dt><dd>${item.attempts} of ${item.max_attempts}</dd><dt>lease</dt><dd>${lease(item) || 'none'}</dd><dt>blocked by</dt><dd>${item.blocked_by.join(', ')}</dd>${item.not_before ? h`<dt>not before</dt><dd>${when(item.not_before)}</dd>` : ''}${waitingFor(key, item) ? h`<dt>waiting</dt><dd>${waitingFor(key, item)}</dd>` : ''}<dt>created</dt><dd>${when(item.created_at)}</dd><dt>updated</dt><dd>${when(item.updated_at)}</dd></dl>
+<div data-live-region><dl class="kv"><dt>id</dt><dd><span class="id">${item.id}</span></dd><dt>status</dt><dd><span class="badge st-${item.status}">${item.status}</span></dd><dt>kind</dt><dd>${item.kind ?? ''}</dd><dt>priority</dt><dd>${item.priority}</dd><dt>attempts</dt><dd>${item.attempts} of ${item.max_attempts}</dd><dt>lease</dt><dd>${lease(item) || 'none'}</dd><dt>blocked by</dt><dd>${item.blocked_by.join(', ')}</dd>${item.not_before ? h`<dt>not before</dt><dd>${when(item.not_before)}</dd>` : ''}${waiting ? h`<dt>waiting</dt><dd>${waiting}</dd>` : ''}<dt>created</dt><dd>${when(item.created_at)}</dd><dt>updated</dt><dd>${when(item.updated_at)}</dd></dl>
 ${attemptTimeline(item, attemptsOf(item, events))}
 ${item.error ? h`<h2>Error</h2><pre class="problem">${item.error}</pre>` : ''}
 <h2>Payload</h2><pre>${pretty(item.payload)}</pre><h2>Result</h2><pre>${pretty(item.result)}</pre><h2>Notes</h2><pre>${pretty(item.notes)}</pre>
@@ -320,7 +321,7 @@ ${item.error ? h`<h2>Error</h2><pre class="problem">${item.error}</pre>` : ''}
     const item = await run<WorkItem>(inst, 'get_item', { id });
     const answer = field('answer_text').trim() || field('answer').trim();
     const a = ACTIONS[action];
-    const back = href(`/items/${encodeURIComponent(id)}`, { instance: key });
+    const back = href(itemPath(id), { instance: key });
     const ask =
       action === 'answer'
         ? h`Answer “${item.title}” with <b>${answer}</b>?`
@@ -335,7 +336,7 @@ ${item.error ? h`<h2>Error</h2><pre class="problem">${item.error}</pre>` : ''}
     const body = h`<h1>Confirm</h1><p>${ask}</p><p class="muted">${item.title} (${item.id}) — recorded as ${f.actor ?? 'the token holder'}, actor_kind human.</p>
 ${
   applies && (action !== 'answer' || answer !== '')
-    ? h`<form method="post" action="${href(`/items/${encodeURIComponent(id)}/act`, { instance: key })}"><input type="hidden" name="_csrf" value="${f.csrf ?? ''}"><input type="hidden" name="action" value="${action}"><input type="hidden" name="answer" value="${answer}">${action === 'cancel' ? h`<label for="reason">Reason (optional)</label><input id="reason" name="reason" maxlength="2000">` : ''}<div class="actions"><button type="submit" class="primary">Yes, ${action === 'answer' ? 'answer' : a!.label.toLowerCase()}</button><a href="${back}">No, go back</a></div></form>`
+    ? h`<form method="post" action="${href(`${itemPath(id)}/act`, { instance: key })}"><input type="hidden" name="_csrf" value="${f.csrf ?? ''}"><input type="hidden" name="action" value="${action}"><input type="hidden" name="answer" value="${answer}">${action === 'cancel' ? h`<label for="reason">Reason (optional)</label><input id="reason" name="reason" maxlength="2000">` : ''}<div class="actions"><button type="submit" class="primary">Yes, ${action === 'answer' ? 'answer' : a!.label.toLowerCase()}</button><a href="${back}">No, go back</a></div></form>`
     : refusal
 }`;
     return c.html(page(f, body).value);
@@ -361,14 +362,9 @@ ${
       const id = c.req.param('id') ?? '';
       const form = await c.req.parseBody();
       const action = typeof form.action === 'string' ? form.action : '';
-      const caller = c.get('caller');
       if (action === 'answer') {
         const answer = typeof form.answer === 'string' ? form.answer : '';
-        await runOperation(
-          inst,
-          'resolve',
-          attributed(getOperation('resolve'), { id, status: 'done', result: { answer } }, caller),
-        );
+        await runAs(c, inst, 'resolve', { id, status: 'done', result: { answer } });
       } else {
         const a = ACTIONS[action];
         if (!a) throw new InvalidInputError(`unknown action ${JSON.stringify(action)}`, { field: 'action' });
@@ -376,12 +372,12 @@ ${
           typeof form.reason === 'string' && form.reason.trim() !== '' ? { reason: form.reason.trim() } : {};
         const input: Record<string, unknown> = { id, ...(action === 'cancel' ? reason : {}) };
         if (action === 'release') {
-          const item = (await runOperation(inst, 'get_item', { id })) as WorkItem;
+          const item = await run<WorkItem>(inst, 'get_item', { id });
           if (item.lease_owner) input.worker = item.lease_owner;
         }
-        await runOperation(inst, a.op, attributed(getOperation(a.op), input, caller));
+        await runAs(c, inst, a.op, input);
       }
-      return c.redirect(href(`/items/${encodeURIComponent(id)}`, { instance: key, done: action }), 303);
+      return c.redirect(href(itemPath(id), { instance: key, done: action }), 303);
     }),
   );
 }

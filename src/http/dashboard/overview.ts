@@ -4,7 +4,7 @@ import type { Hono } from 'hono';
 import type { EventRecord, QueueHistory, WorkItem } from '../../core/types.js';
 import type { AppContext, AppEnv } from '../context.js';
 import { depthChart, throughputChart } from './charts.js';
-import { eventRows, frame, guarded, itemRows, run, STATUSES, short, when } from './common.js';
+import { eventRows, frame, guarded, itemPath, itemRows, run, STATUSES, short, when } from './common.js';
 import { type Html, h, href } from './html.js';
 import { page } from './layout.js';
 
@@ -42,7 +42,7 @@ function problemsOf(
   },
 ): Problem[] {
   const item = (i: WorkItem) =>
-    h`<a href="${href(`/items/${encodeURIComponent(i.id)}`, { instance: key })}">${short(i.title, 60)}</a>`;
+    h`<a href="${href(itemPath(i.id), { instance: key })}">${short(i.title, 60)}</a>`;
   // Up to five items by name and how many more; none named (beyond the lists read): the status's list.
   const list = (items: WorkItem[], more: number, status = 'pending') =>
     items.length === 0
@@ -55,7 +55,7 @@ function problemsOf(
     out.push({
       what: `${s.blocked_on_failure} blocked behind a failure:`,
       detail: list(d.stuck, s.blocked_on_failure - d.stuck.length),
-      wayOut: h`Retry the failed blocker (${blockers.map((b, n) => h`${n > 0 ? ', ' : ''}<a href="${href(`/items/${encodeURIComponent(b)}`, { instance: key })}">${b}</a>`)}) so they go on, or cancel the items that should not.`,
+      wayOut: h`Retry the failed blocker (${blockers.map((b, n) => h`${n > 0 ? ', ' : ''}<a href="${href(itemPath(b), { instance: key })}">${b}</a>`)}) so they go on, or cancel the items that should not.`,
     });
   }
   if (s.leases_expired > 0) {
