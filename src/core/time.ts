@@ -6,19 +6,24 @@ export type Clock = () => number;
 /** The real clock: `Date.now()`. */
 export const systemClock: Clock = () => Date.now();
 
+/** The clocks `wholeMs` made (wrapping one again would only check it twice). */
+const whole = new WeakSet<Clock>();
+
 /**
  * `clock` in whole milliseconds, which is what every backend keeps: an injected clock may return fractions
  * (`performance.timeOrigin + performance.now()`, a simulation), and one that returns no finite number is an
  * error that says so before anything is written.
  */
 export function wholeMs(clock: Clock): Clock {
-  if (clock === systemClock) return clock;
-  return () => {
+  if (clock === systemClock || whole.has(clock)) return clock;
+  const checked: Clock = () => {
     const t = clock();
     if (typeof t !== 'number' || !Number.isFinite(t))
       throw new TypeError(`the store's clock returned ${String(t)}, not epoch milliseconds`);
     return Math.floor(t);
   };
+  whole.add(checked);
+  return checked;
 }
 
 export function toIso(ms: number): string;

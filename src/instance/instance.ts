@@ -106,7 +106,7 @@ export class Instance {
     this.backend = backend;
     this.clock = wholeMs(clock);
     const store = createStore(backend, {
-      clock,
+      clock: this.clock,
       actor: worker,
       keepVersions: retention === 'all' ? null : retention,
       ...(coalesce === undefined ? {} : { coalesce }),
