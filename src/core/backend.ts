@@ -239,7 +239,7 @@ export interface WorkItemBackend {
   stats(q: WorkStatsQuery): Promise<WorkStats>;
   /**
    * The items created, and those that ended done, failed or cancelled, in each of `buckets` spans of
-   * `bucketMs` from `since` (one consistent read; counts only), and how many are unfinished now.
+   * `bucketMs` from `since` (one consistent read; counts only).
    */
   history(q: WorkHistoryQuery): Promise<WorkHistory>;
   /** Expired leases back to pending (or failed once attempts are spent), each with its event. */
@@ -269,8 +269,6 @@ export interface WorkHistoryQuery {
 /** Per span of a history window: items created, and items that ended (by their current status) in it. */
 export interface WorkHistory {
   buckets: Array<{ created: number; done: number; failed: number; cancelled: number }>;
-  /** Items pending, in flight or waiting for a human now. */
-  open: number;
 }
 
 /** Aggregates of one instance's work items (counts and sums only: nothing names an item). */

@@ -409,16 +409,20 @@ export class WorkQueue {
     const bucketMs = Math.ceil(windowMs / count);
     // The last span ends just after now, so what happened at `now` is in it.
     const since = now + 1 - bucketMs * count;
-    const h = await this.#backend.work.history({ since, bucketMs, buckets: count });
+    const [h, counts] = await Promise.all([
+      this.#backend.work.history({ since, bucketMs, buckets: count }),
+      this.#backend.work.counts(),
+    ]);
+    const unfinished = counts.pending + counts.in_flight + counts.waiting_human;
     // Unfinished at the end of span k: unfinished now, minus what was created after it, plus what ended after it.
-    let open = h.open;
+    let open = unfinished;
     const buckets: QueueHistory['buckets'] = new Array(count);
     for (let k = count - 1; k >= 0; k--) {
       const b = h.buckets[k]!;
       buckets[k] = { start: new Date(since + k * bucketMs).toISOString(), ...b, open: Math.max(0, open) };
       open -= b.created - b.done - b.failed - b.cancelled;
     }
-    return { since: new Date(since).toISOString(), bucket_ms: bucketMs, open: h.open, buckets };
+    return { since: new Date(since).toISOString(), bucket_ms: bucketMs, open: unfinished, buckets };
   }
 
   /** Claims up to `limit` ready items in one statement (one work_items_claimed event for two or more). */

@@ -1280,24 +1280,17 @@ export async function stats(conn: PostgresConnection, q: WorkStatsQuery): Promis
 export async function history(conn: PostgresConnection, q: WorkHistoryQuery): Promise<WorkHistory> {
   const t = conn.names;
   const end = q.since + q.bucketMs * q.buckets;
-  return conn.transaction(async (tx) => {
-    const rows = await tx.query<HistoryRow>(
-      `SELECT 'created' AS what, ((created_at - $2) / $3)::int AS b, count(*)::int AS n FROM ${t.work_items}
+  const rows = await conn.query<HistoryRow>(
+    `SELECT 'created' AS what, ((created_at - $2) / $3)::int AS b, count(*)::int AS n FROM ${t.work_items}
          WHERE instance = $1 AND created_at >= $2 AND created_at < $4 GROUP BY 2
        UNION ALL
        SELECT status, ((COALESCE(resolved_at, updated_at) - $2) / $3)::int, count(*)::int FROM ${t.work_items}
          WHERE instance = $1 AND status IN ('done', 'failed', 'cancelled') AND updated_at >= $2
            AND COALESCE(resolved_at, updated_at) >= $2 AND COALESCE(resolved_at, updated_at) < $4
          GROUP BY 1, 2`,
-      [conn.instance, q.since, q.bucketMs, end],
-    );
-    const open = await tx.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM ${t.work_items}
-         WHERE instance = $1 AND status IN ('pending', 'in_flight', 'waiting_human')`,
-      [conn.instance],
-    );
-    return { buckets: historyBuckets(q.buckets, rows.rows), open: open.rows[0]?.n ?? 0 };
-  });
+    [conn.instance, q.since, q.bucketMs, end],
+  );
+  return { buckets: historyBuckets(q.buckets, rows.rows) };
 }
 
 export async function reclaimExpired(

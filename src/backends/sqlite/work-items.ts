@@ -772,12 +772,7 @@ export async function history(conn: SqliteConnection, q: WorkHistoryQuery): Prom
            GROUP BY status, 2`,
       )
       .all(q.since, q.bucketMs, q.since, end, q.since, q.bucketMs, q.since, q.since, end) as HistoryRow[];
-    const open = conn
-      .stmt(
-        "SELECT COUNT(*) AS n FROM work_items INDEXED BY work_items_status WHERE status IN ('pending', 'in_flight', 'waiting_human')",
-      )
-      .get() as { n: number };
-    return { buckets: historyBuckets(q.buckets, rows), open: open.n };
+    return { buckets: historyBuckets(q.buckets, rows) };
   });
 }
 
