@@ -275,7 +275,7 @@ export const WORK_OPERATIONS = [
       const s = await inst.work.stats({
         expiringWithinMs: i.expiring_within_ms ?? 60_000,
         bucketsMs: DURATION_BUCKETS_MS,
-        waitingLongerThanMs: i.waiting_longer_than_ms ?? 3_600_000,
+        ...(i.waiting_longer_than_ms === undefined ? {} : { waitingLongerThanMs: i.waiting_longer_than_ms }),
       });
       return {
         groups: s.groups,
