@@ -132,8 +132,14 @@ const bulkOf = (status: string | undefined) =>
 const matches = (q: string) => (i: WorkItem) =>
   !q || `${i.title} ${i.id} ${i.error ?? ''}`.toLowerCase().includes(q);
 
-const invalidAction = (name: string) =>
-  new InvalidInputError(`unknown action ${JSON.stringify(name)}: retry or cancel`, { field: 'action' });
+/** The bulk action a URL names, or INVALID_INPUT. */
+function bulkNamed(name: string) {
+  if (!Object.hasOwn(BULK, name))
+    throw new InvalidInputError(`unknown action ${JSON.stringify(name)}: retry or cancel`, {
+      field: 'action',
+    });
+  return BULK[name]!;
+}
 
 /** Mounts the work-item pages: the filtered list, bulk actions by selection or filter, an item and its actions. */
 export function mountItems(app: Hono<AppEnv>, ctx: AppContext): void {
@@ -177,9 +183,8 @@ ${more ? h`<div class="pager"><a href="${href('/items', { instance: key, status,
     '/items/bulk-confirm',
     guarded(async (c) => {
       const name = c.req.query('action') ?? 'retry';
-      const b = Object.hasOwn(BULK, name) ? BULK[name]! : null;
-      const { inst, key, f } = await frame(c, ctx, 'items', `${b?.verb ?? 'Bulk'} selected`);
-      if (!b) throw invalidAction(name);
+      const b = bulkNamed(name);
+      const { inst, key, f } = await frame(c, ctx, 'items', `${b.verb} selected`);
       // The selected items, or every item of the status a filter matches (at most 1,000): the preview is the set
       // the confirmation changes, in one transaction, so what was counted is what changes (or nothing does).
       const match = c.req.query('match');
@@ -222,8 +227,7 @@ ${n > 0 && b.name === 'cancel' ? h`<label for="reason">Reason (optional)</label>
     guarded(async (c) => {
       const { inst, key } = await opened(c, ctx);
       const name = c.req.param('action') ?? '';
-      const b = Object.hasOwn(BULK, name) ? BULK[name]! : null;
-      if (!b) throw invalidAction(name);
+      const b = bulkNamed(name);
       const form = await c.req.parseBody({ all: true });
       const ids = ([] as unknown[]).concat(form.id ?? []).filter((x): x is string => typeof x === 'string');
       const reason =
