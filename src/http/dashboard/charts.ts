@@ -13,8 +13,11 @@ const TOP = 6;
 
 type Bucket = QueueHistory['buckets'][number];
 
+/** `v` to a tenth of a unit: enough for an SVG coordinate, and short. */
+const tenth = (v: number) => Math.round(v * 10) / 10;
+
 /** The y of `v` on a chart whose top is `max`. */
-const y = (v: number, max: number) => Math.round((TOP + (H - TOP - BOTTOM) * (1 - v / max)) * 10) / 10;
+const y = (v: number, max: number) => tenth(TOP + (H - TOP - BOTTOM) * (1 - v / max));
 
 /** A round top for the y axis: 1, 2 or 5 times a power of ten, at least `v`. */
 function niceMax(v: number): number {
@@ -57,14 +60,15 @@ function figure(
 /** Items that ended per span: done (below) and failed (stacked on top). */
 export function throughputChart(hist: QueueHistory): Html {
   const n = hist.buckets.length;
-  const max = niceMax(Math.max(...hist.buckets.map((b) => b.done + b.failed)));
+  const busiest = Math.max(...hist.buckets.map((b) => b.done + b.failed));
+  const max = niceMax(busiest);
   const bw = (W - LEFT) / n;
   const bars = hist.buckets.map((b, i) => {
-    const x = Math.round((LEFT + i * bw + 0.5) * 10) / 10;
-    const w = Math.max(1, Math.round((bw - 1) * 10) / 10);
+    const x = tenth(LEFT + i * bw + 0.5);
+    const w = Math.max(1, tenth(bw - 1));
     const yd = y(b.done, max);
     const yf = y(b.done + b.failed, max);
-    return h`${b.done > 0 ? h`<rect class="o-done" x="${x}" y="${yd}" width="${w}" height="${Math.round((H - BOTTOM - yd) * 10) / 10}"></rect>` : ''}${b.failed > 0 ? h`<rect class="o-failed" x="${x}" y="${yf}" width="${w}" height="${Math.round((yd - yf) * 10) / 10}"></rect>` : ''}`;
+    return h`${b.done > 0 ? h`<rect class="o-done" x="${x}" y="${yd}" width="${w}" height="${tenth(H - BOTTOM - yd)}"></rect>` : ''}${b.failed > 0 ? h`<rect class="o-failed" x="${x}" y="${yf}" width="${w}" height="${tenth(yd - yf)}"></rect>` : ''}`;
   });
   const done = hist.buckets.reduce((s, b) => s + b.done, 0);
   const failed = hist.buckets.reduce((s, b) => s + b.failed, 0);
@@ -72,7 +76,7 @@ export function throughputChart(hist: QueueHistory): Html {
   return figure(
     'chart-throughput',
     `Finished per ${span(hist.bucket_ms)}: ${done} done, ${failed} failed in the last ${window}`,
-    `Bar chart of items finished per ${span(hist.bucket_ms)} over the last ${window}: ${done} done (green), ${failed} failed (red); the busiest span finished ${Math.max(...hist.buckets.map((b) => b.done + b.failed))}.`,
+    `Bar chart of items finished per ${span(hist.bucket_ms)} over the last ${window}: ${done} done (green), ${failed} failed (red); the busiest span finished ${busiest}.`,
     h`${axes(hist, max)}${bars}`,
     hist,
     [
@@ -85,12 +89,12 @@ export function throughputChart(hist: QueueHistory): Html {
 /** Unfinished items (pending, in flight, waiting for a person) at the end of each span. */
 export function depthChart(hist: QueueHistory): Html {
   const n = hist.buckets.length;
-  const max = niceMax(Math.max(...hist.buckets.map((b) => b.open)));
+  const peak = Math.max(...hist.buckets.map((b) => b.open));
+  const max = niceMax(peak);
   const bw = (W - LEFT) / n;
-  const pts = hist.buckets.map((b, i) => `${Math.round((LEFT + (i + 1) * bw) * 10) / 10},${y(b.open, max)}`);
+  const pts = hist.buckets.map((b, i) => `${tenth(LEFT + (i + 1) * bw)},${y(b.open, max)}`);
   const base = H - BOTTOM;
   const area = `${LEFT},${base} ${LEFT},${y(hist.buckets[0]!.open, max)} ${pts.join(' ')} ${W},${base}`;
-  const peak = Math.max(...hist.buckets.map((b) => b.open));
   const window = span(hist.bucket_ms * n);
   return figure(
     'chart-depth',
