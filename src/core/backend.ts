@@ -24,6 +24,11 @@ export interface BackendCapabilities {
    * instead of waiting out its interval. A hint only: polling stays the truth.
    */
   notify: boolean;
+  /**
+   * How often an idle worker or scheduler polls for work by default, in ms (without hints a worker learns
+   * of new work only by polling). @default 1000
+   */
+  idlePollMs?: number;
 }
 
 /** A normalized event to append (ids, defaults and time already decided by the core). */

@@ -22,6 +22,9 @@ export type { PostgresOptions, PostgresPoolOptions } from './connection.js';
 export { listInstances, type PostgresListOptions } from './instances.js';
 export { migrationNames } from './migrate.js';
 
+/** How often an idle worker or scheduler polls behind a transaction pooler, where no hint wakes it. */
+export const POOLED_IDLE_POLL_MS = 250;
+
 /** A StoreBackend on PostgreSQL, plus what only PostgreSQL offers. */
 export interface PostgresBackend extends StoreBackend {
   readonly instance: string;
@@ -42,7 +45,10 @@ export interface PostgresBackend extends StoreBackend {
  */
 export async function openPostgresBackend(opts: PostgresOptions): Promise<PostgresBackend> {
   const conn = await PostgresConnection.open(opts);
-  const notify = opts.notify ?? true;
+  // Behind a transaction pooler a LISTEN holds no session to be told on: nothing listens, idle workers poll
+  // sooner instead, and hints are sent only when asked (for listeners connected directly).
+  const pooled = conn.shared.transactionMode;
+  const notify = opts.notify ?? !pooled;
   const hint = notify ? new AppendHint(conn) : null;
   const listeners = new Set<() => Promise<void>>();
   let closed = false;
@@ -51,7 +57,7 @@ export async function openPostgresBackend(opts: PostgresOptions): Promise<Postgr
     instance: conn.instance,
     schema: conn.schema,
     migrationsApplied: [] as string[],
-    capabilities: { notify },
+    capabilities: { notify: notify && !pooled, idlePollMs: pooled ? POOLED_IDLE_POLL_MS : 1000 },
     work: createWorkItemBackend(conn, hint),
     events: createEventBackend(conn, hint),
     docs: createDocumentBackend(conn, hint),
@@ -64,6 +70,8 @@ export async function openPostgresBackend(opts: PostgresOptions): Promise<Postgr
       await loadRows(conn, records);
     },
     async listen(onAppend: (position: number) => void) {
+      // No session to LISTEN in: a stop that stops nothing (capabilities.notify says no hints come).
+      if (pooled) return async () => {};
       const stop = await listenForAppends(conn, onAppend);
       const once = async () => {
         listeners.delete(once);

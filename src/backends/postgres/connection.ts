@@ -38,7 +38,21 @@ export interface PostgresPoolOptions {
   pipeline?: boolean;
   /** `application_name` of the connections (shows in pg_stat_activity). @default 'agentstate' */
   applicationName?: string;
+  /**
+   * How the server is reached. `session` (a direct connection, or a pooler in session mode): the timeouts are
+   * startup parameters of each connection, statements may be prepared by name, LISTEN works. `transaction`
+   * (PgBouncer in `pool_mode = transaction`, Supabase's and Neon's poolers): the store keeps no session state
+   * — the timeouts are set with `SET LOCAL` in every transaction, statements are sent unnamed, nothing is
+   * LISTENed for (workers poll sooner instead) and nothing outlives a transaction. The URL can say it with
+   * `?pool_mode=transaction`; this option wins over the URL. @default 'session'
+   */
+  poolMode?: PoolMode;
 }
+
+/** How the server is reached: directly (or through a session pooler), or through a transaction pooler. */
+export type PoolMode = 'session' | 'transaction';
+
+const POOL_MODES: readonly PoolMode[] = ['session', 'transaction'];
 
 /** One store: an instance in a schema, on a (shared) pool. */
 export interface PostgresOptions extends PostgresPoolOptions {
@@ -49,13 +63,15 @@ export interface PostgresOptions extends PostgresPoolOptions {
   /**
    * Send a `pg_notify` wake-up hint after appends commit (LISTEN is optional; polling stays the truth). It is
    * sent outside the writing transaction, at most one at a time per store, appends in between folded in.
-   * @default true
+   * Under `poolMode: 'transaction'` this store never LISTENs; hints are then only for listeners connected
+   * directly. @default true (false under `poolMode: 'transaction'`)
    */
   notify?: boolean;
   /**
    * Use named prepared statements, so each connection plans a statement once instead of on every call (the
-   * claim statement plans in about 1 ms). Turn off behind a pooler that cannot keep them (PgBouncer in
-   * transaction mode before 1.21). @default true
+   * claim statement plans in about 1 ms). Off by default under `poolMode: 'transaction'`, where the server
+   * connection changes between transactions; turn it on there only behind a pooler that keeps them per
+   * server connection (PgBouncer 1.21 or later with `max_prepared_statements` set). @default true (session mode)
    */
   preparedStatements?: boolean;
   /**
@@ -229,8 +245,43 @@ function isRetryable(err: unknown): boolean {
   return code === '40001' || code === '40P01';
 }
 
+const TO_TRANSACTION_MODE =
+  'add ?pool_mode=transaction to the URL (library: postgres: { poolMode: "transaction" }), see docs/postgres.md';
+
+/** What to change, for the errors a pooler (PgBouncer, Supavisor) sends of its own (SQLSTATE 08P01 mostly). */
+const POOLER_HINTS: Array<[RegExp, string]> = [
+  [
+    /unsupported startup parameter/i,
+    `the URL reaches a pooler that refuses session settings sent at connect; ${TO_TRANSACTION_MODE}`,
+  ],
+  [
+    /no more connections allowed|max_client_conn/i,
+    "the pooler's max_client_conn is reached: raise it, or give the store a smaller poolSize",
+  ],
+  [
+    /query_wait_timeout/i,
+    "every server connection of the pooler stayed busy past its query_wait_timeout: raise the pooler's default_pool_size, or run fewer workers",
+  ],
+  [
+    /no such database/i,
+    "the pooler has no database of that name: add it to the pooler's [databases] section, or fix the URL's database",
+  ],
+  [
+    /server_login_retry|cannot connect to server|server login has been failing/i,
+    "the pooler cannot reach PostgreSQL behind it: check that server and the pooler's [databases] entry",
+  ],
+  [
+    /client_idle_timeout|idle transaction timeout|idle_transaction_timeout/i,
+    "the pooler closed a connection that stayed idle past its own timeout: raise the pooler's timeout, or keep transactions short",
+  ],
+];
+
+function poolerHint(message: string): string | undefined {
+  return POOLER_HINTS.find(([re]) => re.test(message))?.[1];
+}
+
 /**
- * Maps a driver error to a typed error: STORAGE_UNAVAILABLE (unreachable, shut down, refused), LOCK_TIMEOUT
+ * Maps a driver error to a typed error: STORAGE_UNAVAILABLE (unreachable, shut down, refused, a pooler in the way), LOCK_TIMEOUT
  * (lock wait, deadlock, serialization), INVALID_INPUT (text PostgreSQL cannot store). Typed errors and
  * anything else pass through unchanged.
  */
@@ -241,8 +292,18 @@ export function mapPgError(err: unknown, redactedUrl: string): unknown {
   const details = { url: redactedUrl, pg_code: code || undefined };
   if (isConnectionError(err)) {
     const what = code === '57P01' || code === '57P02' ? 'the server shut the connection' : message;
+    const hint = poolerHint(message);
     return new StorageUnavailableError(
-      `cannot use PostgreSQL at ${redactedUrl}: ${what}${code && !message.includes(code) ? ` (${code})` : ''}`,
+      `cannot use PostgreSQL at ${redactedUrl}: ${what}${code && !message.includes(code) ? ` (${code})` : ''}${hint ? `: ${hint}` : ''}`,
+      details,
+      { cause: err },
+    );
+  }
+  if (code === '42P05' || code === '26000') {
+    // A named statement the pg client believes it prepared on this connection is there already, or is not:
+    // the server session changed under it, which only a transaction pooler does.
+    return new StorageUnavailableError(
+      `cannot use PostgreSQL at ${redactedUrl}: ${message} (${code}): the URL reaches a transaction pooler (PgBouncer in transaction mode, Supabase's or Neon's pooler), where prepared statements do not survive a transaction; ${TO_TRANSACTION_MODE}`,
       details,
       { cause: err },
     );
@@ -268,8 +329,17 @@ export function mapPgError(err: unknown, redactedUrl: string): unknown {
   return err;
 }
 
-/** Checks the URL and the pool settings; returns the URL redacted, for messages. */
-function validatePoolOptions(opts: PostgresPoolOptions): string {
+/** The pool settings checked, with the pool mode decided and the URL it is taken from cleaned of it. */
+interface CheckedPool {
+  /** The URL without `pool_mode` (pg would not know it). */
+  url: string;
+  /** The URL redacted, for messages. */
+  redacted: string;
+  mode: PoolMode;
+}
+
+/** Checks the URL and the pool settings and decides the pool mode (the option, else the URL's `pool_mode`). */
+function checkPoolOptions(opts: PostgresPoolOptions): CheckedPool {
   if (typeof opts.url !== 'string' || !/^postgres(ql)?:\/\//i.test(opts.url)) {
     throw new InvalidInputError(
       `url must be a postgres:// or postgresql:// URL, got ${typeof opts.url === 'string' ? redactUrl(opts.url) : typeof opts.url}`,
@@ -277,8 +347,9 @@ function validatePoolOptions(opts: PostgresPoolOptions): string {
     );
   }
   const redacted = redactUrl(opts.url);
+  let parsed: URL;
   try {
-    new URL(opts.url);
+    parsed = new URL(opts.url);
   } catch {
     // Never attach the parser's error: it carries the raw URL, password included.
     throw new InvalidInputError(`url is not a valid URL: ${redacted}`, { field: 'url' });
@@ -292,7 +363,21 @@ function validatePoolOptions(opts: PostgresPoolOptions): string {
       throw new InvalidInputError(`${field} must be a whole number >= 1`, { field });
     }
   }
-  return redacted;
+  const fromUrl = parsed.searchParams.get('pool_mode');
+  const mode = opts.poolMode ?? fromUrl ?? 'session';
+  if (!POOL_MODES.includes(mode as PoolMode)) {
+    const field = opts.poolMode === undefined ? 'pool_mode' : 'poolMode';
+    throw new InvalidInputError(
+      `${field} must be ${POOL_MODES.map((m) => `"${m}"`).join(' or ')} (transaction: behind PgBouncer in transaction mode, Supabase's or Neon's pooler), got ${JSON.stringify(mode)}`,
+      { field },
+    );
+  }
+  let url = opts.url;
+  if (fromUrl !== null) {
+    parsed.searchParams.delete('pool_mode');
+    url = parsed.toString();
+  }
+  return { url, redacted, mode: mode as PoolMode };
 }
 
 /** Checks a schema name (default `agentstate`): it is put in SQL text, so only a plain identifier. */
@@ -308,7 +393,7 @@ export function checkSchema(schema: string | undefined): string {
 }
 
 function validateOptions(opts: PostgresOptions): { schema: string; redacted: string } {
-  const redacted = validatePoolOptions(opts);
+  const { redacted } = checkPoolOptions(opts);
   if (
     typeof opts.instance !== 'string' ||
     opts.instance.length === 0 ||
@@ -325,18 +410,28 @@ function validateOptions(opts: PostgresOptions): { schema: string; redacted: str
   return { schema: checkSchema(opts.schema), redacted };
 }
 
-/** The pg pool configuration for these settings (every field is part of the pool key). */
-function poolConfig(opts: PostgresPoolOptions): PgPoolConfig {
+/** A client that stalls mid-transaction must not hold the instance's event head forever. */
+const IDLE_IN_TRANSACTION_MS = 60_000;
+
+/**
+ * The pg pool configuration for these settings (every field is part of the pool key). In session mode the
+ * timeouts are startup parameters of each connection; a transaction pooler refuses those (PgBouncer:
+ * "unsupported startup parameter", 08P01) or drops them, so in transaction mode every transaction sets them
+ * itself (`beginSql`).
+ */
+function poolConfig(opts: PostgresPoolOptions, checked: CheckedPool): PgPoolConfig {
+  const timeouts = {
+    lock_timeout: opts.lockTimeoutMs ?? 5000,
+    idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
+  };
   return {
-    connectionString: opts.url,
+    connectionString: checked.url,
     max: opts.poolSize ?? 10,
     connectionTimeoutMillis: opts.connectTimeoutMs ?? 10_000,
     idleTimeoutMillis: 10_000,
     application_name: opts.applicationName ?? 'agentstate',
-    lock_timeout: opts.lockTimeoutMs ?? 5000,
-    // A client that stalls mid-transaction must not hold the instance's event head forever.
-    idle_in_transaction_session_timeout: 60_000,
     pipeline: opts.pipeline ?? true,
+    ...(checked.mode === 'session' ? timeouts : { poolMode: 'transaction', localTimeouts: timeouts }),
   };
 }
 
@@ -372,6 +467,23 @@ export class SharedPool {
         if (!this.dead.has(client)) this.dead.set(client, err);
       });
     });
+  }
+
+  /** True behind a transaction pooler: nothing may outlive a transaction (see PostgresPoolOptions.poolMode). */
+  get transactionMode(): boolean {
+    return this.config.poolMode === 'transaction';
+  }
+
+  /**
+   * The text that opens a transaction (`BEGIN`, or `begin` given), followed in transaction mode by the
+   * timeouts for this transaction alone: SET LOCAL holds through any pooler and ends with the transaction.
+   * One simple-protocol message, so it is pipelined with the first statement as BEGIN alone is.
+   */
+  begin(begin = 'BEGIN'): string {
+    const t = this.config.localTimeouts;
+    if (t === undefined) return begin;
+    // Whole numbers, checked when the pool was made: safe in SQL text.
+    return `${begin}; SET LOCAL lock_timeout = ${t.lock_timeout}; SET LOCAL idle_in_transaction_session_timeout = ${t.idle_in_transaction_session_timeout}`;
   }
 
   /** The prepared statement name of a statement text: a hash of it, so equal texts share one name. */
@@ -418,8 +530,9 @@ const pools = new Map<string, PoolEntry>();
  * the first await, so opens racing on one URL get one pool. Pair every call with `releasePool`.
  */
 export async function acquirePool(opts: PostgresPoolOptions): Promise<SharedPool> {
-  const url = validatePoolOptions(opts);
-  const config = poolConfig(opts);
+  const checked = checkPoolOptions(opts);
+  const url = checked.redacted;
+  const config = poolConfig(opts, checked);
   // Every setting is in the key: a store never runs with a lock timeout, pool size or application name it
   // did not ask for. The key holds the raw URL (password included) and never leaves this map.
   const key = JSON.stringify(Object.entries(config).sort(([a], [b]) => (a < b ? -1 : 1)));
@@ -519,7 +632,10 @@ export class PostgresConnection {
   static async open(opts: PostgresOptions): Promise<PostgresConnection> {
     const { schema, redacted } = validateOptions(opts);
     const shared = await acquirePool(opts);
-    return new PostgresConnection(shared, opts.instance, schema, redacted, opts.preparedStatements ?? true);
+    // Named statements live in a server session: behind a transaction pooler the next transaction may run on
+    // another one (42P05 "already exists" / 26000 "does not exist").
+    const prepared = opts.preparedStatements ?? !shared.transactionMode;
+    return new PostgresConnection(shared, opts.instance, schema, redacted, prepared);
   }
 
   /** The shared pg pool. */
@@ -566,15 +682,21 @@ export class PostgresConnection {
     opts: { idempotent: boolean } = { idempotent: true },
   ): Promise<PgResult<R>> {
     if (this.closed) throw storeClosedError();
+    // Behind a transaction pooler a lone statement has no session to take the timeouts from: it runs in a
+    // transaction of its own that sets them (one round trip: BEGIN, the statement and COMMIT pipelined).
+    if (this.shared.transactionMode) {
+      return this.transaction((tx) => tx.queryAndCommit<R>(sql, params), opts);
+    }
     return this.shared.query<R>(this.statement(sql, params), opts.idempotent);
   }
 
   /**
    * Runs `fn` in one READ COMMITTED transaction; everything it wrote commits together or not at all.
    * Deadlocks and serialization failures re-run `fn` (it must only talk to the database); a connection lost
-   * before COMMIT was sent re-runs it on another connection (the server rolled that try back).
+   * before COMMIT was sent re-runs it on another connection (the server rolled that try back); with
+   * `idempotent`, also one lost after (running `fn` twice does no harm).
    */
-  async transaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+  async transaction<T>(fn: (tx: Tx) => Promise<T>, opts: { idempotent?: boolean } = {}): Promise<T> {
     if (this.closed) throw storeClosedError();
     let lostRetries = 0;
     for (let attempt = 1; ; attempt++) {
@@ -608,7 +730,7 @@ export class PostgresConnection {
           if (txn.state === 'idle') {
             txn.state = 'open';
             const [begin, res] = await Promise.allSettled([
-              client.query('BEGIN'),
+              client.query(this.shared.begin()),
               client.query<R>(this.statement(sql, params)),
             ]);
             if (begin.status === 'rejected') throw begin.reason;
@@ -621,6 +743,18 @@ export class PostgresConnection {
         queryAndCommit: async <R>(sql: string, params?: unknown[]) => {
           // A connection already known dead never gets the COMMIT, so the outcome stays known: rolled back.
           alive();
+          if (txn.state === 'idle' && this.shared.transactionMode) {
+            // Behind a transaction pooler even a lone statement needs BEGIN, for its SET LOCAL timeouts.
+            txn.state = 'committing';
+            const [begin, res, commit] = await Promise.allSettled([
+              client.query(this.shared.begin()),
+              client.query<R>(this.statement(sql, params)),
+              client.query('COMMIT'),
+            ]);
+            return settleCommit(begin, res, commit, () => {
+              txn.state = 'done';
+            });
+          }
           if (txn.state === 'idle') {
             // A lone statement is its own transaction: no BEGIN or COMMIT to send.
             txn.state = 'committing';
@@ -666,8 +800,9 @@ export class PostgresConnection {
         client.release(lostWith);
         const commitSent = txn.state === 'committing' || txn.state === 'done';
         // Before COMMIT was sent, a connection that died took its transaction with it: safe to run again.
-        const rolledBack = !commitSent && (this.dead.has(client) || isConnectionLost(err));
-        if (lostWith !== undefined && rolledBack && lostRetries < this.config.max) {
+        const runAgain =
+          (opts.idempotent === true || !commitSent) && (this.dead.has(client) || isConnectionLost(err));
+        if (lostWith !== undefined && runAgain && lostRetries < this.config.max) {
           lostRetries++;
           attempt--;
           continue;

@@ -53,10 +53,15 @@ export interface PgPoolConfig {
   connectionTimeoutMillis: number;
   idleTimeoutMillis: number;
   application_name: string;
-  lock_timeout: number;
-  idle_in_transaction_session_timeout: number;
+  /** Startup parameters (session mode only: a transaction pooler refuses them). */
+  lock_timeout?: number;
+  idle_in_transaction_session_timeout?: number;
   /** Send queries without waiting for the previous answer (BEGIN with the first statement, the last with COMMIT). */
   pipeline: boolean;
+  /** Behind a transaction pooler (absent: session mode). Not a pg setting: the store's own. */
+  poolMode?: 'transaction';
+  /** The timeouts each transaction sets with SET LOCAL in transaction mode. Not a pg setting. */
+  localTimeouts?: { lock_timeout: number; idle_in_transaction_session_timeout: number };
 }
 
 let loaded: typeof Pg | undefined;
@@ -85,13 +90,21 @@ function typeParsers(pg: typeof Pg): Pg.CustomTypesConfig {
 /** Creates a pool; no connection is opened until the first query. */
 export async function createPool(config: PgPoolConfig): Promise<PgPool> {
   const pg = await loadPg();
-  const pool = new pg.Pool({ ...config, types: typeParsers(pg) });
+  const { poolMode: _mode, localTimeouts: _timeouts, ...settings } = config;
+  const pool = new pg.Pool({ ...settings, types: typeParsers(pg) });
   return pool as unknown as PgPool;
 }
 
 /** Creates a single connection outside the pool, for LISTEN. */
 export async function createListener(config: PgPoolConfig): Promise<PgListener> {
   const pg = await loadPg();
-  const { max: _max, idleTimeoutMillis: _idle, pipeline: _pipeline, ...rest } = config;
+  const {
+    max: _max,
+    idleTimeoutMillis: _idle,
+    pipeline: _pipeline,
+    poolMode: _mode,
+    localTimeouts: _timeouts,
+    ...rest
+  } = config;
   return new pg.Client({ ...rest, types: typeParsers(pg) }) as unknown as PgListener;
 }

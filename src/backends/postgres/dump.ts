@@ -51,7 +51,7 @@ export async function* dumpRows(
   };
   try {
     try {
-      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      await client.query(conn.shared.begin('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY'));
     } catch (err) {
       broken = err;
       throw conn.mapError(err);
