@@ -6,6 +6,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import type { ErrorCode } from '../errors.js';
 import type { HookEvent, HookFormat } from '../hosts/hooks/input.js';
 
 const USAGE = `Usage: agentstate hook <event> [options]
@@ -110,16 +111,37 @@ export async function runHookCommand(argv: string[]): Promise<number> {
       ...(dir !== undefined ? { dir } : {}),
       ...(url ? { url, ...(values.name ? { name: values.name as string } : {}) } : {}),
     });
+    let warned: ErrorCode | undefined;
     try {
-      const { runHook } = await import('../hosts/hooks/run.js');
-      const outcome = await runHook(inst, payload);
+      const { runHook, hostFolder } = await import('../hosts/hooks/run.js');
+      // A transcript is read only in the host's own folder or the project (the store's folder's parent).
+      const project = dir !== undefined ? dirname(resolve(dir)) : payload.cwd;
+      const outcome = await runHook(inst, payload, {
+        transcriptRoots: [hostFolder(format), ...(project ? [resolve(project)] : [])],
+      });
+      for (const w of outcome.warnings ?? []) {
+        warned ??= w.code;
+        process.stderr.write(`agentstate hook ${event}: ${w.message} [${w.code}]\n`);
+      }
+      const first = outcome.warnings?.[0];
+      const output =
+        first && format === 'claude-code' && !strict
+          ? {
+              ...outcome.output,
+              systemMessage: `agentstate hook ${event}: ${first.message} [${first.code}] (the session goes on)`,
+            }
+          : outcome.output;
       if (values.json) {
         process.stdout.write(`${JSON.stringify({ event, format, ...outcome })}\n`);
-      } else if (outcome.output) {
-        process.stdout.write(`${JSON.stringify(outcome.output)}\n`);
+      } else if (output) {
+        process.stdout.write(`${JSON.stringify(output)}\n`);
       }
     } finally {
       await inst.close();
+    }
+    if (strict && warned) {
+      const { EXIT_CODES } = await import('../errors.js');
+      return EXIT_CODES[warned];
     }
     return 0;
   } catch (err) {

@@ -4,12 +4,14 @@ import {
   closeSync,
   constants,
   existsSync,
+  fchmodSync,
   fstatSync,
   fsyncSync,
   mkdirSync,
   openSync,
   readSync,
   renameSync,
+  rmSync,
   type Stats,
   statSync,
   writeSync,
@@ -17,19 +19,28 @@ import {
 import { dirname, resolve } from 'node:path';
 import { InvalidInputError, NotFoundError } from '../errors.js';
 
-/** Writes `content` to `path` via a temp file in the same folder and a rename. */
-export function writeFileAtomic(path: string, content: string): void {
+/**
+ * Writes `content` to `path` via a temp file in the same folder and a rename. `mode` gives the file those
+ * permission bits (an existing file's, so a rewrite keeps them) instead of the default 0o666 less umask.
+ */
+export function writeFileAtomic(path: string, content: string, opts: { mode?: number } = {}): void {
   mkdirSync(dirname(path), { recursive: true });
   const tmp = `${path}.${process.pid}.${Date.now()}.tmp`;
   // 'wx' (O_EXCL): a symlink planted under the temp name is refused instead of followed.
   const fd = openSync(tmp, 'wx');
   try {
-    writeSync(fd, content);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
+    try {
+      if (opts.mode !== undefined) fchmodSync(fd, opts.mode & 0o7777);
+      writeSync(fd, content);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, path);
+  } catch (err) {
+    rmSync(tmp, { force: true });
+    throw err;
   }
-  renameSync(tmp, path);
 }
 
 /**
@@ -58,7 +69,9 @@ export function ensureDir(dir: string): void {
   }
 }
 
-function fileType(st: Stats): string {
+/** What a file is, for a message: 'a directory', 'a FIFO (named pipe)', 'a regular file', … */
+export function fileType(st: Stats): string {
+  if (st.isFile()) return 'a regular file';
   if (st.isDirectory()) return 'a directory';
   if (st.isFIFO()) return 'a FIFO (named pipe)';
   if (st.isCharacterDevice() || st.isBlockDevice()) return 'a device';

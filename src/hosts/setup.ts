@@ -2,9 +2,15 @@
 // store as an MCP server and knows how to use it. Only agentstate's own entries are written: a server
 // entry in the host's MCP configuration, and a marked section of its instruction file. Running it again
 // changes nothing; --remove takes out exactly those entries; every other byte stays.
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { readdirSync, rmdirSync, rmSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { type ParseError, parse as parseJsonc } from 'jsonc-parser';
+import { parse as parseTomlText, TomlError } from 'smol-toml';
+import { decodeUtf8 } from '../core/text-input.js';
 import { InvalidInputError } from '../errors.js';
+import { type ProjectTarget, projectTarget } from '../fs/confine.js';
+import { readRegularFile, writeFileAtomic } from '../fs/files.js';
+import { MAX_VIEW_BYTES } from '../fs/text.js';
 import { editBlock, editJson, editJsonList } from './edit.js';
 
 export const HOSTS = ['claude-code', 'codex', 'cursor', 'vscode'] as const;
@@ -51,7 +57,7 @@ interface HostFiles {
   /** The MCP configuration: a JSON key path, or Codex's TOML table. */
   mcp:
     | { file: string; format: 'json'; path: string[]; entry: (cmd: string[]) => unknown }
-    | { file: string; format: 'toml'; entry: (cmd: string[]) => string };
+    | { file: string; format: 'toml'; entry: (cmd: string[]) => { text: string; value: unknown } };
   /** The instruction file: a marked section of a shared file, or a file of its own. */
   instructions: { file: string; mode: 'section' | 'own'; header?: string };
   /** The hooks file (same shape in both hosts: `hooks.<Event>` lists of `{matcher, hooks: [command]}`). */
@@ -102,8 +108,10 @@ const FILES: Record<Host, HostFiles> = {
     mcp: {
       file: '.codex/config.toml',
       format: 'toml',
-      entry: (cmd) =>
-        `[mcp_servers.agentstate]\ncommand = ${toml(cmd[0]!)}\nargs = [${args(cmd, INSTANCE_DIR).map(toml).join(', ')}]`,
+      entry: (cmd) => ({
+        text: `[mcp_servers.agentstate]\ncommand = ${toml(cmd[0]!)}\nargs = [${args(cmd, INSTANCE_DIR).map(toml).join(', ')}]`,
+        value: { command: cmd[0], args: args(cmd, INSTANCE_DIR) },
+      }),
     },
     instructions: { file: 'AGENTS.md', mode: 'section' },
     hooks: {
@@ -183,89 +191,208 @@ export function setupHost(o: SetupOptions): SetupChange[] {
     throw new InvalidInputError('setup: the command must be a non-empty list of words', { field: 'command' });
   }
   const f = FILES[host];
-  const changes: SetupChange[] = [];
-  const read = (file: string) => {
-    const path = join(o.project, file);
-    return existsSync(path) ? readFileSync(path, 'utf8') : null;
-  };
-  const plan = (file: string, next: (text: string) => string | null) => {
-    const before = read(file);
+  const planned: Planned[] = [];
+  /**
+   * Plans the change of one file: `next` edits its text (without a byte-order mark, which is kept), `check`
+   * reads the result back. Every file is planned, so every refusal is made, before any is written.
+   */
+  const plan = (file: string, next: (text: string) => string | null, check: (after: string) => void) => {
+    const target = projectTarget(o.project, file);
+    const raw = target.exists ? readTarget(target) : null;
+    const bom = raw?.startsWith(BOM) ?? false;
+    const before = bom ? raw!.slice(1) : raw;
     const edited = next(before ?? '');
     const after = edited === null ? before : edited;
     const empty =
       after === null || after.trim() === '' || (file.endsWith('.json') && /^\s*\{\s*\}\s*$/.test(after));
     let action: SetupChange['action'];
     if (edited === null) action = 'unchanged';
-    else if (o.remove) action = empty ? 'deleted' : 'removed';
+    // A file reached through a link is kept, even when nothing is left in it: deleting it would take the
+    // link away and leave what it points to.
+    else if (o.remove) action = empty && !target.isLink ? 'deleted' : 'removed';
     else action = before === null ? 'created' : 'updated';
-    changes.push({ path: file, action, before, after: action === 'deleted' ? null : after });
+    if (edited !== null && action !== 'deleted') check(edited);
+    planned.push({
+      path: file,
+      action,
+      before: raw,
+      after: action === 'deleted' ? null : after === null ? null : bom ? BOM + after : after,
+      target,
+    });
   };
   const mcp = f.mcp;
   if (mcp.format === 'json') {
-    plan(mcp.file, (text) => editJson(text, mcp.path, o.remove ? undefined : mcp.entry(cmd), mcp.file));
+    const entry = o.remove ? undefined : mcp.entry(cmd);
+    plan(
+      mcp.file,
+      (text) => editJson(text, mcp.path, entry, mcp.file),
+      (after) => {
+        if (!sameJson(valueAt(readBackJson(after, mcp.file), mcp.path), entry)) unreadable(mcp.file);
+      },
+    );
   } else {
-    plan(mcp.file, (text) => {
-      if (!o.remove && /^\s*\[mcp_servers\.agentstate\]/m.test(text.replace(blockRegExp(), ''))) {
-        throw new InvalidInputError(
-          `${mcp.file} already has [mcp_servers.agentstate] of its own: remove or rename it, then run setup again`,
-          { field: mcp.file },
-        );
-      }
-      const theirs = text.replace(blockRegExp(), '');
-      // Codex runs hooks only with this feature on; a [features] table of the user's own is left to them.
-      const features = /^\s*\[features\]/m.test(theirs) ? '' : '\n\n[features]\ncodex_hooks = true';
-      return editBlock(text, TOML_BEGIN, TOML_END, o.remove ? null : `${mcp.entry(cmd)}${features}`);
-    });
+    const entry = o.remove ? undefined : mcp.entry(cmd);
+    let features = false;
+    plan(
+      mcp.file,
+      (text) => {
+        const theirs = text.replace(blockRegExp(), '');
+        const mine = parseToml(theirs, mcp.file);
+        if (!o.remove && valueAt(mine, ['mcp_servers', 'agentstate']) !== undefined) {
+          throw new InvalidInputError(
+            `${mcp.file} already has an mcp_servers.agentstate server of its own: remove or rename it, then run setup again`,
+            { field: mcp.file },
+          );
+        }
+        // Codex runs hooks only with this feature on; a features table of the user's own (in any spelling)
+        // is left to them.
+        features = valueAt(mine, ['features']) === undefined;
+        const body = entry && `${entry.text}${features ? '\n\n[features]\ncodex_hooks = true' : ''}`;
+        return editBlock(text, TOML_BEGIN, TOML_END, body ?? null);
+      },
+      (after) => {
+        const all = parseToml(after, mcp.file, true);
+        const ok =
+          sameJson(valueAt(all, ['mcp_servers', 'agentstate']), entry?.value) &&
+          (!entry || !features || valueAt(all, ['features', 'codex_hooks']) === true);
+        if (!ok) unreadable(mcp.file);
+      },
+    );
   }
   const hooks = f.hooks;
   if (hooks) {
     const prefix = o.command ? o.command.map(shellWord).join(' ') : hooks.command;
-    plan(hooks.file, (text) => {
-      let out: string | null = null;
-      for (const h of hooks.entries) {
-        const command = `${prefix} hook ${h.run} --format ${hooks.format}${hooks.dir ? ` --dir ${hooks.dir}` : ''}`;
-        const group = {
+    const groups = hooks.entries.map((h) => {
+      const command = `${prefix} hook ${h.run} --format ${hooks.format}${hooks.dir ? ` --dir ${hooks.dir}` : ''}`;
+      return {
+        event: h.event,
+        group: {
           ...(h.matcher ? { matcher: h.matcher } : {}),
           hooks: [{ type: 'command', command, timeout: 10 }],
-        };
-        const next = editJsonList(
-          out ?? text,
-          ['hooks', h.event],
-          isOurHook,
-          o.remove ? undefined : group,
-          hooks.file,
-        );
-        if (next !== null) out = next;
-      }
-      return out;
+        },
+      };
     });
+    plan(
+      hooks.file,
+      (text) => {
+        let out: string | null = null;
+        for (const { event, group } of groups) {
+          const next = editJsonList(
+            out ?? text,
+            ['hooks', event],
+            isOurHook,
+            o.remove ? undefined : group,
+            hooks.file,
+          );
+          if (next !== null) out = next;
+        }
+        return out;
+      },
+      (after) => {
+        const all = readBackJson(after, hooks.file);
+        for (const { event, group } of groups) {
+          const list = valueAt(all, ['hooks', event]);
+          const ours = Array.isArray(list) ? list.filter(isOurHook) : [];
+          if (o.remove ? ours.length > 0 : ours.length !== 1 || !sameJson(ours[0], group)) {
+            unreadable(hooks.file);
+          }
+        }
+      },
+    );
   }
   const ins = f.instructions;
   if (ins.mode === 'own') {
     const body = `${ins.header ?? ''}${INSTRUCTIONS}`;
-    plan(ins.file, (text) => (o.remove ? (text === '' ? null : '') : text === body ? null : body));
+    plan(
+      ins.file,
+      (text) => (o.remove ? (text === '' ? null : '') : text === body ? null : body),
+      () => {},
+    );
   } else {
-    plan(ins.file, (text) => editBlock(text, MD_BEGIN, MD_END, o.remove ? null : INSTRUCTIONS));
+    plan(
+      ins.file,
+      (text) => editBlock(text, MD_BEGIN, MD_END, o.remove ? null : INSTRUCTIONS),
+      () => {},
+    );
   }
-  if (!o.dryRun) {
-    for (const c of changes) {
-      const path = join(o.project, c.path);
-      if (c.action === 'unchanged') continue;
-      if (c.action === 'deleted') {
-        rmSync(path, { force: true });
-        // The folders setup made for it go too, when nothing else is in them.
-        for (let dir = dirname(path); dir.startsWith(o.project) && dir !== o.project; dir = dirname(dir)) {
-          if (readdirSync(dir).length > 0) break;
-          rmdirSync(dir);
-        }
-        continue;
-      }
-      mkdirSync(dirname(path), { recursive: true });
-      writeFileSync(path, c.after ?? '');
-    }
-  }
-  return changes;
+  // The store's folder (created by the CLI after the files): refused here, before anything is written.
+  if (!o.remove) projectTarget(o.project, INSTANCE_DIR, 'dir');
+  if (!o.dryRun) for (const p of planned) write(p);
+  return planned.map(({ path, action, before, after }) => ({ path, action, before, after }));
 }
+
+const BOM = '\uFEFF';
+
+/** A planned change, with where its file really is. */
+interface Planned extends SetupChange {
+  target: ProjectTarget;
+}
+
+/** A file setup edits, as text: a regular file within the size limit, in UTF-8. */
+function readTarget(t: ProjectTarget): string {
+  return decodeUtf8(readRegularFile(t.real, MAX_VIEW_BYTES, { noFollow: true }), t.rel, t.rel);
+}
+
+/** Writes (atomically, keeping the file's permissions) or deletes one planned file. */
+function write(p: Planned): void {
+  const { real, root, exists, viaLink } = p.target;
+  if (p.action === 'unchanged') return;
+  if (p.action === 'deleted') {
+    rmSync(real, { force: true });
+    // The folders setup made for it go too, when nothing else is in them (not through a link: the link
+    // would be left pointing nowhere).
+    if (viaLink) return;
+    for (let dir = dirname(real); dir.startsWith(root) && dir !== root; dir = dirname(dir)) {
+      if (readdirSync(dir).length > 0) break;
+      rmdirSync(dir);
+    }
+    return;
+  }
+  writeFileAtomic(real, p.after ?? '', exists ? { mode: statSync(real).mode } : {});
+}
+
+/** A JSON (with comments) file setup wrote, read back as its host reads it (a key given twice: the last). */
+function readBackJson(text: string, file: string): unknown {
+  const errors: ParseError[] = [];
+  const value = parseJsonc(text, errors, { allowTrailingComma: true });
+  if (errors.length > 0 || value === null || typeof value !== 'object' || Array.isArray(value)) {
+    unreadable(file);
+  }
+  return value;
+}
+
+/** The TOML document `text`, or INVALID_INPUT: the user's own file (`ours` false), or the one setup made. */
+function parseToml(text: string, file: string, ours = false): unknown {
+  try {
+    return parseTomlText(text);
+  } catch (err) {
+    if (ours) unreadable(file);
+    const where = err instanceof TomlError ? ` (line ${err.line}, column ${err.column})` : '';
+    throw new InvalidInputError(
+      `${file} is not valid TOML${where}: ${(err as Error).message.split('\n')[0]}; fix it by hand, then run setup again (nothing was written)`,
+      { field: file },
+    );
+  }
+}
+
+/** The refusal of an edit that does not read back as setup made it (a key the file gives twice, say). */
+function unreadable(file: string): never {
+  throw new InvalidInputError(
+    `${file}: setup's edit would not read back as written (a key given twice, or a table setup cannot add to): fix the file by hand, then run setup again (nothing was written)`,
+    { field: file },
+  );
+}
+
+function valueAt(value: unknown, path: string[]): unknown {
+  let v = value;
+  for (const k of path) {
+    if (v === null || typeof v !== 'object' || Array.isArray(v) || !Object.hasOwn(v, k)) return undefined;
+    v = (v as Record<string, unknown>)[k];
+  }
+  return v;
+}
+
+const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
 /** A hook group setup wrote: one whose command runs `… hook <event> --format <host>`. */
 function isOurHook(group: unknown): boolean {

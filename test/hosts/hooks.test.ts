@@ -5,8 +5,8 @@
 // 3 compactions, 2 sub-agents claiming in parallel. After each SessionStart(compact) the context lists every
 // open todo and decision the script expects, within 1.5k tokens; the sub-agents never hold the same item.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CONTEXT_TOKENS, estimateTokens } from '../../src/hosts/hooks/context.js';
 import { HOST_EVENT_NAMES } from '../../src/hosts/hooks/input.js';
@@ -57,11 +57,16 @@ function claudeProject(): { dir: string; commands: Record<string, string> } {
 }
 
 /** Runs a hook command the way Claude Code does: `sh -c`, the project dir in the environment, JSON on stdin. */
-function runHook(command: string, dir: string, stdin: string): Promise<RunResult> {
+function runHook(
+  command: string,
+  dir: string,
+  stdin: string,
+  env: Record<string, string> = {},
+): Promise<RunResult> {
   return new Promise((resolve) => {
     const child = spawn('sh', ['-c', command], {
       cwd: dir,
-      env: cleanEnv({ CLAUDE_PROJECT_DIR: dir }),
+      env: cleanEnv({ CLAUDE_PROJECT_DIR: dir, ...env }),
     });
     let stdout = '';
     let stderr = '';
@@ -433,5 +438,161 @@ describe('Codex', () => {
     expect(context).toContain('Your worker id is codex-c0dex000');
     // The store is the project's, found above the session's cwd; nothing was made in the sub-folder.
     expect(existsSync(join(cwd, '.agentstate'))).toBe(false);
+  });
+});
+
+describe("a transcript is read only in the host's own folder or the project (issue 38)", () => {
+  const plan = [
+    { content: 'Read the secrets', status: 'in_progress' },
+    { content: 'Leak them', status: 'pending' },
+  ];
+  /** A Claude Code transcript at `path` whose last line is a TodoWrite of `plan`. */
+  function claudeTranscript(path: string): string {
+    mkdirSync(dirname(path), { recursive: true });
+    const line = {
+      type: 'assistant',
+      sessionId: SESSION,
+      timestamp: new Date(Date.now() + 60_000).toISOString(),
+      message: {
+        role: 'assistant',
+        content: [{ type: 'tool_use', id: 'toolu_x', name: 'TodoWrite', input: { todos: plan } }],
+      },
+    };
+    writeFileSync(path, `${JSON.stringify(line)}\n`);
+    return path;
+  }
+  /** A fresh HOME (so ~/.claude and ~/.codex are the test's own) and a folder outside project and home. */
+  function places(): { home: string; away: string } {
+    const home = join(root, `home${++n}`);
+    const away = join(root, `away${++n}`);
+    mkdirSync(home, { recursive: true });
+    mkdirSync(away, { recursive: true });
+    return { home, away };
+  }
+  const preCompact = (transcript: string) =>
+    JSON.stringify({
+      session_id: SESSION,
+      hook_event_name: 'PreCompact',
+      trigger: 'auto',
+      transcript_path: transcript,
+    });
+
+  it.for([
+    ['a link in the project to a transcript outside', 'project-link'],
+    ['a link in ~/.claude/projects to a transcript outside', 'home-link'],
+    ['a transcript outside, named directly', 'direct'],
+  ] as Array<[string, string]>)(
+    '%s: ignored with a warning and a systemMessage, exit 0, plan untouched',
+    async ([, how]) => {
+      const { dir, commands } = claudeProject();
+      const { home, away } = places();
+      const real = claudeTranscript(join(away, 'session.jsonl'));
+      let path = real;
+      if (how !== 'direct') {
+        path =
+          how === 'project-link'
+            ? join(dir, 'session.jsonl')
+            : join(home, '.claude', 'projects', 'p', 'session.jsonl');
+        mkdirSync(dirname(path), { recursive: true });
+        symlinkSync(real, path);
+      }
+      const before = await head(dir);
+      const r = await runHook(commands.PreCompact!, dir, preCompact(path), { HOME: home });
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toMatch(
+        new RegExp(
+          `^agentstate hook pre-compact: transcript_path ${path.replaceAll('.', '\\.')}.* is outside .+ \\[INVALID_INPUT\\]\\n$`,
+        ),
+      );
+      expect((r.json as { systemMessage: string }).systemMessage).toContain('the session goes on');
+      expect(await head(dir)).toBe(before);
+      expect(await readPlan(dir)).toBeNull();
+      const strict = await runHook(`${commands.PreCompact!} --strict`, dir, preCompact(path), { HOME: home });
+      expect([strict.code, strict.stdout]).toEqual([2, '']);
+    },
+  );
+
+  it.for([
+    [
+      '~/.claude/projects',
+      (home: string) => ({ env: { HOME: home }, folder: join(home, '.claude', 'projects') }),
+    ],
+    [
+      'CLAUDE_CONFIG_DIR/projects',
+      (home: string) => ({
+        env: { HOME: home, CLAUDE_CONFIG_DIR: join(home, 'cfg') },
+        folder: join(home, 'cfg', 'projects'),
+      }),
+    ],
+  ] as Array<[string, (home: string) => { env: Record<string, string>; folder: string }]>)(
+    'a transcript in %s is read, through a link in the project too',
+    async ([, where]) => {
+      const { dir, commands } = claudeProject();
+      const { home } = places();
+      const { env, folder } = where(home);
+      const real = claudeTranscript(join(folder, '-work-app', `${SESSION}.jsonl`));
+      const link = join(dir, 'here.jsonl');
+      symlinkSync(real, link);
+      for (const path of [real, link]) {
+        const r = await runHook(commands.PreCompact!, dir, preCompact(path), env);
+        expect([r.code, r.stdout, r.stderr]).toEqual([0, '', '']);
+      }
+      const todos = (await readPlan(dir))!.sessions[0]!.todos.map((t) => t.title);
+      expect(todos).toEqual(['Read the secrets', 'Leak them']);
+    },
+  );
+
+  it('Codex: a rollout in CODEX_HOME/sessions is read; one linked out of it is ignored with a warning', async () => {
+    const dir = join(root, `codex${++n}`);
+    mkdirSync(dir, { recursive: true });
+    expect(
+      runCli(['--project', dir, 'setup', 'codex', '--command', JSON.stringify([process.execPath, CLI])]).code,
+    ).toBe(0);
+    const { home, away } = places();
+    const codexHome = join(home, 'codex-home');
+    const rollout = (path: string, step: string) => {
+      mkdirSync(dirname(path), { recursive: true });
+      const payload = {
+        type: 'function_call',
+        name: 'update_plan',
+        arguments: JSON.stringify({ plan: [{ step, status: 'pending' }] }),
+      };
+      writeFileSync(
+        path,
+        `${JSON.stringify({ timestamp: new Date(Date.now() + 60_000).toISOString(), type: 'response_item', payload })}\n`,
+      );
+      return path;
+    };
+    const stop = (transcript: string, session: string) =>
+      runCli(
+        ['hook', 'stop', '--format', 'codex'],
+        { HOME: home, CODEX_HOME: codexHome },
+        JSON.stringify({
+          session_id: session,
+          cwd: dir,
+          hook_event_name: 'Stop',
+          transcript_path: transcript,
+        }),
+      );
+    const inside = rollout(
+      join(codexHome, 'sessions', '2025', '01', '02', 'rollout-a.jsonl'),
+      'From the rollout',
+    );
+    const ok = stop(inside, 'c0dex000-aaaa');
+    expect([ok.code, ok.stderr]).toEqual([0, '']);
+    expect((await readPlan(dir, 'codex-c0dex000-aaaa'))!.sessions[0]!.todos.map((t) => t.title)).toEqual([
+      'From the rollout',
+    ]);
+    const link = join(codexHome, 'sessions', '2025', '01', '02', 'rollout-b.jsonl');
+    symlinkSync(rollout(join(away, 'elsewhere.jsonl'), 'From elsewhere'), link);
+    const before = await head(dir);
+    const out = stop(link, 'c0dex000-bbbb');
+    expect(out.code).toBe(0);
+    expect(out.stderr).toMatch(
+      /^agentstate hook stop: transcript_path .+ \(a link to .+elsewhere\.jsonl\) is outside .+\[INVALID_INPUT\]\n$/,
+    );
+    expect(await readPlan(dir, 'codex-c0dex000-bbbb')).toBeNull();
+    // Stop still did the rest of its work: nothing but the dashboard (no store write).
+    expect(await head(dir)).toBe(before);
   });
 });

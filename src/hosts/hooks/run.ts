@@ -4,7 +4,11 @@
 // (`<doc>--<agent id>`), so parallel sub-agents never write one list, and it is a delegation of the parent
 // session from SubagentStart to SubagentStop (gates F and G). Every write is a kind operation: one CAS commit,
 // re-run on the newer version when another hook wrote first, so parallel hooks lose no update.
-import { isAgentStateError } from '../../errors.js';
+import { realpathSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { type ErrorCode, InvalidInputError, isAgentStateError } from '../../errors.js';
+import { inside } from '../../fs/confine.js';
 import type { Instance } from '../../instance/instance.js';
 import type { Session, Todo, WorkflowSessions } from '../../kinds/workflow-sessions/model.js';
 import { type ContextParts, renderContext } from './context.js';
@@ -21,6 +25,27 @@ export interface HookOutcome {
   context?: string;
   /** The store writes made, as `operation document` (for --json and the tests). */
   wrote: string[];
+  /** What the hook left out and why (a transcript it would not read): the host shows them, the hook goes on. */
+  warnings?: Array<{ code: ErrorCode; message: string }>;
+}
+
+/** How a hook call reads outside the store. */
+export interface HookOptions {
+  /**
+   * The folders a transcript may really be in (symlinks resolved): the host's own folder
+   * (hostFolder) and the project. A transcript_path anywhere else is not read.
+   */
+  transcriptRoots: readonly string[];
+}
+
+/**
+ * The folder a host keeps its sessions' transcripts under: Claude Code's configuration folder
+ * (CLAUDE_CONFIG_DIR, else ~/.claude; transcripts in its projects/), Codex's home (CODEX_HOME, else ~/.codex;
+ * rollouts in its sessions/).
+ */
+export function hostFolder(format: HookPayload['format'], env: NodeJS.ProcessEnv = process.env): string {
+  const set = format === 'codex' ? env.CODEX_HOME : env.CLAUDE_CONFIG_DIR;
+  return resolve(set || join(homedir(), format === 'codex' ? '.codex' : '.claude'));
 }
 
 const PREFIX: Record<HookPayload['format'], string> = { 'claude-code': 'claude', codex: 'codex' };
@@ -37,8 +62,12 @@ export function workerOf(p: HookPayload, agent: boolean = p.agent !== undefined)
   return agent && p.agent ? `${base}/${p.agent.id.slice(0, 8)}` : base;
 }
 
-/** Runs the hook's action on the store. */
-export async function runHook(inst: Instance, p: HookPayload): Promise<HookOutcome> {
+/** Runs the hook's action on the store (a transcript is read only in the host's own folder unless `o` says more). */
+export async function runHook(
+  inst: Instance,
+  p: HookPayload,
+  o: HookOptions = { transcriptRoots: [hostFolder(p.format)] },
+): Promise<HookOutcome> {
   switch (p.event) {
     case 'session-start': {
       const context = await sessionContext(inst, p);
@@ -55,13 +84,14 @@ export async function runHook(inst: Instance, p: HookPayload): Promise<HookOutco
     }
     case 'pre-compact':
     case 'stop': {
-      const wrote = await reconcile(inst, p);
+      const warnings: NonNullable<HookOutcome['warnings']> = [];
+      const wrote = await reconcile(inst, p, o, warnings);
       if (p.event === 'stop' && inst.paths.dashboard) {
         const { regenerateDashboard } = await import('../../reports/dashboard.js');
         await regenerateDashboard(inst);
         wrote.push('dashboard');
       }
-      return { wrote };
+      return { wrote, ...(warnings.length > 0 ? { warnings } : {}) };
     }
     case 'subagent-start':
       return subagentStart(inst, p);
@@ -179,19 +209,52 @@ async function applyChange(inst: Instance, p: HookPayload, change: TodoChange): 
  * hook did not run is not lost at compaction, and an older list never overwrites a newer plan (tasks made
  * with TaskCreate after the last TodoWrite, todos the agent set through the store).
  */
-async function reconcile(inst: Instance, p: HookPayload): Promise<string[]> {
+async function reconcile(
+  inst: Instance,
+  p: HookPayload,
+  o: HookOptions,
+  warnings: NonNullable<HookOutcome['warnings']>,
+): Promise<string[]> {
   if (!p.transcript?.endsWith('.jsonl')) return [];
-  let last: ReturnType<typeof lastListInTranscript>;
+  let real: string;
   try {
-    last = lastListInTranscript(p.transcript);
+    real = realpathSync(p.transcript);
   } catch {
     // No transcript to read (moved, not yet written): the mirrored list stands.
+    return [];
+  }
+  if (!insideAny(real, o.transcriptRoots)) {
+    const e = new InvalidInputError(
+      `transcript_path ${p.transcript}${real === resolve(p.transcript) ? '' : ` (a link to ${real})`} is outside ${o.transcriptRoots.join(' and ')}: a transcript is read only in the host's own folder or the project; ignored, the plan stands`,
+      { field: 'transcript_path' },
+    );
+    warnings.push({ code: e.code, message: e.message });
+    return [];
+  }
+  let last: ReturnType<typeof lastListInTranscript>;
+  try {
+    last = lastListInTranscript(real);
+  } catch {
+    // Gone between the two looks, or not a file: the mirrored list stands.
     return [];
   }
   if (!last || last.at === null) return [];
   const s = await activeSession(inst, docIdOf(p));
   if (s?.updatedAt && last.at <= Date.parse(s.updatedAt)) return [];
   return applyChange(inst, p, { op: 'replace', todos: last.todos });
+}
+
+/** Whether the real path `real` lies in one of `roots` (each taken by its real path; a missing one holds nothing). */
+function insideAny(real: string, roots: readonly string[]): boolean {
+  return roots.some((root) => {
+    let r: string;
+    try {
+      r = realpathSync(root);
+    } catch {
+      return false;
+    }
+    return inside(r, real);
+  });
 }
 
 async function subagentStart(inst: Instance, p: HookPayload): Promise<HookOutcome> {

@@ -2,7 +2,7 @@
 // whole list), TaskCreate and TaskUpdate (one task each), and Codex's update_plan (the whole plan). And the
 // last whole list in a host transcript, for when a tool call's own hook never ran (a host without the hook,
 // a hook that timed out): PreCompact and Stop read it from the transcript's tail.
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { InvalidInputError } from '../../errors.js';
 import type { TodoStatus } from '../../kinds/workflow-sessions/schema.js';
 
@@ -128,11 +128,13 @@ export const TRANSCRIPT_TAIL_BYTES = 8 * 1024 * 1024;
 /**
  * The last whole todo list (Claude Code's TodoWrite, Codex's update_plan) in the last
  * TRANSCRIPT_TAIL_BYTES of a JSONL transcript, with the time of its line (epoch ms, when the line has a
- * `timestamp`), or null when there is none there. Lines that are not JSON or not a tool call are skipped; a
+ * `timestamp`), or null when there is none there (or `path` is not a regular file). Lines that are not JSON or not a tool call are skipped; a
  * list that does not parse is skipped too (the one before it counts).
  */
 export function lastListInTranscript(path: string): { todos: TodoEntry[]; at: number | null } | null {
-  const fd = openSync(path, 'r');
+  // Non-blocking, and not through a final symlink: `path` is the real path the caller checked, and a FIFO put
+  // in its place cannot hold the hook at the open.
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
   let text: string;
   try {
     const st = fstatSync(fd);
