@@ -148,3 +148,38 @@ describe('serve, connection limits (docs/http.md, "Limits")', () => {
     });
   }, 30_000);
 });
+
+describe('serve --metrics-port (docs/observability.md)', () => {
+  /** GET `url` with this Host header: the status. */
+  const statusWithHost = async (url: string, host: string): Promise<number> => {
+    const { request } = await import('node:http');
+    return new Promise<number>((resolve, reject) => {
+      const req = request(url, { headers: { host } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  };
+
+  it('refuses a foreign Host as the main port does (DNS rebinding), and answers this machine’s names', async () => {
+    const server = await startServer({
+      target: { root: tempDir('agentstate-metrics-host-') },
+      port: 0,
+      token: TOKEN,
+      metricsPort: 0,
+    });
+    try {
+      const metrics = server.metricsUrl!;
+      const { port } = new URL(metrics);
+      expect(await statusWithHost(`${server.url}/healthz`, 'evil.com')).toBe(403);
+      expect(await statusWithHost(metrics, 'evil.com')).toBe(403);
+      expect(await statusWithHost(metrics, `evil.com:${port}`)).toBe(403);
+      expect(await statusWithHost(metrics, `127.0.0.1:${port}`)).toBe(200);
+      expect(await statusWithHost(metrics, `localhost:${port}`)).toBe(200);
+    } finally {
+      await server.close(100);
+    }
+  });
+});
