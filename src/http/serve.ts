@@ -16,7 +16,7 @@ import {
   serverOptions,
 } from '../net/guards.js';
 import { createServeApp } from './app.js';
-import { loadOrCreateToken, type ServeToken } from './auth.js';
+import { keepToken, type ServeToken, serveToken } from './auth.js';
 import { InstanceRegistry, type ServeTarget } from './instances.js';
 
 /** What `startServer` serves and how it listens (`agentstate serve`'s flags). */
@@ -99,7 +99,8 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     );
   }
   const registry = new InstanceRegistry(opts.target);
-  const token = loadOrCreateToken(given, registry.root, registry.tokenFile);
+  // A generated token is written to its file only once every port listens: a start that fails leaves none.
+  const token = serveToken(given, registry.root, registry.tokenFile);
   const { app, close: closeApp } = createServeApp({
     registry,
     token: token.token,
@@ -128,19 +129,23 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     throw err;
   }
   let metrics: { url: string; close(): Promise<void> } | undefined;
-  if (opts.metricsPort !== undefined) {
-    try {
+  try {
+    if (opts.metricsPort !== undefined) {
       const { listenMetrics } = await import('./metrics.js');
-      metrics = await listenMetrics(registry, opts.metricsPort);
-    } catch (err) {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await closeApp();
-      await registry.close();
-      throw new InvalidInputError(
-        `serve: cannot listen for metrics on 127.0.0.1:${opts.metricsPort}: ${(err as Error).message}`,
-        { field: 'metrics_port' },
-      );
+      metrics = await listenMetrics(registry, opts.metricsPort).catch((err: unknown) => {
+        throw new InvalidInputError(
+          `serve: cannot listen for metrics on 127.0.0.1:${opts.metricsPort}: ${(err as Error).message}`,
+          { field: 'metrics_port' },
+        );
+      });
     }
+    keepToken(token);
+  } catch (err) {
+    await metrics?.close();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await closeApp();
+    await registry.close();
+    throw err;
   }
   const verifying =
     opts.verifyEveryMs === undefined

@@ -1,10 +1,13 @@
 // The CLI as a newcomer first meets it (issue 23, part 6): bare `agentstate` is help with exit 0, a bad or
 // busy port is a typed refusal naming the port (never exit 10), and a flag with a fixed set of values or a
 // range says what it takes.
+import { spawnSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, runCliAsync } from '../helpers/cli.js';
+import { childHome, cleanEnv, runCli, runCliAsync } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const base = tempDir('agentstate-usage-');
@@ -74,11 +77,14 @@ describe('ports', () => {
       }
     });
 
-    it(`${name}: a port another program holds is STORAGE_UNAVAILABLE (exit 5) naming it and what to do`, async () => {
+    it(`${name}: a port another program holds is STORAGE_UNAVAILABLE (exit 5) naming it and what to do, and leaves nothing in HOME`, async () => {
+      // serve --dir keeps its token in ~/.config: a start that fails must not leave one there.
+      const home = tempDir('agentstate-usage-home-');
       const [r, json] = await Promise.all([
-        runCliAsync(['--dir', dir, ...command, '--port', String(busyPort)]),
-        runCliAsync(['--dir', dir, '--json', ...command, '--port', String(busyPort)]),
+        runCliAsync(['--dir', dir, ...command, '--port', String(busyPort)], { HOME: home }),
+        runCliAsync(['--dir', dir, '--json', ...command, '--port', String(busyPort)], { HOME: home }),
       ]);
+      expect(readdirSync(home, { recursive: true })).toEqual([]);
       const line = refused(r, 5, 'STORAGE_UNAVAILABLE');
       expect(line).toContain(`port ${busyPort} on 127.0.0.1 is already in use`);
       expect(line).toContain('choose another port');
@@ -88,6 +94,19 @@ describe('ports', () => {
       });
     });
   }
+});
+
+describe('tests touch only their own folders', () => {
+  it('a CLI child gets a temp HOME of the test file unless the test names one, and no XDG_CONFIG_HOME', () => {
+    const seen = (env: NodeJS.ProcessEnv) =>
+      spawnSync(process.execPath, ['-p', 'require("os").homedir() + " " + process.env.XDG_CONFIG_HOME'], {
+        env,
+        encoding: 'utf8',
+      }).stdout.trim();
+    expect(childHome()).not.toBe(homedir());
+    expect(seen(cleanEnv())).toBe(`${childHome()} undefined`);
+    expect(seen(cleanEnv({ HOME: base }))).toBe(`${base} undefined`);
+  });
 });
 
 describe('addresses', () => {

@@ -1,8 +1,8 @@
 // Small holes of the same attack on serve (issue 24, part 6): the sign-in page carries the CSP, error pages
 // link back without `javascript:` (which that CSP blocks), an event stream asked to start past the head is
 // refused rather than left waiting, and a token file that is a folder gets a message that says what to do.
-import { mkdirSync } from 'node:fs';
-import { connect, type Socket } from 'node:net';
+import { mkdirSync, readdirSync } from 'node:fs';
+import { connect, createServer as createNetServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadOrCreateToken, TOKEN_FILE } from '../../src/http/auth.js';
@@ -180,6 +180,21 @@ describe('serve --metrics-port (docs/observability.md)', () => {
       expect(await statusWithHost(metrics, `localhost:${port}`)).toBe(200);
     } finally {
       await server.close(100);
+    }
+  });
+
+  it('a metrics port another program holds stops the start, and no token file is left in the root', async () => {
+    const root = tempDir('agentstate-metrics-busy-');
+    const busy = createNetServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    try {
+      const metricsPort = (busy.address() as { port: number }).port;
+      await expect(startServer({ target: { root }, port: 0, metricsPort })).rejects.toMatchObject({
+        message: expect.stringContaining(`127.0.0.1:${metricsPort}`),
+      });
+      expect(readdirSync(root)).toEqual([]);
+    } finally {
+      await new Promise<void>((resolve) => busy.close(() => resolve()));
     }
   });
 });
