@@ -6,6 +6,7 @@ import { readdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import type { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { childHome, cleanEnv, runCli, runCliAsync } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -47,6 +48,54 @@ describe('help', () => {
       });
       expect(r.stderr).toMatch(/^Usage: agentstate /);
     }
+  });
+});
+
+describe('help of every command', () => {
+  it('no description starts with a capital lowered in a name or acronym (`rFC 6902`)', async () => {
+    const { programFor } = await import('../../src/cli/program.js');
+    // `help` names no command, so every kind's operations are added too.
+    const program = await programFor(['help']);
+    const glitches: string[] = [];
+    const visit = (cmd: Command, path: string) => {
+      // Each line of `<path> --help` in its columns (term, description, wrapped description).
+      for (const line of cmd.helpInformation().split('\n')) {
+        for (const column of line.trim().split(/\s{2,}/)) {
+          if (/^[a-z][A-Z]/.test(column)) glitches.push(`${path} --help: ${line.trim()}`);
+        }
+      }
+      for (const sub of cmd.commands) visit(sub, `${path} ${sub.name()}`);
+    };
+    visit(program, 'agentstate');
+    expect(glitches).toEqual([]);
+  });
+
+  it('state --help says "RFC 6902 patch" (an operation’s acronym stays as written) and lowers plain words', () => {
+    const r = runCli(['state', '--help']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/diff <kind> <id> <from> \[to\]\s+RFC 6902 patch between/);
+    expect(r.stdout).toMatch(/fork \[options\] <kind> <id> <new-id>\s+copy a version/);
+  });
+
+  it('a flag error in a subcommand points at that subcommand’s help, not agentstate --help', async () => {
+    const cases: Array<[string[], string]> = [
+      [['state', 'diff'], "missing required argument 'kind' (see agentstate state diff --help)"],
+      [['enqueue', 'x', '--bogus'], "unknown option '--bogus' (see agentstate enqueue --help)"],
+      [['list', '--status'], 'argument missing (see agentstate list --help)'],
+      [['state', 'bogus'], "unknown command 'bogus' (see agentstate state --help)"],
+      [['--bogus'], "unknown option '--bogus' (see agentstate --help)"],
+    ];
+    const results = await Promise.all(cases.map(([args]) => runCliAsync(['--dir', dir, ...args])));
+    for (const [i, r] of results.entries()) {
+      expect(refused(r, 2, 'INVALID_INPUT')).toContain(cases[i]![1]);
+    }
+    const json = runCli(['--dir', dir, '--json', 'state', 'diff', 'json']);
+    expect(json.errorJson).toMatchObject({
+      error: {
+        code: 'INVALID_INPUT',
+        message: expect.stringContaining('(see agentstate state diff --help)'),
+      },
+    });
   });
 });
 
