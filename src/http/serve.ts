@@ -19,11 +19,14 @@ import { createServeApp } from './app.js';
 import { keepToken, type ServeToken, serveToken } from './auth.js';
 import { InstanceRegistry, type ServeTarget } from './instances.js';
 
+/** The TCP port `serve` listens on when given none. */
+export const SERVE_PORT = 8780;
+
 /** What `startServer` serves and how it listens (`agentstate serve`'s flags). */
 export interface ServeOptions {
   /** What to serve: one `dir`, the instances under `root`, or every instance of a PostgreSQL `url`. */
   target: ServeTarget;
-  /** TCP port; 0 picks a free one. @default 8780 */
+  /** TCP port; 0 picks a free one. @default SERVE_PORT (8780) */
   port?: number;
   /** Address to bind. Anything but loopback needs a token that was given (not generated). @default '127.0.0.1' */
   host?: string;
@@ -122,7 +125,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   ) as Server;
   limitConnections(server, limits);
   try {
-    await listen(server, 'serve', host, opts.port ?? 8780);
+    await listen(server, 'serve', host, opts.port ?? SERVE_PORT);
   } catch (err) {
     await closeApp();
     await registry.close();
