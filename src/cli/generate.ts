@@ -126,8 +126,16 @@ export const kebab = (field: string) =>
     .toLowerCase();
 const snake = (arg: string) => arg.replaceAll('-', '_');
 
-/** An operation description as a help line: lower case, no final stop (as commander lists commands). */
-const helpLine = (d: string) => (d[0]!.toLowerCase() + d.slice(1)).replace(/\.$/, '');
+/**
+ * An operation description as a help line: no final stop, and lower case as commander lists commands, unless
+ * its first word is a name or an acronym with a capital after its first letter (`RFC 6902 patch …`, `SQLite`),
+ * which stays as written.
+ */
+const helpLine = (d: string) => {
+  const first = /^\S*/.exec(d)![0];
+  const lowered = /[A-Z]/.test(first.slice(1)) ? d : d.charAt(0).toLowerCase() + d.slice(1);
+  return lowered.replace(/\.$/, '');
+};
 
 /** The enum a field's schema (or one branch of it) allows, if any. */
 const choicesOf = (s: JsonSchema): string[] | undefined =>

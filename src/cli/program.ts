@@ -144,6 +144,13 @@ export async function programFor(argv: string[]): Promise<Command> {
   return program;
 }
 
+/** A command's words from the program down: `agentstate state apply`. */
+function commandPath(cmd: Command): string {
+  const words: string[] = [];
+  for (let c: Command | null = cmd; c !== null; c = c.parent) words.unshift(c.name());
+  return words.join(' ');
+}
+
 /** Runs the CLI with `argv` (without node and script); returns the exit code. */
 export async function runCli(argv: string[]): Promise<number> {
   const program = await programFor(argv);
@@ -153,6 +160,16 @@ export async function runCli(argv: string[]): Promise<number> {
     return 0;
   }
   const wantsJson = argv.includes('--json');
+  // The command whose parse failed (an unknown option, a missing argument): the error points at its help.
+  let failed: Command = program;
+  const noteFailures = (cmd: Command): void => {
+    cmd.exitOverride((err) => {
+      failed = cmd;
+      throw err;
+    });
+    for (const sub of cmd.commands) noteFailures(sub);
+  };
+  noteFailures(program);
   try {
     await program.parseAsync(argv, { from: 'user' });
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
@@ -164,7 +181,7 @@ export async function runCli(argv: string[]): Promise<number> {
       if (err.exitCode === 0 || err.code === 'commander.help' || err.code === 'commander.helpDisplayed') {
         return err.exitCode === 0 ? 0 : EXIT_CODES.INVALID_INPUT;
       }
-      const message = `${err.message.replace(/^error: /, '')} (see agentstate --help)`;
+      const message = `${err.message.replace(/^error: /, '')} (see ${commandPath(failed)} --help)`;
       process.stderr.write(
         wantsJson
           ? `${JSON.stringify({ error: { code: 'INVALID_INPUT', message } })}\n`

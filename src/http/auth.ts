@@ -42,6 +42,16 @@ export interface ServeToken {
  * @example const { token, source } = loadOrCreateToken(undefined, '/srv/agents')
  */
 export function loadOrCreateToken(given: string | undefined, root: string, name = TOKEN_FILE): ServeToken {
+  return keepToken(serveToken(given, root, name));
+}
+
+/**
+ * The server's token as `loadOrCreateToken` finds it, without writing anything: a generated one (`source`
+ * `generated`) stays in memory until `keepToken` writes it, which serve does only once it listens, so a start
+ * that fails (a busy port) leaves no token file behind.
+ * @example const t = serveToken(undefined, root); await listen(...); keepToken(t)
+ */
+export function serveToken(given: string | undefined, root: string, name = TOKEN_FILE): ServeToken {
   if (given !== undefined && given !== '') {
     if (given.length < 16) {
       throw new InvalidInputError('the serve token must be at least 16 characters', { field: 'token' });
@@ -66,11 +76,16 @@ export function loadOrCreateToken(given: string | undefined, root: string, name 
     const token = readFileSync(file, 'utf8').trim();
     if (token.length >= 16) return { token, source: 'file', file };
   }
-  const token = randomBytes(32).toString('base64url');
-  mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, `${token}\n`, { mode: 0o600 });
-  chmodSync(file, 0o600);
-  return { token, source: 'generated', file };
+  return { token: randomBytes(32).toString('base64url'), source: 'generated', file };
+}
+
+/** Writes a generated token to its file with mode 0600 (a given or read one is left as it is); returns it. */
+export function keepToken(t: ServeToken): ServeToken {
+  if (t.source !== 'generated' || t.file === undefined) return t;
+  mkdirSync(dirname(t.file), { recursive: true });
+  writeFileSync(t.file, `${t.token}\n`, { mode: 0o600 });
+  chmodSync(t.file, 0o600);
+  return t;
 }
 
 /** The session cookie's name. */

@@ -2,7 +2,11 @@
 // separate loopback listener of `--metrics-port` that a local Prometheus scrapes without one.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { hostAllowed } from '../net/guards.js';
 import type { InstanceRegistry } from './instances.js';
+
+/** The address the `--metrics-port` listener binds: this machine only. */
+const METRICS_BIND = '127.0.0.1';
 
 /** The Prometheus text of the registry's instances (those that open; one that fails is left out). */
 export async function servedMetrics(
@@ -19,13 +23,20 @@ export async function servedMetrics(
 
 /**
  * A listener on 127.0.0.1:`port` that answers only `GET /metrics` (404 otherwise), without a credential: only
- * this machine reaches it. Answers its URL and a close.
+ * this machine reaches it. A request whose Host is not this machine's is refused (403) as on the main port,
+ * so a page that rebinds its own name to 127.0.0.1 cannot read it. Answers its URL and a close.
  */
 export async function listenMetrics(
   registry: InstanceRegistry,
   port: number,
 ): Promise<{ url: string; close(): Promise<void> }> {
   const server: Server = createServer((req, res) => {
+    if (!hostAllowed(req.headers.host, METRICS_BIND)) {
+      res
+        .writeHead(403, { 'content-type': 'text/plain; charset=utf-8' })
+        .end('this Host is not served here\n');
+      return;
+    }
     if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
       res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('only GET /metrics here\n');
       return;
@@ -40,11 +51,11 @@ export async function listenMetrics(
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, '127.0.0.1', () => resolve());
+    server.listen(port, METRICS_BIND, () => resolve());
   });
   const addr = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${addr.port}/metrics`,
+    url: `http://${METRICS_BIND}:${addr.port}/metrics`,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

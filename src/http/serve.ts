@@ -16,14 +16,17 @@ import {
   serverOptions,
 } from '../net/guards.js';
 import { createServeApp } from './app.js';
-import { loadOrCreateToken, type ServeToken } from './auth.js';
+import { keepToken, type ServeToken, serveToken } from './auth.js';
 import { InstanceRegistry, type ServeTarget } from './instances.js';
+
+/** The TCP port `serve` listens on when given none. */
+export const SERVE_PORT = 8780;
 
 /** What `startServer` serves and how it listens (`agentstate serve`'s flags). */
 export interface ServeOptions {
   /** What to serve: one `dir`, the instances under `root`, or every instance of a PostgreSQL `url`. */
   target: ServeTarget;
-  /** TCP port; 0 picks a free one. @default 8780 */
+  /** TCP port; 0 picks a free one. @default SERVE_PORT (8780) */
   port?: number;
   /** Address to bind. Anything but loopback needs a token that was given (not generated). @default '127.0.0.1' */
   host?: string;
@@ -99,7 +102,8 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     );
   }
   const registry = new InstanceRegistry(opts.target);
-  const token = loadOrCreateToken(given, registry.root, registry.tokenFile);
+  // A generated token is written to its file only once every port listens: a start that fails leaves none.
+  const token = serveToken(given, registry.root, registry.tokenFile);
   const { app, close: closeApp } = createServeApp({
     registry,
     token: token.token,
@@ -121,26 +125,30 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   ) as Server;
   limitConnections(server, limits);
   try {
-    await listen(server, 'serve', host, opts.port ?? 8780);
+    await listen(server, 'serve', host, opts.port ?? SERVE_PORT);
   } catch (err) {
     await closeApp();
     await registry.close();
     throw err;
   }
   let metrics: { url: string; close(): Promise<void> } | undefined;
-  if (opts.metricsPort !== undefined) {
-    try {
+  try {
+    if (opts.metricsPort !== undefined) {
       const { listenMetrics } = await import('./metrics.js');
-      metrics = await listenMetrics(registry, opts.metricsPort);
-    } catch (err) {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await closeApp();
-      await registry.close();
-      throw new InvalidInputError(
-        `serve: cannot listen for metrics on 127.0.0.1:${opts.metricsPort}: ${(err as Error).message}`,
-        { field: 'metrics_port' },
-      );
+      metrics = await listenMetrics(registry, opts.metricsPort).catch((err: unknown) => {
+        throw new InvalidInputError(
+          `serve: cannot listen for metrics on 127.0.0.1:${opts.metricsPort}: ${(err as Error).message}`,
+          { field: 'metrics_port' },
+        );
+      });
     }
+    keepToken(token);
+  } catch (err) {
+    await metrics?.close();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await closeApp();
+    await registry.close();
+    throw err;
   }
   const verifying =
     opts.verifyEveryMs === undefined

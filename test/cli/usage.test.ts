@@ -1,10 +1,14 @@
 // The CLI as a newcomer first meets it (issue 23, part 6): bare `agentstate` is help with exit 0, a bad or
 // busy port is a typed refusal naming the port (never exit 10), and a flag with a fixed set of values or a
 // range says what it takes.
+import { spawnSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
+import type { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, runCliAsync } from '../helpers/cli.js';
+import { childHome, cleanEnv, runCli, runCliAsync } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const base = tempDir('agentstate-usage-');
@@ -47,6 +51,54 @@ describe('help', () => {
   });
 });
 
+describe('help of every command', () => {
+  it('no description starts with a capital lowered in a name or acronym (`rFC 6902`)', async () => {
+    const { programFor } = await import('../../src/cli/program.js');
+    // `help` names no command, so every kind's operations are added too.
+    const program = await programFor(['help']);
+    const glitches: string[] = [];
+    const visit = (cmd: Command, path: string) => {
+      // Each line of `<path> --help` in its columns (term, description, wrapped description).
+      for (const line of cmd.helpInformation().split('\n')) {
+        for (const column of line.trim().split(/\s{2,}/)) {
+          if (/^[a-z][A-Z]/.test(column)) glitches.push(`${path} --help: ${line.trim()}`);
+        }
+      }
+      for (const sub of cmd.commands) visit(sub, `${path} ${sub.name()}`);
+    };
+    visit(program, 'agentstate');
+    expect(glitches).toEqual([]);
+  });
+
+  it('state --help says "RFC 6902 patch" (an operation’s acronym stays as written) and lowers plain words', () => {
+    const r = runCli(['state', '--help']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/diff <kind> <id> <from> \[to\]\s+RFC 6902 patch between/);
+    expect(r.stdout).toMatch(/fork \[options\] <kind> <id> <new-id>\s+copy a version/);
+  });
+
+  it('a flag error in a subcommand points at that subcommand’s help, not agentstate --help', async () => {
+    const cases: Array<[string[], string]> = [
+      [['state', 'diff'], "missing required argument 'kind' (see agentstate state diff --help)"],
+      [['enqueue', 'x', '--bogus'], "unknown option '--bogus' (see agentstate enqueue --help)"],
+      [['list', '--status'], 'argument missing (see agentstate list --help)'],
+      [['state', 'bogus'], "unknown command 'bogus' (see agentstate state --help)"],
+      [['--bogus'], "unknown option '--bogus' (see agentstate --help)"],
+    ];
+    const results = await Promise.all(cases.map(([args]) => runCliAsync(['--dir', dir, ...args])));
+    for (const [i, r] of results.entries()) {
+      expect(refused(r, 2, 'INVALID_INPUT')).toContain(cases[i]![1]);
+    }
+    const json = runCli(['--dir', dir, '--json', 'state', 'diff', 'json']);
+    expect(json.errorJson).toMatchObject({
+      error: {
+        code: 'INVALID_INPUT',
+        message: expect.stringContaining('(see agentstate state diff --help)'),
+      },
+    });
+  });
+});
+
 describe('ports', () => {
   let busy: Server;
   let busyPort = 0;
@@ -74,11 +126,14 @@ describe('ports', () => {
       }
     });
 
-    it(`${name}: a port another program holds is STORAGE_UNAVAILABLE (exit 5) naming it and what to do`, async () => {
+    it(`${name}: a port another program holds is STORAGE_UNAVAILABLE (exit 5) naming it and what to do, and leaves nothing in HOME`, async () => {
+      // serve --dir keeps its token in ~/.config: a start that fails must not leave one there.
+      const home = tempDir('agentstate-usage-home-');
       const [r, json] = await Promise.all([
-        runCliAsync(['--dir', dir, ...command, '--port', String(busyPort)]),
-        runCliAsync(['--dir', dir, '--json', ...command, '--port', String(busyPort)]),
+        runCliAsync(['--dir', dir, ...command, '--port', String(busyPort)], { HOME: home }),
+        runCliAsync(['--dir', dir, '--json', ...command, '--port', String(busyPort)], { HOME: home }),
       ]);
+      expect(readdirSync(home, { recursive: true })).toEqual([]);
       const line = refused(r, 5, 'STORAGE_UNAVAILABLE');
       expect(line).toContain(`port ${busyPort} on 127.0.0.1 is already in use`);
       expect(line).toContain('choose another port');
@@ -88,6 +143,19 @@ describe('ports', () => {
       });
     });
   }
+});
+
+describe('tests touch only their own folders', () => {
+  it('a CLI child gets a temp HOME of the test file unless the test names one, and no XDG_CONFIG_HOME', () => {
+    const seen = (env: NodeJS.ProcessEnv) =>
+      spawnSync(process.execPath, ['-p', 'require("os").homedir() + " " + process.env.XDG_CONFIG_HOME'], {
+        env,
+        encoding: 'utf8',
+      }).stdout.trim();
+    expect(childHome()).not.toBe(homedir());
+    expect(seen(cleanEnv())).toBe(`${childHome()} undefined`);
+    expect(seen(cleanEnv({ HOME: base }))).toBe(`${base} undefined`);
+  });
 });
 
 describe('addresses', () => {

@@ -1,6 +1,11 @@
-// Runs the built CLI (dist/) or a skill script under Bun as a real subprocess.
+// Runs the built CLI (dist/) or a skill script under Bun as a real subprocess, with a HOME of the test
+// file's own (never the real one) unless the test gives its own.
 import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { afterAll } from 'vitest';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const CLI = `${ROOT}dist/cli/main.js`;
@@ -28,12 +33,32 @@ function result(code: number | null, stdout: string, stderr: string): RunResult 
   return { code: code ?? -1, stdout, stderr, json: parse(stdout), errorJson: parse(stderr) };
 }
 
-/** Environment without any MF_* / AGENTSTATE_* leaking in from the outer shell. */
+let home: string | undefined;
+afterAll(() => {
+  if (home !== undefined) rmSync(home, { recursive: true, force: true });
+  home = undefined;
+});
+
+/**
+ * The HOME a child gets when the test names none: a temp folder of this test file (made on first use, removed
+ * after the file), so a command that falls back to ~/.config (an instance by name, serve's token) writes
+ * there, never into the real home.
+ */
+export function childHome(): string {
+  home ??= mkdtempSync(join(tmpdir(), 'agentstate-home-'));
+  return home;
+}
+
+/**
+ * Environment without any MF_* / AGENTSTATE_* leaking in from the outer shell, and with HOME set to
+ * `childHome()` and XDG_CONFIG_HOME unset unless `extra` names them: no child writes into the real home.
+ */
 export function cleanEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) {
-    if (!k.startsWith('MF_') && !k.startsWith('AGENTSTATE_')) env[k] = v;
+    if (!k.startsWith('MF_') && !k.startsWith('AGENTSTATE_') && k !== 'XDG_CONFIG_HOME') env[k] = v;
   }
+  if (extra.HOME === undefined) env.HOME = childHome();
   for (const [k, v] of Object.entries(extra)) if (v !== undefined) env[k] = v;
   return env;
 }

@@ -1,7 +1,9 @@
 // What the dashboard's browser tests share: Debian's chromium driven by playwright-core (skipped, saying why,
 // on a machine without it; required in CI), the screenshots folder, signing in, and an axe-core pass.
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TOKEN } from './helpers.js';
 
@@ -16,11 +18,16 @@ export const SHOTS = fileURLToPath(new URL('./screenshots/', import.meta.url));
 type Browser = import('playwright-core').Browser;
 type Page = import('playwright-core').Page;
 
-/** Headless Chromium, ready for pages. */
+/**
+ * Headless Chromium, ready for pages. It runs with a HOME of its own (removed when it closes): Chromium keeps
+ * its crash reports under ~/.config/chromium, and tests write only into their own temp folders.
+ */
 export async function launchChromium(): Promise<Browser> {
   mkdirSync(SHOTS, { recursive: true });
   const { chromium } = await import('playwright-core');
-  return chromium.launch({
+  const home = mkdtempSync(join(tmpdir(), 'agentstate-chromium-'));
+  const browser = await chromium.launch({
+    env: { ...process.env, HOME: home, XDG_CONFIG_HOME: join(home, '.config') },
     executablePath: CHROMIUM,
     args: [
       '--headless=new',
@@ -30,6 +37,8 @@ export async function launchChromium(): Promise<Browser> {
       '--disable-dev-shm-usage',
     ],
   });
+  browser.on('disconnected', () => rmSync(home, { recursive: true, force: true }));
+  return browser;
 }
 
 /** A page at `width` signed in to the server at `url` as Ada; any request elsewhere fails the test. */

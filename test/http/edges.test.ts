@@ -1,8 +1,8 @@
 // Small holes of the same attack on serve (issue 24, part 6): the sign-in page carries the CSP, error pages
 // link back without `javascript:` (which that CSP blocks), an event stream asked to start past the head is
 // refused rather than left waiting, and a token file that is a folder gets a message that says what to do.
-import { mkdirSync } from 'node:fs';
-import { connect, type Socket } from 'node:net';
+import { mkdirSync, readdirSync } from 'node:fs';
+import { connect, createServer as createNetServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadOrCreateToken, TOKEN_FILE } from '../../src/http/auth.js';
@@ -147,4 +147,54 @@ describe('serve, connection limits (docs/http.md, "Limits")', () => {
       held[1]!.socket.destroy();
     });
   }, 30_000);
+});
+
+describe('serve --metrics-port (docs/observability.md)', () => {
+  /** GET `url` with this Host header: the status. */
+  const statusWithHost = async (url: string, host: string): Promise<number> => {
+    const { request } = await import('node:http');
+    return new Promise<number>((resolve, reject) => {
+      const req = request(url, { headers: { host } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  };
+
+  it('refuses a foreign Host as the main port does (DNS rebinding), and answers this machine’s names', async () => {
+    const server = await startServer({
+      target: { root: tempDir('agentstate-metrics-host-') },
+      port: 0,
+      token: TOKEN,
+      metricsPort: 0,
+    });
+    try {
+      const metrics = server.metricsUrl!;
+      const { port } = new URL(metrics);
+      expect(await statusWithHost(`${server.url}/healthz`, 'evil.com')).toBe(403);
+      expect(await statusWithHost(metrics, 'evil.com')).toBe(403);
+      expect(await statusWithHost(metrics, `evil.com:${port}`)).toBe(403);
+      expect(await statusWithHost(metrics, `127.0.0.1:${port}`)).toBe(200);
+      expect(await statusWithHost(metrics, `localhost:${port}`)).toBe(200);
+    } finally {
+      await server.close(100);
+    }
+  });
+
+  it('a metrics port another program holds stops the start, and no token file is left in the root', async () => {
+    const root = tempDir('agentstate-metrics-busy-');
+    const busy = createNetServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    try {
+      const metricsPort = (busy.address() as { port: number }).port;
+      await expect(startServer({ target: { root }, port: 0, metricsPort })).rejects.toMatchObject({
+        message: expect.stringContaining(`127.0.0.1:${metricsPort}`),
+      });
+      expect(readdirSync(root)).toEqual([]);
+    } finally {
+      await new Promise<void>((resolve) => busy.close(() => resolve()));
+    }
+  });
 });

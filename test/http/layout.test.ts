@@ -87,18 +87,22 @@ async function noSidewaysScroll(page: Page, where: string): Promise<void> {
   expect(over, where).toEqual([]);
 }
 
-/** Every <time> is on one line, relative, with the exact time on hover. */
+/**
+ * Every <time> is on one line: relative, with the exact time on hover; or, where exact times are the point
+ * (an item's attempts, class `exact`), exact to the millisecond with the relative time on hover.
+ */
 async function timesReadable(page: Page, where: string): Promise<void> {
   const times = (await page.evaluate(`[...document.querySelectorAll('main time')].map((t) => {
     const r = t.getBoundingClientRect();
     const cs = getComputedStyle(t);
     const line = Number.parseFloat(cs.lineHeight) || Number.parseFloat(cs.fontSize) * 1.4;
-    return { text: t.textContent || '', title: t.getAttribute('title') || '', oneLine: r.height <= line * 1.5 || r.height === 0 };
-  })`)) as Array<{ text: string; title: string; oneLine: boolean }>;
+    return { text: t.textContent || '', title: t.getAttribute('title') || '', exact: t.classList.contains('exact'), oneLine: r.height <= line * 1.5 || r.height === 0 };
+  })`)) as Array<{ text: string; title: string; exact: boolean; oneLine: boolean }>;
   expect(times.length, where).toBeGreaterThan(0);
+  const relative = /^(now|\d+ (s|min|h|d) ago|in \d+ (s|min|h|d))$/;
   for (const t of times) {
-    expect(t.text, where).toMatch(/^(now|\d+ (s|min|h|d) ago|in \d+ (s|min|h|d))$/);
-    expect(t.title, where).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ$/);
+    expect(t.text, where).toMatch(t.exact ? /^(\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d\.\d{3}$/ : relative);
+    expect(t.title, where).toMatch(t.exact ? relative : /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ$/);
     expect(t.oneLine, `${where}: ${t.text}`).toBe(true);
   }
 }

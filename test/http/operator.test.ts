@@ -234,7 +234,12 @@ describe.skipIf(!HAVE_CHROMIUM)('an item’s attempt timeline', () => {
             trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent?.trim())),
           );
         expect(rows.map((r) => [r[0], r[1], r[3], r[4]])).toEqual([
-          ['1', 'w1', '30 s', expect.stringMatching(/^failed, tried again next try .* agoffmpeg exit 1$/)],
+          [
+            '1',
+            'w1',
+            '30 s',
+            expect.stringMatching(/^failed, tried again next try \d\d:\d\d:\d\d\.\d{3}ffmpeg exit 1$/),
+          ],
           ['2', 'w2', '5 s', 'handed back'],
           ['3', 'w3', '5 min', 'lease ran out'],
           ['4', 'w4', '2 min', 'done'],
@@ -256,6 +261,98 @@ describe.skipIf(!HAVE_CHROMIUM)('an item’s attempt timeline', () => {
     });
   }
 });
+
+describe.skipIf(!HAVE_CHROMIUM)(
+  'short attempts on the timeline, and a not-before that no longer applies',
+  () => {
+    let id: string;
+    let due: string;
+    let first: number;
+    /** A time as the timeline writes it: `07:05:12.345` (UTC). */
+    const clock = (t: number) => new Date(t).toISOString().slice(11, 23);
+    beforeAll(async () => {
+      // 23 minutes ago by the instance's clock: an attempt that failed at once (0 ms), tried again 8 s later,
+      // failing for good after 340 ms; and an item scheduled a minute after that, long due now.
+      let now = Date.now() - 23 * 60_000;
+      first = now;
+      const inst = await openInstance({ root: s.root, host: 'h', name: 'ops', clock: () => now });
+      try {
+        id = (await inst.work.enqueue({ title: 'Ping the webhook', max_attempts: 2 })).id;
+        await inst.work.claim({ worker: 'w1', id });
+        await inst.work.resolve({ id, worker: 'w1', status: 'failed', error: 'HTTP 502', retry_at: '8s' });
+        now += 8_000;
+        await inst.work.claim({ worker: 'w2', id });
+        now += 340;
+        await inst.work.resolve({ id, worker: 'w2', status: 'failed', error: 'HTTP 502 again' });
+        due = (await inst.work.enqueue({ title: 'Send when due', not_before: '1m' })).id;
+      } finally {
+        await inst.close();
+      }
+    });
+
+    for (const width of [1280, 390]) {
+      it(`at ${width} px: every attempt has a visible bar, its exact start and duration; no stale "not before"`, async () => {
+        const page = await pageAt(width);
+        try {
+          await page.goto(`${s.url}/items/${id}?instance=h/ops`);
+          expect(await page.locator('dl.kv dd .badge').first().textContent()).toBe('failed');
+          // Failed: the time it was not to be claimed before no longer applies.
+          expect(await page.locator('dl.kv').textContent()).not.toContain('not before');
+          const section = page.locator('section[aria-labelledby="h-attempts"]');
+          const rows = await section
+            .locator('tbody tr')
+            .evaluateAll((trs) =>
+              trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent?.trim())),
+            );
+          expect(rows).toEqual([
+            [
+              '1',
+              'w1',
+              expect.stringMatching(new RegExp(`^${clock(first)} \\(\\d+ min ago\\)$`)),
+              '0 ms',
+              `failed, tried again next try ${clock(first + 8_000)}HTTP 502`,
+            ],
+            [
+              '2',
+              'w2',
+              expect.stringMatching(new RegExp(`^${clock(first + 8_000)} \\(\\d+ min ago\\)$`)),
+              '340 ms',
+              'failedHTTP 502 again',
+            ],
+          ]);
+          const day = new Date(first).toISOString().slice(0, 10);
+          expect(await section.locator('p').first().textContent()).toMatch(
+            new RegExp(
+              `^From ${day} ${clock(first)} to ${clock(first + 8_340)} UTC \\(\\d+ min ago\\): 8\\.3 s\\.$`,
+            ),
+          );
+          expect(await section.locator('svg').getAttribute('aria-label')).toContain(
+            'attempt 1 by w1: failed, tried again after 0 ms; attempt 2 by w2: failed after 340 ms',
+          );
+          // Each bar is wide enough to see and inside the drawing, however short its attempt.
+          const svg = (await section.locator('svg').boundingBox())!;
+          for (const bar of await section.locator('svg rect').all()) {
+            const b = (await bar.boundingBox())!;
+            expect(b.width).toBeGreaterThanOrEqual(6);
+            expect(b.x).toBeGreaterThanOrEqual(svg.x);
+            expect(b.x + b.width).toBeLessThanOrEqual(svg.x + svg.width);
+          }
+          expect(await page.evaluate('document.documentElement.scrollWidth <= window.innerWidth')).toBe(true);
+          expect(await seriousViolations(page)).toEqual([]);
+          await section.scrollIntoViewIfNeeded();
+          await page.screenshot({ path: `${SHOTS}attempts-short-${width}.png`, fullPage: true });
+
+          // Pending, but its time has passed: nothing to wait for, so no "not before" either.
+          await page.goto(`${s.url}/items/${due}?instance=h/ops`);
+          expect(await page.locator('dl.kv dd .badge').first().textContent()).toBe('pending');
+          expect(await page.locator('dl.kv').textContent()).not.toContain('not before');
+        } finally {
+          await page.close();
+        }
+      });
+    }
+  },
+);
 
 describe.skipIf(!HAVE_CHROMIUM)('the overview’s charts of the last 24 hours', () => {
   beforeAll(async () => {

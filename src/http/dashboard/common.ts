@@ -44,12 +44,38 @@ export function span(ms: number): string {
   return `${Math.round(s / 86_400)} d`;
 }
 
+/**
+ * `ms` exactly enough to tell short attempts apart: `0 ms`, `340 ms`, `8.3 s`, `30 s`, `5 min 12 s`, `2 h 5 min`.
+ */
+export function duration(ms: number): string {
+  const a = Math.max(0, Math.round(ms));
+  if (a < 1000) return `${a} ms`;
+  if (a < 59_950) return `${Math.round(a / 100) / 10} s`;
+  const s = Math.round(a / 1000);
+  if (s < 3600) return s % 60 === 0 ? `${s / 60} min` : `${Math.floor(s / 60)} min ${s % 60} s`;
+  const m = Math.round(s / 60);
+  return m % 60 === 0 ? `${m / 60} h` : `${Math.floor(m / 60)} h ${m % 60} min`;
+}
+
+/**
+ * A time exactly, in UTC to the millisecond: `2026-11-30 05:03:20.937`, or only its clock `05:03:20.937` when
+ * `clockOnly` (a table whose date is said once above it); the relative time on hover.
+ */
+export function exactTime(t: string, now: number = Date.now(), clockOnly = false): Html {
+  const iso = new Date(Date.parse(t)).toISOString();
+  return h`<time class="exact" datetime="${t}" title="${relative(t, now)}">${clockOnly ? iso.slice(11, 23) : `${iso.slice(0, 10)} ${iso.slice(11, 23)}`}</time>`;
+}
+
 /** A time as people read it on a dashboard: relative ("5 min ago", "in 40 s"), the exact time on hover. */
 export function when(t: string | null, now: number = Date.now()): Html | string {
   if (!t) return '';
+  return h`<time datetime="${t}" title="${fmtTime(t)}">${relative(t, now)}</time>`;
+}
+
+/** How far `t` is from `now`: `now`, `5 min ago`, `in 40 s`. */
+export function relative(t: string, now: number = Date.now()): string {
   const d = Date.parse(t) - now;
-  const rel = Math.abs(d) < 1000 ? 'now' : d < 0 ? `${span(d)} ago` : `in ${span(d)}`;
-  return h`<time datetime="${t}" title="${fmtTime(t)}">${rel}</time>`;
+  return Math.abs(d) < 1000 ? 'now' : d < 0 ? `${span(d)} ago` : `in ${span(d)}`;
 }
 
 /** A name that may wrap only after its separators (`_`, `:`, `/`, `.`), never inside a word. */
@@ -117,6 +143,13 @@ export const docPath = (kind: string, id: string) =>
   `/documents/${encodeURIComponent(kind)}/${encodeURIComponent(id)}`;
 
 /**
+ * Whether an item's `not_before` still holds it back: it is pending and the time is ahead. Once it passed, or
+ * the item was claimed, resolved or cancelled, the time says nothing any more and is not shown.
+ */
+export const scheduled = (i: WorkItem, now: number = Date.now()): boolean =>
+  i.status === 'pending' && i.not_before !== null && Date.parse(i.not_before) > now;
+
+/**
  * What a pending item that is not ready waits for: a failed or cancelled blocker (a problem: its link), or
  * the time it is scheduled for. Empty otherwise.
  */
@@ -125,7 +158,7 @@ export function waitingFor(key: string, i: WorkItem, now: number = Date.now()): 
   const failed = i.blocked_on_failure ?? [];
   if (failed.length > 0)
     return h`<span class="problem">blocked: ${failed.map((b, n) => h`${n > 0 ? ', ' : ''}<a href="${href(itemPath(b), { instance: key })}">${b}</a>`)} ended unsuccessfully</span>`;
-  if (i.not_before !== null && Date.parse(i.not_before) > now)
+  if (scheduled(i, now))
     return h`<span class="badge o-retry">scheduled</span> ready ${when(i.not_before, now)}`;
   return '';
 }

@@ -2,7 +2,7 @@
 // ended (done, failed, failed and retried later, released, lease ran out, cancelled, still running); drawn as
 // a server-rendered SVG timeline (no script, no external asset) over a table that says the same in words.
 import type { EventRecord, WorkItem } from '../../core/types.js';
-import { span, when } from './common.js';
+import { duration, exactTime, relative } from './common.js';
 import { type Html, h } from './html.js';
 
 /** One attempt: a claim and what ended it. */
@@ -91,30 +91,49 @@ export function attemptsOf(item: WorkItem, events: EventRecord[]): Attempt[] {
   return out;
 }
 
-/** The attempts as an SVG timeline and a table; empty when the item was never claimed. */
+/** The narrowest bar, in the drawing's 600 units: about 7 px at a phone's width, so a 0 ms attempt shows. */
+const MIN_BAR = 12;
+
+/**
+ * The attempts as an SVG timeline and a table; empty when the item was never claimed. Times are exact (UTC, to
+ * the millisecond) and durations too (`0 ms`, `340 ms`, `8.3 s`): attempts are often shorter than what a
+ * relative time can tell apart. Every bar is at least MIN_BAR wide, so the shortest attempt is still seen.
+ */
 export function attemptTimeline(
   item: WorkItem,
   attempts: Attempt[],
   now: number = Date.now(),
 ): Html | string {
   if (attempts.length === 0) return '';
-  const t0 = Date.parse(attempts[0]!.started);
+  const first = attempts[0]!;
+  const last = attempts.at(-1)!;
+  const t0 = Date.parse(first.started);
   const endOf = (a: Attempt) => (a.ended ? Date.parse(a.ended) : now);
   const t1 = Math.max(...attempts.map(endOf), t0 + 1);
   const W = 600;
   const ROW = 22;
-  const x = (t: number) => Math.round(((t - t0) / (t1 - t0)) * (W - 2) * 10) / 10 + 1;
-  const took = (a: Attempt) => span(endOf(a) - Date.parse(a.started));
+  const x = (t: number) => ((t - t0) / (t1 - t0)) * (W - 2) + 1;
+  const tenth = (v: number) => Math.round(v * 10) / 10;
+  /** An attempt's bar: where it starts and ends, widened to MIN_BAR and kept inside the drawing. */
+  const bar = (a: Attempt) => {
+    const from = x(Date.parse(a.started));
+    const width = Math.max(MIN_BAR, x(endOf(a)) - from);
+    return { x: tenth(Math.min(from, W - 1 - width)), width: tenth(width) };
+  };
+  const took = (a: Attempt) => duration(endOf(a) - Date.parse(a.started));
+  const day = (t: string) => new Date(Date.parse(t)).toISOString().slice(0, 10);
+  /** A time of the attempts: its clock alone on the first attempt's day (said once, above the table). */
+  const at = (t: string) => exactTime(t, now, day(t) === day(first.started));
   const summary = attempts
     .map((a) => `attempt ${a.attempt} by ${a.worker}: ${OUTCOME[a.outcome]} after ${took(a)}`)
     .join('; ');
-  const svg = h`<svg class="timeline" width="100%" height="${attempts.length * ROW + 4}" viewBox="0 0 ${W} ${attempts.length * ROW + 4}" preserveAspectRatio="none" role="img" aria-label="${`Attempts over ${span(t1 - t0)}: ${summary}`}">${attempts.map(
+  const svg = h`<svg class="timeline" width="100%" height="${attempts.length * ROW + 4}" viewBox="0 0 ${W} ${attempts.length * ROW + 4}" preserveAspectRatio="none" role="img" aria-label="${`Attempts over ${duration(t1 - t0)}: ${summary}`}">${attempts.map(
     (a, n) =>
-      h`<rect class="o-${a.outcome}" x="${x(Date.parse(a.started))}" y="${n * ROW + 4}" width="${Math.max(2, x(endOf(a)) - x(Date.parse(a.started)))}" height="${ROW - 8}" rx="2"><title>${`attempt ${a.attempt}, ${a.worker}: ${OUTCOME[a.outcome]} after ${took(a)}`}</title></rect>`,
-  )}</svg><p class="muted">From ${when(attempts[0]!.started, now)} to ${attempts.at(-1)!.ended ? when(attempts.at(-1)!.ended, now) : 'now'}: ${span(t1 - t0)}.</p>`;
+      h`<rect class="o-${a.outcome}" x="${bar(a).x}" y="${n * ROW + 4}" width="${bar(a).width}" height="${ROW - 8}" rx="2"><title>${`attempt ${a.attempt}, ${a.worker}: ${OUTCOME[a.outcome]} after ${took(a)}`}</title></rect>`,
+  )}</svg><p class="muted">From ${exactTime(first.started, now)} to ${last.ended ? at(last.ended) : 'now'} UTC (${relative(first.started, now)}): ${duration(t1 - t0)}.</p>`;
   return h`<section aria-labelledby="h-attempts"><h2 id="h-attempts">Attempts (${attempts.length} of ${item.max_attempts})</h2>${svg}
-<div class="wrap"><table class="stack"><thead><tr><th>#</th><th>Worker</th><th>Started</th><th>Took</th><th>Outcome</th></tr></thead><tbody>${attempts.map(
+<div class="wrap"><table class="stack"><thead><tr><th>#</th><th>Worker</th><th>Started (UTC)</th><th>Took</th><th>Outcome</th></tr></thead><tbody>${attempts.map(
     (a) =>
-      h`<tr><td class="num">${a.attempt}</td><td class="nb">${a.worker}</td><td>${when(a.started, now)}</td><td class="num">${took(a)}${a.ended ? '' : ' so far'}</td><td><span class="badge o-${a.outcome}">${OUTCOME[a.outcome]}</span>${a.retryAt ? h` <span class="muted">next try ${when(a.retryAt, now)}</span>` : ''}${a.error ? h`<div class="problem">${a.error}</div>` : ''}</td></tr>`,
+      h`<tr><td class="num">${a.attempt}</td><td class="nb">${a.worker}</td><td class="nb">${at(a.started)} <span class="muted">(${relative(a.started, now)})</span></td><td class="num">${took(a)}${a.ended ? '' : ' so far'}</td><td><span class="badge o-${a.outcome}">${OUTCOME[a.outcome]}</span>${a.retryAt ? h` <span class="muted">next try ${at(a.retryAt)}</span>` : ''}${a.error ? h`<div class="problem">${a.error}</div>` : ''}</td></tr>`,
   )}</tbody></table></div></section>`;
 }
