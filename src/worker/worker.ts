@@ -317,9 +317,17 @@ export class Worker extends EventEmitter<WorkerEvents> {
     o.signal?.addEventListener('abort', () => void this.stop(), { once: true });
   }
 
-  /** Items held now: waiting in the local queue, running, or finished with their completion not yet committed. */
+  /**
+   * Items held now: waiting in the local queue, running, or finished with their completion not yet committed.
+   * An item handed back at stop, or whose lease was lost, is no longer held, even while its handler still runs.
+   */
   get held(): number {
-    return this.#queue.length + this.#running.size + this.#pending.length;
+    return this.#queue.length + this.#runningHeld() + this.#pending.length;
+  }
+
+  /** Running handlers whose items the worker still holds (not abandoned). */
+  #runningHeld(): number {
+    return this.#running.size - this.#abandoned.size;
   }
 
   /** Claims and runs items until `stop()`; resolves once stopped (every completion committed). */
@@ -385,7 +393,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
           if (claimed === 0 && held === 0) this.emit('idle');
         }
         this.#startHandlers();
-        if (this.#draining && claimed === 0 && this.#queue.length === 0 && this.#running.size === 0) {
+        if (this.#draining && claimed === 0 && this.#queue.length === 0 && this.#runningHeld() === 0) {
           if (settled) break;
           await this.#flush(true);
           continue;
@@ -513,6 +521,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       this.#running.set(item.id, running);
       running.done = this.#runOne(item, abort).finally(() => {
         this.#running.delete(item.id);
+        this.#abandoned.delete(item.id);
         this.#finished++;
         // The next queued item starts now, not after the loop's next claim.
         this.#startHandlers();
@@ -573,13 +582,15 @@ export class Worker extends EventEmitter<WorkerEvents> {
       span.end();
     }
     // An item whose lease was lost, or that stop released, is no longer ours to resolve.
-    if (abort.signal.aborted && !this.#stopping.signal.aborted) return;
-    if (this.#released.has(item.id)) return;
+    if (this.#abandoned.has(item.id)) return;
     this.#complete(outcome, item);
   }
 
-  /** Ids released at stop: a handler that returns after it is dropped. */
-  readonly #released = new Set<string>();
+  /**
+   * Ids of running handlers whose items the worker no longer holds: released at stop after the grace, or
+   * their lease lost. Their signal has fired; what they return is dropped; they are not heartbeaten.
+   */
+  readonly #abandoned = new Set<string>();
 
   #complete(input: ResolveInput, item: WorkItem): void {
     this.#pending.push({ input, item });
@@ -670,7 +681,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   /** Whether the worker still holds `id`: queued, running, or its completion waiting for a batch. */
   #holds(id: string): boolean {
     return (
-      this.#running.has(id) ||
+      (this.#running.has(id) && !this.#abandoned.has(id)) ||
       this.#queue.some((i) => i.id === id) ||
       this.#pending.some((p) => p.item.id === id)
     );
@@ -683,7 +694,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   async #heartbeatAll(): Promise<void> {
     const held = [
       ...this.#queue,
-      ...[...this.#running.values()].map((r) => r.item),
+      ...[...this.#running.values()].filter((r) => !this.#abandoned.has(r.item.id)).map((r) => r.item),
       ...this.#pending.map((p) => p.item),
     ];
     for (let k = 0; k < held.length; k += 1000) {
@@ -709,7 +720,13 @@ export class Worker extends EventEmitter<WorkerEvents> {
         this.emit('lost', item.id, messageOf(o.error));
         const q = this.#queue.findIndex((x) => x.id === item.id);
         if (q >= 0) this.#queue.splice(q, 1);
-        this.#running.get(item.id)?.abort.abort(o.error);
+        const running = this.#running.get(item.id);
+        if (running) {
+          this.#abandoned.add(item.id);
+          running.abort.abort(o.error);
+          // A drain waiting for it ends now: the item is no longer held, whenever its handler returns.
+          this.#wake?.();
+        }
         this.#pending = this.#pending.filter((p) => p.item.id !== item.id);
       });
     }
@@ -718,7 +735,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   /** Stop: release the unstarted, give the running their grace, release what is left, commit the rest. */
   async #shutdown(): Promise<void> {
     await this.#releaseAll(this.#queue.splice(0));
-    const running = [...this.#running.values()];
+    const running = [...this.#running.values()].filter((r) => !this.#abandoned.has(r.item.id));
     if (running.length > 0) {
       let timer: NodeJS.Timeout | undefined;
       const grace = new Promise<void>((resolve) => {
@@ -727,9 +744,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
       });
       await Promise.race([Promise.all(running.map((r) => r.done)), grace]);
       clearTimeout(timer);
-      const left = [...this.#running.values()];
+      const left = running.filter((r) => this.#running.has(r.item.id));
       for (const r of left) {
-        this.#released.add(r.item.id);
+        this.#abandoned.add(r.item.id);
         r.abort.abort(new Error('worker stopped: grace period over'));
       }
       await this.#releaseAll(left.map((r) => r.item));

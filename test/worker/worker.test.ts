@@ -430,6 +430,36 @@ for (const backend of await backendsForThisFile()) {
         await inst.close();
       }
     });
+
+    it('after stop, an item handed back whose handler never returns is no longer held', async () => {
+      const inst = await backend.open();
+      try {
+        const item = await inst.work.enqueue({ title: 'deaf', kind: 'k' });
+        const started = gate();
+        const never = gate();
+        const w = createWorker({
+          instance: inst,
+          handlers: {
+            k: async () => {
+              started.open();
+              await never.promise; // ignores its signal, never returns
+            },
+          },
+          leaseMs: LONG,
+        });
+        const released: string[] = [];
+        w.on('released', (i) => released.push(i.id));
+        void w.start();
+        await started.promise;
+        await w.stop({ graceMs: 0 });
+        expect(released).toEqual([item.id]);
+        expect(w.held).toBe(0);
+        expect(await inst.work.get(item.id)).toMatchObject({ status: 'pending', lease_owner: null });
+        never.open();
+      } finally {
+        await inst.close();
+      }
+    });
   });
 }
 
