@@ -7,6 +7,8 @@
 import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
 import { context, type Span, type SpanContext, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { toStoredJson } from '../core/input.js';
+import { cloneJson } from '../core/json.js';
 import { messagingAttributes, producerLinks, TRACER_NAME } from '../core/tracing.js';
 import type { Json, ResolveInput, WorkItem } from '../core/types.js';
 import type { WorkQueue } from '../core/work-queue.js';
@@ -32,6 +34,8 @@ export interface HandlerContext {
  * Runs one item. What it returns (JSON; `undefined` is `null`) is the item's result, committed as done; what
  * it throws fails the attempt, with the error's message: the item is tried again after the retry policy's
  * backoff while attempts remain (`throw new RetryAfter(ms)` names the time, `throw new FailNow()` ends it).
+ * A result the store's JSON rule refuses (a Map, a Set, a function, a bigint, NaN; see `toStoredJson`) or
+ * larger than its limit fails the item, not to be retried, with the refusal as its error.
  */
 export type Handler = (item: WorkItem, ctx: HandlerContext) => Promise<unknown> | unknown;
 
@@ -171,10 +175,23 @@ const positive = (name: string, v: number | undefined, fallback: number, min = 1
   return n;
 };
 
-/** A handler's outcome as JSON the store takes: `undefined` is null, a Date its ISO string (JSON's own rules). */
-function asJson(value: unknown): Json {
+/**
+ * A handler's outcome as the store keeps it, by the store's one JSON rule (`toStoredJson`, as for every value
+ * written: a Date is its ISO string; a Map, a function, a bigint are refused), copied so the handler can no
+ * longer change it while it waits for its batch; `undefined` is null. Throws FailNow naming the problem.
+ */
+function asResult(value: unknown): Json {
   if (value === undefined) return null;
-  return JSON.parse(JSON.stringify(value) ?? 'null') as Json;
+  let stored: unknown;
+  try {
+    stored = toStoredJson('resolve', 'result', value).value;
+  } catch (err) {
+    throw new FailNow(`result refused: ${messageOf(err)}`);
+  }
+  // A function: JSON.stringify writes nothing for it (`resolve` refuses it alike).
+  if (stored === undefined)
+    throw new FailNow(`result refused: resolve: result is not a JSON value (${typeof value})`);
+  return cloneJson(stored) as Json;
 }
 
 const DEFAULT_RETRY = { baseMs: 1_000, factor: 2, maxMs: 300_000, jitter: 0.5 } as const;
@@ -570,7 +587,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
           log: (message, data) => void this.emit('log', item, String(message), data),
         }),
       );
-      outcome = { ...input, status: 'done', result: asJson(result) };
+      outcome = { ...input, status: 'done', result: asResult(result) };
     } catch (err) {
       const delay = retryDelay(spec?.retry ?? false, item, item.attempts, err);
       outcome = { ...input, status: 'failed', error: messageOf(err) };
