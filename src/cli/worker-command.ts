@@ -128,7 +128,7 @@ export function addWorkerCommand(program: Command): void {
       // The child runs against the same store: a --url given here is its AGENTSTATE_URL.
       const { url } = resolveInstance(cmd.optsWithGlobals<GlobalOpts>());
       await withInstance(cmd, async (inst) => {
-        const [{ createWorker }, { execHandler }] = await Promise.all([
+        const [{ createWorker }, { execHandler, execChildrenEnded }] = await Promise.all([
           import('../worker/worker.js'),
           import('../worker/exec.js'),
         ]);
@@ -218,6 +218,8 @@ export function addWorkerCommand(program: Command): void {
             await (o.drain ? worker.drain() : worker.start());
           } finally {
             await scheduler?.stop();
+            // The commands handed back at stop were sent SIGTERM: nothing they started outlives this process.
+            await execChildrenEnded();
           }
         } finally {
           process.off('SIGINT', onSignal);

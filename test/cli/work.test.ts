@@ -1,10 +1,11 @@
 // `agentstate work`: the worker runtime from the command line, as a real process. --exec runs a command per
 // item with the bundle's MF_* contract (a large payload through a file), exit 0 = done with its JSON stdout,
-// non-zero = failed with the tail of stderr; --handlers loads an ES module; SIGTERM stops gracefully (the
-// queued items released at once, the running one finished and committed, exit 0). Every wait is for a
-// condition (a file the handler writes, the store's state), never for a length of time.
+// non-zero = failed with the tail of stderr, stdout past the limits a refused result; --handlers loads an ES
+// module; SIGTERM stops gracefully (the queued items released at once, the running one finished and
+// committed, exit 0) and, after the grace, ends each command's whole process group. Every wait is for a
+// condition (a file the handler writes, the store's state, a process gone), never for a length of time.
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { WorkItem } from '../../src/core/types.js';
@@ -12,6 +13,7 @@ import { openInstance } from '../../src/instance/instance.js';
 import { runOperation } from '../../src/service/invoke.js';
 import { CLI, cleanEnv, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
+import { deafProcess, killLeftovers, pidIn, processGone } from '../worker/processes.js';
 
 const root = tempDir('agentstate-work-');
 let n = 0;
@@ -24,6 +26,17 @@ async function seeded(items: Array<{ title: string; kind: string; payload?: unkn
   for (const i of items) ids.push((await inst.work.enqueue(i as never)).id);
   await inst.close();
   return { dir, ids, args: ['--dir', dir] };
+}
+
+/** `agentstate work` as a process of its own (stderr a pipe, not a terminal), its stderr so far, its exit. */
+function startWork(args: string[]) {
+  const child = spawn(process.execPath, [CLI, ...args], { env: cleanEnv() });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
+  return { child, exited, stdout: () => stdout, stderr: () => stderr };
 }
 
 async function items(dir: string): Promise<Map<string, WorkItem>> {
@@ -235,6 +248,74 @@ console.log(JSON.stringify({ via: process.env.MF_TRIGGER_PAYLOAD_JSON ? 'env' : 
     const all = await items(s.dir);
     expect(all.get(running)).toMatchObject({ status: 'done', result: { finished: true } });
     expect(started()).toHaveLength(1);
+  });
+
+  it('SIGTERM after the grace ends each command with all it started: nothing is left running when work exits', async () => {
+    const s = await seeded([{ title: 'stubborn', kind: 'sh' }]);
+    const dir = join(root, `group${n}`);
+    mkdirSync(dir);
+    const shell = join(dir, 'shell.pid');
+    const child = join(dir, 'child.pid');
+    // The shell traps SIGTERM and runs on; its child ignores SIGTERM and holds the shell's stdout open.
+    const command = `trap 'echo got TERM >&2' TERM; echo $$ > "${shell}.tmp" && mv "${shell}.tmp" "${shell}"; ${deafProcess(child)} & while :; do sleep 0.05; done`;
+    const w = startWork([...s.args, '--json', 'work', '--exec', command, '--grace', '1s', '--lease', '1h']);
+    const pids: Array<number | undefined> = [];
+    try {
+      await expect
+        .poll(() => pidIn(shell) !== undefined && pidIn(child) !== undefined, { timeout: 30_000 })
+        .toBe(true);
+      pids.push(pidIn(shell), pidIn(child));
+      w.child.kill('SIGTERM');
+      // Bounded, so a worker that never exits fails here and its leftovers are killed below.
+      let code: number | null | undefined;
+      void w.exited.then((c) => {
+        code = c;
+      });
+      await expect.poll(() => code, { timeout: 60_000 }).not.toBeUndefined();
+      expect(code, w.stderr()).toBe(0);
+      for (const pid of pids) await expect.poll(() => processGone(pid!), { timeout: 30_000 }).toBe(true);
+      expect(JSON.parse(w.stdout())).toMatchObject({ done: 0, failed: 0, released: 1 });
+      expect((await items(s.dir)).get(s.ids[0]!)).toMatchObject({
+        status: 'pending',
+        attempts: 1,
+        lease_owner: null,
+      });
+    } finally {
+      killLeftovers([...pids, w.child.pid]);
+    }
+  }, 120_000);
+
+  it('--exec: a result over the limits fails its item, not retried; 50 MB of JSON on stdout is not read whole', async () => {
+    const s = await seeded([
+      { title: 'huge', kind: 'sh', payload: { mib: 50 } },
+      { title: 'big', kind: 'sh', payload: { mib: 2 } },
+    ]);
+    const script = join(root, 'big-json.mjs');
+    writeFileSync(
+      script,
+      `const { mib } = JSON.parse(process.env.MF_TRIGGER_PAYLOAD_JSON);
+const chunk = '1,'.repeat(1 << 19); // 1 MiB of array entries
+process.stdout.write('[');
+for (let i = 0; i < mib; i++) process.stdout.write(chunk);
+process.stdout.write('1]');
+`,
+    );
+    const r = runCli([...s.args, '--json', 'work', '--exec', `"${process.execPath}" "${script}"`, '--drain']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json).toMatchObject({ done: 0, failed: 2, retrying: 0 });
+    const all = await items(s.dir);
+    expect(all.get(s.ids[0]!)).toMatchObject({
+      status: 'failed',
+      attempts: 1,
+      result: null,
+      error: expect.stringMatching(/^result refused: stdout is larger than the 4194304 byte limit/),
+    });
+    expect(all.get(s.ids[1]!)).toMatchObject({
+      status: 'failed',
+      attempts: 1,
+      result: null,
+      error: expect.stringMatching(/^result refused: resolve: result is larger than the 1048576 byte limit/),
+    });
   });
 
   it.for([
