@@ -1,7 +1,7 @@
-// `agentstate work`: the worker runtime on the instance the flags name, with handlers from an ES module
-// (`--handlers ./handlers.js`) or a command per item (`--exec '<command>'`), until interrupted (or, with
-// --drain, until nothing is ready). Not an operation: a loop over the queue's operations, like `serve`.
-import { resolve } from 'node:path';
+// `agentstate work`: the worker runtime on the instance the flags name, with handlers from a module, ES or
+// CommonJS (`--handlers ./handlers.js`), or a command per item (`--exec '<command>'`), until interrupted (or,
+// with --drain, until nothing is ready). Not an operation: a loop over the queue's operations, like `serve`.
+import { basename, extname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Command } from 'commander';
 import { InvalidInputError } from '../errors.js';
@@ -33,19 +33,52 @@ const isHandler = (v: unknown): v is Handler | HandlerSpec =>
   typeof v === 'function' ||
   (typeof v === 'object' && v !== null && typeof (v as HandlerSpec).handler === 'function');
 
+/** Node's words for ES module syntax in a file it loads as CommonJS. */
+const ESM_AS_COMMONJS = /^(Unexpected token 'export'|Cannot use import statement outside a module)/;
+
+/** Why `file` did not load, and what to do about it. */
+function notLoaded(file: string, err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  if (err instanceof SyntaxError && ESM_AS_COMMONJS.test(message) && extname(file) !== '.mjs') {
+    const mjs = `${basename(file, extname(file))}.mjs`;
+    return `it is an ES module (export/import) in a CommonJS package, so Node refuses it (${message}): name it ${mjs}, or set "type": "module" in its package.json, or write module.exports = { <kind>: async (item, ctx) => result }`;
+  }
+  return `cannot load it: ${message}`;
+}
+
 /**
- * The handlers an ES module exports: its default export or its `handlers` export when that is an object of
+ * Runs `load` with Node's own hint about an ES module loaded as CommonJS held back (`notLoaded` says it, with
+ * what to do); every other warning goes to the listeners it had.
+ */
+async function withoutEsmHint<T>(load: () => Promise<T>): Promise<T> {
+  const listeners = process.listeners('warning');
+  const pass = (w: Error) => {
+    if (!w.message.startsWith('To load an ES module')) for (const l of listeners) l(w);
+  };
+  process.removeAllListeners('warning');
+  process.on('warning', pass);
+  try {
+    return await load();
+  } finally {
+    // Node emits its warnings on a later tick.
+    await new Promise((r) => setImmediate(r));
+    process.off('warning', pass);
+    for (const l of listeners) process.on('warning', l);
+  }
+}
+
+/**
+ * The handlers a module exports: its default export or its `handlers` export when that is an object of
  * handlers, else every exported handler (its export name is the kind it handles). A handler is a function or
- * `{ handler, retry }` (the kind's own retry policy).
+ * `{ handler, retry }` (the kind's own retry policy). An ES module or a CommonJS one (`module.exports = { … }`
+ * is its default export).
  */
 async function loadHandlers(file: string): Promise<Record<string, Handler | HandlerSpec>> {
   let mod: Record<string, unknown>;
   try {
-    mod = (await import(pathToFileURL(resolve(file)).href)) as Record<string, unknown>;
+    mod = (await withoutEsmHint(() => import(pathToFileURL(resolve(file)).href))) as Record<string, unknown>;
   } catch (err) {
-    throw new InvalidInputError(`--handlers ${file}: cannot load it: ${(err as Error).message}`, {
-      field: 'handlers',
-    });
+    throw new InvalidInputError(`--handlers ${file}: ${notLoaded(file, err)}`, { field: 'handlers' });
   }
   const table = [mod.default, mod.handlers].find((x) => typeof x === 'object' && x !== null) ?? mod;
   const handlers = Object.fromEntries(
@@ -53,7 +86,7 @@ async function loadHandlers(file: string): Promise<Record<string, Handler | Hand
   ) as Record<string, Handler | HandlerSpec>;
   if (Object.keys(handlers).length === 0) {
     throw new InvalidInputError(
-      `--handlers ${file} exports no handlers: export default { <kind>: async (item, ctx) => result }`,
+      `--handlers ${file} exports no handlers: export default { <kind>: async (item, ctx) => result } (CommonJS: module.exports = { … })`,
       { field: 'handlers' },
     );
   }
@@ -66,7 +99,10 @@ export function addWorkerCommand(program: Command): void {
     .description(
       'run a worker: claim items and run a handler for each (--handlers module or --exec command), results committed in batches; see docs/worker.md',
     )
-    .option('--handlers <module>', 'an ES module exporting { <kind>: async (item, ctx) => result }')
+    .option(
+      '--handlers <module>',
+      'a module exporting { <kind>: async (item, ctx) => result } (ES, or CommonJS: module.exports = {…})',
+    )
     .option('--exec <command>', 'run this shell command per item (MF_* environment; exit 0 = done)')
     .option(
       '-k, --kind <kinds>',

@@ -1,8 +1,8 @@
 // `agentstate work`: the worker runtime from the command line, as a real process. --exec runs a command per
 // item with the bundle's MF_* contract (a large payload through a file), exit 0 = done with its JSON stdout,
 // non-zero = failed with the tail of stderr, stdout past the limits a refused result; --handlers loads an ES
-// module; SIGTERM stops gracefully (the queued items released at once, the running one finished and
-// committed, exit 0) and, after the grace, ends each command's whole process group. Every wait is for a
+// or a CommonJS module; SIGTERM stops gracefully (the queued items released at once, the running one finished
+// and committed, exit 0) and, after the grace, ends each command's whole process group. Every wait is for a
 // condition (a file the handler writes, the store's state, a process gone), never for a length of time.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
@@ -316,6 +316,48 @@ process.stdout.write('1]');
       result: null,
       error: expect.stringMatching(/^result refused: resolve: result is larger than the 1048576 byte limit/),
     });
+  });
+
+  it('--handlers in a CommonJS project (npm init -y): module.exports loads; an ES module there is refused with what to do', async () => {
+    const s = await seeded([{ title: 'a', kind: 'double', payload: { x: 21 } }]);
+    const project = join(root, `project${n}`);
+    mkdirSync(project);
+    // What `npm init -y` writes (npm 11).
+    writeFileSync(
+      join(project, 'package.json'),
+      `${JSON.stringify(
+        {
+          name: 'project',
+          version: '1.0.0',
+          description: '',
+          main: 'index.js',
+          scripts: { test: 'echo "Error: no test specified" && exit 1' },
+          keywords: [],
+          author: '',
+          license: 'ISC',
+          type: 'commonjs',
+        },
+        null,
+        2,
+      )}\n`,
+    );
+    const file = join(project, 'handlers.js');
+    writeFileSync(file, 'export default { double: async (item) => ({ y: item.payload.x * 2 }) };\n');
+    const refused = runCli([...s.args, 'work', '--handlers', file, '--drain']);
+    expect(refused.code, refused.stderr).toBe(2);
+    // One line, no stack trace and no warning of Node's: what is wrong and what to do.
+    expect(refused.stderr).toMatch(
+      /^agentstate: --handlers \S+handlers\.js: it is an ES module .*: name it handlers\.mjs, or set "type": "module" in its package\.json, or write module\.exports = .* \[INVALID_INPUT\]\n$/,
+    );
+    expect((await items(s.dir)).get(s.ids[0]!)).toMatchObject({ status: 'pending', attempts: 0 });
+    writeFileSync(
+      file,
+      "module.exports = { double: async (item, ctx) => { ctx.log('doubling'); return { y: item.payload.x * 2 }; } };\n",
+    );
+    const r = runCli([...s.args, 'work', '--handlers', file, '--drain', '--poll', '10ms']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`${s.ids[0]} doubling`);
+    expect((await items(s.dir)).get(s.ids[0]!)).toMatchObject({ status: 'done', result: { y: 42 } });
   });
 
   it.for([
