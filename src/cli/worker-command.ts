@@ -3,7 +3,7 @@
 // with --drain, until nothing is ready). Not an operation: a loop over the queue's operations, like `serve`.
 import { basename, extname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import { InvalidInputError } from '../errors.js';
 import { resolveInstance } from '../service/instance-resolver.js';
 import type { Handler, HandlerSpec, RetryPolicy } from '../worker/worker.js';
@@ -23,6 +23,8 @@ interface WorkOpts {
   worker?: string;
   drain?: boolean;
   schedules?: boolean;
+  quiet?: boolean;
+  progressInterval?: number;
   retry: boolean;
   retryBase?: number;
   retryMax?: number;
@@ -93,6 +95,47 @@ async function loadHandlers(file: string): Promise<Record<string, Handler | Hand
   return handlers;
 }
 
+/** How often a progress line is printed off a terminal, in ms. */
+const PROGRESS_EVERY_MS = 5_000;
+
+/** How `agentstate work` shows its progress on stderr (see `workProgress`). */
+export interface ProgressOptions {
+  /** `quiet`: never; `tty`: one line redrawn in place at every change; `lines`: a line every `intervalMs` when it changed. */
+  mode: 'quiet' | 'tty' | 'lines';
+  /** How often `lines` looks for a change, in ms. */
+  intervalMs: number;
+  /** The progress line now. */
+  line: () => string;
+  /** Writes to stderr. */
+  write: (text: string) => void;
+  /** Runs `fn` every `ms` until the function it returns is called [default: an unref'd setInterval]. */
+  every?: (fn: () => void, ms: number) => () => void;
+}
+
+/** The progress of `agentstate work`: `changed()` after each outcome, `stop()` when it stops. */
+export function workProgress(o: ProgressOptions): { changed: () => void; stop: () => void } {
+  if (o.mode === 'tty') {
+    return { changed: () => o.write(`\r${o.line()}\x1b[K`), stop: () => o.write('\r\x1b[K') };
+  }
+  if (o.mode === 'quiet') return { changed: () => {}, stop: () => {} };
+  const every =
+    o.every ??
+    ((fn: () => void, ms: number) => {
+      const timer = setInterval(fn, ms);
+      timer.unref();
+      return () => clearInterval(timer);
+    });
+  // Off a terminal (a log): a line when something changed since the last one, so an idle worker adds none.
+  let last = '';
+  const cancel = every(() => {
+    const now = o.line();
+    if (now === last) return;
+    last = now;
+    o.write(`${now}\n`);
+  }, o.intervalMs);
+  return { changed: () => {}, stop: cancel };
+}
+
 export function addWorkerCommand(program: Command): void {
   program
     .command('work')
@@ -154,6 +197,11 @@ export function addWorkerCommand(program: Command): void {
       '--schedules',
       "also run the scheduler: enqueue the schedules' due ticks (with --drain: one pass first)",
     )
+    .option('-q, --quiet', 'no progress on stderr (a line every 5s off a terminal, redrawn on one)')
+    // How often the progress line is looked at off a terminal: for tests, which wait for a line.
+    .addOption(
+      new Option('--progress-interval <duration>').hideHelp().argParser(duration('--progress-interval')),
+    )
     .action(async (o: WorkOpts, cmd: Command) => {
       if ((o.handlers === undefined) === (o.exec === undefined)) {
         throw new InvalidInputError('work: give --handlers <module> or --exec <command> (one of them)', {
@@ -205,17 +253,18 @@ export function addWorkerCommand(program: Command): void {
         });
         const counts = { done: 0, failed: 0, retrying: 0, lost: 0, released: 0, store_errors: 0 };
         const tty = process.stderr.isTTY === true && !out.json;
-        const show = () => {
-          if (tty) {
-            process.stderr.write(
-              `\rwork: ${counts.done} done, ${counts.failed} failed, ${counts.retrying} to retry, ${worker.held} held${counts.lost ? `, ${counts.lost} lost` : ''}\x1b[K`,
-            );
-          }
-        };
+        const progress = workProgress({
+          // On a terminal under --json the line is left out, as ever; off one it goes to stderr, a log.
+          mode: o.quiet ? 'quiet' : tty ? 'tty' : process.stderr.isTTY ? 'quiet' : 'lines',
+          intervalMs: o.progressInterval ?? PROGRESS_EVERY_MS,
+          line: () =>
+            `work: ${counts.done} done, ${counts.failed} failed, ${counts.retrying} to retry, ${worker.held} held${counts.lost ? `, ${counts.lost} lost` : ''}`,
+          write: (text) => process.stderr.write(text),
+        });
         worker.on('resolved', (item) => {
           // Pending again: a failed attempt that will be retried at its not_before.
           counts[item.status === 'done' ? 'done' : item.status === 'pending' ? 'retrying' : 'failed']++;
-          show();
+          progress.changed();
         });
         worker.on('lost', () => void counts.lost++);
         // A handler's ctx.log: one line on stderr, with the item it is about.
@@ -260,7 +309,7 @@ export function addWorkerCommand(program: Command): void {
         } finally {
           process.off('SIGINT', onSignal);
           process.off('SIGTERM', onSignal);
-          if (tty) process.stderr.write('\r\x1b[K');
+          progress.stop();
         }
         out.emit(
           { worker: worker.id, ...counts },

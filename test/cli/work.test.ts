@@ -2,12 +2,14 @@
 // item with the bundle's MF_* contract (a large payload through a file), exit 0 = done with its JSON stdout,
 // non-zero = failed with the tail of stderr, stdout past the limits a refused result; --handlers loads an ES
 // or a CommonJS module; SIGTERM stops gracefully (the queued items released at once, the running one finished
-// and committed, exit 0) and, after the grace, ends each command's whole process group. Every wait is for a
-// condition (a file the handler writes, the store's state, a process gone), never for a length of time.
+// and committed, exit 0) and, after the grace, ends each command's whole process group; off a terminal a
+// progress line goes to stderr unless --quiet. Every wait is for a condition (a file the handler writes, the
+// store's state, a line on stderr, a process gone), never for a length of time.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { workProgress } from '../../src/cli/worker-command.js';
 import type { WorkItem } from '../../src/core/types.js';
 import { openInstance } from '../../src/instance/instance.js';
 import { runOperation } from '../../src/service/invoke.js';
@@ -360,6 +362,39 @@ process.stdout.write('1]');
     expect((await items(s.dir)).get(s.ids[0]!)).toMatchObject({ status: 'done', result: { y: 42 } });
   });
 
+  it('off a terminal: a progress line on stderr when something changed; --quiet: none', async () => {
+    const loudItems = await seeded([{ title: 'gated', kind: 'g' }]);
+    const quietItems = await seeded([{ title: 'gated', kind: 'g' }]);
+    const marks = join(root, `progress${n}`);
+    mkdirSync(marks);
+    const gate = join(marks, 'go');
+    const cmd = `touch "${marks}/started-$AGENTSTATE_ITEM_ID"; while [ ! -f "${gate}" ]; do sleep 0.02; done; echo '{"ok":true}'`;
+    const flags = ['work', '--exec', cmd, '--drain', '--poll', '10ms', '--progress-interval', '10ms'];
+    const loud = startWork([...loudItems.args, ...flags]);
+    const quiet = startWork([...quietItems.args, ...flags, '--quiet']);
+    try {
+      await expect
+        .poll(() => existsSync(join(marks, `started-${quietItems.ids[0]}`)), { timeout: 30_000 })
+        .toBe(true);
+      // While its handler runs, the worker holds the item.
+      await expect
+        .poll(() => loud.stderr(), { timeout: 30_000 })
+        .toMatch(/^work: 0 done, 0 failed, 0 to retry, 1 held$/m);
+      writeFileSync(gate, '');
+      expect(await loud.exited, loud.stderr()).toBe(0);
+      expect(await quiet.exited, quiet.stderr()).toBe(0);
+      // Each line says something new.
+      const lines = loud.stderr().split('\n').slice(0, -1);
+      for (const line of lines) expect(line).toMatch(/^work: \d+ done, 0 failed, 0 to retry, [01] held$/);
+      expect(new Set(lines).size).toBe(lines.length);
+      expect(quiet.stderr()).toBe('');
+      for (const w of [loud, quiet]) expect(w.stdout()).toMatch(/: 1 done, 0 failed\n$/);
+    } finally {
+      writeFileSync(gate, '');
+      killLeftovers([loud.child.pid, quiet.child.pid]);
+    }
+  });
+
   it.for([
     ['neither --handlers nor --exec', ['work']],
     ['both', ['work', '--exec', 'true', '--handlers', 'x.mjs']],
@@ -377,5 +412,71 @@ process.stdout.write('1]');
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toMatch(/^agentstate: .+ \[INVALID_INPUT\]\n$/);
     expect((await items(s.dir)).get(s.ids[0]!)).toMatchObject({ status: 'pending', attempts: 0 });
+  });
+});
+
+describe('workProgress: the progress of agentstate work on stderr', () => {
+  const line = { now: 'work: 0 done, 0 failed, 0 to retry, 1 held' };
+  /** An interval the test runs by hand. */
+  function manual() {
+    const timer = { tick: undefined as (() => void) | undefined, ms: 0, cancelled: false };
+    const every = (fn: () => void, ms: number) => {
+      timer.tick = fn;
+      timer.ms = ms;
+      return () => {
+        timer.cancelled = true;
+      };
+    };
+    return { timer, every };
+  }
+
+  it('off a terminal: a line at an interval when the line changed, never the same one twice', () => {
+    const { timer, every } = manual();
+    const written: string[] = [];
+    const p = workProgress({
+      mode: 'lines',
+      intervalMs: 5_000,
+      line: () => line.now,
+      write: (t) => written.push(t),
+      every,
+    });
+    expect(timer.ms).toBe(5_000);
+    p.changed();
+    expect(written).toEqual([]);
+    timer.tick!();
+    timer.tick!();
+    expect(written).toEqual(['work: 0 done, 0 failed, 0 to retry, 1 held\n']);
+    line.now = 'work: 1 done, 0 failed, 0 to retry, 0 held';
+    timer.tick!();
+    expect(written).toHaveLength(2);
+    expect(written[1]).toBe('work: 1 done, 0 failed, 0 to retry, 0 held\n');
+    p.stop();
+    expect(timer.cancelled).toBe(true);
+  });
+
+  it('quiet: nothing, at any interval or change; on a terminal: the line redrawn in place at each change', () => {
+    const { timer, every } = manual();
+    const written: string[] = [];
+    const quiet = workProgress({
+      mode: 'quiet',
+      intervalMs: 1,
+      line: () => line.now,
+      write: (t) => written.push(t),
+      every,
+    });
+    quiet.changed();
+    quiet.stop();
+    expect(timer.tick).toBeUndefined();
+    expect(written).toEqual([]);
+    const tty = workProgress({
+      mode: 'tty',
+      intervalMs: 1,
+      line: () => line.now,
+      write: (t) => written.push(t),
+      every,
+    });
+    tty.changed();
+    tty.stop();
+    expect(written).toEqual([`\r${line.now}\x1b[K`, '\r\x1b[K']);
   });
 });
