@@ -395,6 +395,27 @@ process.stdout.write('1]');
     }
   });
 
+  it('attempts read as started and left: an attempt handed back leaves the number left as it was', async () => {
+    const s = await seeded([{ title: 'handed back', kind: 'k' }]);
+    const id = s.ids[0]!;
+    const line = (args: string[]) => {
+      const r = runCli([...s.args, ...args]);
+      expect(r.code, r.stderr).toBe(0);
+      return r.stdout.split('\n')[0]!;
+    };
+    expect(line(['claim', '-w', 'w1'])).toMatch(/ owner=w1 attempt=1 \(2 left after it\) lease=/);
+    // Handed back without spending the attempt (what a stop does): still 3 to go, as before the claim.
+    expect(line(['release', id, '-w', 'w1'])).toMatch(/ attempts=1 \(3 left\)$/);
+    expect(line(['claim', '-w', 'w2'])).toMatch(/ owner=w2 attempt=2 \(2 left after it\) lease=/);
+    expect(line(['release', id, '-w', 'w2'])).toMatch(/ attempts=2 \(3 left\)$/);
+    expect(line(['list'])).toMatch(/ attempts=2 \(3 left\)$/);
+    line(['claim', '-w', 'w3']);
+    // Finished: nothing left to show.
+    expect(line(['resolve', id, 'failed', '-w', 'w3', '-e', 'no'])).toMatch(/ attempts=3 {2}error="no"$/);
+    // --json keeps its fields.
+    expect(runCli([...s.args, '--json', 'get', id]).json).toMatchObject({ attempts: 3, max_attempts: 5 });
+  });
+
   it.for([
     ['neither --handlers nor --exec', ['work']],
     ['both', ['work', '--exec', 'true', '--handlers', 'x.mjs']],
