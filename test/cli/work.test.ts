@@ -287,15 +287,18 @@ console.log(JSON.stringify({ via: process.env.MF_TRIGGER_PAYLOAD_JSON ? 'env' : 
     }
   }, 120_000);
 
-  it('--exec: a result over the limits fails its item, not retried; 50 MB of JSON on stdout is not read whole', async () => {
+  it('--exec: a result over the limits, or that JSON cannot carry, fails its item, not retried; 50 MB of JSON on stdout is not read whole', async () => {
     const s = await seeded([
       { title: 'huge', kind: 'sh', payload: { mib: 50 } },
       { title: 'big', kind: 'sh', payload: { mib: 2 } },
+      { title: 'overflow', kind: 'sh', payload: { mib: 0 } },
     ]);
     const script = join(root, 'big-json.mjs');
     writeFileSync(
       script,
       `const { mib } = JSON.parse(process.env.MF_TRIGGER_PAYLOAD_JSON);
+// The store's JSON rule holds for a command's result too: 1e400 parses to Infinity.
+if (mib === 0) { process.stdout.write('{"n":1e400}'); process.exit(0); }
 const chunk = '1,'.repeat(1 << 19); // 1 MiB of array entries
 process.stdout.write('[');
 for (let i = 0; i < mib; i++) process.stdout.write(chunk);
@@ -304,7 +307,7 @@ process.stdout.write('1]');
     );
     const r = runCli([...s.args, '--json', 'work', '--exec', `"${process.execPath}" "${script}"`, '--drain']);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.json).toMatchObject({ done: 0, failed: 2, retrying: 0 });
+    expect(r.json).toMatchObject({ done: 0, failed: 3, retrying: 0 });
     const all = await items(s.dir);
     expect(all.get(s.ids[0]!)).toMatchObject({
       status: 'failed',
@@ -317,6 +320,14 @@ process.stdout.write('1]');
       attempts: 1,
       result: null,
       error: expect.stringMatching(/^result refused: resolve: result is larger than the 1048576 byte limit/),
+    });
+    expect(all.get(s.ids[2]!)).toMatchObject({
+      status: 'failed',
+      attempts: 1,
+      result: null,
+      error: expect.stringMatching(
+        /^result refused: resolve: result at \/n holds Infinity, which JSON cannot carry/,
+      ),
     });
   });
 
