@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LIMITS } from '../core/input.js';
 import type { Json } from '../core/types.js';
+import { InvalidInputError } from '../errors.js';
 import { FailNow, type Handler, RetryAfter } from './worker.js';
 
 /** Payloads of more UTF-8 bytes than this go in a file, not the environment (Linux refuses a variable over 128 KiB: E2BIG). */
@@ -115,7 +116,10 @@ function resultOf(stdout: string): Json {
 export function execHandler(o: ExecOptions): Handler {
   const killAfterMs = o.killAfterMs ?? KILL_AFTER_MS;
   if (!Number.isSafeInteger(killAfterMs) || killAfterMs < 0) {
-    throw new RangeError(`execHandler: killAfterMs must be a whole number of ms, got ${o.killAfterMs}`);
+    throw new InvalidInputError(
+      `execHandler: killAfterMs must be a whole number of ms (0 or more), got ${o.killAfterMs}`,
+      { field: 'killAfterMs' },
+    );
   }
   return (item, ctx) =>
     new Promise((resolve, reject) => {

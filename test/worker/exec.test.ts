@@ -73,4 +73,12 @@ describe('execHandler: process groups', () => {
     await execChildrenEnded();
     await expect.poll(() => processGone(writer), { timeout: 30_000 }).toBe(true);
   });
+
+  it('refuses a kill delay that is no whole number of ms with INVALID_INPUT', () => {
+    for (const killAfterMs of [-1, 1.5, Number.NaN]) {
+      expect(() => execHandler({ command: 'true', killAfterMs })).toThrow(
+        expect.objectContaining({ code: 'INVALID_INPUT', details: { field: 'killAfterMs' } }),
+      );
+    }
+  });
 });
