@@ -133,7 +133,7 @@ export {
 } from './views/sync.js';
 export { type ValidateResult, validateView } from './views/validate.js';
 export { type WatchEvent, type WatchOptions, watchView } from './views/watch.js';
-export { type ExecOptions, execHandler } from './worker/exec.js';
+export { type ExecOptions, execChildrenEnded, execHandler } from './worker/exec.js';
 export {
   createScheduler,
   Scheduler,

@@ -1,9 +1,9 @@
-// `agentstate work`: the worker runtime on the instance the flags name, with handlers from an ES module
-// (`--handlers ./handlers.js`) or a command per item (`--exec '<command>'`), until interrupted (or, with
-// --drain, until nothing is ready). Not an operation: a loop over the queue's operations, like `serve`.
-import { resolve } from 'node:path';
+// `agentstate work`: the worker runtime on the instance the flags name, with handlers from a module, ES or
+// CommonJS (`--handlers ./handlers.js`), or a command per item (`--exec '<command>'`), until interrupted (or,
+// with --drain, until nothing is ready). Not an operation: a loop over the queue's operations, like `serve`.
+import { basename, extname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import { InvalidInputError } from '../errors.js';
 import { resolveInstance } from '../service/instance-resolver.js';
 import type { Handler, HandlerSpec, RetryPolicy } from '../worker/worker.js';
@@ -23,6 +23,8 @@ interface WorkOpts {
   worker?: string;
   drain?: boolean;
   schedules?: boolean;
+  quiet?: boolean;
+  progressInterval?: number;
   retry: boolean;
   retryBase?: number;
   retryMax?: number;
@@ -33,19 +35,52 @@ const isHandler = (v: unknown): v is Handler | HandlerSpec =>
   typeof v === 'function' ||
   (typeof v === 'object' && v !== null && typeof (v as HandlerSpec).handler === 'function');
 
+/** Node's words for ES module syntax in a file it loads as CommonJS. */
+const ESM_AS_COMMONJS = /^(Unexpected token 'export'|Cannot use import statement outside a module)/;
+
+/** Why `file` did not load, and what to do about it. */
+function notLoaded(file: string, err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  if (err instanceof SyntaxError && ESM_AS_COMMONJS.test(message) && extname(file) !== '.mjs') {
+    const mjs = `${basename(file, extname(file))}.mjs`;
+    return `it is an ES module (export/import) in a CommonJS package, so Node refuses it (${message}): name it ${mjs}, or set "type": "module" in its package.json, or write module.exports = { <kind>: async (item, ctx) => result }`;
+  }
+  return `cannot load it: ${message}`;
+}
+
 /**
- * The handlers an ES module exports: its default export or its `handlers` export when that is an object of
+ * Runs `load` with Node's own hint about an ES module loaded as CommonJS held back (`notLoaded` says it, with
+ * what to do); every other warning goes to the listeners it had.
+ */
+async function withoutEsmHint<T>(load: () => Promise<T>): Promise<T> {
+  const listeners = process.listeners('warning');
+  const pass = (w: Error) => {
+    if (!w.message.startsWith('To load an ES module')) for (const l of listeners) l(w);
+  };
+  process.removeAllListeners('warning');
+  process.on('warning', pass);
+  try {
+    return await load();
+  } finally {
+    // Node emits its warnings on a later tick.
+    await new Promise((r) => setImmediate(r));
+    process.off('warning', pass);
+    for (const l of listeners) process.on('warning', l);
+  }
+}
+
+/**
+ * The handlers a module exports: its default export or its `handlers` export when that is an object of
  * handlers, else every exported handler (its export name is the kind it handles). A handler is a function or
- * `{ handler, retry }` (the kind's own retry policy).
+ * `{ handler, retry }` (the kind's own retry policy). An ES module or a CommonJS one (`module.exports = { … }`
+ * is its default export).
  */
 async function loadHandlers(file: string): Promise<Record<string, Handler | HandlerSpec>> {
   let mod: Record<string, unknown>;
   try {
-    mod = (await import(pathToFileURL(resolve(file)).href)) as Record<string, unknown>;
+    mod = (await withoutEsmHint(() => import(pathToFileURL(resolve(file)).href))) as Record<string, unknown>;
   } catch (err) {
-    throw new InvalidInputError(`--handlers ${file}: cannot load it: ${(err as Error).message}`, {
-      field: 'handlers',
-    });
+    throw new InvalidInputError(`--handlers ${file}: ${notLoaded(file, err)}`, { field: 'handlers' });
   }
   const table = [mod.default, mod.handlers].find((x) => typeof x === 'object' && x !== null) ?? mod;
   const handlers = Object.fromEntries(
@@ -53,11 +88,52 @@ async function loadHandlers(file: string): Promise<Record<string, Handler | Hand
   ) as Record<string, Handler | HandlerSpec>;
   if (Object.keys(handlers).length === 0) {
     throw new InvalidInputError(
-      `--handlers ${file} exports no handlers: export default { <kind>: async (item, ctx) => result }`,
+      `--handlers ${file} exports no handlers: export default { <kind>: async (item, ctx) => result } (CommonJS: module.exports = { … })`,
       { field: 'handlers' },
     );
   }
   return handlers;
+}
+
+/** How often a progress line is printed off a terminal, in ms. */
+const PROGRESS_EVERY_MS = 5_000;
+
+/** How `agentstate work` shows its progress on stderr (see `workProgress`). */
+export interface ProgressOptions {
+  /** `quiet`: never; `tty`: one line redrawn in place at every change; `lines`: a line every `intervalMs` when it changed. */
+  mode: 'quiet' | 'tty' | 'lines';
+  /** How often `lines` looks for a change, in ms. */
+  intervalMs: number;
+  /** The progress line now. */
+  line: () => string;
+  /** Writes to stderr. */
+  write: (text: string) => void;
+  /** Runs `fn` every `ms` until the function it returns is called [default: an unref'd setInterval]. */
+  every?: (fn: () => void, ms: number) => () => void;
+}
+
+/** The progress of `agentstate work`: `changed()` after each outcome, `stop()` when it stops. */
+export function workProgress(o: ProgressOptions): { changed: () => void; stop: () => void } {
+  if (o.mode === 'tty') {
+    return { changed: () => o.write(`\r${o.line()}\x1b[K`), stop: () => o.write('\r\x1b[K') };
+  }
+  if (o.mode === 'quiet') return { changed: () => {}, stop: () => {} };
+  const every =
+    o.every ??
+    ((fn: () => void, ms: number) => {
+      const timer = setInterval(fn, ms);
+      timer.unref();
+      return () => clearInterval(timer);
+    });
+  // Off a terminal (a log): a line when something changed since the last one, so an idle worker adds none.
+  let last = '';
+  const cancel = every(() => {
+    const now = o.line();
+    if (now === last) return;
+    last = now;
+    o.write(`${now}\n`);
+  }, o.intervalMs);
+  return { changed: () => {}, stop: cancel };
 }
 
 export function addWorkerCommand(program: Command): void {
@@ -66,7 +142,10 @@ export function addWorkerCommand(program: Command): void {
     .description(
       'run a worker: claim items and run a handler for each (--handlers module or --exec command), results committed in batches; see docs/worker.md',
     )
-    .option('--handlers <module>', 'an ES module exporting { <kind>: async (item, ctx) => result }')
+    .option(
+      '--handlers <module>',
+      'a module exporting { <kind>: async (item, ctx) => result } (ES, or CommonJS: module.exports = {…})',
+    )
     .option('--exec <command>', 'run this shell command per item (MF_* environment; exit 0 = done)')
     .option(
       '-k, --kind <kinds>',
@@ -118,6 +197,11 @@ export function addWorkerCommand(program: Command): void {
       '--schedules',
       "also run the scheduler: enqueue the schedules' due ticks (with --drain: one pass first)",
     )
+    .option('-q, --quiet', 'no progress on stderr (a line every 5s off a terminal, redrawn on one)')
+    // How often the progress line is looked at off a terminal: for tests, which wait for a line.
+    .addOption(
+      new Option('--progress-interval <duration>').hideHelp().argParser(duration('--progress-interval')),
+    )
     .action(async (o: WorkOpts, cmd: Command) => {
       if ((o.handlers === undefined) === (o.exec === undefined)) {
         throw new InvalidInputError('work: give --handlers <module> or --exec <command> (one of them)', {
@@ -128,7 +212,7 @@ export function addWorkerCommand(program: Command): void {
       // The child runs against the same store: a --url given here is its AGENTSTATE_URL.
       const { url } = resolveInstance(cmd.optsWithGlobals<GlobalOpts>());
       await withInstance(cmd, async (inst) => {
-        const [{ createWorker }, { execHandler }] = await Promise.all([
+        const [{ createWorker }, { execHandler, execChildrenEnded }] = await Promise.all([
           import('../worker/worker.js'),
           import('../worker/exec.js'),
         ]);
@@ -169,17 +253,18 @@ export function addWorkerCommand(program: Command): void {
         });
         const counts = { done: 0, failed: 0, retrying: 0, lost: 0, released: 0, store_errors: 0 };
         const tty = process.stderr.isTTY === true && !out.json;
-        const show = () => {
-          if (tty) {
-            process.stderr.write(
-              `\rwork: ${counts.done} done, ${counts.failed} failed, ${counts.retrying} to retry, ${worker.held} held${counts.lost ? `, ${counts.lost} lost` : ''}\x1b[K`,
-            );
-          }
-        };
+        const progress = workProgress({
+          // On a terminal under --json the line is left out, as ever; off one it goes to stderr, a log.
+          mode: o.quiet ? 'quiet' : tty ? 'tty' : process.stderr.isTTY ? 'quiet' : 'lines',
+          intervalMs: o.progressInterval ?? PROGRESS_EVERY_MS,
+          line: () =>
+            `work: ${counts.done} done, ${counts.failed} failed, ${counts.retrying} to retry, ${worker.held} held${counts.lost ? `, ${counts.lost} lost` : ''}`,
+          write: (text) => process.stderr.write(text),
+        });
         worker.on('resolved', (item) => {
           // Pending again: a failed attempt that will be retried at its not_before.
           counts[item.status === 'done' ? 'done' : item.status === 'pending' ? 'retrying' : 'failed']++;
-          show();
+          progress.changed();
         });
         worker.on('lost', () => void counts.lost++);
         // A handler's ctx.log: one line on stderr, with the item it is about.
@@ -218,11 +303,13 @@ export function addWorkerCommand(program: Command): void {
             await (o.drain ? worker.drain() : worker.start());
           } finally {
             await scheduler?.stop();
+            // The commands handed back at stop were sent SIGTERM: nothing they started outlives this process.
+            await execChildrenEnded();
           }
         } finally {
           process.off('SIGINT', onSignal);
           process.off('SIGTERM', onSignal);
-          if (tty) process.stderr.write('\r\x1b[K');
+          progress.stop();
         }
         out.emit(
           { worker: worker.id, ...counts },

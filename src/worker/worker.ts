@@ -7,6 +7,8 @@
 import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
 import { context, type Span, type SpanContext, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { toStoredJson } from '../core/input.js';
+import { cloneJson } from '../core/json.js';
 import { messagingAttributes, producerLinks, TRACER_NAME } from '../core/tracing.js';
 import type { Json, ResolveInput, WorkItem } from '../core/types.js';
 import type { WorkQueue } from '../core/work-queue.js';
@@ -32,6 +34,8 @@ export interface HandlerContext {
  * Runs one item. What it returns (JSON; `undefined` is `null`) is the item's result, committed as done; what
  * it throws fails the attempt, with the error's message: the item is tried again after the retry policy's
  * backoff while attempts remain (`throw new RetryAfter(ms)` names the time, `throw new FailNow()` ends it).
+ * A result the store's JSON rule refuses (a Map, a Set, a function, a bigint, NaN; see `toStoredJson`) or
+ * larger than its limit fails the item, not to be retried, with the refusal as its error.
  */
 export type Handler = (item: WorkItem, ctx: HandlerContext) => Promise<unknown> | unknown;
 
@@ -171,10 +175,23 @@ const positive = (name: string, v: number | undefined, fallback: number, min = 1
   return n;
 };
 
-/** A handler's outcome as JSON the store takes: `undefined` is null, a Date its ISO string (JSON's own rules). */
-function asJson(value: unknown): Json {
+/**
+ * A handler's outcome as the store keeps it, by the store's one JSON rule (`toStoredJson`, as for every value
+ * written: a Date is its ISO string; a Map, a function, a bigint are refused), copied so the handler can no
+ * longer change it while it waits for its batch; `undefined` is null. Throws FailNow naming the problem.
+ */
+function asResult(value: unknown): Json {
   if (value === undefined) return null;
-  return JSON.parse(JSON.stringify(value) ?? 'null') as Json;
+  let stored: unknown;
+  try {
+    stored = toStoredJson('resolve', 'result', value).value;
+  } catch (err) {
+    throw new FailNow(`result refused: ${messageOf(err)}`);
+  }
+  // A function: JSON.stringify writes nothing for it (`resolve` refuses it alike).
+  if (stored === undefined)
+    throw new FailNow(`result refused: resolve: result is not a JSON value (${typeof value})`);
+  return cloneJson(stored) as Json;
 }
 
 const DEFAULT_RETRY = { baseMs: 1_000, factor: 2, maxMs: 300_000, jitter: 0.5 } as const;
@@ -317,9 +334,17 @@ export class Worker extends EventEmitter<WorkerEvents> {
     o.signal?.addEventListener('abort', () => void this.stop(), { once: true });
   }
 
-  /** Items held now: waiting in the local queue, running, or finished with their completion not yet committed. */
+  /**
+   * Items held now: waiting in the local queue, running, or finished with their completion not yet committed.
+   * An item handed back at stop, or whose lease was lost, is no longer held, even while its handler still runs.
+   */
   get held(): number {
-    return this.#queue.length + this.#running.size + this.#pending.length;
+    return this.#queue.length + this.#runningHeld() + this.#pending.length;
+  }
+
+  /** Running handlers whose items the worker still holds (not abandoned). */
+  #runningHeld(): number {
+    return this.#running.size - this.#abandoned.size;
   }
 
   /** Claims and runs items until `stop()`; resolves once stopped (every completion committed). */
@@ -385,7 +410,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
           if (claimed === 0 && held === 0) this.emit('idle');
         }
         this.#startHandlers();
-        if (this.#draining && claimed === 0 && this.#queue.length === 0 && this.#running.size === 0) {
+        if (this.#draining && claimed === 0 && this.#queue.length === 0 && this.#runningHeld() === 0) {
           if (settled) break;
           await this.#flush(true);
           continue;
@@ -513,6 +538,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       this.#running.set(item.id, running);
       running.done = this.#runOne(item, abort).finally(() => {
         this.#running.delete(item.id);
+        this.#abandoned.delete(item.id);
         this.#finished++;
         // The next queued item starts now, not after the loop's next claim.
         this.#startHandlers();
@@ -561,7 +587,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
           log: (message, data) => void this.emit('log', item, String(message), data),
         }),
       );
-      outcome = { ...input, status: 'done', result: asJson(result) };
+      outcome = { ...input, status: 'done', result: asResult(result) };
     } catch (err) {
       const delay = retryDelay(spec?.retry ?? false, item, item.attempts, err);
       outcome = { ...input, status: 'failed', error: messageOf(err) };
@@ -573,13 +599,15 @@ export class Worker extends EventEmitter<WorkerEvents> {
       span.end();
     }
     // An item whose lease was lost, or that stop released, is no longer ours to resolve.
-    if (abort.signal.aborted && !this.#stopping.signal.aborted) return;
-    if (this.#released.has(item.id)) return;
+    if (this.#abandoned.has(item.id)) return;
     this.#complete(outcome, item);
   }
 
-  /** Ids released at stop: a handler that returns after it is dropped. */
-  readonly #released = new Set<string>();
+  /**
+   * Ids of running handlers whose items the worker no longer holds: released at stop after the grace, or
+   * their lease lost. Their signal has fired; what they return is dropped; they are not heartbeaten.
+   */
+  readonly #abandoned = new Set<string>();
 
   #complete(input: ResolveInput, item: WorkItem): void {
     this.#pending.push({ input, item });
@@ -670,7 +698,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   /** Whether the worker still holds `id`: queued, running, or its completion waiting for a batch. */
   #holds(id: string): boolean {
     return (
-      this.#running.has(id) ||
+      (this.#running.has(id) && !this.#abandoned.has(id)) ||
       this.#queue.some((i) => i.id === id) ||
       this.#pending.some((p) => p.item.id === id)
     );
@@ -683,7 +711,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   async #heartbeatAll(): Promise<void> {
     const held = [
       ...this.#queue,
-      ...[...this.#running.values()].map((r) => r.item),
+      ...[...this.#running.values()].filter((r) => !this.#abandoned.has(r.item.id)).map((r) => r.item),
       ...this.#pending.map((p) => p.item),
     ];
     for (let k = 0; k < held.length; k += 1000) {
@@ -709,7 +737,13 @@ export class Worker extends EventEmitter<WorkerEvents> {
         this.emit('lost', item.id, messageOf(o.error));
         const q = this.#queue.findIndex((x) => x.id === item.id);
         if (q >= 0) this.#queue.splice(q, 1);
-        this.#running.get(item.id)?.abort.abort(o.error);
+        const running = this.#running.get(item.id);
+        if (running) {
+          this.#abandoned.add(item.id);
+          running.abort.abort(o.error);
+          // A drain waiting for it ends now: the item is no longer held, whenever its handler returns.
+          this.#wake?.();
+        }
         this.#pending = this.#pending.filter((p) => p.item.id !== item.id);
       });
     }
@@ -718,7 +752,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   /** Stop: release the unstarted, give the running their grace, release what is left, commit the rest. */
   async #shutdown(): Promise<void> {
     await this.#releaseAll(this.#queue.splice(0));
-    const running = [...this.#running.values()];
+    const running = [...this.#running.values()].filter((r) => !this.#abandoned.has(r.item.id));
     if (running.length > 0) {
       let timer: NodeJS.Timeout | undefined;
       const grace = new Promise<void>((resolve) => {
@@ -727,9 +761,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
       });
       await Promise.race([Promise.all(running.map((r) => r.done)), grace]);
       clearTimeout(timer);
-      const left = [...this.#running.values()];
+      const left = running.filter((r) => this.#running.has(r.item.id));
       for (const r of left) {
-        this.#released.add(r.item.id);
+        this.#abandoned.add(r.item.id);
         r.abort.abort(new Error('worker stopped: grace period over'));
       }
       await this.#releaseAll(left.map((r) => r.item));

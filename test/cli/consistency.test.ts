@@ -115,8 +115,10 @@ describe('durations and leases', () => {
       blocked_by: [],
       error: null,
     } as unknown as WorkItem;
-    expect(formatItem(item, at - 30_000)).toContain('owner=w1 attempt=1/3 lease=30s');
-    expect(formatItem(item, at + 250)).toContain('owner=w1 attempt=1/3 lease expired 250ms ago');
+    expect(formatItem(item, at - 30_000)).toContain('owner=w1 attempt=1 (2 left after it) lease=30s');
+    expect(formatItem(item, at + 250)).toContain(
+      'owner=w1 attempt=1 (2 left after it) lease expired 250ms ago',
+    );
     expect(formatItem(item, at + 90_000)).toContain('lease expired 1m 30s ago');
   });
 

@@ -1,17 +1,21 @@
 // `agentstate work`: the worker runtime from the command line, as a real process. --exec runs a command per
 // item with the bundle's MF_* contract (a large payload through a file), exit 0 = done with its JSON stdout,
-// non-zero = failed with the tail of stderr; --handlers loads an ES module; SIGTERM stops gracefully (the
-// queued items released at once, the running one finished and committed, exit 0). Every wait is for a
-// condition (a file the handler writes, the store's state), never for a length of time.
+// non-zero = failed with the tail of stderr, stdout past the limits a refused result; --handlers loads an ES
+// or a CommonJS module; SIGTERM stops gracefully (the queued items released at once, the running one finished
+// and committed, exit 0) and, after the grace, ends each command's whole process group; off a terminal a
+// progress line goes to stderr unless --quiet. Every wait is for a condition (a file the handler writes, the
+// store's state, a line on stderr, a process gone), never for a length of time.
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { workProgress } from '../../src/cli/worker-command.js';
 import type { WorkItem } from '../../src/core/types.js';
 import { openInstance } from '../../src/instance/instance.js';
 import { runOperation } from '../../src/service/invoke.js';
 import { CLI, cleanEnv, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
+import { deafProcess, killLeftovers, pidIn, processGone } from '../worker/processes.js';
 
 const root = tempDir('agentstate-work-');
 let n = 0;
@@ -24,6 +28,17 @@ async function seeded(items: Array<{ title: string; kind: string; payload?: unkn
   for (const i of items) ids.push((await inst.work.enqueue(i as never)).id);
   await inst.close();
   return { dir, ids, args: ['--dir', dir] };
+}
+
+/** `agentstate work` as a process of its own (stderr a pipe, not a terminal), its stderr so far, its exit. */
+function startWork(args: string[]) {
+  const child = spawn(process.execPath, [CLI, ...args], { env: cleanEnv() });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
+  return { child, exited, stdout: () => stdout, stderr: () => stderr };
 }
 
 async function items(dir: string): Promise<Map<string, WorkItem>> {
@@ -237,6 +252,181 @@ console.log(JSON.stringify({ via: process.env.MF_TRIGGER_PAYLOAD_JSON ? 'env' : 
     expect(started()).toHaveLength(1);
   });
 
+  it('SIGTERM after the grace ends each command with all it started: nothing is left running when work exits', async () => {
+    const s = await seeded([{ title: 'stubborn', kind: 'sh' }]);
+    const dir = join(root, `group${n}`);
+    mkdirSync(dir);
+    const shell = join(dir, 'shell.pid');
+    const child = join(dir, 'child.pid');
+    // The shell traps SIGTERM and runs on; its child ignores SIGTERM and holds the shell's stdout open.
+    const command = `trap 'echo got TERM >&2' TERM; echo $$ > "${shell}.tmp" && mv "${shell}.tmp" "${shell}"; ${deafProcess(child)} & while :; do sleep 0.05; done`;
+    const w = startWork([...s.args, '--json', 'work', '--exec', command, '--grace', '1s', '--lease', '1h']);
+    const pids: Array<number | undefined> = [];
+    try {
+      await expect
+        .poll(() => pidIn(shell) !== undefined && pidIn(child) !== undefined, { timeout: 30_000 })
+        .toBe(true);
+      pids.push(pidIn(shell), pidIn(child));
+      w.child.kill('SIGTERM');
+      // Bounded, so a worker that never exits fails here and its leftovers are killed below.
+      let code: number | null | undefined;
+      void w.exited.then((c) => {
+        code = c;
+      });
+      await expect.poll(() => code, { timeout: 60_000 }).not.toBeUndefined();
+      expect(code, w.stderr()).toBe(0);
+      for (const pid of pids) await expect.poll(() => processGone(pid!), { timeout: 30_000 }).toBe(true);
+      expect(JSON.parse(w.stdout())).toMatchObject({ done: 0, failed: 0, released: 1 });
+      expect((await items(s.dir)).get(s.ids[0]!)).toMatchObject({
+        status: 'pending',
+        attempts: 1,
+        lease_owner: null,
+      });
+    } finally {
+      killLeftovers([...pids, w.child.pid]);
+    }
+  }, 120_000);
+
+  it('--exec: a result over the limits, or that JSON cannot carry, fails its item, not retried; 50 MB of JSON on stdout is not read whole', async () => {
+    const s = await seeded([
+      { title: 'huge', kind: 'sh', payload: { mib: 50 } },
+      { title: 'big', kind: 'sh', payload: { mib: 2 } },
+      { title: 'overflow', kind: 'sh', payload: { mib: 0 } },
+    ]);
+    const script = join(root, 'big-json.mjs');
+    writeFileSync(
+      script,
+      `const { mib } = JSON.parse(process.env.MF_TRIGGER_PAYLOAD_JSON);
+// The store's JSON rule holds for a command's result too: 1e400 parses to Infinity.
+if (mib === 0) { process.stdout.write('{"n":1e400}'); process.exit(0); }
+const chunk = '1,'.repeat(1 << 19); // 1 MiB of array entries
+process.stdout.write('[');
+for (let i = 0; i < mib; i++) process.stdout.write(chunk);
+process.stdout.write('1]');
+`,
+    );
+    const r = runCli([...s.args, '--json', 'work', '--exec', `"${process.execPath}" "${script}"`, '--drain']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.json).toMatchObject({ done: 0, failed: 3, retrying: 0 });
+    const all = await items(s.dir);
+    expect(all.get(s.ids[0]!)).toMatchObject({
+      status: 'failed',
+      attempts: 1,
+      result: null,
+      error: expect.stringMatching(/^result refused: stdout is larger than the 4194304 byte limit/),
+    });
+    expect(all.get(s.ids[1]!)).toMatchObject({
+      status: 'failed',
+      attempts: 1,
+      result: null,
+      error: expect.stringMatching(/^result refused: resolve: result is larger than the 1048576 byte limit/),
+    });
+    expect(all.get(s.ids[2]!)).toMatchObject({
+      status: 'failed',
+      attempts: 1,
+      result: null,
+      error: expect.stringMatching(
+        /^result refused: resolve: result at \/n holds Infinity, which JSON cannot carry/,
+      ),
+    });
+  });
+
+  it('--handlers in a CommonJS project (npm init -y): module.exports loads; an ES module there is refused with what to do', async () => {
+    const s = await seeded([{ title: 'a', kind: 'double', payload: { x: 21 } }]);
+    const project = join(root, `project${n}`);
+    mkdirSync(project);
+    // What `npm init -y` writes (npm 11).
+    writeFileSync(
+      join(project, 'package.json'),
+      `${JSON.stringify(
+        {
+          name: 'project',
+          version: '1.0.0',
+          description: '',
+          main: 'index.js',
+          scripts: { test: 'echo "Error: no test specified" && exit 1' },
+          keywords: [],
+          author: '',
+          license: 'ISC',
+          type: 'commonjs',
+        },
+        null,
+        2,
+      )}\n`,
+    );
+    const file = join(project, 'handlers.js');
+    writeFileSync(file, 'export default { double: async (item) => ({ y: item.payload.x * 2 }) };\n');
+    const refused = runCli([...s.args, 'work', '--handlers', file, '--drain']);
+    expect(refused.code, refused.stderr).toBe(2);
+    // One line, no stack trace and no warning of Node's: what is wrong and what to do.
+    expect(refused.stderr).toMatch(
+      /^agentstate: --handlers \S+handlers\.js: it is an ES module .*: name it handlers\.mjs, or set "type": "module" in its package\.json, or write module\.exports = .* \[INVALID_INPUT\]\n$/,
+    );
+    expect((await items(s.dir)).get(s.ids[0]!)).toMatchObject({ status: 'pending', attempts: 0 });
+    writeFileSync(
+      file,
+      "module.exports = { double: async (item, ctx) => { ctx.log('doubling'); return { y: item.payload.x * 2 }; } };\n",
+    );
+    const r = runCli([...s.args, 'work', '--handlers', file, '--drain', '--poll', '10ms']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`${s.ids[0]} doubling`);
+    expect((await items(s.dir)).get(s.ids[0]!)).toMatchObject({ status: 'done', result: { y: 42 } });
+  });
+
+  it('off a terminal: a progress line on stderr when something changed; --quiet: none', async () => {
+    const loudItems = await seeded([{ title: 'gated', kind: 'g' }]);
+    const quietItems = await seeded([{ title: 'gated', kind: 'g' }]);
+    const marks = join(root, `progress${n}`);
+    mkdirSync(marks);
+    const gate = join(marks, 'go');
+    const cmd = `touch "${marks}/started-$AGENTSTATE_ITEM_ID"; while [ ! -f "${gate}" ]; do sleep 0.02; done; echo '{"ok":true}'`;
+    const flags = ['work', '--exec', cmd, '--drain', '--poll', '10ms', '--progress-interval', '10ms'];
+    const loud = startWork([...loudItems.args, ...flags]);
+    const quiet = startWork([...quietItems.args, ...flags, '--quiet']);
+    try {
+      await expect
+        .poll(() => existsSync(join(marks, `started-${quietItems.ids[0]}`)), { timeout: 30_000 })
+        .toBe(true);
+      // While its handler runs, the worker holds the item.
+      await expect
+        .poll(() => loud.stderr(), { timeout: 30_000 })
+        .toMatch(/^work: 0 done, 0 failed, 0 to retry, 1 held$/m);
+      writeFileSync(gate, '');
+      expect(await loud.exited, loud.stderr()).toBe(0);
+      expect(await quiet.exited, quiet.stderr()).toBe(0);
+      // Each line says something new.
+      const lines = loud.stderr().split('\n').slice(0, -1);
+      for (const line of lines) expect(line).toMatch(/^work: \d+ done, 0 failed, 0 to retry, [01] held$/);
+      expect(new Set(lines).size).toBe(lines.length);
+      expect(quiet.stderr()).toBe('');
+      for (const w of [loud, quiet]) expect(w.stdout()).toMatch(/: 1 done, 0 failed\n$/);
+    } finally {
+      writeFileSync(gate, '');
+      killLeftovers([loud.child.pid, quiet.child.pid]);
+    }
+  });
+
+  it('attempts read as started and left: an attempt handed back leaves the number left as it was', async () => {
+    const s = await seeded([{ title: 'handed back', kind: 'k' }]);
+    const id = s.ids[0]!;
+    const line = (args: string[]) => {
+      const r = runCli([...s.args, ...args]);
+      expect(r.code, r.stderr).toBe(0);
+      return r.stdout.split('\n')[0]!;
+    };
+    expect(line(['claim', '-w', 'w1'])).toMatch(/ owner=w1 attempt=1 \(2 left after it\) lease=/);
+    // Handed back without spending the attempt (what a stop does): still 3 to go, as before the claim.
+    expect(line(['release', id, '-w', 'w1'])).toMatch(/ attempts=1 \(3 left\)$/);
+    expect(line(['claim', '-w', 'w2'])).toMatch(/ owner=w2 attempt=2 \(2 left after it\) lease=/);
+    expect(line(['release', id, '-w', 'w2'])).toMatch(/ attempts=2 \(3 left\)$/);
+    expect(line(['list'])).toMatch(/ attempts=2 \(3 left\)$/);
+    line(['claim', '-w', 'w3']);
+    // Finished: nothing left to show.
+    expect(line(['resolve', id, 'failed', '-w', 'w3', '-e', 'no'])).toMatch(/ attempts=3 {2}error="no"$/);
+    // --json keeps its fields.
+    expect(runCli([...s.args, '--json', 'get', id]).json).toMatchObject({ attempts: 3, max_attempts: 5 });
+  });
+
   it.for([
     ['neither --handlers nor --exec', ['work']],
     ['both', ['work', '--exec', 'true', '--handlers', 'x.mjs']],
@@ -254,5 +444,71 @@ console.log(JSON.stringify({ via: process.env.MF_TRIGGER_PAYLOAD_JSON ? 'env' : 
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toMatch(/^agentstate: .+ \[INVALID_INPUT\]\n$/);
     expect((await items(s.dir)).get(s.ids[0]!)).toMatchObject({ status: 'pending', attempts: 0 });
+  });
+});
+
+describe('workProgress: the progress of agentstate work on stderr', () => {
+  const line = { now: 'work: 0 done, 0 failed, 0 to retry, 1 held' };
+  /** An interval the test runs by hand. */
+  function manual() {
+    const timer = { tick: undefined as (() => void) | undefined, ms: 0, cancelled: false };
+    const every = (fn: () => void, ms: number) => {
+      timer.tick = fn;
+      timer.ms = ms;
+      return () => {
+        timer.cancelled = true;
+      };
+    };
+    return { timer, every };
+  }
+
+  it('off a terminal: a line at an interval when the line changed, never the same one twice', () => {
+    const { timer, every } = manual();
+    const written: string[] = [];
+    const p = workProgress({
+      mode: 'lines',
+      intervalMs: 5_000,
+      line: () => line.now,
+      write: (t) => written.push(t),
+      every,
+    });
+    expect(timer.ms).toBe(5_000);
+    p.changed();
+    expect(written).toEqual([]);
+    timer.tick!();
+    timer.tick!();
+    expect(written).toEqual(['work: 0 done, 0 failed, 0 to retry, 1 held\n']);
+    line.now = 'work: 1 done, 0 failed, 0 to retry, 0 held';
+    timer.tick!();
+    expect(written).toHaveLength(2);
+    expect(written[1]).toBe('work: 1 done, 0 failed, 0 to retry, 0 held\n');
+    p.stop();
+    expect(timer.cancelled).toBe(true);
+  });
+
+  it('quiet: nothing, at any interval or change; on a terminal: the line redrawn in place at each change', () => {
+    const { timer, every } = manual();
+    const written: string[] = [];
+    const quiet = workProgress({
+      mode: 'quiet',
+      intervalMs: 1,
+      line: () => line.now,
+      write: (t) => written.push(t),
+      every,
+    });
+    quiet.changed();
+    quiet.stop();
+    expect(timer.tick).toBeUndefined();
+    expect(written).toEqual([]);
+    const tty = workProgress({
+      mode: 'tty',
+      intervalMs: 1,
+      line: () => line.now,
+      write: (t) => written.push(t),
+      every,
+    });
+    tty.changed();
+    tty.stop();
+    expect(written).toEqual([`\r${line.now}\x1b[K`, '\r\x1b[K']);
   });
 });

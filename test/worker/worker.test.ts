@@ -430,6 +430,108 @@ for (const backend of await backendsForThisFile()) {
         await inst.close();
       }
     });
+
+    it('after stop, an item handed back whose handler never returns is no longer held', async () => {
+      const inst = await backend.open();
+      try {
+        const item = await inst.work.enqueue({ title: 'deaf', kind: 'k' });
+        const started = gate();
+        const never = gate();
+        const w = createWorker({
+          instance: inst,
+          handlers: {
+            k: async () => {
+              started.open();
+              await never.promise; // ignores its signal, never returns
+            },
+          },
+          leaseMs: LONG,
+        });
+        const released: string[] = [];
+        w.on('released', (i) => released.push(i.id));
+        void w.start();
+        await started.promise;
+        await w.stop({ graceMs: 0 });
+        expect(released).toEqual([item.id]);
+        expect(w.held).toBe(0);
+        expect(await inst.work.get(item.id)).toMatchObject({ status: 'pending', lease_owner: null });
+        never.open();
+      } finally {
+        await inst.close();
+      }
+    });
+
+    it("a result the store's JSON rule refuses fails its item, final, naming the problem", async () => {
+      const inst = await backend.open();
+      try {
+        class Point {
+          x = 1;
+          y = 2;
+        }
+        const results: Record<string, unknown> = {
+          map: new Map([['a', 1]]),
+          set: { tags: new Set(['x']) },
+          fn: () => 1,
+          big: { n: 10n },
+          nan: [1, Number.NaN],
+          // What JSON.stringify writes faithfully is taken as it writes it.
+          point: new Point(),
+          date: { at: new Date('2026-12-02T10:00:00.000Z'), skipped: undefined },
+          none: undefined,
+        };
+        const ids = new Map<string, string>();
+        for (const name of Object.keys(results)) {
+          ids.set(name, (await inst.work.enqueue({ title: name, kind: 'r', payload: { name } })).id);
+        }
+        const w = createWorker({
+          instance: inst,
+          handlers: { r: (item) => results[(item.payload as { name: string }).name] },
+          // Retried at once if it were retried: a refused result must not be.
+          retry: { baseMs: 0 },
+          leaseMs: LONG,
+          pollIntervalMs: 5,
+        });
+        await w.drain();
+        const get = async (name: string) => inst.work.get(ids.get(name)!);
+        const refused = {
+          map: /^result refused: resolve: result holds a Map/,
+          set: /^result refused: resolve: result at \/tags holds a Set/,
+          fn: /^result refused: resolve: result is not a JSON value/,
+          big: /^result refused: resolve: result at \/n holds a bigint/,
+          nan: /^result refused: resolve: result at \/1 holds NaN/,
+        };
+        for (const [name, error] of Object.entries(refused)) {
+          expect(await get(name), name).toMatchObject({ status: 'failed', attempts: 1, result: null, error });
+        }
+        expect(await get('point')).toMatchObject({ status: 'done', result: { x: 1, y: 2 } });
+        expect(await get('date')).toMatchObject({
+          status: 'done',
+          result: { at: '2026-12-02T10:00:00.000Z' },
+        });
+        expect(await get('none')).toMatchObject({ status: 'done', result: null });
+        expect((await inst.events.verify()).ok).toBe(true);
+      } finally {
+        await inst.close();
+      }
+    });
+
+    it('resolve refuses a result JSON cannot carry with INVALID_INPUT, writing nothing', async () => {
+      const inst = await backend.open();
+      try {
+        const item = await inst.work.enqueue({ title: 'x' });
+        await inst.work.claim({ worker: 'w', id: item.id });
+        const before = (await inst.events.read({ limit: 1000 })).length;
+        for (const result of [new Map([['a', 1]]), () => 1, { n: 1n }, { s: new Set([1]) }]) {
+          await expect(
+            inst.work.resolve({ id: item.id, worker: 'w', status: 'done', result: result as never }),
+          ).rejects.toMatchObject({ code: 'INVALID_INPUT', details: { field: 'result' } });
+        }
+        expect(await inst.work.get(item.id)).toMatchObject({ status: 'in_flight', result: null });
+        expect(await inst.events.read({ limit: 1000 })).toHaveLength(before);
+      } finally {
+        await inst.close();
+      }
+    });
   });
 }
 
