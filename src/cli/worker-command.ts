@@ -161,7 +161,7 @@ export function addWorkerCommand(program: Command): void {
     .option('-l, --lease <duration>', 'lease length [default: 60s]', duration('--lease'))
     .option(
       '--poll <duration>',
-      'wait before claiming again when nothing is ready [default: 1s]',
+      'wait before claiming again when nothing is ready [default: 1s; 250ms behind a transaction pooler]',
       duration('--poll'),
     )
     .option('--batch-size <n>', 'completions committed together at most [default: 100]', int('--batch-size'))

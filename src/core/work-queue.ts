@@ -961,6 +961,14 @@ export class WorkQueue {
   }
 
   /**
+   * How often an idle worker polls by default, in ms: sooner where no hint can wake it (PostgreSQL behind a
+   * transaction pooler: 250), else 1000.
+   */
+  get idlePollMs(): number {
+    return this.#backend.capabilities.idlePollMs ?? 1_000;
+  }
+
+  /**
    * Calls `onAppend` soon after events of this instance commit (an enqueue among them), when the backend
    * pushes such hints (PostgreSQL's LISTEN/NOTIFY, on a connection of its own). Hints can be lost and come
    * for any write: use them to claim sooner, never instead of polling. Resolves to a function that stops

@@ -111,7 +111,10 @@ export interface WorkerOptions {
   leaseMs?: number;
   /** How often the leases of every held item are extended, in ms [default: leaseMs / 3]. */
   heartbeatMs?: number;
-  /** How long to wait before claiming again when nothing was ready, in ms [default: 1000]. */
+  /**
+   * How long to wait before claiming again when nothing was ready, in ms [default: 1000; 250 on PostgreSQL
+   * behind a transaction pooler, where no LISTEN hint wakes the worker sooner].
+   */
   pollIntervalMs?: number;
   /** Completions committed in one resolveMany at most [default: 100; 1 commits each on its own]. */
   batchSize?: number;
@@ -326,7 +329,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         : positive('prefetch', o.prefetch, this.#concurrency, this.#concurrency);
     this.#leaseMs = positive('leaseMs', o.leaseMs, 60_000);
     this.#heartbeatMs = positive('heartbeatMs', o.heartbeatMs, Math.max(1, Math.floor(this.#leaseMs / 3)));
-    this.#pollMs = positive('pollIntervalMs', o.pollIntervalMs, 1_000);
+    this.#pollMs = positive('pollIntervalMs', o.pollIntervalMs, o.instance.work.idlePollMs ?? 1_000);
     this.#batchSize = positive('batchSize', o.batchSize, 100);
     this.#batchDelayMs = positive('batchDelayMs', o.batchDelayMs, 10, 0);
     this.#graceMs = positive('graceMs', o.graceMs, 30_000, 0);

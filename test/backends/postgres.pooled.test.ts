@@ -94,6 +94,18 @@ suite('PostgreSQL through PgBouncer in transaction mode', () => {
     expect(v.json).toMatchObject({ ok: true });
   });
 
+  it('a direct connection (session mode) keeps its hints and the 1 s idle poll; pool_mode=session says the same', async () => {
+    for (const url of [`${PG_URL}?schema=${schema}`, `${PG_URL}?schema=${schema}&pool_mode=session`]) {
+      const inst = await openInstance({ dir: `${tempDir()}/direct`, url });
+      try {
+        expect(inst.backend.capabilities.notify).toBe(true);
+        expect(inst.work.idlePollMs).toBe(1000);
+      } finally {
+        await inst.close();
+      }
+    }
+  });
+
   it('an unknown pool_mode is INVALID_INPUT before any connection', async () => {
     const err = await rejection(
       openPostgresBackend({
@@ -215,6 +227,8 @@ suite('PostgreSQL through PgBouncer in transaction mode', () => {
     try {
       // No LISTEN behind a transaction pooler: the worker learns of work by polling.
       expect(inst.backend.capabilities.notify).toBe(false);
+      // ... and polls sooner when idle than where a hint would wake it.
+      expect(inst.work.idlePollMs).toBe(250);
       const runs = new Map<string, number>();
       const worker = createWorker({
         instance: inst,
