@@ -8,6 +8,7 @@ import type {
   WorkItem,
   WorkLimit,
 } from '../core/types.js';
+import { attemptsText } from '../core/work-rules.js';
 import { duration } from '../reports/markdown.js';
 
 /** A concurrency key's limit on one line: `openai:org-1  max_in_flight=2  rate=60/60000ms`. */
@@ -20,23 +21,20 @@ export function formatLimit(l: WorkLimit): string {
 
 /**
  * One item on one line. Attempts show what was started and what is left (`attempt=2 (1 left after it)`,
- * `attempts=1 (3 left)`), never `attempts/max_attempts`: an attempt handed back (release, a stop) raises
- * max_attempts by one so it is not spent, and the quotient would seem to grow.
+ * `attempts=1 (3 left)`; attemptsText), never `attempts/max_attempts`.
  */
 export function formatItem(i: WorkItem, now: number = Date.now()): string {
   const parts = [`${i.id}  ${i.status.padEnd(13)} p${i.priority}  ${JSON.stringify(i.title)}`];
   if (i.kind) parts.push(`kind=${i.kind}`);
   if (i.concurrency_key) parts.push(`key=${i.concurrency_key}`);
-  const left = Math.max(0, i.max_attempts - i.attempts);
   if (i.status === 'in_flight' && i.lease_expires_at) {
     const lease = Date.parse(i.lease_expires_at) - now;
     parts.push(
-      `owner=${i.lease_owner} attempt=${i.attempts} (${left} left after it) ${lease > 0 ? `lease=${duration(lease)}` : `lease expired ${duration(-lease)} ago`}`,
+      `owner=${i.lease_owner} attempt=${attemptsText(i)} ${lease > 0 ? `lease=${duration(lease)}` : `lease expired ${duration(-lease)} ago`}`,
     );
   } else if (i.attempts > 0) {
     // A finished item has nothing left to try (retry gives it a fresh budget).
-    const unfinished = i.status === 'pending' || i.status === 'waiting_human';
-    parts.push(`attempts=${i.attempts}${unfinished ? ` (${left} left)` : ''}`);
+    parts.push(`attempts=${attemptsText(i)}`);
   }
   if (i.blocked_by.length > 0 && i.status === 'pending') parts.push(`blocked_by=${i.blocked_by.join(',')}`);
   if (i.error) parts.push(`error=${JSON.stringify(i.error)}`);

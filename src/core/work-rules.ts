@@ -42,6 +42,17 @@ export function canTransition(from: WorkItemStatus, to: WorkItemStatus): boolean
   return TRANSITIONS[from].includes(to);
 }
 
+/**
+ * An item's attempts for people: started, and how many are left while it is unfinished (`2 (1 left)`; in
+ * flight, left after the running one). Never `attempts/max_attempts`: an attempt handed back (release, a
+ * stop) raises max_attempts by one so it is not spent, and that quotient seems to grow (`1/4`, then `2/4`).
+ */
+export function attemptsText(i: Pick<WorkItem, 'attempts' | 'max_attempts' | 'status'>): string {
+  if (isTerminal(i.status)) return String(i.attempts);
+  const left = Math.max(0, i.max_attempts - i.attempts);
+  return `${i.attempts} (${left} left${i.status === 'in_flight' ? ' after it' : ''})`;
+}
+
 /** The stream a work item's events go to. */
 export function workItemStream(id: string): string {
   return `work_item:${id}`;

@@ -3,6 +3,7 @@
 
 import { formatHeadAnchor } from '../core/integrity.js';
 import { WORK_ITEM_STATUSES } from '../core/types.js';
+import { attemptsText } from '../core/work-rules.js';
 import { writeFileAtomic } from '../fs/files.js';
 import type { Instance } from '../instance/instance.js';
 import { duration, table } from './markdown.js';
@@ -73,7 +74,7 @@ export async function renderDashboard(
         i.id,
         i.title,
         i.lease_owner,
-        `${i.attempts}/${i.max_attempts}`,
+        attemptsText(i),
         i.claimed_at ? duration(now - Date.parse(i.claimed_at)) : '',
         i.lease_expires_at ? duration(Date.parse(i.lease_expires_at) - now) : '',
       ]),

@@ -2,7 +2,7 @@
 // and the pieces its tables are made of (relative times, leases, item and event rows).
 import type { Context } from 'hono';
 import type { EventRecord, WorkItem } from '../../core/types.js';
-import { ownerOf } from '../../core/work-rules.js';
+import { attemptsText, ownerOf } from '../../core/work-rules.js';
 import { ERROR_TABLE, toAgentStateError } from '../../errors.js';
 import type { Instance } from '../../instance/instance.js';
 import { runOperation } from '../../service/invoke.js';
@@ -167,7 +167,7 @@ export function itemRows(key: string, items: WorkItem[], select = false): Html {
   if (items.length === 0) return h`<p class="muted">None.</p>`;
   return h`<div class="wrap"><table class="stack"><thead><tr>${select ? h`<th><input type="checkbox" id="select-all" aria-label="Select all"></th>` : ''}<th>Item</th><th>Status</th><th class="opt">Kind</th><th class="opt">Attempts</th><th>State</th><th class="opt">Updated</th></tr></thead><tbody>${items.map(
     (i) =>
-      h`<tr>${select ? h`<td><input type="checkbox" name="id" value="${i.id}" aria-label="Select ${i.title}"></td>` : ''}<td><a href="${href(itemPath(i.id), { instance: key })}">${short(i.title, 90)}</a><div class="muted id">${i.id}</div></td><td><span class="badge st-${i.status}">${i.status}</span></td><td class="opt nb">${i.kind ?? ''}</td><td class="opt num">${i.attempts}/${i.max_attempts}</td><td>${waitingFor(key, i)}${i.error ? h`<div class="problem">${short(i.error, 120)}</div>` : lease(i)}</td><td class="opt">${when(i.updated_at)}</td></tr>`,
+      h`<tr>${select ? h`<td><input type="checkbox" name="id" value="${i.id}" aria-label="Select ${i.title}"></td>` : ''}<td><a href="${href(itemPath(i.id), { instance: key })}">${short(i.title, 90)}</a><div class="muted id">${i.id}</div></td><td><span class="badge st-${i.status}">${i.status}</span></td><td class="opt nb">${i.kind ?? ''}</td><td class="opt nb">${attemptsText(i)}</td><td>${waitingFor(key, i)}${i.error ? h`<div class="problem">${short(i.error, 120)}</div>` : lease(i)}</td><td class="opt">${when(i.updated_at)}</td></tr>`,
   )}</tbody></table></div>`;
 }
 

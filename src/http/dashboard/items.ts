@@ -2,7 +2,7 @@
 // one transaction), an item with its history and the actions that apply to it, each behind a confirmation.
 import type { Hono } from 'hono';
 import type { EventRecord, WorkItem } from '../../core/types.js';
-import { ownerOf } from '../../core/work-rules.js';
+import { attemptsText, ownerOf } from '../../core/work-rules.js';
 import { InvalidInputError } from '../../errors.js';
 import type { AppContext, AppEnv } from '../context.js';
 import {
@@ -303,7 +303,7 @@ ${answer}${
     ? h`<section aria-labelledby="h-behind"><h2 id="h-behind">Waiting behind this item (${behind.length})</h2><p>A retry re-opens them: they become ready once this item is done.</p>${itemRows(key, behind)}</section>`
     : ''
 }
-<div data-live-region><dl class="kv"><dt>id</dt><dd><span class="id">${item.id}</span></dd><dt>status</dt><dd><span class="badge st-${item.status}">${item.status}</span></dd><dt>kind</dt><dd>${item.kind ?? ''}</dd><dt>priority</dt><dd>${item.priority}</dd><dt>attempts</dt><dd>${item.attempts} of ${item.max_attempts}</dd><dt>lease</dt><dd>${lease(item) || 'none'}</dd><dt>blocked by</dt><dd>${item.blocked_by.join(', ')}</dd>${scheduled(item) ? h`<dt>not before</dt><dd>${when(item.not_before)}</dd>` : ''}${waiting ? h`<dt>waiting</dt><dd>${waiting}</dd>` : ''}<dt>created</dt><dd>${when(item.created_at)}</dd><dt>updated</dt><dd>${when(item.updated_at)}</dd></dl>
+<div data-live-region><dl class="kv"><dt>id</dt><dd><span class="id">${item.id}</span></dd><dt>status</dt><dd><span class="badge st-${item.status}">${item.status}</span></dd><dt>kind</dt><dd>${item.kind ?? ''}</dd><dt>priority</dt><dd>${item.priority}</dd><dt>attempts</dt><dd>${attemptsText(item)}</dd><dt>lease</dt><dd>${lease(item) || 'none'}</dd><dt>blocked by</dt><dd>${item.blocked_by.join(', ')}</dd>${scheduled(item) ? h`<dt>not before</dt><dd>${when(item.not_before)}</dd>` : ''}${waiting ? h`<dt>waiting</dt><dd>${waiting}</dd>` : ''}<dt>created</dt><dd>${when(item.created_at)}</dd><dt>updated</dt><dd>${when(item.updated_at)}</dd></dl>
 ${attemptTimeline(item, attemptsOf(item, events))}
 ${item.error ? h`<h2>Error</h2><pre class="problem">${item.error}</pre>` : ''}
 <h2>Payload</h2><pre>${pretty(item.payload)}</pre><h2>Result</h2><pre>${pretty(item.result)}</pre><h2>Notes</h2><pre>${pretty(item.notes)}</pre>

@@ -2,6 +2,7 @@
 // ended (done, failed, failed and retried later, released, lease ran out, cancelled, still running); drawn as
 // a server-rendered SVG timeline (no script, no external asset) over a table that says the same in words.
 import type { EventRecord, WorkItem } from '../../core/types.js';
+import { attemptsText } from '../../core/work-rules.js';
 import { duration, exactTime, relative } from './common.js';
 import { type Html, h } from './html.js';
 
@@ -131,7 +132,7 @@ export function attemptTimeline(
     (a, n) =>
       h`<rect class="o-${a.outcome}" x="${bar(a).x}" y="${n * ROW + 4}" width="${bar(a).width}" height="${ROW - 8}" rx="2"><title>${`attempt ${a.attempt}, ${a.worker}: ${OUTCOME[a.outcome]} after ${took(a)}`}</title></rect>`,
   )}</svg><p class="muted">From ${exactTime(first.started, now)} to ${last.ended ? at(last.ended) : 'now'} UTC (${relative(first.started, now)}): ${duration(t1 - t0)}.</p>`;
-  return h`<section aria-labelledby="h-attempts"><h2 id="h-attempts">Attempts (${attempts.length} of ${item.max_attempts})</h2>${svg}
+  return h`<section aria-labelledby="h-attempts"><h2 id="h-attempts">Attempts (${attemptsText(item)})</h2>${svg}
 <div class="wrap"><table class="stack"><thead><tr><th>#</th><th>Worker</th><th>Started (UTC)</th><th>Took</th><th>Outcome</th></tr></thead><tbody>${attempts.map(
     (a) =>
       h`<tr><td class="num">${a.attempt}</td><td class="nb">${a.worker}</td><td class="nb">${at(a.started)} <span class="muted">(${relative(a.started, now)})</span></td><td class="num">${took(a)}${a.ended ? '' : ' so far'}</td><td><span class="badge o-${a.outcome}">${OUTCOME[a.outcome]}</span>${a.retryAt ? h` <span class="muted">next try ${at(a.retryAt)}</span>` : ''}${a.error ? h`<div class="problem">${a.error}</div>` : ''}</td></tr>`,
