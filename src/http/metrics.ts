@@ -2,7 +2,7 @@
 // separate loopback listener of `--metrics-port` that a local Prometheus scrapes without one.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { hostAllowed } from '../net/guards.js';
+import { hostAllowed, listen } from '../net/guards.js';
 import type { InstanceRegistry } from './instances.js';
 
 /** The address the `--metrics-port` listener binds: this machine only. */
@@ -49,10 +49,7 @@ export async function listenMetrics(
           .end(`${(err as Error).message}\n`),
     );
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, METRICS_BIND, () => resolve());
-  });
+  await listen(server, 'serve: metrics', METRICS_BIND, port);
   const addr = server.address() as AddressInfo;
   return {
     url: `http://${METRICS_BIND}:${addr.port}/metrics`,

@@ -135,12 +135,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   try {
     if (opts.metricsPort !== undefined) {
       const { listenMetrics } = await import('./metrics.js');
-      metrics = await listenMetrics(registry, opts.metricsPort).catch((err: unknown) => {
-        throw new InvalidInputError(
-          `serve: cannot listen for metrics on 127.0.0.1:${opts.metricsPort}: ${(err as Error).message}`,
-          { field: 'metrics_port' },
-        );
-      });
+      metrics = await listenMetrics(registry, opts.metricsPort);
     }
     keepToken(token);
   } catch (err) {

@@ -183,14 +183,17 @@ describe('serve --metrics-port (docs/observability.md)', () => {
     }
   });
 
-  it('a metrics port another program holds stops the start, and no token file is left in the root', async () => {
+  it('a metrics port another program holds stops the start as the main port does (STORAGE_UNAVAILABLE, what to do), and no token file is left in the root', async () => {
     const root = tempDir('agentstate-metrics-busy-');
     const busy = createNetServer();
     await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
     try {
       const metricsPort = (busy.address() as { port: number }).port;
       await expect(startServer({ target: { root }, port: 0, metricsPort })).rejects.toMatchObject({
-        message: expect.stringContaining(`127.0.0.1:${metricsPort}`),
+        code: 'STORAGE_UNAVAILABLE',
+        message: expect.stringMatching(
+          new RegExp(`port ${metricsPort} on 127\\.0\\.0\\.1 is already in use.*choose another port`),
+        ),
       });
       expect(readdirSync(root)).toEqual([]);
     } finally {
