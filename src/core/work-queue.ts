@@ -293,6 +293,11 @@ type HeartbeatQuery = LeaseQuery & { lease_ms: number };
  */
 export class WorkQueue {
   readonly #backend: StoreBackend;
+  /**
+   * How often an idle worker polls by default, in ms: sooner where no hint can wake it (PostgreSQL behind a
+   * transaction pooler: 250), else 1000.
+   */
+  readonly idlePollMs: number;
   readonly #ctx: WorkQueueContext;
   readonly #coalesce: Required<CoalesceOptions> | null;
   /** Coalesced claim() calls, by the kind they ask for. */
@@ -302,6 +307,7 @@ export class WorkQueue {
 
   constructor(backend: StoreBackend, ctx: WorkQueueContext) {
     this.#backend = backend;
+    this.idlePollMs = backend.capabilities.idlePollMs ?? 1_000;
     this.#ctx = ctx;
     this.#coalesce = ctx.coalesce === false ? null : { ...DEFAULT_COALESCE, ...ctx.coalesce };
     const coalesce = this.#coalesce;
@@ -958,14 +964,6 @@ export class WorkQueue {
       ...(i.concurrency_key === undefined ? {} : { concurrency_key: i.concurrency_key }),
     });
     return this.#withFailedBlockers(items);
-  }
-
-  /**
-   * How often an idle worker polls by default, in ms: sooner where no hint can wake it (PostgreSQL behind a
-   * transaction pooler: 250), else 1000.
-   */
-  get idlePollMs(): number {
-    return this.#backend.capabilities.idlePollMs ?? 1_000;
   }
 
   /**
