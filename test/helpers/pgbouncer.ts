@@ -6,9 +6,8 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import pg from 'pg';
 import { afterAll, it } from 'vitest';
-import { PG_URL } from './postgres.js';
+import { PG_URL, reachable } from './postgres.js';
 import { tempDir } from './tmp.js';
 
 const isCI = process.env.CI === 'true';
@@ -49,20 +48,6 @@ async function freePort(): Promise<number> {
       srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
     });
   });
-}
-
-async function answers(url: string): Promise<boolean> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
-  client.on('error', () => {});
-  try {
-    await client.connect();
-    await client.query('SELECT 1');
-    return true;
-  } catch {
-    return false;
-  } finally {
-    await client.end().catch(() => {});
-  }
 }
 
 /** PgBouncer refuses to run as root: it is then started as the `postgres` user (-u), which must own its files. */
@@ -139,7 +124,7 @@ export async function pgbouncerForThisFile(options: PgBouncerOptions = {}): Prom
     const url = `postgres://${encodeURIComponent(user)}@127.0.0.1:${port}/${database}`;
     // Wait until it answers, or until it exits (the port was taken, or the config refused).
     for (let polls = 0; polls < 400 && started.exitCode === null && started.signalCode === null; polls++) {
-      if (await answers(url)) return { url, log };
+      if ((await reachable(url)) === null) return { url, log };
       await new Promise((r) => setTimeout(r, 50));
     }
     if (started.exitCode === null && started.signalCode === null) break;

@@ -10,8 +10,9 @@ export const PG_URL = process.env.AGENTSTATE_TEST_PG_URL ?? 'postgres://postgres
 
 const isCI = process.env.CI === 'true';
 
-async function reachable(): Promise<string | null> {
-  const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 3000 });
+/** Null when a server answers `SELECT 1` at `url`, else why not. */
+export async function reachable(url: string = PG_URL): Promise<string | null> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
   client.on('error', () => {});
   try {
     await client.connect();
