@@ -1,7 +1,7 @@
 // `npm run bench`: agentstate against a raw better-sqlite3 baseline measured in the same run.
 // Options: --rounds N (default 5), --only 1,2,3,4,5,6,7,8,docs,pg,mcp,langgraph,http (sections; docs = d1,d2,d3,d4;
 // pg = p1,p2,p3,p4,p5 (p6 only by name), run only when PostgreSQL answers at AGENTSTATE_BENCH_PG_URL; mcp = bench/mcp.ts and
-// langgraph = bench/langgraph.ts, http = bench/http.ts, hooks = bench/hooks.ts and tracing = bench/tracing.ts (only by name), each run as its own process with
+// langgraph = bench/langgraph.ts, http = bench/http.ts, hooks = bench/hooks.ts, tracing = bench/tracing.ts and pooled = bench/pooled.ts (only by name), each run as its own process with
 // its own table; runtime = bench/runtime.ts,
 // the worker runtime against graphile-worker, pg-boss and a hand-written SQLite loop (r1, r2, r3 for its parts; only by name,
 // about 5 minutes), on plain node in its own process with its own table), --json PATH (write the results of the sections in
@@ -717,6 +717,7 @@ async function main(): Promise<void> {
       ['http', () => separateBench('http')],
       ['hooks', () => separateBench('hooks')],
       ['tracing', () => separateBench('tracing')],
+      ['pooled', () => separateBench('pooled')],
       ['runtime', runtimeBench],
     ];
     for (const [id, run] of sections) {
@@ -748,7 +749,9 @@ async function runtimeBench(): Promise<void> {
 }
 
 /** The MCP, LangGraph and HTTP benchmarks load their SDKs or a server, so they run as processes of their own (table on stdout). */
-async function separateBench(name: 'mcp' | 'langgraph' | 'http' | 'hooks' | 'tracing'): Promise<void> {
+async function separateBench(
+  name: 'mcp' | 'langgraph' | 'http' | 'hooks' | 'tracing' | 'pooled',
+): Promise<void> {
   const script = new URL(`./${name}.ts`, import.meta.url).pathname;
   const r = spawnSync(process.execPath, ['--import', 'tsx', script], { stdio: 'inherit' });
   if (r.status !== 0) throw new Error(`bench/${name}.ts exited with ${r.status ?? r.signal}`);

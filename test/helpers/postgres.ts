@@ -4,26 +4,12 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, it } from 'vitest';
 import { redactUrl } from '../../src/core/redact.js';
+import { reachable } from './pgbouncer-process.js';
 
 /** The test server. @default postgres://postgres@127.0.0.1:5432/test (trust auth) */
 export const PG_URL = process.env.AGENTSTATE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 const isCI = process.env.CI === 'true';
-
-/** Null when a server answers `SELECT 1` at `url`, else why not. */
-export async function reachable(url: string = PG_URL): Promise<string | null> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
-  client.on('error', () => {});
-  try {
-    await client.connect();
-    await client.query('SELECT 1');
-    return null;
-  } catch (err) {
-    return err instanceof Error ? err.message || String(err) : String(err);
-  } finally {
-    await client.end().catch(() => {});
-  }
-}
 
 /** Runs SQL as the test superuser on a short-lived connection. */
 export async function adminQuery<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<R[]> {
@@ -43,7 +29,7 @@ export async function adminQuery<R = Record<string, unknown>>(sql: string, param
  * Returns a fresh schema name for the file (dropped afterwards), or null when skipping.
  */
 export async function postgresForThisFile(): Promise<string | null> {
-  const failure = await reachable();
+  const failure = await reachable(PG_URL);
   if (failure !== null) {
     if (isCI) {
       it('PostgreSQL is reachable (CI=true requires it)', () => {
