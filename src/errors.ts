@@ -14,6 +14,7 @@ export type ErrorCode =
   | 'STORAGE_UNAVAILABLE'
   | 'LOCK_TIMEOUT'
   | 'INTEGRITY_VIOLATION'
+  | 'STEP_MISMATCH'
   | 'UNAUTHENTICATED'
   | 'INTERNAL';
 
@@ -98,6 +99,15 @@ export class ValidationFailedError extends coded<
   { pointer?: string; rule?: string } & Record<string, unknown>
 >('VALIDATION_FAILED') {}
 
+/**
+ * A durable run's code no longer matches what the run recorded: the step (or sleep) called at a place of the
+ * run is not the one recorded there by an earlier attempt. Replaying past it would return another call's
+ * record, so the attempt fails instead; details name the place and both names.
+ */
+export class StepMismatchError extends coded<
+  { id?: string; seq?: number; recorded?: unknown; called?: unknown } & Record<string, unknown>
+>('STEP_MISMATCH') {}
+
 /** A status change the state machine does not allow (e.g. resolving an item that is already done). */
 export class InvalidTransitionError extends coded<{ from?: string; to?: string } & Record<string, unknown>>(
   'INVALID_TRANSITION',
@@ -178,6 +188,7 @@ export const ERROR_TABLE: Record<ErrorCode, { exit: number; http: number; retry:
   LEASE_LOST: { exit: 3, http: 409, retry: false },
   INVALID_TRANSITION: { exit: 3, http: 409, retry: false },
   INTEGRITY_VIOLATION: { exit: 3, http: 409, retry: false },
+  STEP_MISMATCH: { exit: 3, http: 409, retry: false },
   PERMISSION_DENIED: { exit: 4, http: 403, retry: false },
   PROVENANCE_REQUIRED: { exit: 4, http: 403, retry: false },
   AMBIGUITY_UNRESOLVED: { exit: 4, http: 409, retry: false },

@@ -22,6 +22,13 @@ export type {
   StoredEvent,
   WorkItemBackend,
 } from './core/backend.js';
+export type {
+  CompletedStep,
+  FailedStep,
+  ResetRecord,
+  RunRecord,
+  SleepRecord,
+} from './core/codecs/run-records.js';
 export {
   type ApplyInput,
   DocumentStore,
@@ -64,6 +71,15 @@ export {
   readDump,
 } from './core/portable.js';
 export { redactUrl } from './core/redact.js';
+export {
+  isSuspended,
+  Run,
+  type RunHolder,
+  RunSuspended,
+  type StepInfo,
+  type StepInput,
+  type StepOptions,
+} from './core/runs.js';
 export { type Clock, systemClock } from './core/time.js';
 export * from './core/types.js';
 export { DEFAULT_LEASE_MS, DEFAULT_MAX_ATTEMPTS, WorkQueue } from './core/work-queue.js';

@@ -164,6 +164,30 @@ export interface StatusChange {
 export interface ReleaseQuery extends LeaseQuery {
   actor: string;
   actor_kind: ActorKind;
+  /** Not claimable again before this time (epoch ms; a durable sleep or wait); absent: as the item was. */
+  not_before?: number;
+}
+
+/**
+ * A record of a durable run to append (a step's outcome, a sleep, a person's reset): its events, written only
+ * while the condition holds, in the same transaction as the check.
+ */
+export interface RecordQuery {
+  id: string;
+  /**
+   * The lease the record is written under: only while `worker` holds the item's unexpired lease on `attempt`
+   * (the fencing token), else LEASE_LOST and nothing written. Null (a person's reset): only while the item
+   * exists and is not in flight.
+   */
+  lease: { worker: string; attempt: number } | null;
+  /** The record's events, appended in order. */
+  events: NewEvent[];
+  /**
+   * Hands the item back with the record (a durable sleep or wait), as `release` does — pending, unleased, the
+   * attempt not spent (max_attempts + 1), with work_item_released — and not claimable before `not_before`.
+   */
+  release: { not_before: number; actor: string; actor_kind: ActorKind } | null;
+  now: number;
 }
 
 /** The work-item half of a backend: each method is one atomic operation, with the events it records. */
@@ -192,6 +216,12 @@ export interface WorkItemBackend {
   resolveEach(qs: ResolveQuery[]): Promise<Array<Outcome<WorkItem>>>;
   /** Hands an in-flight item back to the queue (graceful stop) without spending the attempt. */
   release(q: ReleaseQuery): Promise<WorkItem>;
+  /**
+   * Appends records of durable runs in one transaction, each under its own condition (RecordQuery.lease),
+   * each answered on its own: the item (as the record left it), or its refusal (LEASE_LOST, NOT_FOUND,
+   * INVALID_TRANSITION) with nothing of it written.
+   */
+  record(qs: RecordQuery[]): Promise<Array<Outcome<WorkItem>>>;
   /** Merges `notes` into the item's notes in one statement. */
   annotate(q: {
     id: string;

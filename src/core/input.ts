@@ -309,8 +309,11 @@ export function checkJsonValue(value: unknown, field: string, depth: number = LI
   toStoredJson(null, field, value, depth);
 }
 
-/** A JSON field of an input, as it is stored (`toStoredJson`), within the size limit. */
-function jsonField(op: string, field: string, v: unknown): unknown {
+/**
+ * A JSON field of an input, as it is stored (`toStoredJson`), within the size limit (LIMITS.jsonBytes);
+ * INVALID_INPUT naming `field` otherwise (a function, a Map, a bigint, too large).
+ */
+export function jsonField(op: string, field: string, v: unknown): unknown {
   const stored = toStoredJson(op, field, v);
   if (stored.value === undefined) fail(op, field, 'is not a JSON value');
   // Plain data whose size bound is within the limit needs no serializing.

@@ -2,6 +2,7 @@
 // event hash chain, each document and kept history entry against its state_committed events, each work item
 // against the fold of its events, and the rows that name event positions against the real head. A pure
 // function of the records, so verify (on every backend) and instance import judge alike.
+
 import { InvalidInputError } from '../errors.js';
 import type {
   CounterRecord,
@@ -12,6 +13,7 @@ import type {
   StoredEvent,
   WorkItemRowDump,
 } from './backend.js';
+import { holderProblem, RUN_RECORD_TYPES, readRecord } from './codecs/run-records.js';
 import { computeEventHash, GENESIS_HASH } from './hash.js';
 import { applyMergePatch, canonicalJson, contentHash } from './json.js';
 import { toIso } from './time.js';
@@ -343,7 +345,8 @@ export class IntegrityChecker {
     const isItem = e.work_item_id !== null && ITEM_EVENTS.has(e.type);
     const isBatch = e.work_item_id === null && ITEM_TYPE_OF_BATCH[e.type] !== undefined;
     const isLimit = e.type === 'work_limit_set' || e.type === 'work_limit_removed';
-    if (e.type !== 'state_committed' && !isItem && !isBatch && !isLimit) return;
+    const isRecord = e.work_item_id !== null && RUN_RECORD_TYPES.includes(e.type);
+    if (e.type !== 'state_committed' && !isItem && !isBatch && !isLimit && !isRecord) return;
     let data: unknown;
     try {
       data = JSON.parse(e.data);
@@ -356,6 +359,7 @@ export class IntegrityChecker {
     }
     if (e.type === 'state_committed') this.#stateCommitted(e, data);
     else if (isLimit) this.#limitEvent(e, data);
+    else if (isRecord) this.#runRecord(e, e.work_item_id as string, data);
     else if (isBatch) {
       // A batch event is, for each item it names, that item's own event at this position.
       const views = expandBatchEvent({ ...e, data });
@@ -419,6 +423,40 @@ export class IntegrityChecker {
     }
     if (e.type === 'work_limit_removed') this.#limits.delete(d.key);
     else this.#limits.set(d.key, { max_in_flight: d.max_in_flight ?? null, rate: d.rate ?? null });
+  }
+
+  /** A record of a durable run: its data as recordEvent writes it, by the lease holder of its attempt. */
+  #runRecord(e: StoredEvent, id: string, d: JsonObject): void {
+    const key = `#${e.position}`;
+    const r = readRecord({ ...e, data: d, created_at: new Date(e.created_at).toISOString() });
+    if (r === null || r === 'malformed') {
+      this.#report(
+        'event_malformed',
+        'events',
+        key,
+        `event #${e.position} (${e.type}) is no record of a run`,
+      );
+      return;
+    }
+    const s = this.#items.get(id);
+    if (!s) {
+      this.#report(
+        'event_missing',
+        'work_items',
+        id,
+        `work item ${id}: ${e.type} at event #${e.position} comes before any work_item_enqueued`,
+      );
+      return;
+    }
+    const problem = holderProblem(r, s);
+    if (problem !== null) {
+      this.#report(
+        'record_unfenced',
+        'events',
+        key,
+        `event #${e.position} (${e.type}) of work item ${id} ${problem}`,
+      );
+    }
   }
 
   #itemEvent(e: StoredEvent, id: string, d: JsonObject): void {
@@ -506,6 +544,8 @@ export class IntegrityChecker {
         s.lease_owner = null;
         // The attempt stays spent (a fencing token is never reused); the item gets one more instead.
         if (s.max_attempts !== null) s.max_attempts += 1;
+        // A durable sleep or wait holds the item back until then.
+        if (typeof d.not_before === 'string') s.not_before = Date.parse(d.not_before);
         break;
       case 'work_item_annotated':
         if (!isObject(d.notes)) {

@@ -273,6 +273,22 @@ export interface CancelInput {
   actor_kind?: ActorKind;
 }
 
+/** `work.resetStep`: re-run a recorded step of a run, and everything after it, on the next attempt. */
+export interface ResetStepInput {
+  /** The item whose run recorded the step. */
+  id: string;
+  /** The step's name. */
+  name: string;
+  /** Which of the steps of that name (1 the first). @default 1 */
+  occurrence?: number;
+  /** Why, kept in the work_step_reset event. */
+  reason?: string;
+  /** Who resets it. @default the instance's agent name */
+  actor?: string;
+  /** Recorded in the event: usually a person (`human`). @default 'system' */
+  actor_kind?: ActorKind;
+}
+
 /** `work.release`: a held item back to pending without spending the attempt (`actor`: who hands it back). */
 export interface ReleaseInput {
   /** The held item. */
@@ -416,7 +432,12 @@ export type IntegrityProblemKind =
   /** The head given to verify is no longer in the log, or the event at its position changed. */
   | 'head_mismatch'
   /** A row naming an event position (PostgreSQL event_heads, event_streams) differs from the log. */
-  | 'counter_mismatch';
+  | 'counter_mismatch'
+  /**
+   * A record of a durable run (a step, a sleep) at a place of the log where its worker did not hold the
+   * item's lease on the attempt it names (or a reset of an item in flight).
+   */
+  | 'record_unfenced';
 
 /** One disagreement between the stored rows and the event log. */
 export interface IntegrityProblem {

@@ -21,6 +21,7 @@ import { itemEvent } from './event-log.js';
 import { newId } from './ids.js';
 import { checkInput, type InputSpec, LIMITS } from './input.js';
 import { limitFromRow } from './rows.js';
+import { type Run, type RunHolder, type RunRecord, Runs, type StepInfo, type StepInput } from './runs.js';
 import { type Clock, parseTime } from './time.js';
 import { activeTraceparent, spanContextOf, TRACEPARENT_PATTERN } from './tracing.js';
 import {
@@ -43,6 +44,7 @@ import {
   type RateLimit,
   type ReleaseInput,
   type RemoveLimitInput,
+  type ResetStepInput,
   type ResolveInput,
   type RetryInput,
   type RetryManyInput,
@@ -168,6 +170,13 @@ export const WORK_INPUTS = {
     ...ACTOR,
   },
   get: { id: { type: 'name', required: true } },
+  reset_step: {
+    id: { type: 'name', required: true },
+    name: { type: 'name', required: true },
+    occurrence: { type: 'int', min: 1 },
+    reason: { type: 'text' },
+    ...ACTOR,
+  },
   list: {
     status: { type: 'string', enum: WORK_ITEM_STATUSES, many: WORK_ITEM_STATUSES.length },
     kind: { type: 'name' },
@@ -304,6 +313,8 @@ export class WorkQueue {
   readonly #claims = new Map<string | null, Coalescer<ClaimCall, WorkItem | null>>();
   readonly #resolves: Coalescer<ResolveQuery, WorkItem> | null;
   readonly #heartbeats: Coalescer<HeartbeatQuery, WorkItem> | null;
+  /** Durable runs: the records of what handlers did inside their items' runs (src/core/runs.ts). */
+  readonly #runs: Runs;
 
   constructor(backend: StoreBackend, ctx: WorkQueueContext) {
     this.#backend = backend;
@@ -328,6 +339,7 @@ export class WorkQueue {
         : null;
     this.#resolves = perItem((qs: ResolveQuery[]) => this.#backend.work.resolveEach(qs));
     this.#heartbeats = perItem((qs: HeartbeatQuery[]) => this.#backend.work.heartbeat(qs));
+    this.#runs = new Runs(backend, () => this.#ctx.clock(), coalesce);
   }
 
   #claimer(kind: string | null): Coalescer<ClaimCall, WorkItem | null> {
@@ -686,6 +698,58 @@ export class WorkQueue {
       actor: i.actor ?? worker,
       actor_kind: i.actor_kind ?? STORE_ACTOR_KIND,
       now: this.#ctx.clock(),
+    });
+  }
+
+  /**
+   * The run of a claimed item's attempt, for code that holds the claim (an agent loop of its own, a request
+   * handler): `run.step(name, fn)` runs `fn` once and records its result, fenced by the attempt, and returns
+   * what an earlier attempt recorded instead of running it again; `run.sleep(name, '5m')` hands the item back
+   * until then. One read of the item's records (docs/runs.md).
+   * @example
+   * const run = await inst.work.run({ id: item.id, worker: 'w1', attempt: item.attempts });
+   * const draft = await run.step('draft', () => callModel(prompt));
+   */
+  async run(holder: RunHolder): Promise<Run> {
+    return this.#runs.start(holder);
+  }
+
+  /**
+   * One step of a claimed item's run, for code that makes its calls one at a time: occurrences are counted
+   * per holder (item, worker, attempt) in this handle, so a loop's second `step` of a name is its own step.
+   * See `run` and Run.step.
+   * @example
+   * const charge = await inst.work.step({ id, worker: 'w1', attempt, name: 'charge' },
+   *   (s) => stripe.charges.create(params, { idempotencyKey: s.key }));
+   */
+  async step<T>(input: StepInput, fn: (s: StepInfo) => T | Promise<T>): Promise<T> {
+    return this.#runs.step(input, fn);
+  }
+
+  /**
+   * What item `id`'s run recorded, in order: its steps (completed or failed, with name, occurrence, attempt,
+   * duration and result or error), sleeps and resets. NOT_FOUND for an unknown item.
+   */
+  async steps(input: string | { id: string }): Promise<RunRecord[]> {
+    const item = await this.get(input);
+    return this.#runs.records(item.id);
+  }
+
+  /**
+   * A person's reset of a recorded step: it and everything the run recorded after it run again on the next
+   * attempt, with new keys. Only while the item is not in flight (INVALID_TRANSITION); recorded as
+   * work_step_reset with who did it and why.
+   */
+  async resetStep(input: ResetStepInput): Promise<RunRecord> {
+    const i = checkInput<ResetStepInput>('reset_step', input, WORK_INPUTS.reset_step);
+    const actor = i.actor ?? this.#ctx.defaultWorker;
+    return this.#runs.reset({
+      id: i.id,
+      name: i.name,
+      occurrence: i.occurrence ?? 1,
+      reason: i.reason ?? null,
+      actor,
+      actor_kind: i.actor_kind ?? STORE_ACTOR_KIND,
     });
   }
 

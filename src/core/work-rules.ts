@@ -13,6 +13,7 @@ import type {
   LimitChange,
   NewEvent,
   Outcome,
+  RecordQuery,
   ReleaseQuery,
   ResolveQuery,
   RetryQuery,
@@ -214,7 +215,37 @@ export function reclaimedEvent(
  * releasing the lease for it (`q.actor`, who is recorded; `worker` names whose lease it was).
  */
 export function releasedEvent(item: WorkItem, q: ReleaseQuery): NewEvent {
-  return workItemEvent('work_item_released', item, { worker: q.worker }, q.actor, q.actor_kind, q.now);
+  // A release that holds the item back (a durable sleep or wait) names the time it is claimable again.
+  const data: JsonObject = { worker: q.worker };
+  if (q.not_before !== undefined) data.not_before = new Date(q.not_before).toISOString();
+  return workItemEvent('work_item_released', item, data, q.actor, q.actor_kind, q.now);
+}
+
+/**
+ * Refuses a record of a durable run (RecordQuery) whose condition does not hold on `current`, the item as it
+ * is in the record's transaction: the lease is not the worker's on that attempt (LEASE_LOST, or NOT_FOUND /
+ * INVALID_TRANSITION as explainLeaseFailure says), or a person's reset finds the item in flight.
+ */
+export function checkRecord(current: WorkItem | null, q: RecordQuery): void {
+  if (q.lease === null) {
+    if (!current) throw new NotFoundError(`work item ${q.id} not found`, { id: q.id });
+    if (current.status === 'in_flight') {
+      throw new InvalidTransitionError(
+        `cannot reset a step of work item ${q.id}: it is in flight (held by ${current.lease_owner}); reset it once that attempt has ended`,
+        { id: q.id, from: current.status },
+      );
+    }
+    return;
+  }
+  const l = { id: q.id, worker: q.lease.worker, attempt: q.lease.attempt, now: q.now };
+  const held =
+    current !== null &&
+    current.status === 'in_flight' &&
+    current.lease_owner === l.worker &&
+    current.attempts === l.attempt &&
+    current.lease_expires_at !== null &&
+    Date.parse(current.lease_expires_at) > q.now;
+  if (!held) explainLeaseFailure(current, l, 'record a step of');
 }
 
 /** work_item_annotated: the notes merged in (RFC 7396). */

@@ -9,6 +9,7 @@ import { hostname } from 'node:os';
 import { context, type Span, type SpanContext, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { toStoredJson } from '../core/input.js';
 import { cloneJson } from '../core/json.js';
+import { isSuspended, type Run, type StepInfo, type StepOptions } from '../core/runs.js';
 import { messagingAttributes, producerLinks, TRACER_NAME } from '../core/tracing.js';
 import type { Json, ResolveInput, WorkItem } from '../core/types.js';
 import type { WorkQueue } from '../core/work-queue.js';
@@ -28,6 +29,21 @@ export interface HandlerContext {
   heartbeat: () => Promise<void>;
   /** Reports progress of this item: emitted as the worker's `log` event (`agentstate work` prints it on stderr). */
   log: (message: string, data?: unknown) => void;
+  /**
+   * A durable step (docs/runs.md): runs `fn` once and commits its result, fenced by this attempt, before it
+   * returns; a later attempt of the item gets the recorded result without running `fn`. `s.key` is the same on
+   * every attempt: the idempotency key for the outside call `fn` makes. Steps are told apart by name and
+   * occurrence (a loop's second `step('call-model')` is its own step). A lease lost meanwhile aborts the
+   * handler (LEASE_LOST) and records nothing.
+   */
+  step: <T>(name: string, fn: (s: StepInfo) => T | Promise<T>, options?: StepOptions) => Promise<T>;
+  /**
+   * A durable sleep: hands the item back until `duration` (ms, or `'5m'`) has passed — no slot, no lease, no
+   * attempt spent — and the run continues on its next claim, its completed steps returned from their records.
+   */
+  sleep: (name: string, duration: number | string) => Promise<void>;
+  /** A durable sleep until `time` (ISO-8601, a Date, or epoch ms); see `sleep`. */
+  sleepUntil: (name: string, time: string | Date | number) => Promise<void>;
 }
 
 /**
@@ -151,6 +167,8 @@ export interface WorkerEvents {
   stopped: [];
   /** A handler's `ctx.log(message, data)` about `item`. */
   log: [item: WorkItem, message: string, data: unknown];
+  /** A handler's durable sleep or wait handed its item back until `until` (ISO-8601); its run continues then. */
+  suspended: [item: WorkItem, until: string];
 }
 
 /** A handler's run in progress. */
@@ -575,6 +593,42 @@ export class Worker extends EventEmitter<WorkerEvents> {
       },
       parent,
     );
+    // The run of this attempt, read on the first step or sleep the handler makes.
+    let run: Promise<Run> | undefined;
+    const runOf = () => {
+      run ??= this.#work.run(input);
+      return run;
+    };
+    /** A durable call of the handler, in a span of its own under the process span. */
+    const durable = <T>(what: string, name: string, call: (r: Run) => Promise<T>): Promise<T> =>
+      trace
+        .getTracer(TRACER_NAME)
+        .startActiveSpan(
+          `${what} ${name}`,
+          { attributes: { 'agentstate.step.name': name, 'agentstate.work_item.id': item.id } },
+          async (stepSpan) => {
+            try {
+              return await call(await runOf());
+            } catch (err) {
+              if (isSuspended(err)) {
+                // Handed back: no longer this worker's to heartbeat or resolve.
+                this.#abandoned.add(item.id);
+                this.emit('suspended', err.item, err.until);
+              } else {
+                failed(stepSpan, err);
+                if (isAgentStateError(err, 'LEASE_LOST') && !this.#abandoned.has(item.id)) {
+                  // Not this attempt's any more: stop the handler, record nothing, resolve nothing.
+                  this.#abandoned.add(item.id);
+                  this.emit('lost', item.id, messageOf(err));
+                  abort.abort(err);
+                }
+              }
+              throw err;
+            } finally {
+              stepSpan.end();
+            }
+          },
+        );
     try {
       if (!spec) throw new FailNow(`no handler for kind ${JSON.stringify(item.kind)}`);
       // The handler runs with its process span active, so the spans it makes are the span's children.
@@ -588,10 +642,18 @@ export class Worker extends EventEmitter<WorkerEvents> {
             await this.#work.heartbeat({ ...input, lease_ms: this.#leaseMs });
           },
           log: (message, data) => void this.emit('log', item, String(message), data),
+          step: (name, fn, options) => durable('step', String(name), (r) => r.step(name, fn, options)),
+          sleep: (name, duration) => durable('sleep', String(name), (r) => r.sleep(name, duration)),
+          sleepUntil: (name, time) => durable('sleep', String(name), (r) => r.sleepUntil(name, time)),
         }),
       );
       outcome = { ...input, status: 'done', result: asResult(result) };
     } catch (err) {
+      if (isSuspended(err)) {
+        // A durable sleep or wait handed the item back: this attempt ends with no outcome to commit.
+        span.setAttribute('agentstate.suspended_until', err.until);
+        return;
+      }
       const delay = retryDelay(spec?.retry ?? false, item, item.attempts, err);
       outcome = { ...input, status: 'failed', error: messageOf(err) };
       // A duration, so the retry time is the store's clock at the commit plus the delay.
@@ -607,8 +669,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
   }
 
   /**
-   * Ids of running handlers whose items the worker no longer holds: released at stop after the grace, or
-   * their lease lost. Their signal has fired; what they return is dropped; they are not heartbeaten.
+   * Ids of running handlers whose items the worker no longer holds: released at stop after the grace, their
+   * lease lost (their signal has fired), or handed back by a durable sleep. What they return is dropped; they
+   * are not heartbeaten.
    */
   readonly #abandoned = new Set<string>();
 

@@ -9,6 +9,7 @@ import { kindEffectConformance } from './kind-effects.js';
 import { limitConformance } from './limits.js';
 import { lockConformance } from './locks.js';
 import { retryConformance } from './retries.js';
+import { runConformance } from './runs.js';
 import { conformanceTest, type StoreFactory } from './setup.js';
 import { valueConformance } from './values.js';
 import { workItemConformance } from './work-items.js';
@@ -20,6 +21,7 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
   const t = conformanceTest(factory);
   workItemConformance(name, t);
   retryConformance(name, t);
+  runConformance(name, t);
   batchConformance(name, t);
   historyConformance(name, t);
   statsConformance(name, t);

@@ -662,6 +662,40 @@ const cases: Case[] = [
     head: ['chain_broken', 'head_mismatch'],
   },
   {
+    name: 'the newest event (a step of a durable run) rewritten with a recomputed hash to name another worker',
+    prepare: async (inst, ids) => {
+      const held = await inst.work.get(ids.held!);
+      const run = await inst.work.run({ id: held.id, worker: 'w5', attempt: held.attempts });
+      await run.step('charge', () => ({ charged: 42 }));
+    },
+    tamper: async (t) => {
+      const last = (await t.events()).at(-1)!;
+      expect(last.type).toBe('work_step_completed');
+      const data = JSON.parse(last.data) as JsonObject;
+      await t.rewriteEvent(last.position, { ...data, worker: 'mallory', result: { charged: 0 } });
+    },
+    // The fold knows who held the lease on that attempt: a record by anyone else is caught without a head.
+    plain: ['record_unfenced'],
+    head: ['head_mismatch', 'record_unfenced'],
+    says: /by mallory, but the lease was w5's/,
+  },
+  {
+    name: 'a step of a durable run in the middle of the log rewritten with a recomputed hash',
+    prepare: async (inst, ids) => {
+      const held = await inst.work.get(ids.held!);
+      const run = await inst.work.run({ id: held.id, worker: 'w5', attempt: held.attempts });
+      await run.step('charge', () => ({ charged: 42 }));
+      await inst.events.append({ type: 'note', data: { text: 'after the step' } });
+    },
+    tamper: async (t) => {
+      const step = (await t.events()).find((e) => e.type === 'work_step_completed')!;
+      const data = JSON.parse(step.data) as JsonObject;
+      await t.rewriteEvent(step.position, { ...data, result: { charged: 0 } });
+    },
+    plain: ['chain_broken'],
+    head: ['chain_broken', 'head_mismatch'],
+  },
+  {
     name: 'the newest event (a plain note) rewritten with a recomputed hash',
     prepare: async (inst) => {
       await inst.events.append({ type: 'note', data: { text: 'original' } });

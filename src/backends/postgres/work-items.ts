@@ -7,6 +7,7 @@ import type {
   NewEvent,
   NewWorkItem,
   Outcome,
+  RecordQuery,
   ReleaseQuery,
   ResolveQuery,
   RetryQuery,
@@ -29,6 +30,7 @@ import {
   batchEvents,
   cascadedEvent,
   cascadeError,
+  checkRecord,
   claimedEvent,
   claimerKind,
   endedUnsuccessfully,
@@ -1026,6 +1028,65 @@ export async function release(
   });
 }
 
+export async function record(
+  conn: PostgresConnection,
+  hint: AppendHint | null,
+  qs: RecordQuery[],
+): Promise<Array<Outcome<WorkItem>>> {
+  const t = conn.names;
+  const ids = [...new Set(qs.map((q) => q.id))];
+  return conn.transaction(async (tx) => {
+    // The items, locked until COMMIT: no claim, heartbeat or resolve changes one between the check and the append.
+    const res = await tx.query<WorkItemRow>(
+      `SELECT ${COLS} FROM ${t.work_items} WHERE instance = $1 AND id = ANY($2::text[]) ORDER BY id FOR UPDATE`,
+      [conn.instance, ids],
+    );
+    const items = new Map(res.rows.map((r) => [r.id, toWorkItem(r)]));
+    const out: Array<Outcome<WorkItem>> = [];
+    const events: NewEvent[] = [];
+    for (const q of qs) {
+      try {
+        const current = items.get(q.id) ?? null;
+        checkRecord(current, q);
+        const held = current as WorkItem;
+        if (q.release === null) {
+          events.push(...q.events);
+          out.push({ ok: true, value: held });
+          continue;
+        }
+        const r = q.release;
+        const p = conn.params();
+        // As release: the attempt stays spent (a fencing token is never reused); max_attempts grows instead.
+        const item = (await updateOne(
+          tx,
+          p,
+          `UPDATE ${t.work_items} SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL,
+               max_attempts = max_attempts + 1, not_before = ${p.add(r.not_before)}, updated_at = ${p.add(q.now)}
+             WHERE instance = $1 AND id = ${p.add(q.id)} RETURNING *`,
+        )) as WorkItem;
+        items.set(q.id, item);
+        events.push(
+          ...q.events,
+          releasedEvent(item, {
+            id: q.id,
+            worker: held.lease_owner as string,
+            attempt: held.attempts,
+            actor: r.actor,
+            actor_kind: r.actor_kind,
+            not_before: r.not_before,
+            now: q.now,
+          }),
+        );
+        out.push({ ok: true, value: item });
+      } catch (err) {
+        out.push(refusedOutcome(err));
+      }
+    }
+    await commitEvents(tx, conn, hint, events);
+    return out;
+  });
+}
+
 export async function annotate(
   conn: PostgresConnection,
   hint: AppendHint | null,
@@ -1340,6 +1401,7 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
     resolve: (qs) => resolve(conn, hint, qs),
     resolveEach: (qs) => resolveEach(conn, hint, qs),
     release: (q) => release(conn, hint, q),
+    record: (qs) => record(conn, hint, qs),
     annotate: (q) => annotate(conn, hint, q),
     setStatus: (qs) => setStatus(conn, hint, qs),
     retry: (qs) => retry(conn, hint, qs),

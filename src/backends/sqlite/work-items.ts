@@ -6,6 +6,7 @@ import type {
   NewEvent,
   NewWorkItem,
   Outcome,
+  RecordQuery,
   ReleaseQuery,
   ResolveQuery,
   RetryQuery,
@@ -25,6 +26,7 @@ import {
   batchEvents,
   cascadedEvent,
   cascadeError,
+  checkRecord,
   claimedEvent,
   endedUnsuccessfully,
   enqueuedEvent,
@@ -526,6 +528,51 @@ export async function release(conn: SqliteConnection, q: ReleaseQuery): Promise<
   });
 }
 
+export async function record(conn: SqliteConnection, qs: RecordQuery[]): Promise<Array<Outcome<WorkItem>>> {
+  return conn.write(() => {
+    const out: Array<Outcome<WorkItem>> = [];
+    const events: NewEvent[] = [];
+    for (const q of qs) {
+      try {
+        // The write lock is held (BEGIN IMMEDIATE): the item cannot change between the check and the append.
+        let item = getItem(conn, q.id);
+        checkRecord(item, q);
+        const held = item as WorkItem;
+        if (q.release === null) {
+          events.push(...q.events);
+        } else {
+          const r = q.release;
+          // As release: the attempt stays spent (a fencing token is never reused); max_attempts grows instead.
+          const row = conn
+            .stmt(
+              `UPDATE work_items SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL,
+                 max_attempts = max_attempts + 1, not_before = ?, updated_at = ? WHERE id = ? RETURNING *`,
+            )
+            .get(r.not_before, q.now, q.id) as WorkItemRow;
+          item = toWorkItem(row);
+          events.push(
+            ...q.events,
+            releasedEvent(item, {
+              id: q.id,
+              worker: held.lease_owner as string,
+              attempt: held.attempts,
+              actor: r.actor,
+              actor_kind: r.actor_kind,
+              not_before: r.not_before,
+              now: q.now,
+            }),
+          );
+        }
+        out.push({ ok: true, value: item as WorkItem });
+      } catch (err) {
+        out.push(refusedOutcome(err));
+      }
+    }
+    writeEvents(conn, events);
+    return out;
+  });
+}
+
 export async function annotate(
   conn: SqliteConnection,
   q: Parameters<WorkItemBackend['annotate']>[0],
@@ -812,6 +859,7 @@ export function createWorkItemBackend(conn: SqliteConnection): WorkItemBackend {
     resolve: (qs) => resolve(conn, qs),
     resolveEach: (qs) => resolveEach(conn, qs),
     release: (q) => release(conn, q),
+    record: (qs) => record(conn, qs),
     annotate: (q) => annotate(conn, q),
     setStatus: (qs) => setStatus(conn, qs),
     retry: (qs) => retry(conn, qs),

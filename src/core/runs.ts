@@ -1,0 +1,501 @@
+// Durable runs: what a handler did inside a claimed item's run is recorded, so a later attempt never does it
+// again. A step's result is committed (fenced by the attempt) before `step` returns, and every later attempt
+// returns the record without running `fn`; a durable sleep records its wake time and hands the item back.
+// The records are events on the item's stream (codecs/run-records.ts): one read of them replays a run.
+import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { InvalidInputError, isAgentStateError, NotFoundError, StepMismatchError } from '../errors.js';
+import type { Outcome, RecordQuery, StoreBackend } from './backend.js';
+import { type CoalesceOptions, Coalescer } from './coalesce.js';
+import {
+  type CompletedStep,
+  type NewRunRecord,
+  type RecordPlace,
+  RUN_RECORD_TYPES,
+  type RunRecord,
+  readRecord,
+  recordEvent,
+  type SleepRecord,
+} from './codecs/run-records.js';
+import { checkInput, jsonField, LIMITS, RESERVED_KEYS } from './input.js';
+import { cloneJson } from './json.js';
+import { type Clock, parseDuration, parseTime } from './time.js';
+import type { ActorKind, Json, WorkItem } from './types.js';
+import { STORE_ACTOR_KIND, workItemStream } from './work-rules.js';
+
+export type { RunRecord } from './codecs/run-records.js';
+
+/** Whose run a call acts in: the item, the worker holding its lease, and the attempt (the fencing token). */
+export interface RunHolder {
+  id: string;
+  worker: string;
+  attempt: number;
+}
+
+/** What a step's `fn` is given: where it is in the run, and a key the outside world can dedupe it by. */
+export interface StepInfo {
+  /**
+   * The same on every attempt of this step (item, name, occurrence): pass it as the idempotency key of the
+   * outside call the step makes (`stripe.charges.create(…, { idempotencyKey: s.key })`), so a call whose
+   * result was lost in a crash before its commit is not made twice. A person's reset of the step gives it a
+   * new key. 43 characters: `as1_` and base64url.
+   */
+  key: string;
+  name: string;
+  /** 1-based: the how-many-th step of this name in the run. */
+  occurrence: number;
+  /** 1-based place among the run's calls. */
+  seq: number;
+  /** The item's attempt running it. */
+  attempt: number;
+  /** 1-based: which try of this step in this attempt (above 1 when its retries are used). */
+  try: number;
+}
+
+/** How a step retries inside its attempt before it fails (and fails the attempt). */
+export interface StepOptions {
+  /** Tries in all, the first included [default: 1]. */
+  attempts?: number;
+  /** The wait before the second try, in ms; doubled for each later one up to `maxBackoffMs` [default: 1000]. */
+  backoffMs?: number;
+  /** The longest wait between two tries, in ms [default: 30000]. */
+  maxBackoffMs?: number;
+}
+
+/** One step's call: the holder's run, its name, and how it retries. */
+export interface StepInput extends RunHolder, StepOptions {
+  /** The step's name (1–200 characters); with the occurrence, what tells it apart in the run. */
+  name: string;
+}
+
+/**
+ * Thrown by a durable sleep (or wait) once the item is handed back: the attempt ends here, without a result,
+ * and the run continues on the item's next claim. The worker runtime catches it; code of its own that holds a
+ * claim must let it end the attempt (`isSuspended(err)`) and not resolve the item.
+ */
+export class RunSuspended extends Error {
+  /** The item handed back. */
+  readonly item: WorkItem;
+  /** When the item is claimable again. */
+  readonly until: string;
+  constructor(item: WorkItem, until: number) {
+    super(`run of ${item.id} suspended until ${new Date(until).toISOString()}`);
+    this.name = 'RunSuspended';
+    this.item = item;
+    this.until = new Date(until).toISOString();
+  }
+}
+
+/** Whether `err` is a durable sleep or wait ending the attempt (RunSuspended). */
+export function isSuspended(err: unknown): err is RunSuspended {
+  return err instanceof RunSuspended;
+}
+
+const HOLDER_SPEC = {
+  id: { type: 'name', required: true },
+  worker: { type: 'name', required: true },
+  attempt: { type: 'int', required: true, min: 1 },
+} as const;
+
+const STEP_SPEC = {
+  ...HOLDER_SPEC,
+  name: { type: 'name', required: true },
+  attempts: { type: 'int', min: 1, max: 100 },
+  backoffMs: { type: 'int', min: 0, max: LIMITS.leaseMs },
+  maxBackoffMs: { type: 'int', min: 0, max: LIMITS.leaseMs },
+} as const;
+
+/** A record name: a `name` field (1–200 characters, no control characters), and never a reserved key. */
+function checkRecordName(op: string, name: unknown): string {
+  const { name: n } = checkInput<{ name: string }>(op, { name }, { name: { type: 'name', required: true } });
+  if (RESERVED_KEYS.has(n)) {
+    throw new InvalidInputError(
+      `${op}: name ${JSON.stringify(n)} is refused (${[...RESERVED_KEYS].join(', ')} are never names)`,
+      {
+        field: 'name',
+      },
+    );
+  }
+  return n;
+}
+
+/** What replay finds at each place of a run: its step results and sleeps, after any resets. */
+export class RunJournal {
+  /** Every record, in log order (failed steps and resets included): what `work.steps` lists. */
+  readonly records: RunRecord[];
+  readonly #at = new Map<number, CompletedStep | SleepRecord>();
+  /** How many resets took away the record of a name and occurrence (it is part of the step's key). */
+  readonly #generation = new Map<string, number>();
+
+  constructor(records: RunRecord[]) {
+    this.records = records;
+    for (const r of records) {
+      if (r.type === 'reset') {
+        for (const [seq, kept] of this.#at) {
+          if (seq < r.from_seq) continue;
+          this.#at.delete(seq);
+          const k = placeKey(kept.name, kept.occurrence);
+          this.#generation.set(k, (this.#generation.get(k) ?? 0) + 1);
+        }
+      } else if (r.type === 'sleep' || r.status === 'completed') {
+        this.#at.set(r.seq, r);
+      }
+    }
+  }
+
+  /** The record replay returns at `seq`, if any. */
+  at(seq: number): CompletedStep | SleepRecord | undefined {
+    return this.#at.get(seq);
+  }
+
+  /** The recorded place of `name`'s `occurrence` (the first such record kept), for a reset. */
+  placeOf(name: string, occurrence: number): RecordPlace | undefined {
+    for (const r of this.#at.values()) if (r.name === name && r.occurrence === occurrence) return r;
+    return undefined;
+  }
+
+  generation(name: string, occurrence: number): number {
+    return this.#generation.get(placeKey(name, occurrence)) ?? 0;
+  }
+}
+
+const placeKey = (name: string, occurrence: number) => `${occurrence}\u0000${name}`;
+
+/** The idempotency key of a step: stable across attempts, new after a reset. */
+export function stepKey(id: string, name: string, occurrence: number, generation: number): string {
+  const h = createHash('sha256')
+    .update(`${id}\u0000${name}\u0000${occurrence}\u0000${generation}`)
+    .digest('base64url');
+  return `as1_${h.slice(0, 39)}`;
+}
+
+/** What a run needs of its store. */
+interface RunStore {
+  clock: Clock;
+  /** Appends one record under its condition (coalesced with others), or throws its refusal. */
+  commit(q: RecordQuery): Promise<WorkItem>;
+}
+
+/**
+ * One attempt of one item's run: replays what earlier attempts recorded and records what this one does.
+ * Places are counted in the order the handler calls `step` and `sleep`, so the same code reaches the same
+ * records; a call whose name differs from the record at its place is STEP_MISMATCH.
+ */
+export class Run {
+  /** Whose run this is: the item, the worker holding its lease, and the attempt. */
+  readonly holder: RunHolder;
+  /** What earlier attempts recorded, as read when this attempt's run began. */
+  readonly journal: RunJournal;
+  readonly #store: RunStore;
+  #seq = 0;
+  readonly #occurrences = new Map<string, number>();
+
+  constructor(store: RunStore, holder: RunHolder, journal: RunJournal) {
+    this.#store = store;
+    this.holder = holder;
+    this.journal = journal;
+  }
+
+  /** The next place, for a call of `name`. */
+  #next(name: string): RecordPlace {
+    const occurrence = (this.#occurrences.get(name) ?? 0) + 1;
+    this.#occurrences.set(name, occurrence);
+    return { seq: ++this.#seq, name, occurrence };
+  }
+
+  /** The record at `p` when it is of `type` and `p`'s name; STEP_MISMATCH when another call recorded it. */
+  #recorded<T extends 'step' | 'sleep'>(
+    p: RecordPlace,
+    type: T,
+  ): Extract<CompletedStep | SleepRecord, { type: T }> | undefined {
+    const r = this.journal.at(p.seq);
+    if (r === undefined) return undefined;
+    if (r.type !== type || r.name !== p.name) {
+      const what = (x: { type: string; name: string; occurrence: number }) =>
+        `${x.type} ${JSON.stringify(x.name)} (occurrence ${x.occurrence})`;
+      throw new StepMismatchError(
+        `work item ${this.holder.id}: the run recorded ${what(r)} at place ${p.seq}, but the code now calls ${what({ type, ...p })} there: the handler changed since the run began; reset the step (agentstate step reset) or finish the run with the code it began with`,
+        {
+          id: this.holder.id,
+          seq: p.seq,
+          recorded: { type: r.type, name: r.name, occurrence: r.occurrence },
+          called: { type, name: p.name, occurrence: p.occurrence },
+        },
+      );
+    }
+    return r as Extract<CompletedStep | SleepRecord, { type: T }>;
+  }
+
+  #commit(record: NewRunRecord | null, release: RecordQuery['release']): Promise<WorkItem> {
+    const now = this.#store.clock();
+    return this.#store.commit({
+      id: this.holder.id,
+      lease: { worker: this.holder.worker, attempt: this.holder.attempt },
+      events: record === null ? [] : [recordEvent(this.holder.id, record, now)],
+      release,
+      now,
+    });
+  }
+
+  /**
+   * Runs `fn` once for this place of the run and records its result, or returns the result an earlier
+   * attempt recorded there without running it. The result is stored by the store's JSON rule and returned
+   * as stored (the same value on the first run and on replay: a Date comes back as its ISO string); one the
+   * rule refuses, or over the size limit, is INVALID_INPUT with nothing recorded. A `fn` that throws is tried
+   * again per `options`; on its last try the failure is recorded and thrown (the attempt fails; a later
+   * attempt runs the step again). LEASE_LOST when the lease is no longer this attempt's: nothing is recorded.
+   */
+  async step<T>(name: string, fn: (s: StepInfo) => T | Promise<T>, options: StepOptions = {}): Promise<T> {
+    const n = checkRecordName('step', name);
+    if (typeof fn !== 'function') throw new InvalidInputError('step: fn must be a function', { field: 'fn' });
+    const opts = checkInput<StepOptions>('step', options, {
+      attempts: STEP_SPEC.attempts,
+      backoffMs: STEP_SPEC.backoffMs,
+      maxBackoffMs: STEP_SPEC.maxBackoffMs,
+    });
+    const p = this.#next(n);
+    const done = this.#recorded(p, 'step');
+    if (done !== undefined) return cloneJson(done.result) as T;
+    const tries = opts.attempts ?? 1;
+    const key = stepKey(this.holder.id, n, p.occurrence, this.journal.generation(n, p.occurrence));
+    const first = this.#store.clock();
+    for (let t = 1; ; t++) {
+      const startedAt = this.#store.clock();
+      let value: unknown;
+      try {
+        value = await fn({ key, ...p, attempt: this.holder.attempt, try: t });
+      } catch (err) {
+        // A refusal of the store inside fn (a lease lost) is not the step's failure to record.
+        if (isAgentStateError(err, 'LEASE_LOST')) throw err;
+        if (t < tries) {
+          const base = opts.backoffMs ?? 1000;
+          await sleep(Math.min(opts.maxBackoffMs ?? 30_000, base * 2 ** (t - 1)));
+          continue;
+        }
+        await this.#commit(
+          {
+            type: 'step',
+            status: 'failed',
+            ...p,
+            ...this.#who(),
+            error: errorText(err),
+            ...timing(first, startedAt, this.#store.clock(), t),
+          },
+          null,
+        );
+        throw err;
+      }
+      // A result the store's JSON rule refuses (a Map, a bigint, over the size limit) is the code's mistake:
+      // INVALID_INPUT, and nothing recorded.
+      const stored = (value === undefined ? null : jsonField('step', 'result', value)) as Json;
+      await this.#commit(
+        {
+          type: 'step',
+          status: 'completed',
+          ...p,
+          ...this.#who(),
+          result: stored,
+          ...timing(first, startedAt, this.#store.clock(), t),
+        },
+        null,
+      );
+      return cloneJson(stored) as T;
+    }
+  }
+
+  /**
+   * A durable sleep: the first time, records the wake time and hands the item back until then (no lease held,
+   * no attempt spent) and throws RunSuspended; once the time has come, returns at once. `duration` is ms or a
+   * duration string (`'5m'`).
+   */
+  async sleep(name: string, duration: number | string): Promise<void> {
+    const ms = typeof duration === 'string' ? parseDuration(duration, 'sleep') : duration;
+    if (!Number.isSafeInteger(ms) || ms < 0) {
+      throw new InvalidInputError(
+        `sleep: duration must be a whole number of ms (0 or more) or a duration string, got ${JSON.stringify(duration)}`,
+        {
+          field: 'duration',
+        },
+      );
+    }
+    return this.#sleepUntil(name, (now) => now + ms);
+  }
+
+  /** A durable sleep until `time` (an ISO-8601 time, a Date, or epoch ms); see `sleep`. */
+  async sleepUntil(name: string, time: string | Date | number): Promise<void> {
+    const at =
+      time instanceof Date
+        ? time.getTime()
+        : typeof time === 'number'
+          ? time
+          : parseTime(time, 'sleepUntil', this.#store.clock(), 'ahead');
+    if (!Number.isSafeInteger(at)) {
+      throw new InvalidInputError('sleepUntil: time must be a valid time', { field: 'time' });
+    }
+    return this.#sleepUntil(name, () => at);
+  }
+
+  async #sleepUntil(name: string, wake: (now: number) => number): Promise<void> {
+    const n = checkRecordName('sleep', name);
+    const p = this.#next(n);
+    const recorded = this.#recorded(p, 'sleep');
+    const now = this.#store.clock();
+    if (recorded !== undefined) {
+      const until = Date.parse(recorded.wake_at);
+      if (until <= now) return;
+      // Claimed before its time (a person unparked it, say): back to sleep until the recorded time.
+      throw new RunSuspended(await this.#commit(null, this.#release(until)), until);
+    }
+    const until = wake(now);
+    if (until <= now) return;
+    const item = await this.#commit(
+      { type: 'sleep', ...p, ...this.#who(), wake_at: new Date(until).toISOString() },
+      this.#release(until),
+    );
+    throw new RunSuspended(item, until);
+  }
+
+  #who(): { attempt: number; worker: string } {
+    return { attempt: this.holder.attempt, worker: this.holder.worker };
+  }
+
+  #release(until: number): NonNullable<RecordQuery['release']> {
+    return { not_before: until, actor: this.holder.worker, actor_kind: STORE_ACTOR_KIND };
+  }
+}
+
+function timing(first: number, startedAt: number, end: number, tries: number) {
+  return { started_at: new Date(startedAt).toISOString(), duration_ms: Math.max(0, end - first), tries };
+}
+
+function errorText(err: unknown): string {
+  const m = err instanceof Error ? err.message || err.name : String(err);
+  return m.length > LIMITS.error ? `${m.slice(0, LIMITS.error - 1)}…` : m;
+}
+
+/** Runs kept for `work.step` calls made one at a time, at most this many (the oldest forgotten first). */
+const KEPT_RUNS = 1000;
+
+/** The durable runs of one instance: reading records, starting an attempt's run, and appending records. */
+export class Runs {
+  readonly #backend: StoreBackend;
+  readonly #clock: Clock;
+  readonly #records: Coalescer<RecordQuery, WorkItem> | null;
+  /** The runs of `work.step` calls made one at a time, by holder: occurrences count across those calls. */
+  readonly #kept = new Map<string, Promise<Run>>();
+
+  constructor(backend: StoreBackend, clock: Clock, coalesce: Required<CoalesceOptions> | null) {
+    this.#backend = backend;
+    this.#clock = clock;
+    // Records of many runs (and several of one) go in one transaction when they overlap.
+    this.#records = coalesce ? new Coalescer((qs) => this.#backend.work.record(qs), coalesce) : null;
+  }
+
+  async #commit(q: RecordQuery): Promise<WorkItem> {
+    if (this.#records) return this.#records.submit(q);
+    const [o] = (await this.#backend.work.record([q])) as [Outcome<WorkItem>];
+    if (!o.ok) throw o.error;
+    return o.value;
+  }
+
+  /** The run records of item `id`, in log order (one read, paged by 5,000). */
+  async records(id: string): Promise<RunRecord[]> {
+    const out: RunRecord[] = [];
+    let after = 0;
+    for (;;) {
+      const page = await this.#backend.events.read({
+        after,
+        until: null,
+        stream: workItemStream(id),
+        types: [...RUN_RECORD_TYPES],
+        work_item_id: null,
+        since: null,
+        before: null,
+        limit: 5000,
+        reverse: false,
+      });
+      for (const e of page) {
+        const r = readRecord(e);
+        if (r !== null && r !== 'malformed') out.push(r);
+      }
+      if (page.length < 5000) return out;
+      after = page[page.length - 1]!.position;
+    }
+  }
+
+  /** This attempt's run: what earlier attempts recorded, read once. */
+  async start(holder: RunHolder): Promise<Run> {
+    const h = checkInput<RunHolder>('run', holder, HOLDER_SPEC);
+    const journal = new RunJournal(await this.records(h.id));
+    return new Run({ clock: this.#clock, commit: (q) => this.#commit(q) }, h, journal);
+  }
+
+  /** The run of a holder whose steps come one call at a time (`work.step`): started once, then kept. */
+  kept(holder: RunHolder): Promise<Run> {
+    const h = checkInput<RunHolder>('step', holder, HOLDER_SPEC);
+    const k = `${h.id}\u0000${h.worker}\u0000${h.attempt}`;
+    let run = this.#kept.get(k);
+    if (run === undefined) {
+      run = this.start(h);
+      run.catch(() => this.#kept.delete(k));
+      this.#kept.set(k, run);
+      if (this.#kept.size > KEPT_RUNS) this.#kept.delete(this.#kept.keys().next().value as string);
+    }
+    return run;
+  }
+
+  /** A step of a run whose holder calls one at a time (see Run.step). */
+  async step<T>(input: StepInput, fn: (s: StepInfo) => T | Promise<T>): Promise<T> {
+    const { name, attempts, backoffMs, maxBackoffMs, ...holder } = checkInput<StepInput>(
+      'step',
+      input,
+      STEP_SPEC,
+    );
+    const run = await this.kept(holder);
+    const options: StepOptions = {
+      ...(attempts === undefined ? {} : { attempts }),
+      ...(backoffMs === undefined ? {} : { backoffMs }),
+      ...(maxBackoffMs === undefined ? {} : { maxBackoffMs }),
+    };
+    return run.step(name, fn, options);
+  }
+
+  /**
+   * A person's reset of a step: it and every record after it in the run are gone from replay (run again, with
+   * a new key, on the next attempt). Only while the item is not in flight (INVALID_TRANSITION otherwise);
+   * NOT_FOUND for a step the run has not recorded.
+   */
+  async reset(q: {
+    id: string;
+    name: string;
+    occurrence: number;
+    reason: string | null;
+    actor: string;
+    actor_kind: ActorKind;
+  }): Promise<RunRecord> {
+    const journal = new RunJournal(await this.records(q.id));
+    const place = journal.placeOf(q.name, q.occurrence);
+    if (place === undefined) {
+      throw new NotFoundError(
+        `work item ${q.id} has no recorded step ${JSON.stringify(q.name)} (occurrence ${q.occurrence}) to reset`,
+        { id: q.id, name: q.name, occurrence: q.occurrence },
+      );
+    }
+    const now = this.#clock();
+    const record: NewRunRecord = {
+      type: 'reset',
+      from_seq: place.seq,
+      name: q.name,
+      occurrence: q.occurrence,
+      reason: q.reason,
+      actor: q.actor,
+      actor_kind: q.actor_kind,
+    };
+    const [o] = (await this.#backend.work.record([
+      { id: q.id, lease: null, events: [recordEvent(q.id, record, now)], release: null, now },
+    ])) as [Outcome<WorkItem>];
+    if (!o.ok) throw o.error;
+    const after = await this.records(q.id);
+    return after[after.length - 1]!;
+  }
+}

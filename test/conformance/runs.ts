@@ -1,0 +1,434 @@
+// Store conformance, durable runs: a step's result is recorded under the attempt's lease and returned by every
+// later attempt without running it again; occurrences tell a loop's steps apart; a stale attempt records
+// nothing; failed steps and step retries; a durable sleep hands the item back without spending an attempt;
+// a changed handler is STEP_MISMATCH; a person's reset re-runs a step and what follows. Every test ends with
+// a clean verify, whose fold checks each record against the lease of its attempt.
+import { describe, expect } from 'vitest';
+import { isSuspended, type RunSuspended } from '../../src/core/runs.js';
+import type { WorkItem } from '../../src/core/types.js';
+import { type ConformanceTest, type Ctx, eventCount, expectCode, T0 } from './setup.js';
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** Claims `id` as `worker` (a minute's lease by default). */
+async function claim(c: Ctx, worker: string, lease_ms = 60_000): Promise<WorkItem> {
+  const item = await c.work.claim({ worker, lease_ms });
+  if (!item) throw new Error(`${worker} claimed nothing`);
+  return item;
+}
+
+/** Notes the key a step was given under `name`, and returns `value` (the step's result). */
+function keep<T>(keys: Record<string, string>, name: string, key: string, value: T): T {
+  keys[name] = key;
+  return value;
+}
+
+async function suspension(p: Promise<unknown>): Promise<RunSuspended> {
+  try {
+    await p;
+  } catch (err) {
+    if (isSuspended(err)) return err;
+    throw err;
+  }
+  throw new Error('expected the run to be suspended, but the call returned');
+}
+
+export function runConformance(name: string, t: ConformanceTest): void {
+  describe(`${name}: durable runs`, () => {
+    t(
+      'a completed step is recorded before it returns, and a later attempt gets the record without running it',
+      async (c) => {
+        const item = await c.work.enqueue({ title: 'charge', max_attempts: 3 });
+        const a1 = await claim(c, 'w1', 1000);
+        let calls = 0;
+        const run1 = await c.work.run({ id: item.id, worker: 'w1', attempt: a1.attempts });
+        const charged = await run1.step('charge', (s) => {
+          calls++;
+          return { charge: 'ch_1', key: s.key, when: new Date(T0) };
+        });
+        // Returned as stored: the Date as its ISO string, on the first run as on replay.
+        expect(charged).toEqual({
+          charge: 'ch_1',
+          key: expect.stringMatching(/^as1_[\w-]{39}$/),
+          when: iso(T0),
+        });
+        // The worker dies here; its lease runs out and another takes the item.
+        c.advance(1001);
+        const a2 = await claim(c, 'w2');
+        expect(a2.attempts).toBe(2);
+        const run2 = await c.work.run({ id: item.id, worker: 'w2', attempt: a2.attempts });
+        const again = await run2.step('charge', () => {
+          calls++;
+          return { charge: 'ch_2' };
+        });
+        expect(again).toEqual(charged);
+        expect(calls).toBe(1);
+        const records = await c.work.steps(item.id);
+        expect(records).toEqual([
+          expect.objectContaining({
+            type: 'step',
+            status: 'completed',
+            seq: 1,
+            name: 'charge',
+            occurrence: 1,
+            attempt: 1,
+            worker: 'w1',
+            result: charged,
+            tries: 1,
+          }),
+        ]);
+        await c.work.resolve({ id: item.id, worker: 'w2', attempt: 2, status: 'done', result: again });
+      },
+    );
+
+    t(
+      'steps of one name in a loop are told apart by occurrence; their keys are stable across attempts',
+      async (c) => {
+        const item = await c.work.enqueue({ title: 'agent loop' });
+        const a1 = await claim(c, 'w1', 1000);
+        const keys1: string[] = [];
+        for (let turn = 0; turn < 3; turn++) {
+          await c.work.step({ id: item.id, worker: 'w1', attempt: a1.attempts, name: 'call-model' }, (s) => {
+            keys1.push(s.key);
+            expect(s).toMatchObject({
+              name: 'call-model',
+              occurrence: turn + 1,
+              seq: turn + 1,
+              attempt: 1,
+              try: 1,
+            });
+            return `answer ${turn}`;
+          });
+        }
+        expect(new Set(keys1).size).toBe(3);
+        c.advance(1001);
+        const a2 = await claim(c, 'w2');
+        const run = await c.work.run({ id: item.id, worker: 'w2', attempt: a2.attempts });
+        const replayed: unknown[] = [];
+        for (let turn = 0; turn < 3; turn++) replayed.push(await run.step('call-model', () => 'ran again'));
+        expect(replayed).toEqual(['answer 0', 'answer 1', 'answer 2']);
+        // The fourth turn is new: it runs, with a key of its own.
+        let fourthKey = '';
+        expect(
+          await run.step('call-model', (s) => {
+            fourthKey = s.key;
+            return 'answer 3';
+          }),
+        ).toBe('answer 3');
+        expect(keys1).not.toContain(fourthKey);
+        expect(
+          (await c.work.steps(item.id)).map((r) => r.type === 'step' && [r.occurrence, r.attempt]),
+        ).toEqual([
+          [1, 1],
+          [2, 1],
+          [3, 1],
+          [4, 2],
+        ]);
+        await c.work.resolve({ id: item.id, worker: 'w2', attempt: 2, status: 'done' });
+      },
+    );
+
+    t(
+      'a stale attempt’s step is LEASE_LOST and leaves no record; the current attempt runs the step',
+      async (c) => {
+        const item = await c.work.enqueue({ title: 'slow model call' });
+        const a1 = await claim(c, 'w1', 1000);
+        const stale = await c.work.run({ id: item.id, worker: 'w1', attempt: a1.attempts });
+        c.advance(1001);
+        const a2 = await claim(c, 'w2');
+        const before = await eventCount(c);
+        let staleRan = false;
+        await expectCode(
+          stale.step('call', () => {
+            staleRan = true;
+            return 'stale answer';
+          }),
+          'LEASE_LOST',
+        );
+        // fn ran (the lease ran out under it), but nothing of it was recorded.
+        expect(staleRan).toBe(true);
+        expect(await eventCount(c)).toBe(before);
+        expect(await c.work.steps(item.id)).toEqual([]);
+        // The same worker name on an older attempt is fenced too (the attempt is the token).
+        await expectCode(
+          c.work.step({ id: item.id, worker: 'w2', attempt: 1, name: 'call' }, () => 'x'),
+          'LEASE_LOST',
+        );
+        const run = await c.work.run({ id: item.id, worker: 'w2', attempt: a2.attempts });
+        expect(await run.step('call', () => 'fresh answer')).toBe('fresh answer');
+        await c.work.resolve({ id: item.id, worker: 'w2', attempt: 2, status: 'done' });
+      },
+    );
+
+    t(
+      'a step retries inside its attempt; when its tries are spent it is recorded failed and the next attempt runs it again',
+      async (c) => {
+        const item = await c.work.enqueue({ title: 'flaky API', max_attempts: 2 });
+        const a1 = await claim(c, 'w1');
+        const run1 = await c.work.run({ id: item.id, worker: 'w1', attempt: a1.attempts });
+        let tries = 0;
+        expect(
+          await run1.step(
+            'fetch',
+            (s) => {
+              tries++;
+              if (s.try < 3) throw new Error(`503 on try ${s.try}`);
+              return 'fetched';
+            },
+            { attempts: 3, backoffMs: 0 },
+          ),
+        ).toBe('fetched');
+        expect(tries).toBe(3);
+        await expect(
+          run1.step(
+            'post',
+            () => {
+              throw new Error('422 Unprocessable');
+            },
+            { attempts: 2, backoffMs: 0 },
+          ),
+        ).rejects.toThrow('422 Unprocessable');
+        await c.work.resolve({
+          id: item.id,
+          worker: 'w1',
+          attempt: 1,
+          status: 'failed',
+          error: '422',
+          retry_at: '0s',
+        });
+        const a2 = await claim(c, 'w1');
+        const run2 = await c.work.run({ id: item.id, worker: 'w1', attempt: a2.attempts });
+        expect(await run2.step('fetch', () => 'not again')).toBe('fetched');
+        expect(await run2.step('post', () => 'posted')).toBe('posted');
+        const records = await c.work.steps(item.id);
+        expect(
+          records.map((r) => (r.type === 'step' ? [r.name, r.status, r.attempt, r.tries] : r.type)),
+        ).toEqual([
+          ['fetch', 'completed', 1, 3],
+          ['post', 'failed', 1, 2],
+          ['post', 'completed', 2, 1],
+        ]);
+        expect(records[1]).toMatchObject({ error: '422 Unprocessable' });
+        await c.work.resolve({ id: item.id, worker: 'w1', attempt: 2, status: 'done' });
+      },
+    );
+
+    t(
+      'a durable sleep hands the item back until its time without spending an attempt; the run continues after it',
+      async (c) => {
+        const item = await c.work.enqueue({ title: 'remind me', max_attempts: 2 });
+        const a1 = await claim(c, 'w1');
+        const run1 = await c.work.run({ id: item.id, worker: 'w1', attempt: a1.attempts });
+        let drafted = 0;
+        await run1.step('draft', () => ++drafted);
+        const s = await suspension(run1.sleep('wait a day', '1d'));
+        expect(s.until).toBe(iso(T0 + 86_400_000));
+        const back = await c.work.get(item.id);
+        expect(back).toMatchObject({
+          status: 'pending',
+          lease_owner: null,
+          attempts: 1,
+          max_attempts: 3,
+          not_before: iso(T0 + 86_400_000),
+        });
+        // The attempt is over: its lease is gone.
+        await expectCode(
+          run1.step('after', () => 1),
+          'LEASE_LOST',
+        );
+        c.advance(86_399_999);
+        expect(await c.work.claim({ worker: 'w2' })).toBeNull();
+        c.advance(1);
+        const a2 = await claim(c, 'w2');
+        const run2 = await c.work.run({ id: item.id, worker: 'w2', attempt: a2.attempts });
+        expect(await run2.step('draft', () => ++drafted)).toBe(1);
+        await run2.sleep('wait a day', '1d');
+        expect(await run2.step('send', () => 'sent')).toBe('sent');
+        expect(drafted).toBe(1);
+        const records = await c.work.steps(item.id);
+        expect(records.map((r) => r.type === 'reset' || [r.type, r.name, r.attempt])).toEqual([
+          ['step', 'draft', 1],
+          ['sleep', 'wait a day', 1],
+          ['step', 'send', 2],
+        ]);
+        expect(records[1]).toMatchObject({ wake_at: iso(T0 + 86_400_000) });
+        const done = await c.work.resolve({ id: item.id, worker: 'w2', attempt: 2, status: 'done' });
+        expect(done.attempts).toBe(2);
+      },
+    );
+
+    t('sleepUntil a time already past returns at once and records nothing', async (c) => {
+      const item = await c.work.enqueue({ title: 'late' });
+      const a = await claim(c, 'w1');
+      const run = await c.work.run({ id: item.id, worker: 'w1', attempt: a.attempts });
+      const before = await eventCount(c);
+      await run.sleepUntil('deadline', new Date(T0 - 1));
+      expect(await eventCount(c)).toBe(before);
+      await c.work.resolve({ id: item.id, worker: 'w1', attempt: 1, status: 'done' });
+    });
+
+    t('a handler that changed under its run is STEP_MISMATCH naming the place and both names', async (c) => {
+      const item = await c.work.enqueue({ title: 'changed code' });
+      const a1 = await claim(c, 'w1', 1000);
+      const run1 = await c.work.run({ id: item.id, worker: 'w1', attempt: a1.attempts });
+      await run1.step('plan', () => 'the plan');
+      await run1.step('act', () => 'acted');
+      c.advance(1001);
+      const a2 = await claim(c, 'w2');
+      const run2 = await c.work.run({ id: item.id, worker: 'w2', attempt: a2.attempts });
+      expect(await run2.step('plan', () => 'x')).toBe('the plan');
+      let ran = false;
+      const details = await expectCode(
+        run2.step('review', () => {
+          ran = true;
+        }),
+        'STEP_MISMATCH',
+      );
+      expect(ran).toBe(false);
+      expect(details).toEqual({
+        id: item.id,
+        seq: 2,
+        recorded: { type: 'step', name: 'act', occurrence: 1 },
+        called: { type: 'step', name: 'review', occurrence: 1 },
+      });
+      // A sleep where a step was recorded is a mismatch too.
+      const run3 = await c.work.run({ id: item.id, worker: 'w2', attempt: a2.attempts });
+      await expectCode(run3.sleep('plan', '1m'), 'STEP_MISMATCH');
+      await c.work.resolve({ id: item.id, worker: 'w2', attempt: 2, status: 'done' });
+    });
+
+    t(
+      'a person’s reset re-runs the step and everything after it, with new keys; only while the item is not in flight',
+      async (c) => {
+        const item = await c.work.enqueue({ title: 'report', max_attempts: 5 });
+        const a1 = await claim(c, 'w1');
+        const run1 = await c.work.run({ id: item.id, worker: 'w1', attempt: a1.attempts });
+        const keys: Record<string, string> = {};
+        await run1.step('gather', (s) => keep(keys, 'gather1', s.key, 'facts'));
+        await run1.step('write', (s) => keep(keys, 'write1', s.key, 'bad draft'));
+        await run1.step('polish', () => 'polished bad draft');
+        await expectCode(
+          c.work.resetStep({ id: item.id, name: 'write', actor: 'ada', actor_kind: 'human' }),
+          'INVALID_TRANSITION',
+        );
+        await c.work.resolve({
+          id: item.id,
+          worker: 'w1',
+          attempt: 1,
+          status: 'failed',
+          error: 'bad',
+          retry_at: '0s',
+        });
+        await expectCode(c.work.resetStep({ id: item.id, name: 'nope', actor: 'ada' }), 'NOT_FOUND');
+        await expectCode(c.work.resetStep({ id: 'wi_missing', name: 'write', actor: 'ada' }), 'NOT_FOUND');
+        const reset = await c.work.resetStep({
+          id: item.id,
+          name: 'write',
+          reason: 'the draft was wrong',
+          actor: 'ada',
+          actor_kind: 'human',
+        });
+        expect(reset).toMatchObject({
+          type: 'reset',
+          from_seq: 2,
+          name: 'write',
+          occurrence: 1,
+          actor: 'ada',
+          actor_kind: 'human',
+          reason: 'the draft was wrong',
+        });
+        const a2 = await claim(c, 'w1');
+        const run2 = await c.work.run({ id: item.id, worker: 'w1', attempt: a2.attempts });
+        expect(await run2.step('gather', (s) => keep(keys, 'gather2', s.key, 'again'))).toBe('facts');
+        expect(await run2.step('write', (s) => keep(keys, 'write2', s.key, 'good draft'))).toBe('good draft');
+        expect(await run2.step('polish', () => 'polished good draft')).toBe('polished good draft');
+        expect(keys.gather2).toBeUndefined();
+        expect(keys.write2).not.toBe(keys.write1);
+        const events = await c.events.read({ work_item_id: item.id, type: 'work_step_reset' });
+        expect(events).toEqual([
+          expect.objectContaining({ actor: 'ada', data: expect.objectContaining({ actor_kind: 'human' }) }),
+        ]);
+        await c.work.resolve({ id: item.id, worker: 'w1', attempt: 2, status: 'done' });
+      },
+    );
+
+    t('bad names, results and options are INVALID_INPUT with nothing written', async (c) => {
+      const item = await c.work.enqueue({ title: 'hostile' });
+      const a = await claim(c, 'w1');
+      const run = await c.work.run({ id: item.id, worker: 'w1', attempt: a.attempts });
+      const before = await eventCount(c);
+      for (const name of ['__proto__', 'constructor', 'x'.repeat(10_000), 'a\u0000b', '', 'tab\there', 42]) {
+        await expectCode(
+          run.step(name as string, () => 1),
+          'INVALID_INPUT',
+        );
+      }
+      await expectCode(run.sleep('__proto__', 1000), 'INVALID_INPUT');
+      await expectCode(run.sleep('nap', -1), 'INVALID_INPUT');
+      await expectCode(run.sleep('nap', 'soon'), 'INVALID_INPUT');
+      await expectCode(
+        run.step('opts', () => 1, { attempts: 0 }),
+        'INVALID_INPUT',
+      );
+      await expectCode(run.step('fn', 'not a function' as never), 'INVALID_INPUT');
+      for (const [label, value] of [
+        ['a Map', new Map([['a', 1]])],
+        ['a bigint', 10n],
+        ['NaN', Number.NaN],
+        ['a function', () => 1],
+        ['over the limit', 'x'.repeat(1024 * 1024 + 1)],
+      ] as const) {
+        await expectCode(
+          run.step(`result ${label}`, () => value),
+          'INVALID_INPUT',
+        );
+      }
+      await expectCode(
+        c.work.step({ id: item.id, worker: 'w1', attempt: 0, name: 'x' } as never, () => 1),
+        'INVALID_INPUT',
+      );
+      await expectCode(c.work.run({ id: 'wi\u0000x', worker: 'w1', attempt: 1 }), 'INVALID_INPUT');
+      expect(await eventCount(c)).toBe(before);
+      await expectCode(c.work.steps('wi_unknown'), 'NOT_FOUND');
+      await c.work.resolve({ id: item.id, worker: 'w1', attempt: 1, status: 'done' });
+    });
+
+    t(
+      'concurrent steps of one run and of several runs commit together and each keeps its record',
+      async (c) => {
+        const items = await c.work.enqueueMany(Array.from({ length: 5 }, (_, k) => ({ title: `run ${k}` })));
+        const claimed = await c.work.claimMany({ worker: 'w1', limit: 5 });
+        const runs = await Promise.all(
+          claimed.map((i) => c.work.run({ id: i.id, worker: 'w1', attempt: i.attempts })),
+        );
+        const out = await Promise.all(
+          runs.flatMap((r, k) => [
+            r.step('a', () => `${k}a`),
+            r.step('b', () => `${k}b`),
+            r.step('a', () => `${k}a2`),
+          ]),
+        );
+        expect(out).toEqual(runs.flatMap((_, k) => [`${k}a`, `${k}b`, `${k}a2`]));
+        expect(claimed.map((i) => i.id).sort()).toEqual(items.map((i) => i.id).sort());
+        for (const [k, i] of claimed.entries()) {
+          const recs = await c.work.steps(i.id);
+          expect(
+            recs.map(
+              (r) => r.type === 'step' && r.status === 'completed' && [r.seq, r.name, r.occurrence, r.result],
+            ),
+          ).toEqual(
+            expect.arrayContaining([
+              [1, 'a', 1, `${k}a`],
+              [2, 'b', 1, `${k}b`],
+              [3, 'a', 2, `${k}a2`],
+            ]),
+          );
+          expect(recs).toHaveLength(3);
+        }
+        await c.work.resolveMany(
+          claimed.map((i) => ({ id: i.id, worker: 'w1', attempt: i.attempts, status: 'done' })),
+        );
+      },
+    );
+  });
+}

@@ -1,0 +1,154 @@
+// Durable runs in the worker runtime, on every backend: ctx.step's records survive a failed attempt (the
+// retry returns them without running the steps again), a durable sleep frees the slot for the next item at
+// concurrency 1 and the run continues after it, and a lease lost under a step aborts the handler with nothing
+// recorded or resolved. Times come from an injected clock; nothing waits on wall time.
+import { describe, expect, it } from 'vitest';
+import { createWorker } from '../../src/worker/worker.js';
+import { backendsForThisFile } from '../helpers/backends.js';
+
+const LONG = 3_600_000;
+
+for (const backend of await backendsForThisFile()) {
+  describe(`durable runs in the worker on ${backend.name}`, () => {
+    it('a failed attempt’s completed steps are not run again by its retry', async () => {
+      const inst = await backend.open();
+      try {
+        const item = await inst.work.enqueue({ title: 'charge the card', max_attempts: 3 });
+        const calls = { model: 0, charge: 0 };
+        const keys: string[] = [];
+        const w = createWorker({
+          instance: inst,
+          retry: { baseMs: 0 },
+          leaseMs: LONG,
+          pollIntervalMs: 5,
+          handlers: {
+            '*': async (_item, ctx) => {
+              const plan = await ctx.step('call-model', () => {
+                calls.model++;
+                return { amount: 4200 };
+              });
+              const charge = await ctx.step('charge', (s) => {
+                calls.charge++;
+                keys.push(s.key);
+                return { id: 'ch_1', amount: plan.amount };
+              });
+              if (ctx.attempt === 1) throw new Error('crashed after the charge');
+              return charge;
+            },
+          },
+        });
+        await w.drain();
+        const done = await inst.work.get(item.id);
+        expect(done).toMatchObject({ status: 'done', attempts: 2, result: { id: 'ch_1', amount: 4200 } });
+        expect(calls).toEqual({ model: 1, charge: 1 });
+        expect((await inst.work.steps(item.id)).map((r) => r.type === 'step' && [r.name, r.attempt])).toEqual(
+          [
+            ['call-model', 1],
+            ['charge', 1],
+          ],
+        );
+        expect((await inst.events.verify()).ok).toBe(true);
+      } finally {
+        await inst.close();
+      }
+    });
+
+    it('at concurrency 1 a sleeping item frees the slot for the next; after its time the run continues', async () => {
+      let now = Date.parse('2026-12-06T09:00:00.000Z');
+      const inst = await backend.open(undefined, { clock: () => now });
+      try {
+        const sleeper = await inst.work.enqueue({ title: 'follow up tomorrow', kind: 'mail', priority: 1 });
+        const other = await inst.work.enqueue({ title: 'answer now', kind: 'mail' });
+        const ran: string[] = [];
+        const suspended: string[] = [];
+        const worker = () => {
+          const w = createWorker({
+            instance: inst,
+            concurrency: 1,
+            leaseMs: LONG,
+            pollIntervalMs: 5,
+            handlers: {
+              mail: async (item, ctx) => {
+                ran.push(`${item.title}#${ctx.attempt}`);
+                if (item.id !== sleeper.id) return 'answered';
+                const draft = await ctx.step('draft', () => `draft at ${new Date(now).toISOString()}`);
+                await ctx.sleep('until tomorrow', '1d');
+                return await ctx.step('send', () => `sent ${draft}`);
+              },
+            },
+          });
+          w.on('suspended', (i, until) => suspended.push(`${i.id} ${until}`));
+          return w;
+        };
+        const w = worker();
+        await w.drain();
+        expect(ran).toEqual(['follow up tomorrow#1', 'answer now#1']);
+        expect(suspended).toEqual([`${sleeper.id} 2026-12-07T09:00:00.000Z`]);
+        expect(await inst.work.get(other.id)).toMatchObject({ status: 'done' });
+        expect(await inst.work.get(sleeper.id)).toMatchObject({
+          status: 'pending',
+          attempts: 1,
+          lease_owner: null,
+          not_before: '2026-12-07T09:00:00.000Z',
+        });
+        expect(w.held).toBe(0);
+        now += 86_400_000;
+        await worker().drain();
+        expect(ran).toEqual(['follow up tomorrow#1', 'answer now#1', 'follow up tomorrow#2']);
+        expect(await inst.work.get(sleeper.id)).toMatchObject({
+          status: 'done',
+          attempts: 2,
+          result: 'sent draft at 2026-12-06T09:00:00.000Z',
+        });
+        expect((await inst.events.verify()).ok).toBe(true);
+      } finally {
+        await inst.close();
+      }
+    });
+
+    it('a lease lost under a step aborts the handler: nothing recorded, nothing resolved, the item stays the new holder’s', async () => {
+      let now = Date.parse('2026-12-06T09:00:00.000Z');
+      const inst = await backend.open(undefined, { clock: () => now });
+      try {
+        const item = await inst.work.enqueue({ title: 'slow one' });
+        let aborted = false;
+        let stepRan = false;
+        const lost: string[] = [];
+        const w = createWorker({
+          instance: inst,
+          leaseMs: 1000,
+          pollIntervalMs: 5,
+          handlers: {
+            '*': async (_i, ctx) => {
+              // The lease runs out (by the store's clock) and another worker takes the item.
+              now += 2000;
+              await inst.work.claim({ worker: 'thief' });
+              ctx.signal.addEventListener('abort', () => {
+                aborted = true;
+              });
+              await ctx.step('write', () => {
+                stepRan = true;
+                return 1;
+              });
+              return 'never committed';
+            },
+          },
+        });
+        w.on('lost', (id) => lost.push(id));
+        await w.drain();
+        expect(stepRan).toBe(true);
+        expect(aborted).toBe(true);
+        expect(lost).toEqual([item.id]);
+        expect(await inst.work.steps(item.id)).toEqual([]);
+        expect(await inst.work.get(item.id)).toMatchObject({
+          status: 'in_flight',
+          lease_owner: 'thief',
+          attempts: 2,
+        });
+        expect((await inst.events.verify()).ok).toBe(true);
+      } finally {
+        await inst.close();
+      }
+    });
+  });
+}
