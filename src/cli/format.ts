@@ -1,4 +1,5 @@
 // Human-readable one-line renderings for the CLI (agents pass --json for the full documents).
+import type { RunRecord } from '../core/codecs/run-records.js';
 import type {
   CommitResult,
   EventRecord,
@@ -161,4 +162,28 @@ export function formatEscalation(id: string, r: CommitResult & { decisions: Work
     ...rows,
     `a human answers with: agentstate resolve <item> done --result '{"answer":…}' --actor <name> --actor-kind human`,
   ].join('\n');
+}
+
+/** One record of a durable run on one line (`agentstate steps`). */
+export function formatRecord(r: RunRecord): string {
+  const name = `${JSON.stringify(r.name)}${r.occurrence > 1 ? ` #${r.occurrence}` : ''}`;
+  const clip = (t: string) => (t.length > 120 ? `${t.slice(0, 119)}…` : t);
+  switch (r.type) {
+    case 'step':
+      return [
+        String(r.seq).padStart(3),
+        'step ',
+        name,
+        r.status,
+        `attempt=${r.attempt}`,
+        `${r.duration_ms}ms${r.tries > 1 ? ` (${r.tries} tries)` : ''}`,
+        r.status === 'completed' ? clip(JSON.stringify(r.result)) : `error=${clip(JSON.stringify(r.error))}`,
+      ].join('  ');
+    case 'sleep':
+      return [String(r.seq).padStart(3), 'sleep', name, `until ${r.wake_at}`, `attempt=${r.attempt}`].join(
+        '  ',
+      );
+    case 'reset':
+      return `  -  reset  ${name}  from place ${r.from_seq}  by ${r.actor ?? 'unknown'} (${r.actor_kind})${r.reason ? `: ${JSON.stringify(r.reason)}` : ''}`;
+  }
 }

@@ -2,9 +2,10 @@
 // annotate | replay` and `agentstate limit set | list | remove`: the work-item operations of the table as
 // commands (flags from their input schemas), each item printed on one line.
 import type { Command } from 'commander';
+import type { RunRecord } from '../core/codecs/run-records.js';
 import type { WorkItem, WorkLimit } from '../core/types.js';
 import { rate } from './context.js';
-import { formatItem, formatLimit } from './format.js';
+import { formatItem, formatLimit, formatRecord } from './format.js';
 import { addCommands, type CliCommand, command } from './generate.js';
 
 const items = (list: WorkItem[], empty: string) =>
@@ -94,6 +95,26 @@ export const WORK_COMMANDS = [
     human: (item) => `${formatItem(item)}\nnotes: ${JSON.stringify(item.notes)}`,
   }),
   command<WorkItem[]>({ usage: 'replay', op: 'replay', human: (r) => items(r, 'nothing unfinished') }),
+  command<RunRecord[]>({
+    usage: 'steps <id>',
+    op: 'list_steps',
+    description:
+      "what an item's durable run recorded: steps, sleeps and resets, in order (exit 1: no such item)",
+    human: (r) => (r.length === 0 ? 'no steps recorded' : r.map(formatRecord).join('\n')),
+  }),
+];
+
+/** `agentstate step reset`: a person re-runs a recorded step. */
+export const STEP_COMMANDS = [
+  command<RunRecord>({
+    usage: 'reset <id> <name>',
+    op: 'reset_step',
+    description:
+      'run a recorded step of an item, and everything after it, again on its next attempt (not while in flight)',
+    // A person at the terminal decides this.
+    defaults: { actor_kind: 'human' },
+    human: (r) => `reset: ${formatRecord(r)}`,
+  }),
 ];
 
 export const LIMIT_COMMANDS = [
@@ -130,4 +151,6 @@ export function addWorkCommands(program: Command): void {
     .command('limit')
     .description('limits per concurrency key (items in flight, claims per window) that claims respect');
   addCommands(limit, LIMIT_COMMANDS);
+  const step = program.command('step').description("a person's changes to an item's durable run");
+  addCommands(step, STEP_COMMANDS);
 }

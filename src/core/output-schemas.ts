@@ -54,6 +54,39 @@ export const WORK_ITEM: JsonSchema = {
 
 export const WORK_ITEMS: JsonSchema = list(WORK_ITEM);
 
+/**
+ * One record of a durable run (`work.steps`): a step (completed with its result, or failed with its error),
+ * a sleep with its wake time, or a person's reset; every one with its place in the log.
+ */
+export const RUN_RECORD: JsonSchema = {
+  type: 'object',
+  properties: {
+    type: { type: 'string', enum: ['step', 'sleep', 'reset'] },
+    status: { type: 'string', enum: ['completed', 'failed'] },
+    seq: int,
+    from_seq: int,
+    name: str,
+    occurrence: int,
+    attempt: int,
+    worker: str,
+    result: any,
+    error: str,
+    started_at: str,
+    duration_ms: { type: 'number' },
+    tries: int,
+    wake_at: str,
+    actor: strOrNull,
+    actor_kind: { type: 'string', enum: ACTOR_KINDS },
+    reason: strOrNull,
+    position: int,
+    at: str,
+  },
+  required: ['type', 'name', 'occurrence', 'position', 'at'],
+  additionalProperties: false,
+};
+
+export const RUN_RECORDS: JsonSchema = list(RUN_RECORD);
+
 /** A concurrency key's limit (`work.limits()`). */
 export const WORK_LIMIT: JsonSchema = obj({
   key: str,

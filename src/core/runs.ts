@@ -473,6 +473,7 @@ export class Runs {
     actor: string;
     actor_kind: ActorKind;
   }): Promise<RunRecord> {
+    checkRecordName('reset_step', q.name);
     const journal = new RunJournal(await this.records(q.id));
     const place = journal.placeOf(q.name, q.occurrence);
     if (place === undefined) {

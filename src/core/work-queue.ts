@@ -737,12 +737,19 @@ export class WorkQueue {
 
   /**
    * A person's reset of a recorded step: it and everything the run recorded after it run again on the next
-   * attempt, with new keys. Only while the item is not in flight (INVALID_TRANSITION); recorded as
-   * work_step_reset with who did it and why.
+   * attempt, with new keys. Only while the item is not in flight (INVALID_TRANSITION), and never by a model
+   * (PERMISSION_DENIED); recorded as work_step_reset with who did it and why.
    */
   async resetStep(input: ResetStepInput): Promise<RunRecord> {
     const i = checkInput<ResetStepInput>('reset_step', input, WORK_INPUTS.reset_step);
     const actor = i.actor ?? this.#ctx.defaultWorker;
+    if (i.actor_kind === 'model') {
+      // Running a step again may repeat what it did outside (a charge, a message): a person decides that.
+      throw new PermissionDeniedError(
+        `reset_step: a model may not reset a step of work item ${i.id}: running it again is a person's decision`,
+        { id: i.id, actor_kind: i.actor_kind },
+      );
+    }
     return this.#runs.reset({
       id: i.id,
       name: i.name,

@@ -320,6 +320,11 @@ export function runConformance(name: string, t: ConformanceTest): void {
           retry_at: '0s',
         });
         await expectCode(c.work.resetStep({ id: item.id, name: 'nope', actor: 'ada' }), 'NOT_FOUND');
+        // Running a step again may repeat what it did outside: never a model's decision.
+        await expectCode(
+          c.work.resetStep({ id: item.id, name: 'write', actor: 'gpt', actor_kind: 'model' }),
+          'PERMISSION_DENIED',
+        );
         await expectCode(c.work.resetStep({ id: 'wi_missing', name: 'write', actor: 'ada' }), 'NOT_FOUND');
         const reset = await c.work.resetStep({
           id: item.id,

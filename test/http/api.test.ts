@@ -145,6 +145,27 @@ describe('routes', () => {
     await run('scaffold');
     await run('dashboard');
     await run('retro');
+    // A durable run's records: a handler of the library records a step; the API lists and resets it.
+    const d = await run('enqueue', { title: 'durable' });
+    const held = await run('claim', { worker: 'w', id: d.id });
+    // The API's instance when a call names none: the first by name.
+    const lib = await s.instance('coder');
+    try {
+      const r = await lib.work.run({ id: d.id, worker: 'w', attempt: held.attempts });
+      await r.step('draft', () => ({ text: 'v1' }));
+    } finally {
+      await lib.close();
+    }
+    expect(await run('list_steps', { id: d.id })).toEqual([
+      expect.objectContaining({ type: 'step', status: 'completed', name: 'draft', result: { text: 'v1' } }),
+    ]);
+    await run('resolve', { id: d.id, status: 'done', worker: 'w' });
+    expect(await run('reset_step', { id: d.id, name: 'draft', reason: 'again' })).toMatchObject({
+      type: 'reset',
+      from_seq: 1,
+      name: 'draft',
+      reason: 'again',
+    });
     expect([...seen].sort()).toEqual(OPERATION_ROUTES.map((r) => r.op.name).sort());
   });
 

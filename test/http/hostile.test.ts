@@ -126,6 +126,31 @@ const cases: Array<[string, Parameters<TestServer['call']>[2] & { path: string; 
       { method: 'GET', path: '/api/v1/events', query: { since: '2026-02-30' } },
     ],
     [
+      'a step reset naming __proto__',
+      { path: '/api/v1/reset_step', body: { id: 'wi_x', name: '__proto__' } },
+    ],
+    [
+      'a step reset with a 10k-character name',
+      { path: '/api/v1/reset_step', body: { id: 'wi_x', name: 'x'.repeat(10_000) } },
+    ],
+    [
+      'a step reset with a NUL in its name',
+      { path: '/api/v1/reset_step', body: { id: 'wi_x', name: 'a\u0000b' } },
+    ],
+    [
+      'a step reset of an unknown item',
+      { path: '/api/v1/reset_step', body: { id: 'wi_unknown', name: 'draft' } },
+    ],
+    [
+      'a step reset with an occurrence of 0 and an unknown field',
+      { path: '/api/v1/reset_step', body: { id: 'wi_x', name: 'a', occurrence: 0, seq: 1 } },
+    ],
+    [
+      'the steps of an unknown item',
+      { method: 'GET', path: '/api/v1/list_steps', query: { id: 'wi_unknown' } },
+    ],
+    ['the steps of no item', { method: 'GET', path: '/api/v1/list_steps', query: {} }],
+    [
       'a traversal in the instance',
       { path: '/api/v1/enqueue', body: { title: 'x' }, query: { instance: '../../../tmp/x' } },
     ],

@@ -1,7 +1,7 @@
 // Work-item operations: the queue with leased claims, as the service table offers it to every edge.
 
 import { inputSchema, type JsonSchema } from '../../core/json-schema.js';
-import { STATUS_COUNTS, WORK_ITEM, WORK_ITEMS } from '../../core/output-schemas.js';
+import { RUN_RECORD, RUN_RECORDS, STATUS_COUNTS, WORK_ITEM, WORK_ITEMS } from '../../core/output-schemas.js';
 import type {
   AnnotateInput,
   CancelInput,
@@ -12,6 +12,7 @@ import type {
   HistoryInput,
   ListInput,
   ReleaseInput,
+  ResetStepInput,
   ResolveInput,
   RetryInput,
   RetryManyInput,
@@ -221,6 +222,30 @@ export const WORK_OPERATIONS = [
     output: WORK_ITEM,
     writes: false,
     run: (inst, i: { id: string }) => inst.work.get(i),
+  }),
+  operation({
+    name: 'list_steps',
+    group: 'work',
+    description:
+      "What an item's durable run recorded, in order: steps (completed with their result, or failed), sleeps and resets.",
+    input: inputSchema(WORK_INPUTS.get),
+    output: RUN_RECORDS,
+    writes: false,
+    run: (inst, i: { id: string }) => inst.work.steps(i),
+  }),
+  operation({
+    name: 'reset_step',
+    group: 'work',
+    description:
+      "Re-run a recorded step of an item's durable run, and everything after it, on its next attempt (a person's decision; not while in flight).",
+    input: inputSchema(WORK_INPUTS.reset_step, {
+      name: 'the recorded step',
+      occurrence: 'which step of that name (1 the first)',
+      reason: 'why it runs again (kept in the log)',
+    }),
+    output: RUN_RECORD,
+    writes: true,
+    run: (inst, i: ResetStepInput) => inst.work.resetStep(i),
   }),
   operation({
     name: 'list_items',
