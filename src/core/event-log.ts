@@ -1,7 +1,9 @@
 // The event-log service: append (single or batched), read by range/stream/type/time, tail, and verify
 // (the log, and the instance's rows against it).
+
 import { InvalidInputError, NotFoundError } from '../errors.js';
 import type { EventQuery, NewEvent, StoreBackend, StoredEvent } from './backend.js';
+import { RUN_RECORD_TYPES } from './codecs/run-records.js';
 import { checkInput } from './input.js';
 import type { HeadAnchor } from './integrity.js';
 import { type Clock, parseTime, sleep } from './time.js';
@@ -25,6 +27,8 @@ export const SYSTEM_EVENT_TYPES = new Set([
   'work_limit_set',
   'work_limit_removed',
   ...BATCH_TYPES,
+  // A forged step record would be replayed as a step's result: only a run's holder writes them (work.run).
+  ...RUN_RECORD_TYPES,
   'state_committed',
   'ambiguity_escalated',
   'ambiguity_resolved',

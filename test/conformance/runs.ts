@@ -393,6 +393,13 @@ export function runConformance(name: string, t: ConformanceTest): void {
         'INVALID_INPUT',
       );
       await expectCode(c.work.run({ id: 'wi\u0000x', worker: 'w1', attempt: 1 }), 'INVALID_INPUT');
+      // Nobody forges a record through the log: it would be replayed as the step's result.
+      for (const type of ['work_step_completed', 'work_step_failed', 'work_step_slept', 'work_step_reset']) {
+        await expectCode(
+          c.events.append({ type, work_item_id: item.id, data: { seq: 1, name: 'x', occurrence: 1 } }),
+          'INVALID_INPUT',
+        );
+      }
       expect(await eventCount(c)).toBe(before);
       await expectCode(c.work.steps('wi_unknown'), 'NOT_FOUND');
       await c.work.resolve({ id: item.id, worker: 'w1', attempt: 1, status: 'done' });
