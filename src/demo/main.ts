@@ -42,7 +42,8 @@ const workers = new Map<string, ChildProcess>();
 
 async function main(): Promise<number> {
   say('agentstate demo: a release pipeline run by 4 worker processes sharing one embedded SQLite store.');
-  say('One worker is killed mid-task; its lease expires and another worker picks the item up.');
+  say('One worker is killed mid-task; its lease expires and another worker picks the item up,');
+  say('taking the durable step the killed worker had recorded from its record instead of running it again.');
   say();
   if (existsSync(DEMO_ROOT)) {
     rmSync(DEMO_ROOT, { recursive: true, force: true });
@@ -83,6 +84,8 @@ async function main(): Promise<number> {
       victim: null as { worker: string; id: string; title: string; killedAt: number } | null,
       killShown: false,
       problems: [] as string[],
+      /** Items whose durable step a later attempt took from its record instead of running it. */
+      replayed: [] as string[],
       exits: new Map<string, string>(), // worker -> how it ended
     };
     // Anything that goes wrong is recorded; the first problem also ends the wait below early.
@@ -105,6 +108,14 @@ async function main(): Promise<number> {
           `no heartbeat, no resolve; its lease runs out at ${at(expires).trim()}`,
       );
     };
+    /** Replay lines waiting for the claim they follow, by item. */
+    const replays = new Map<string, string>();
+    const flushReplay = (id: string) => {
+      const line = replays.get(id);
+      if (line === undefined) return;
+      replays.delete(id);
+      say(line);
+    };
     let lastShown = (await inst.events.head())?.position ?? 0;
     const show = (e: EventRecord) => {
       lastShown = e.position;
@@ -115,6 +126,7 @@ async function main(): Promise<number> {
       if (e.type === 'work_item_claimed') {
         claims.set(`${e.actor} ${e.work_item_id}`, e);
         say(`${when}  ${who} claimed   ${what} (attempt ${d.attempt})`);
+        flushReplay(e.work_item_id ?? '');
         showKill();
       } else if (e.type === 'work_item_resolved') {
         say(
@@ -149,6 +161,14 @@ async function main(): Promise<number> {
       child.on('message', (m: WorkerMessage) => {
         if (m.type === 'lease_lost') {
           say(`${at(Date.now())}  ${name.padEnd(9)} lost      "${m.title}": too slow, its lease expired`);
+        } else if (m.type === 'replayed') {
+          run.replayed.push(m.id);
+          // Shown after the claim it belongs to, which the log tail may not have printed yet.
+          replays.set(
+            m.id,
+            `${at(Date.now())}  ${name.padEnd(9)} replays   "${m.title}": its step "${m.step}" came from the record the killed worker committed, not run again`,
+          );
+          if (claims.has(`${name} ${m.id}`)) flushReplay(m.id);
         } else if (!run.victim && m.nth === KILL_ON_CLAIM) {
           run.victim = { worker: name, id: m.id, title: m.title, killedAt: Date.now() };
           child.kill('SIGKILL');
@@ -187,6 +207,7 @@ async function main(): Promise<number> {
     stopTail.abort();
     await tailing;
     for (const e of await inst.events.read({ after: lastShown, limit: 100_000 })) show(e);
+    for (const id of [...replays.keys()]) flushReplay(id);
     say();
 
     // 5. What happened, checked against the store.
@@ -225,6 +246,8 @@ async function main(): Promise<number> {
     if (!run.victim) fail('no worker reached its 2nd claim, so nothing was killed');
     else if ((owners.get(run.victim.id)?.length ?? 0) < 2) {
       fail(`the killed worker's item "${run.victim.title}" was never reclaimed`);
+    } else if (!run.replayed.includes(run.victim.id)) {
+      fail(`the killed worker's item "${run.victim.title}" ran its recorded step again`);
     }
     const cli = `node dist/cli/main.js --dir ${relative(process.cwd(), INSTANCE_DIR)}`;
     if (run.problems.length > 0) {

@@ -1,6 +1,6 @@
 // A demo worker process (forked by src/demo/main.ts): it opens the shared instance itself and runs the
-// worker runtime (createWorker) on it: items claimed under a short lease, heartbeaten while it "works",
-// resolved. It exits on its own once nothing is left to do. Usage: node dist/demo/worker.js <instance-dir> <worker-name> <lease-ms>
+// worker runtime (createWorker) on it: items claimed under a short lease, a durable step recorded,
+// heartbeaten while it "works", resolved. It exits on its own once nothing is left to do. Usage: node dist/demo/worker.js <instance-dir> <worker-name> <lease-ms>
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { openInstance } from '../instance/instance.js';
@@ -9,7 +9,9 @@ import { createWorker } from '../worker/worker.js';
 /** Messages a worker sends to the demo parent over IPC. */
 export type WorkerMessage =
   | { type: 'claimed'; id: string; title: string; nth: number }
-  | { type: 'lease_lost'; id: string; title: string };
+  | { type: 'lease_lost'; id: string; title: string }
+  /** A durable step of an attempt came from the record an earlier attempt committed: it did not run again. */
+  | { type: 'replayed'; id: string; title: string; step: string; attempt: number };
 
 const IDLE_POLL_MS = 150;
 
@@ -49,6 +51,15 @@ const runtime = createWorker({
     '*': async (item, ctx) => {
       claimed += 1;
       titles.set(item.id, item.title);
+      // A durable step: its result is committed before it returns, and a later attempt of this item (after
+      // a crash) gets the record instead of running it again (docs/runs.md).
+      let ran = false;
+      await ctx.step('prepare', () => {
+        ran = true;
+        return { prepared_by: worker, attempt: ctx.attempt };
+      });
+      if (!ran)
+        tell({ type: 'replayed', id: item.id, title: item.title, step: 'prepare', attempt: ctx.attempt });
       // The parent directs the demo: it answers every claim with 'go' (or, once, with SIGKILL).
       tell({ type: 'claimed', id: item.id, title: item.title, nth: claimed });
       await once(process, 'message');
