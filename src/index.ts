@@ -27,7 +27,10 @@ export type {
   FailedStep,
   ResetRecord,
   RunRecord,
+  SignalRecord,
   SleepRecord,
+  WaitedRecord,
+  WaitingRecord,
 } from './core/codecs/run-records.js';
 export {
   type ApplyInput,
@@ -79,6 +82,9 @@ export {
   type StepInfo,
   type StepInput,
   type StepOptions,
+  WAIT_FOREVER,
+  type WaitOptions,
+  type WaitResult,
 } from './core/runs.js';
 export { type Clock, systemClock } from './core/time.js';
 export * from './core/types.js';

@@ -183,6 +183,23 @@ export function formatRecord(r: RunRecord): string {
       return [String(r.seq).padStart(3), 'sleep', name, `until ${r.wake_at}`, `attempt=${r.attempt}`].join(
         '  ',
       );
+    case 'waiting':
+      return [
+        String(r.seq).padStart(3),
+        'wait ',
+        name,
+        r.timeout_at === null ? 'for the signal' : `for the signal, or until ${r.timeout_at}`,
+        `attempt=${r.attempt}`,
+      ].join('  ');
+    case 'waited':
+      return [
+        String(r.seq).padStart(3),
+        'wait ',
+        name,
+        r.outcome === 'timeout' ? 'timed out' : `signalled by ${r.sent_by ?? 'unknown'}`,
+        `attempt=${r.attempt}`,
+        ...(r.outcome === 'signal' ? [clip(JSON.stringify(r.payload))] : []),
+      ].join('  ');
     case 'reset':
       return `  -  reset  ${name}  from place ${r.from_seq}  by ${r.actor ?? 'unknown'} (${r.actor_kind})${r.reason ? `: ${JSON.stringify(r.reason)}` : ''}`;
   }

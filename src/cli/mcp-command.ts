@@ -37,7 +37,7 @@ export function addMcpCommand(program: Command): void {
     )
     .option(
       '--tools <list>',
-      'tools or toolsets to serve, comma-separated: core, work, documents, events, all [default: all]',
+      'tools or toolsets to serve, comma-separated: core, work, documents, events, runs, all [default: all]',
     )
     .option('--model <id>', 'the model the host runs, recorded with every write (or AGENTSTATE_MODEL)')
     .option(

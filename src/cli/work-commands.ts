@@ -2,7 +2,7 @@
 // annotate | replay` and `agentstate limit set | list | remove`: the work-item operations of the table as
 // commands (flags from their input schemas), each item printed on one line.
 import type { Command } from 'commander';
-import type { RunRecord } from '../core/codecs/run-records.js';
+import type { RunRecord, SignalRecord } from '../core/codecs/run-records.js';
 import type { WorkItem, WorkLimit } from '../core/types.js';
 import { rate } from './context.js';
 import { formatItem, formatLimit, formatRecord } from './format.js';
@@ -30,6 +30,14 @@ const manyCommand = (op: string, many: string, what: string, none: string) =>
 /** A command that changes one item and prints it. */
 const itemCommand = (c: Omit<CliCommand<WorkItem>, 'human'>) =>
   command<WorkItem>({ ...c, human: (i) => formatItem(i) });
+
+/** `agentstate signal`: a signal to an item whose durable run waits (or will wait) for it. */
+const SIGNAL_COMMAND = command<SignalRecord>({
+  usage: 'signal <id> <name>',
+  op: 'signal',
+  description: "send a signal to an item: its durable run's waitFor(<name>) takes it and goes on",
+  human: (s) => `signal ${JSON.stringify(s.name)} sent (event #${s.position})`,
+});
 
 export const WORK_COMMANDS = [
   itemCommand({
@@ -102,6 +110,7 @@ export const WORK_COMMANDS = [
       "what an item's durable run recorded: steps, sleeps and resets, in order (exit 1: no such item)",
     human: (r) => (r.length === 0 ? 'no steps recorded' : r.map(formatRecord).join('\n')),
   }),
+  SIGNAL_COMMAND,
 ];
 
 /** `agentstate step reset`: a person re-runs a recorded step. */

@@ -187,6 +187,22 @@ export interface RecordQuery {
    * attempt not spent (max_attempts + 1), with work_item_released — and not claimable before `not_before`.
    */
   release: { not_before: number; actor: string; actor_kind: ActorKind } | null;
+  /**
+   * Writes nothing when item `id` has been sent at least `count` signals named `signal` by now (a wait that
+   * must not hand the item back: its signal came meanwhile): then STATE_CONFLICT with `reason:
+   * 'signal_arrived'`. Null: no such condition.
+   */
+  unless?: { signal: string; count: number } | null;
+  now: number;
+}
+
+/** A signal as a backend sends it: its event built by the codec, waking the item or not. */
+export interface SignalQuery {
+  id: string;
+  /** The signal's name (a wait for this name takes it). */
+  name: string;
+  /** The signal's event; `wakes` when it ends the item's wait for it. */
+  build(wakes: boolean): NewEvent;
   now: number;
 }
 
@@ -222,6 +238,12 @@ export interface WorkItemBackend {
    * INVALID_TRANSITION) with nothing of it written.
    */
   record(qs: RecordQuery[]): Promise<Array<Outcome<WorkItem>>>;
+  /**
+   * Sends a signal to an unfinished item (NOT_FOUND, or INVALID_TRANSITION once it ended): appends its event
+   * and, when the item is handed back by a wait for a signal of that name, makes it claimable now. One
+   * transaction; returns the item as it is after, and the signal's event.
+   */
+  signal(q: SignalQuery): Promise<{ item: WorkItem; event: EventRecord }>;
   /** Merges `notes` into the item's notes in one statement. */
   annotate(q: {
     id: string;

@@ -3,7 +3,7 @@
 
 import { InvalidInputError, NotFoundError } from '../errors.js';
 import type { EventQuery, NewEvent, StoreBackend, StoredEvent } from './backend.js';
-import { RUN_RECORD_TYPES } from './codecs/run-records.js';
+import { RUN_STREAM_TYPES } from './codecs/run-records.js';
 import { checkInput } from './input.js';
 import type { HeadAnchor } from './integrity.js';
 import { type Clock, parseTime, sleep } from './time.js';
@@ -27,8 +27,9 @@ export const SYSTEM_EVENT_TYPES = new Set([
   'work_limit_set',
   'work_limit_removed',
   ...BATCH_TYPES,
-  // A forged step record would be replayed as a step's result: only a run's holder writes them (work.run).
-  ...RUN_RECORD_TYPES,
+  // A forged step record would be replayed as a step's result: only a run's holder writes them (work.run),
+  // and signals only work.signal (which refuses an item that ended).
+  ...RUN_STREAM_TYPES,
   'state_committed',
   'ambiguity_escalated',
   'ambiguity_resolved',

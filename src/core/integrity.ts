@@ -140,6 +140,7 @@ const ITEM_EVENTS = new Set([
   'work_item_replayed',
   'work_item_retried',
   'work_item_reopened',
+  'work_item_signaled',
 ]);
 
 const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -603,6 +604,18 @@ export class IntegrityChecker {
         }
         break;
       }
+      case 'work_item_signaled':
+        // A signal goes only to an unfinished item; one that ended a wait for it made the item claimable.
+        if (isTerminal(s.status)) {
+          this.#report(
+            'event_malformed',
+            'events',
+            `#${e.position}`,
+            `event #${e.position} (${e.type}) signals work item ${id}, which was ${s.status}`,
+          );
+        }
+        if (d.wakes === true) s.not_before = e.created_at;
+        break;
       // work_item_replayed restates the item; it changes nothing.
     }
   }

@@ -61,7 +61,7 @@ export const WORK_ITEMS: JsonSchema = list(WORK_ITEM);
 export const RUN_RECORD: JsonSchema = {
   type: 'object',
   properties: {
-    type: { type: 'string', enum: ['step', 'sleep', 'reset'] },
+    type: { type: 'string', enum: ['step', 'sleep', 'waiting', 'waited', 'reset'] },
     status: { type: 'string', enum: ['completed', 'failed'] },
     seq: int,
     from_seq: int,
@@ -75,6 +75,11 @@ export const RUN_RECORD: JsonSchema = {
     duration_ms: { type: 'number' },
     tries: int,
     wake_at: str,
+    timeout_at: strOrNull,
+    outcome: { type: 'string', enum: ['signal', 'timeout'] },
+    payload: any,
+    signal_position: intOrNull,
+    sent_by: strOrNull,
     actor: strOrNull,
     actor_kind: { type: 'string', enum: ACTOR_KINDS },
     reason: strOrNull,
@@ -86,6 +91,17 @@ export const RUN_RECORD: JsonSchema = {
 };
 
 export const RUN_RECORDS: JsonSchema = list(RUN_RECORD);
+
+/** A signal sent to an item (`work.signal`), as the log keeps it. */
+export const SIGNAL_RECORD: JsonSchema = obj({
+  type: { type: 'string', enum: ['signal'] },
+  name: str,
+  payload: any,
+  actor: strOrNull,
+  actor_kind: { type: 'string', enum: ACTOR_KINDS },
+  position: int,
+  at: str,
+});
 
 /** A concurrency key's limit (`work.limits()`). */
 export const WORK_LIMIT: JsonSchema = obj({

@@ -9,18 +9,23 @@ import type { Outcome, RecordQuery, StoreBackend } from './backend.js';
 import { type CoalesceOptions, Coalescer } from './coalesce.js';
 import {
   type CompletedStep,
+  ITEM_SIGNALED,
   type NewRunRecord,
   type RecordPlace,
-  RUN_RECORD_TYPES,
+  RUN_STREAM_TYPES,
   type RunRecord,
   readRecord,
+  readSignal,
   recordEvent,
+  type SignalRecord,
   type SleepRecord,
+  type WaitedRecord,
+  type WaitingRecord,
 } from './codecs/run-records.js';
 import { checkInput, jsonField, LIMITS, RESERVED_KEYS } from './input.js';
 import { cloneJson } from './json.js';
 import { type Clock, parseDuration, parseTime } from './time.js';
-import type { ActorKind, Json, WorkItem } from './types.js';
+import type { ActorKind, EventRecord, Json, WorkItem } from './types.js';
 import { STORE_ACTOR_KIND, workItemStream } from './work-rules.js';
 
 export type { RunRecord } from './codecs/run-records.js';
@@ -106,7 +111,7 @@ const STEP_SPEC = {
 } as const;
 
 /** A record name: a `name` field (1–200 characters, no control characters), and never a reserved key. */
-function checkRecordName(op: string, name: unknown): string {
+export function checkRecordName(op: string, name: unknown): string {
   const { name: n } = checkInput<{ name: string }>(op, { name }, { name: { type: 'name', required: true } });
   if (RESERVED_KEYS.has(n)) {
     throw new InvalidInputError(
@@ -119,16 +124,27 @@ function checkRecordName(op: string, name: unknown): string {
   return n;
 }
 
-/** What replay finds at each place of a run: its step results and sleeps, after any resets. */
+/** What a place of a run holds on replay: a completed step, a sleep, or a wait (begun, or ended). */
+export type PlaceRecord = CompletedStep | SleepRecord | WaitingRecord | WaitedRecord;
+
+/** The kind of call a place is: what the handler called there. */
+type CallType = 'step' | 'sleep' | 'wait';
+
+const callOf = (r: PlaceRecord): CallType => (r.type === 'waiting' || r.type === 'waited' ? 'wait' : r.type);
+
+/** What replay finds at each place of a run (its step results, sleeps and waits, after any resets), and its signals. */
 export class RunJournal {
   /** Every record, in log order (failed steps and resets included): what `work.steps` lists. */
   readonly records: RunRecord[];
-  readonly #at = new Map<number, CompletedStep | SleepRecord>();
+  /** The signals sent to the item, in log order. */
+  readonly signals: SignalRecord[];
+  readonly #at = new Map<number, PlaceRecord>();
   /** How many resets took away the record of a name and occurrence (it is part of the step's key). */
   readonly #generation = new Map<string, number>();
 
-  constructor(records: RunRecord[]) {
+  constructor(records: RunRecord[], signals: SignalRecord[] = []) {
     this.records = records;
+    this.signals = signals;
     for (const r of records) {
       if (r.type === 'reset') {
         for (const [seq, kept] of this.#at) {
@@ -137,14 +153,17 @@ export class RunJournal {
           const k = placeKey(kept.name, kept.occurrence);
           this.#generation.set(k, (this.#generation.get(k) ?? 0) + 1);
         }
-      } else if (r.type === 'sleep' || r.status === 'completed') {
+      } else if (r.type === 'step') {
+        if (r.status === 'completed') this.#at.set(r.seq, r);
+      } else if (r.type !== 'waiting' || this.#at.get(r.seq)?.type !== 'waited') {
+        // A wait's end replaces its beginning (a beginning recorded again later never replaces its end).
         this.#at.set(r.seq, r);
       }
     }
   }
 
   /** The record replay returns at `seq`, if any. */
-  at(seq: number): CompletedStep | SleepRecord | undefined {
+  at(seq: number): PlaceRecord | undefined {
     return this.#at.get(seq);
   }
 
@@ -157,6 +176,46 @@ export class RunJournal {
   generation(name: string, occurrence: number): number {
     return this.#generation.get(placeKey(name, occurrence)) ?? 0;
   }
+
+  /** The positions of the signals the run's ended waits took (a reset gives them back). */
+  taken(): Set<number> {
+    const out = new Set<number>();
+    for (const r of this.#at.values()) {
+      if (r.type === 'waited' && r.signal_position !== null) out.add(r.signal_position);
+    }
+    return out;
+  }
+}
+
+/** The oldest signal named `name` among `signals` that no wait has taken (`taken`: their positions). */
+function freeSignal(
+  signals: SignalRecord[],
+  name: string,
+  taken: ReadonlySet<number>,
+): SignalRecord | undefined {
+  return signals.find((s) => s.name === name && !taken.has(s.position));
+}
+
+/** A wait with no timeout holds its item back until this time (the end of year 9999): only its signal wakes it. */
+export const WAIT_FOREVER = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+/** How a wait for a signal ended: the signal it took, or its timeout. */
+export type WaitResult =
+  | {
+      timedOut: false;
+      /** The signal's payload. */
+      payload: Json;
+      /** Who sent it. */
+      sentBy: string | null;
+      /** The signal event's position in the log. */
+      position: number;
+    }
+  | { timedOut: true };
+
+/** What `waitFor` takes: how long to wait at most. */
+export interface WaitOptions {
+  /** Give up after this long (ms, or a duration string such as `'3d'`); without it, wait for the signal alone. */
+  timeout?: number | string;
 }
 
 const placeKey = (name: string, occurrence: number) => `${occurrence}\u0000${name}`;
@@ -174,6 +233,8 @@ interface RunStore {
   clock: Clock;
   /** Appends one record under its condition (coalesced with others), or throws its refusal. */
   commit(q: RecordQuery): Promise<WorkItem>;
+  /** The signals sent to item `id` so far, in log order. */
+  signals(id: string): Promise<SignalRecord[]>;
 }
 
 /**
@@ -189,50 +250,56 @@ export class Run {
   readonly #store: RunStore;
   #seq = 0;
   readonly #occurrences = new Map<string, number>();
+  /** Positions of the signals waits of this run took, recorded before this attempt or by it. */
+  readonly #taken: Set<number>;
 
   constructor(store: RunStore, holder: RunHolder, journal: RunJournal) {
     this.#store = store;
     this.holder = holder;
     this.journal = journal;
+    this.#taken = journal.taken();
   }
 
-  /** The next place, for a call of `name`. */
-  #next(name: string): RecordPlace {
-    const occurrence = (this.#occurrences.get(name) ?? 0) + 1;
-    this.#occurrences.set(name, occurrence);
+  /** The next place, for a call of `type` named `name` (occurrences are counted per type and name). */
+  #next(type: CallType, name: string): RecordPlace {
+    const k = `${type}\u0000${name}`;
+    const occurrence = (this.#occurrences.get(k) ?? 0) + 1;
+    this.#occurrences.set(k, occurrence);
     return { seq: ++this.#seq, name, occurrence };
   }
 
-  /** The record at `p` when it is of `type` and `p`'s name; STEP_MISMATCH when another call recorded it. */
-  #recorded<T extends 'step' | 'sleep'>(
-    p: RecordPlace,
-    type: T,
-  ): Extract<CompletedStep | SleepRecord, { type: T }> | undefined {
+  /** The record at `p` when a call of `type` and `p`'s name made it; STEP_MISMATCH when another call did. */
+  #recorded(p: RecordPlace, type: CallType): PlaceRecord | undefined {
     const r = this.journal.at(p.seq);
     if (r === undefined) return undefined;
-    if (r.type !== type || r.name !== p.name) {
-      const what = (x: { type: string; name: string; occurrence: number }) =>
-        `${x.type} ${JSON.stringify(x.name)} (occurrence ${x.occurrence})`;
+    if (callOf(r) !== type || r.name !== p.name) {
+      const what = (t: string, x: { name: string; occurrence: number }) =>
+        `${t} ${JSON.stringify(x.name)} (occurrence ${x.occurrence})`;
       throw new StepMismatchError(
-        `work item ${this.holder.id}: the run recorded ${what(r)} at place ${p.seq}, but the code now calls ${what({ type, ...p })} there: the handler changed since the run began; reset the step (agentstate step reset) or finish the run with the code it began with`,
+        `work item ${this.holder.id}: the run recorded ${what(callOf(r), r)} at place ${p.seq}, but the code now calls ${what(type, p)} there: the handler changed since the run began; reset the step (agentstate step reset) or finish the run with the code it began with`,
         {
           id: this.holder.id,
           seq: p.seq,
-          recorded: { type: r.type, name: r.name, occurrence: r.occurrence },
+          recorded: { type: callOf(r), name: r.name, occurrence: r.occurrence },
           called: { type, name: p.name, occurrence: p.occurrence },
         },
       );
     }
-    return r as Extract<CompletedStep | SleepRecord, { type: T }>;
+    return r;
   }
 
-  #commit(record: NewRunRecord | null, release: RecordQuery['release']): Promise<WorkItem> {
+  #commit(
+    record: NewRunRecord | null,
+    release: RecordQuery['release'],
+    unless: RecordQuery['unless'] = null,
+  ): Promise<WorkItem> {
     const now = this.#store.clock();
     return this.#store.commit({
       id: this.holder.id,
       lease: { worker: this.holder.worker, attempt: this.holder.attempt },
       events: record === null ? [] : [recordEvent(this.holder.id, record, now)],
       release,
+      unless,
       now,
     });
   }
@@ -253,8 +320,8 @@ export class Run {
       backoffMs: STEP_SPEC.backoffMs,
       maxBackoffMs: STEP_SPEC.maxBackoffMs,
     });
-    const p = this.#next(n);
-    const done = this.#recorded(p, 'step');
+    const p = this.#next('step', n);
+    const done = this.#recorded(p, 'step') as CompletedStep | undefined;
     if (done !== undefined) return cloneJson(done.result) as T;
     const tries = opts.attempts ?? 1;
     const key = stepKey(this.holder.id, n, p.occurrence, this.journal.generation(n, p.occurrence));
@@ -337,8 +404,8 @@ export class Run {
 
   async #sleepUntil(name: string, wake: (now: number) => number): Promise<void> {
     const n = checkRecordName('sleep', name);
-    const p = this.#next(n);
-    const recorded = this.#recorded(p, 'sleep');
+    const p = this.#next('sleep', n);
+    const recorded = this.#recorded(p, 'sleep') as SleepRecord | undefined;
     const now = this.#store.clock();
     if (recorded !== undefined) {
       const until = Date.parse(recorded.wake_at);
@@ -355,6 +422,92 @@ export class Run {
     throw new RunSuspended(item, until);
   }
 
+  /**
+   * A durable wait for a signal named `name` (`work.signal({ id, name, payload })`): returns the signal's
+   * payload once it has come — at once if it came before the wait — or `{ timedOut: true }` once `timeout`
+   * has passed without it. Until then the item is handed back (no slot, no lease, no attempt spent) and
+   * RunSuspended is thrown; the signal wakes it. Each wait takes the oldest signal of its name that no wait
+   * of the run has taken (one wait, one signal; a wait that timed out takes none). The outcome is recorded,
+   * so every later attempt gets the same one.
+   */
+  async waitFor(name: string, options: WaitOptions = {}): Promise<WaitResult> {
+    const n = checkRecordName('waitFor', name);
+    const timeoutMs =
+      options.timeout === undefined
+        ? null
+        : typeof options.timeout === 'string'
+          ? parseDuration(options.timeout, 'waitFor timeout')
+          : options.timeout;
+    if (timeoutMs !== null && (!Number.isSafeInteger(timeoutMs) || timeoutMs < 0)) {
+      throw new InvalidInputError(
+        `waitFor: timeout must be a whole number of ms (0 or more) or a duration string, got ${JSON.stringify(options.timeout)}`,
+        { field: 'timeout' },
+      );
+    }
+    const p = this.#next('wait', n);
+    const recorded = this.#recorded(p, 'wait') as WaitingRecord | WaitedRecord | undefined;
+    if (recorded?.type === 'waited') return waitResult(recorded);
+    const now = this.#store.clock();
+    const begun = recorded as WaitingRecord | undefined;
+    const timeoutAt = begun
+      ? begun.timeout_at === null
+        ? null
+        : Date.parse(begun.timeout_at)
+      : timeoutMs === null
+        ? null
+        : now + timeoutMs;
+    for (;;) {
+      // Signals may have come since the run's records were read: look again.
+      const signals = await this.#store.signals(this.holder.id);
+      const signal = freeSignal(signals, n, this.#taken);
+      if (signal !== undefined) {
+        this.#taken.add(signal.position);
+        const ended: Omit<WaitedRecord, 'position' | 'at'> = {
+          type: 'waited',
+          ...p,
+          ...this.#who(),
+          outcome: 'signal',
+          payload: signal.payload,
+          signal_position: signal.position,
+          sent_by: signal.actor,
+        };
+        await this.#commit(ended, null);
+        return waitResult(ended);
+      }
+      if (timeoutAt !== null && timeoutAt <= this.#store.clock()) {
+        const ended: Omit<WaitedRecord, 'position' | 'at'> = {
+          type: 'waited',
+          ...p,
+          ...this.#who(),
+          outcome: 'timeout',
+          payload: null,
+          signal_position: null,
+          sent_by: null,
+        };
+        await this.#commit(ended, null);
+        return waitResult(ended);
+      }
+      const until = timeoutAt ?? WAIT_FOREVER;
+      const waiting: NewRunRecord | null = begun
+        ? null
+        : {
+            type: 'waiting',
+            ...p,
+            ...this.#who(),
+            timeout_at: timeoutAt === null ? null : new Date(timeoutAt).toISOString(),
+          };
+      try {
+        // Handed back only if no signal of its name is free to take, checked in the same transaction: the
+        // item has been sent no more of them than the run's waits took.
+        const takenOfName = signals.filter((x) => x.name === n && this.#taken.has(x.position)).length;
+        const item = await this.#commit(waiting, this.#release(until), { signal: n, count: takenOfName + 1 });
+        throw new RunSuspended(item, until);
+      } catch (err) {
+        if (!isAgentStateError(err, 'STATE_CONFLICT') || err.details.reason !== 'signal_arrived') throw err;
+      }
+    }
+  }
+
   #who(): { attempt: number; worker: string } {
     return { attempt: this.holder.attempt, worker: this.holder.worker };
   }
@@ -362,6 +515,19 @@ export class Run {
   #release(until: number): NonNullable<RecordQuery['release']> {
     return { not_before: until, actor: this.holder.worker, actor_kind: STORE_ACTOR_KIND };
   }
+}
+
+function waitResult(
+  r: Pick<WaitedRecord, 'outcome' | 'payload' | 'sent_by' | 'signal_position'>,
+): WaitResult {
+  return r.outcome === 'timeout'
+    ? { timedOut: true }
+    : {
+        timedOut: false,
+        payload: cloneJson(r.payload),
+        sentBy: r.sent_by,
+        position: r.signal_position as number,
+      };
 }
 
 function timing(first: number, startedAt: number, end: number, tries: number) {
@@ -398,36 +564,60 @@ export class Runs {
     return o.value;
   }
 
-  /** The run records of item `id`, in log order (one read, paged by 5,000). */
-  async records(id: string): Promise<RunRecord[]> {
-    const out: RunRecord[] = [];
+  /** Item `id`'s events of `types`, in log order (one read, paged by 5,000). */
+  async #stream(id: string, types: readonly string[]): Promise<EventRecord[]> {
+    const out: EventRecord[] = [];
     let after = 0;
     for (;;) {
       const page = await this.#backend.events.read({
         after,
         until: null,
         stream: workItemStream(id),
-        types: [...RUN_RECORD_TYPES],
+        types: [...types],
         work_item_id: null,
         since: null,
         before: null,
         limit: 5000,
         reverse: false,
       });
-      for (const e of page) {
-        const r = readRecord(e);
-        if (r !== null && r !== 'malformed') out.push(r);
-      }
+      out.push(...page);
       if (page.length < 5000) return out;
       after = page[page.length - 1]!.position;
     }
   }
 
+  /** The run records of item `id` and the signals sent to it, in log order (one read). */
+  async #journal(id: string): Promise<{ records: RunRecord[]; signals: SignalRecord[] }> {
+    const records: RunRecord[] = [];
+    const signals: SignalRecord[] = [];
+    for (const e of await this.#stream(id, RUN_STREAM_TYPES)) {
+      const s = readSignal(e);
+      if (s !== null) signals.push(s);
+      const r = readRecord(e);
+      if (r !== null && r !== 'malformed') records.push(r);
+    }
+    return { records, signals };
+  }
+
+  /** The run records of item `id`, in log order. */
+  async records(id: string): Promise<RunRecord[]> {
+    return (await this.#journal(id)).records;
+  }
+
+  /** The signals sent to item `id`, in log order. */
+  async signals(id: string): Promise<SignalRecord[]> {
+    return (await this.#stream(id, [ITEM_SIGNALED])).map(readSignal).filter((s) => s !== null);
+  }
+
   /** This attempt's run: what earlier attempts recorded, read once. */
   async start(holder: RunHolder): Promise<Run> {
     const h = checkInput<RunHolder>('run', holder, HOLDER_SPEC);
-    const journal = new RunJournal(await this.records(h.id));
-    return new Run({ clock: this.#clock, commit: (q) => this.#commit(q) }, h, journal);
+    const { records, signals } = await this.#journal(h.id);
+    return new Run(
+      { clock: this.#clock, commit: (q) => this.#commit(q), signals: (id) => this.signals(id) },
+      h,
+      new RunJournal(records, signals),
+    );
   }
 
   /** The run of a holder whose steps come one call at a time (`work.step`): started once, then kept. */
@@ -493,7 +683,7 @@ export class Runs {
       actor_kind: q.actor_kind,
     };
     const [o] = (await this.#backend.work.record([
-      { id: q.id, lease: null, events: [recordEvent(q.id, record, now)], release: null, now },
+      { id: q.id, lease: null, events: [recordEvent(q.id, record, now)], release: null, unless: null, now },
     ])) as [Outcome<WorkItem>];
     if (!o.ok) throw o.error;
     const after = await this.records(q.id);

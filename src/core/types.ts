@@ -273,6 +273,20 @@ export interface CancelInput {
   actor_kind?: ActorKind;
 }
 
+/** `work.signal`: a signal to an item, for a durable run's `waitFor(name)`. */
+export interface SignalInput {
+  /** The item. */
+  id: string;
+  /** The name a wait takes it by. */
+  name: string;
+  /** What the wait returns (JSON, at most 1 MB). @default null */
+  payload?: Json;
+  /** Who sends it. @default the instance's agent name */
+  actor?: string;
+  /** Recorded in the event. @default 'system' */
+  actor_kind?: ActorKind;
+}
+
 /** `work.resetStep`: re-run a recorded step of a run, and everything after it, on the next attempt. */
 export interface ResetStepInput {
   /** The item whose run recorded the step. */

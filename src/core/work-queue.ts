@@ -17,11 +17,20 @@ import type {
   WorkStats,
 } from './backend.js';
 import { type CoalesceOptions, Coalescer, DEFAULT_COALESCE } from './coalesce.js';
+import { readSignal, type SignalRecord, signalEvent } from './codecs/run-records.js';
 import { itemEvent } from './event-log.js';
 import { newId } from './ids.js';
 import { checkInput, type InputSpec, LIMITS } from './input.js';
 import { limitFromRow } from './rows.js';
-import { type Run, type RunHolder, type RunRecord, Runs, type StepInfo, type StepInput } from './runs.js';
+import {
+  checkRecordName,
+  type Run,
+  type RunHolder,
+  type RunRecord,
+  Runs,
+  type StepInfo,
+  type StepInput,
+} from './runs.js';
 import { type Clock, parseTime } from './time.js';
 import { activeTraceparent, spanContextOf, TRACEPARENT_PATTERN } from './tracing.js';
 import {
@@ -36,6 +45,7 @@ import {
   type EnqueueInput,
   type HeartbeatInput,
   type HistoryInput,
+  type Json,
   type JsonObject,
   type ListInput,
   LOCK_KIND,
@@ -49,6 +59,7 @@ import {
   type RetryInput,
   type RetryManyInput,
   type SetLimitInput,
+  type SignalInput,
   type StatusCounts,
   WORK_ITEM_STATUSES,
   type WorkItem,
@@ -170,6 +181,12 @@ export const WORK_INPUTS = {
     ...ACTOR,
   },
   get: { id: { type: 'name', required: true } },
+  signal: {
+    id: { type: 'name', required: true },
+    name: { type: 'name', required: true },
+    payload: { type: 'json' },
+    ...ACTOR,
+  },
   reset_step: {
     id: { type: 'name', required: true },
     name: { type: 'name', required: true },
@@ -733,6 +750,28 @@ export class WorkQueue {
   async steps(input: string | { id: string }): Promise<RunRecord[]> {
     const item = await this.get(input);
     return this.#runs.records(item.id);
+  }
+
+  /**
+   * Sends a signal to an item, for a durable run's `waitFor(name)`: kept until a wait of that name takes it
+   * (one wait, one signal, in order), and when the item is handed back waiting for it, the item is claimable
+   * at once. NOT_FOUND for an unknown item; INVALID_TRANSITION for one that ended (done, failed, cancelled).
+   * @example await inst.work.signal({ id, name: 'approved', payload: { by: 'ada' } })
+   */
+  async signal(input: SignalInput): Promise<SignalRecord> {
+    const i = checkInput<SignalInput>('signal', input, WORK_INPUTS.signal);
+    const name = checkRecordName('signal', i.name);
+    const payload = (i.payload ?? null) as Json;
+    const actor = i.actor ?? this.#ctx.defaultWorker;
+    const actorKind = i.actor_kind ?? STORE_ACTOR_KIND;
+    const now = this.#ctx.clock();
+    const { event } = await this.#backend.work.signal({
+      id: i.id,
+      name,
+      now,
+      build: (wakes) => signalEvent(i.id, { name, payload, actor, actor_kind: actorKind }, wakes, now),
+    });
+    return readSignal(event) as SignalRecord;
   }
 
   /**

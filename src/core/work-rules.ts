@@ -7,6 +7,7 @@ import {
   LeaseLostError,
   NotFoundError,
   PermissionDeniedError,
+  StateConflictError,
 } from '../errors.js';
 import type {
   Claimer,
@@ -17,6 +18,7 @@ import type {
   ReleaseQuery,
   ResolveQuery,
   RetryQuery,
+  SignalQuery,
   StatusChange,
   WorkHistory,
 } from './backend.js';
@@ -222,6 +224,39 @@ export function releasedEvent(item: WorkItem, q: ReleaseQuery): NewEvent {
 }
 
 /**
+ * Refuses a record whose `unless` condition came true (`signals`: how many signals of its name the item has
+ * been sent by now): its wait must not hand the item back, the signal is there to take.
+ */
+export function checkUnless(q: RecordQuery, signals: number): void {
+  if (q.unless && signals >= q.unless.count) {
+    throw new StateConflictError(
+      `work item ${q.id} was sent signal ${JSON.stringify(q.unless.signal)} meanwhile: the wait takes it instead of handing the item back`,
+      { id: q.id, reason: 'signal_arrived', signal: q.unless.signal },
+    );
+  }
+}
+
+/** Refuses a signal to an item that is not there (NOT_FOUND) or has ended (INVALID_TRANSITION). */
+export function checkSignal(current: WorkItem | null, q: SignalQuery): asserts current is WorkItem {
+  if (!current) throw new NotFoundError(`work item ${q.id} not found`, { id: q.id });
+  if (isTerminal(current.status)) {
+    throw new InvalidTransitionError(
+      `cannot signal work item ${q.id}: it is ${current.status}, and no run of it will wait again (retry it first)`,
+      { id: q.id, from: current.status },
+    );
+  }
+}
+
+/** Whether a signal named `name` wakes `current`: it is handed back by a wait for that name (its last record). */
+export function wakesFor(
+  current: WorkItem,
+  last: { type: string; name?: string } | null,
+  name: string,
+): boolean {
+  return current.status === 'pending' && last?.type === 'waiting' && last.name === name;
+}
+
+/**
  * Refuses a record of a durable run (RecordQuery) whose condition does not hold on `current`, the item as it
  * is in the record's transaction: the lease is not the worker's on that attempt (LEASE_LOST, or NOT_FOUND /
  * INVALID_TRANSITION as explainLeaseFailure says), or a person's reset finds the item in flight.
@@ -340,6 +375,7 @@ export function isRefusal(err: unknown): err is AgentStateError {
   return (
     isAgentStateError(err) &&
     (err.code === 'LEASE_LOST' ||
+      err.code === 'STATE_CONFLICT' ||
       err.code === 'INVALID_TRANSITION' ||
       err.code === 'NOT_FOUND' ||
       err.code === 'PERMISSION_DENIED')

@@ -29,6 +29,8 @@ export const TOOLSETS: Record<string, readonly string[]> = {
   work: ['resume', 'claim', 'heartbeat', 'resolve', 'enqueue'],
   documents: ['resume', 'get_document', 'commit', 'history'],
   events: ['resume', 'append_event', 'read_events'],
+  /** For agents that wake durable runs: signal an item's waitFor, read what its run recorded. */
+  runs: ['resume', 'claim', 'heartbeat', 'resolve', 'signal', 'list_steps'],
 };
 
 /** At most this many tools, whatever `--tools` asks for (DESIGN.md: agents pay for every tool). */
@@ -51,6 +53,7 @@ const WRAP: Record<string, string> = {
   claim: 'item',
   get_document: 'document',
   read_events: 'events',
+  list_steps: 'records',
 };
 
 /** Tools whose `kind` names a document kind to write: their schema lists the registered kinds. */

@@ -9,7 +9,14 @@ import { hostname } from 'node:os';
 import { context, type Span, type SpanContext, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { toStoredJson } from '../core/input.js';
 import { cloneJson } from '../core/json.js';
-import { isSuspended, type Run, type StepInfo, type StepOptions } from '../core/runs.js';
+import {
+  isSuspended,
+  type Run,
+  type StepInfo,
+  type StepOptions,
+  type WaitOptions,
+  type WaitResult,
+} from '../core/runs.js';
 import { messagingAttributes, producerLinks, TRACER_NAME } from '../core/tracing.js';
 import type { Json, ResolveInput, WorkItem } from '../core/types.js';
 import type { WorkQueue } from '../core/work-queue.js';
@@ -44,6 +51,12 @@ export interface HandlerContext {
   sleep: (name: string, duration: number | string) => Promise<void>;
   /** A durable sleep until `time` (ISO-8601, a Date, or epoch ms); see `sleep`. */
   sleepUntil: (name: string, time: string | Date | number) => Promise<void>;
+  /**
+   * A durable wait for the signal `name` (`work.signal`, `agentstate signal`): returns its payload, or
+   * `{ timedOut: true }` after `options.timeout`; meanwhile the item is handed back (no slot, no lease, no
+   * attempt spent) and the signal wakes it.
+   */
+  waitFor: (name: string, options?: WaitOptions) => Promise<WaitResult>;
 }
 
 /**
@@ -645,6 +658,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
           step: (name, fn, options) => durable('step', String(name), (r) => r.step(name, fn, options)),
           sleep: (name, duration) => durable('sleep', String(name), (r) => r.sleep(name, duration)),
           sleepUntil: (name, time) => durable('sleep', String(name), (r) => r.sleepUntil(name, time)),
+          waitFor: (name, options) => durable('wait', String(name), (r) => r.waitFor(name, options)),
         }),
       );
       outcome = { ...input, status: 'done', result: asResult(result) };

@@ -76,5 +76,16 @@ describe('agentstate steps / step reset', () => {
     }
     const bad = runCli(['step', 'reset', id, 'write', '--occurrence', '0', ...at]);
     expect(bad.code).toBe(2);
+    // A signal: to the failed item it is refused (exit 3); to a live one it is kept, as JSON or a line.
+    expect(runCli(['signal', id, 'approved', ...at]).code).toBe(3);
+    const live = runCli(['enqueue', 'waits', ...at, '--json']);
+    const liveId = (live.json as { id: string }).id;
+    const sent = runCli(['signal', liveId, 'approved', '--payload', '{"by":"ada"}', ...at]);
+    expect(sent.code, sent.stderr).toBe(0);
+    expect(sent.stdout).toMatch(/^signal "approved" sent \(event #\d+\)$/m);
+    const asJson = runCli(['signal', liveId, 'approved', '--payload', '2', ...at, '--json']);
+    expect(asJson.json).toMatchObject({ type: 'signal', name: 'approved', payload: 2 });
+    expect(runCli(['signal', 'wi_none', 'x', ...at]).code).toBe(1);
+    expect(runCli(['signal', liveId, 'x', '--payload', '{bad', ...at]).code).toBe(2);
   });
 });

@@ -357,6 +357,158 @@ export function runConformance(name: string, t: ConformanceTest): void {
       },
     );
 
+    t(
+      'a signal sent before the wait is kept for it: the wait returns it at once, and every later attempt the same',
+      async (c) => {
+        const item = await c.work.enqueue({ title: 'deploy after approval' });
+        const sent = await c.work.signal({
+          id: item.id,
+          name: 'approved',
+          payload: { by: 'ada', note: 'ship it ü' },
+          actor: 'ada',
+          actor_kind: 'human',
+        });
+        expect(sent).toMatchObject({ type: 'signal', name: 'approved', actor: 'ada', actor_kind: 'human' });
+        const a1 = await claim(c, 'w1', 1000);
+        const run1 = await c.work.run({ id: item.id, worker: 'w1', attempt: a1.attempts });
+        const got = await run1.waitFor('approved', { timeout: '1d' });
+        expect(got).toEqual({
+          timedOut: false,
+          payload: { by: 'ada', note: 'ship it ü' },
+          sentBy: 'ada',
+          position: sent.position,
+        });
+        c.advance(1001);
+        const a2 = await claim(c, 'w2');
+        const run2 = await c.work.run({ id: item.id, worker: 'w2', attempt: a2.attempts });
+        expect(await run2.waitFor('approved')).toEqual(got);
+        expect((await c.work.steps(item.id)).map((r) => r.type)).toEqual(['waited']);
+        await c.work.resolve({ id: item.id, worker: 'w2', attempt: 2, status: 'done' });
+      },
+    );
+
+    t(
+      'a wait hands the item back until its signal wakes it; one wait takes one signal, in order',
+      async (c) => {
+        const item = await c.work.enqueue({ title: 'two approvals', max_attempts: 2 });
+        const a1 = await claim(c, 'w1');
+        const run1 = await c.work.run({ id: item.id, worker: 'w1', attempt: a1.attempts });
+        const s1 = await suspension(run1.waitFor('approved'));
+        expect(s1.until).toBe('9999-12-31T23:59:59.999Z');
+        expect(await c.work.get(item.id)).toMatchObject({
+          status: 'pending',
+          lease_owner: null,
+          attempts: 1,
+          max_attempts: 3,
+        });
+        c.advance(86_400_000);
+        expect(await c.work.claim({ worker: 'w2' })).toBeNull();
+        // A signal of another name is kept, and wakes nothing.
+        await c.work.signal({ id: item.id, name: 'rejected', payload: 'no' });
+        expect(await c.work.claim({ worker: 'w2' })).toBeNull();
+        await c.work.signal({ id: item.id, name: 'approved', payload: 1 });
+        expect((await c.work.get(item.id)).not_before).toBe(iso(c.now()));
+        const a2 = await claim(c, 'w2');
+        const run2 = await c.work.run({ id: item.id, worker: 'w2', attempt: a2.attempts });
+        expect(await run2.waitFor('approved')).toMatchObject({ timedOut: false, payload: 1 });
+        // The second wait of the name takes the second signal: not there yet.
+        await suspension(run2.waitFor('approved'));
+        await c.work.signal({ id: item.id, name: 'approved', payload: 2 });
+        await c.work.signal({ id: item.id, name: 'approved', payload: 3 });
+        const a3 = await claim(c, 'w3');
+        const run3 = await c.work.run({ id: item.id, worker: 'w3', attempt: a3.attempts });
+        expect(await run3.waitFor('approved')).toMatchObject({ payload: 1 });
+        expect(await run3.waitFor('approved')).toMatchObject({ payload: 2 });
+        expect(await run3.waitFor('approved')).toMatchObject({ payload: 3 });
+        expect(await run3.waitFor('rejected', { timeout: 0 })).toMatchObject({ payload: 'no' });
+        expect(
+          (await c.work.steps(item.id)).map((r) => r.type !== 'reset' && [r.type, r.seq, r.attempt]),
+        ).toEqual([
+          ['waiting', 1, 1],
+          ['waited', 1, 2],
+          ['waiting', 2, 2],
+          ['waited', 2, 3],
+          ['waited', 3, 3],
+          ['waited', 4, 3],
+        ]);
+        await c.work.resolve({ id: item.id, worker: 'w3', attempt: a3.attempts, status: 'done' });
+      },
+    );
+
+    t(
+      'a wait with a timeout ends timed out when no signal came; a later signal is kept for the next wait',
+      async (c) => {
+        const item = await c.work.enqueue({ title: 'wait an hour at most' });
+        const a1 = await claim(c, 'w1');
+        const run1 = await c.work.run({ id: item.id, worker: 'w1', attempt: a1.attempts });
+        const s = await suspension(run1.waitFor('reply', { timeout: '1h' }));
+        expect(s.until).toBe(iso(T0 + 3_600_000));
+        c.advance(3_599_999);
+        expect(await c.work.claim({ worker: 'w2' })).toBeNull();
+        c.advance(1);
+        const a2 = await claim(c, 'w2');
+        const run2 = await c.work.run({ id: item.id, worker: 'w2', attempt: a2.attempts });
+        expect(await run2.waitFor('reply', { timeout: '1h' })).toEqual({ timedOut: true });
+        await c.work.signal({ id: item.id, name: 'reply', payload: 'late' });
+        expect(await run2.waitFor('reply')).toMatchObject({ timedOut: false, payload: 'late' });
+        await c.work.resolve({ id: item.id, worker: 'w2', attempt: 2, status: 'done' });
+      },
+    );
+
+    t(
+      'a signal never wakes a sleep; a signal that came while the wait was being handed back is taken, not slept through',
+      async (c) => {
+        const item = await c.work.enqueue({ title: 'sleepy' });
+        const a1 = await claim(c, 'w1');
+        const run1 = await c.work.run({ id: item.id, worker: 'w1', attempt: a1.attempts });
+        await suspension(run1.sleep('nap', '1h'));
+        await c.work.signal({ id: item.id, name: 'nap', payload: null });
+        expect((await c.work.get(item.id)).not_before).toBe(iso(T0 + 3_600_000));
+        // The store refuses to hand an item back for a wait whose signal is already there.
+        const other = await c.work.enqueue({ title: 'raced' });
+        const held = await c.work.claim({ worker: 'w9', id: other.id });
+        await c.work.signal({ id: other.id, name: 'go' });
+        const [o] = await c.backend.work.record([
+          {
+            id: other.id,
+            lease: { worker: 'w9', attempt: held!.attempts },
+            events: [],
+            release: { not_before: c.now() + 1000, actor: 'w9', actor_kind: 'system' },
+            unless: { signal: 'go', count: 1 },
+            now: c.now(),
+          },
+        ]);
+        expect(o).toMatchObject({
+          ok: false,
+          error: { code: 'STATE_CONFLICT', details: { reason: 'signal_arrived' } },
+        });
+        expect(await c.work.get(other.id)).toMatchObject({ status: 'in_flight', lease_owner: 'w9' });
+        await c.work.resolve({ id: other.id, worker: 'w9', attempt: held!.attempts, status: 'done' });
+      },
+    );
+
+    t(
+      'signals to unknown or finished items, bad names and payloads over the limit are refused with nothing written',
+      async (c) => {
+        const item = await c.work.enqueue({ title: 'target' });
+        const before = await eventCount(c);
+        await expectCode(c.work.signal({ id: 'wi_unknown', name: 'go' }), 'NOT_FOUND');
+        for (const name of ['__proto__', 'x'.repeat(10_000), 'a\u0000b', '']) {
+          await expectCode(c.work.signal({ id: item.id, name }), 'INVALID_INPUT');
+        }
+        await expectCode(
+          c.work.signal({ id: item.id, name: 'big', payload: 'x'.repeat(10 * 1024 * 1024) }),
+          'INVALID_INPUT',
+        );
+        await expectCode(c.work.signal({ id: item.id, name: 'go', unknown: 1 } as never), 'INVALID_INPUT');
+        expect(await eventCount(c)).toBe(before);
+        await c.work.cancel({ id: item.id });
+        const after = await eventCount(c);
+        await expectCode(c.work.signal({ id: item.id, name: 'go' }), 'INVALID_TRANSITION');
+        expect(await eventCount(c)).toBe(after);
+      },
+    );
+
     t('bad names, results and options are INVALID_INPUT with nothing written', async (c) => {
       const item = await c.work.enqueue({ title: 'hostile' });
       const a = await claim(c, 'w1');
@@ -394,7 +546,15 @@ export function runConformance(name: string, t: ConformanceTest): void {
       );
       await expectCode(c.work.run({ id: 'wi\u0000x', worker: 'w1', attempt: 1 }), 'INVALID_INPUT');
       // Nobody forges a record through the log: it would be replayed as the step's result.
-      for (const type of ['work_step_completed', 'work_step_failed', 'work_step_slept', 'work_step_reset']) {
+      for (const type of [
+        'work_step_completed',
+        'work_step_failed',
+        'work_step_slept',
+        'work_step_waiting',
+        'work_step_waited',
+        'work_step_reset',
+        'work_item_signaled',
+      ]) {
         await expectCode(
           c.events.append({ type, work_item_id: item.id, data: { seq: 1, name: 'x', occurrence: 1 } }),
           'INVALID_INPUT',

@@ -5,10 +5,13 @@
 import { describe, expect, it } from 'vitest';
 import type { StoredEvent } from '../../src/core/backend.js';
 import {
+  ITEM_SIGNALED,
   type NewRunRecord,
   RUN_RECORD_TYPES,
   readRecord,
+  readSignal,
   recordEvent,
+  signalEvent,
 } from '../../src/core/codecs/run-records.js';
 import { isSuspended } from '../../src/core/runs.js';
 import { backendsForThisFile } from '../helpers/backends.js';
@@ -32,6 +35,33 @@ for (const backend of await backendsForThisFile()) {
           if (!isSuspended(e)) throw e;
         });
         now += 90_000;
+        const a2 = (await inst.work.claim({ worker: 'w|1+é' }))!;
+        const run2 = await inst.work.run({ id: item.id, worker: 'w|1+é', attempt: a2.attempts });
+        await run2.step('model ü', () => 'replayed');
+        await run2.step('flaky', () => 'fine now');
+        await run2.sleep('nap', '90s');
+        await run2.waitFor('approved', { timeout: '1h' }).catch((e) => {
+          if (!isSuspended(e)) throw e;
+        });
+        await inst.work.signal({
+          id: item.id,
+          name: 'approved',
+          payload: { ok: [true, null] },
+          actor: 'ada|+',
+        });
+        const a3 = (await inst.work.claim({ worker: 'w|1+é' }))!;
+        const run3 = await inst.work.run({ id: item.id, worker: 'w|1+é', attempt: a3.attempts });
+        await run3.step('model ü', () => 'replayed');
+        await run3.step('flaky', () => 'replayed');
+        await run3.sleep('nap', '90s');
+        await run3.waitFor('approved');
+        await inst.work.resolve({
+          id: item.id,
+          worker: 'w|1+é',
+          attempt: a3.attempts,
+          status: 'failed',
+          error: 'x',
+        });
         await inst.work.resetStep({
           id: item.id,
           name: 'model ü',
@@ -40,15 +70,35 @@ for (const backend of await backendsForThisFile()) {
           actor_kind: 'human',
         });
         const stored: StoredEvent[] = [];
+        const signals: StoredEvent[] = [];
         for await (const r of inst.backend.dump!()) {
           if (r.t === 'event' && RUN_RECORD_TYPES.includes(r.row.type)) stored.push(r.row);
+          if (r.t === 'event' && r.row.type === ITEM_SIGNALED) signals.push(r.row);
         }
         expect(stored.map((e) => e.type)).toEqual([
           'work_step_completed',
           'work_step_failed',
           'work_step_slept',
+          'work_step_completed',
+          'work_step_waiting',
+          'work_step_waited',
           'work_step_reset',
         ]);
+        expect(signals).toHaveLength(1);
+        for (const e of signals) {
+          const sig = readSignal({
+            ...e,
+            data: JSON.parse(e.data),
+            created_at: new Date(e.created_at).toISOString(),
+          });
+          expect(sig).not.toBeNull();
+          const data = JSON.parse(e.data) as { wakes?: boolean };
+          // It woke the item from its wait for it.
+          expect(data.wakes).toBe(true);
+          const rebuilt = signalEvent(item.id, sig!, data.wakes === true, e.created_at);
+          expect(JSON.stringify(rebuilt.data)).toBe(e.data);
+          expect(rebuilt.actor).toBe(e.actor);
+        }
         for (const e of stored) {
           const record = readRecord({
             ...e,

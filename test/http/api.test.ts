@@ -159,6 +159,11 @@ describe('routes', () => {
     expect(await run('list_steps', { id: d.id })).toEqual([
       expect.objectContaining({ type: 'step', status: 'completed', name: 'draft', result: { text: 'v1' } }),
     ]);
+    expect(await run('signal', { id: d.id, name: 'approved', payload: { ok: true } })).toMatchObject({
+      type: 'signal',
+      name: 'approved',
+      payload: { ok: true },
+    });
     await run('resolve', { id: d.id, status: 'done', worker: 'w' });
     expect(await run('reset_step', { id: d.id, name: 'draft', reason: 'again' })).toMatchObject({
       type: 'reset',

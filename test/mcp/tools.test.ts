@@ -168,6 +168,57 @@ describe('tools/list', () => {
   });
 });
 
+describe('the runs toolset: a model signals a durable run and reads its records', () => {
+  it('signal wakes a waiting run (attributed to the model); list_steps lists the records; bad signals are refused', async () => {
+    expect(selectTools('runs')).toEqual(['resume', 'claim', 'heartbeat', 'resolve', 'signal', 'list_steps']);
+    const item = await inst.work.enqueue({ title: 'waits for a model' });
+    const held = (await inst.work.claim({ worker: 'w-runs', id: item.id }))!;
+    const run = await inst.work.run({ id: item.id, worker: 'w-runs', attempt: held.attempts });
+    await run.step('draft', () => 'd1');
+    await run.waitFor('reviewed').catch(() => {});
+    const c = await connect(inst, { tools: 'runs' });
+    try {
+      const sent = await c.client.callTool({
+        name: 'signal',
+        arguments: { id: item.id, name: 'reviewed', payload: { score: 9 } },
+      });
+      expect(sent.isError).not.toBe(true);
+      expect(sent.structuredContent).toMatchObject({ type: 'signal', name: 'reviewed', actor_kind: 'model' });
+      expect((await inst.work.get(item.id)).not_before).not.toBe('9999-12-31T23:59:59.999Z');
+      const listed = await c.client.callTool({ name: 'list_steps', arguments: { id: item.id } });
+      expect(
+        (listed.structuredContent as { records: Array<{ type: string }> }).records.map((r) => r.type),
+      ).toEqual(['step', 'waiting']);
+      for (const [args, code] of [
+        [{ id: 'wi_none', name: 'x' }, 'NOT_FOUND'],
+        [{ id: item.id, name: '__proto__' }, 'INVALID_INPUT'],
+        [{ id: item.id, name: 'x', actor: 'ada' }, 'INVALID_INPUT'],
+        [{ id: item.id, name: 'x', payload: 'y'.repeat(1024 * 1024 + 1) }, 'INVALID_INPUT'],
+      ] as const) {
+        const r = await c.client.callTool({ name: 'signal', arguments: args });
+        expect(refusalOf(r)?.code, JSON.stringify(args).slice(0, 80)).toBe(code);
+      }
+    } finally {
+      await c.close();
+    }
+    // Resetting a step is a person's decision: served as a tool, a model's call is refused.
+    await inst.work
+      .resolve({ id: item.id, status: 'failed', error: 'stop', worker: 'w-runs', attempt: held.attempts })
+      .catch(() => {});
+    const r = await connect(inst, { tools: 'reset_step' });
+    try {
+      const refused = await r.client.callTool({
+        name: 'reset_step',
+        arguments: { id: item.id, name: 'draft' },
+      });
+      expect(refusalOf(refused)?.code).toBe('PERMISSION_DENIED');
+      expect((await inst.work.steps(item.id)).map((x) => x.type)).toEqual(['step', 'waiting']);
+    } finally {
+      await r.close();
+    }
+  });
+});
+
 describe('every tool succeeds with a typed result and a short text', () => {
   it('work items: enqueue, claim, heartbeat, resolve, resume', async () => {
     const e = ok('enqueue', await call('enqueue', { title: 'fetch', priority: 5, payload: { url: 'u' } }));

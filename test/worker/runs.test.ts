@@ -106,6 +106,52 @@ for (const backend of await backendsForThisFile()) {
       }
     });
 
+    it('at concurrency 1 an item waiting for a signal frees the slot; the signal wakes it and the run goes on with its payload', async () => {
+      const inst = await backend.open();
+      try {
+        const waiter = await inst.work.enqueue({ title: 'deploy once approved', priority: 1 });
+        const other = await inst.work.enqueue({ title: 'meanwhile' });
+        const ran: string[] = [];
+        const worker = () =>
+          createWorker({
+            instance: inst,
+            concurrency: 1,
+            leaseMs: LONG,
+            pollIntervalMs: 5,
+            handlers: {
+              '*': async (item, ctx) => {
+                ran.push(`${item.title}#${ctx.attempt}`);
+                if (item.id !== waiter.id) return 'done meanwhile';
+                const built = await ctx.step('build', () => 'artifact-1');
+                const approval = await ctx.waitFor('approved', { timeout: '7d' });
+                if (approval.timedOut) return 'not approved in time';
+                return await ctx.step('deploy', () => `${built} deployed, approved by ${approval.sentBy}`);
+              },
+            },
+          });
+        await worker().drain();
+        expect(ran).toEqual(['deploy once approved#1', 'meanwhile#1']);
+        expect(await inst.work.get(other.id)).toMatchObject({ status: 'done' });
+        expect(await inst.work.get(waiter.id)).toMatchObject({ status: 'pending', attempts: 1 });
+        await inst.work.signal({
+          id: waiter.id,
+          name: 'approved',
+          payload: { ok: true },
+          actor: 'ada',
+          actor_kind: 'human',
+        });
+        await worker().drain();
+        expect(ran).toEqual(['deploy once approved#1', 'meanwhile#1', 'deploy once approved#2']);
+        expect(await inst.work.get(waiter.id)).toMatchObject({
+          status: 'done',
+          result: 'artifact-1 deployed, approved by ada',
+        });
+        expect((await inst.events.verify()).ok).toBe(true);
+      } finally {
+        await inst.close();
+      }
+    });
+
     it('a lease lost under a step aborts the handler: nothing recorded, nothing resolved, the item stays the new holder’s', async () => {
       let now = Date.parse('2026-12-06T09:00:00.000Z');
       const inst = await backend.open(undefined, { clock: () => now });

@@ -11,7 +11,9 @@ import type {
   ReleaseQuery,
   ResolveQuery,
   RetryQuery,
+  SignalQuery,
   StatusChange,
+  StoredEvent,
   WorkHistory,
   WorkHistoryQuery,
   WorkItemBackend,
@@ -19,9 +21,10 @@ import type {
   WorkStats,
   WorkStatsQuery,
 } from '../../core/backend.js';
+import { ITEM_SIGNALED, RUN_RECORD_TYPES, recordKindOf } from '../../core/codecs/run-records.js';
 import { claimOrder, workItemFromRow } from '../../core/rows.js';
 import { toIso } from '../../core/time.js';
-import type { StatusCounts, WorkItem, WorkItemStatus } from '../../core/types.js';
+import type { EventRecord, StatusCounts, WorkItem, WorkItemStatus } from '../../core/types.js';
 import { LOCK_KIND } from '../../core/types.js';
 import {
   annotatedEvent,
@@ -31,6 +34,8 @@ import {
   cascadedEvent,
   cascadeError,
   checkRecord,
+  checkSignal,
+  checkUnless,
   claimedEvent,
   claimerKind,
   endedUnsuccessfully,
@@ -52,10 +57,11 @@ import {
   retriedEvent,
   statusEvent,
   unmatchedResolve,
+  wakesFor,
   workItemStream,
 } from '../../core/work-rules.js';
 import { InternalError } from '../../errors.js';
-import { DUMP_COLUMNS, missingBlocker, statusCounts } from '../shared.js';
+import { DUMP_COLUMNS, missingBlocker, statusCounts, toEventRecord } from '../shared.js';
 import {
   jsonRows,
   type Names,
@@ -1048,6 +1054,7 @@ export async function record(
       try {
         const current = items.get(q.id) ?? null;
         checkRecord(current, q);
+        if (q.unless) checkUnless(q, await signalCount(tx, conn, q.id, q.unless.signal));
         const held = current as WorkItem;
         if (q.release === null) {
           events.push(...q.events);
@@ -1084,6 +1091,53 @@ export async function record(
     }
     await commitEvents(tx, conn, hint, events);
     return out;
+  });
+}
+
+/** How many signals named `name` item `id` has been sent (in the transaction `tx`). */
+async function signalCount(tx: Tx, conn: PostgresConnection, id: string, name: string): Promise<number> {
+  const res = await tx.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM ${conn.names.events}
+       WHERE instance = $1 AND stream = $2 AND type = '${ITEM_SIGNALED}' AND data->>'name' = $3`,
+    [conn.instance, workItemStream(id), name],
+  );
+  return res.rows[0]?.n ?? 0;
+}
+
+export async function signal(
+  conn: PostgresConnection,
+  hint: AppendHint | null,
+  q: SignalQuery,
+): Promise<{ item: WorkItem; event: EventRecord }> {
+  const t = conn.names;
+  return conn.transaction(async (tx) => {
+    // The item, locked until COMMIT: a claim or a wait's commit waits for this signal, or comes before it.
+    const res = await tx.query<WorkItemRow>(
+      `SELECT ${COLS} FROM ${t.work_items} WHERE instance = $1 AND id = $2 FOR UPDATE`,
+      [conn.instance, q.id],
+    );
+    const current = res.rows[0] ? toWorkItem(res.rows[0]) : null;
+    checkSignal(current, q);
+    // The item's last record of its run: whether it is handed back by a wait for this signal.
+    const last = await tx.query<{ type: string; data: string }>(
+      `SELECT type, data::text AS data FROM ${t.events}
+         WHERE instance = $1 AND stream = $2 AND type = ANY($3::text[]) ORDER BY stream_seq DESC LIMIT 1`,
+      [conn.instance, workItemStream(q.id), RUN_RECORD_TYPES],
+    );
+    const row = last.rows[0];
+    const wakes = wakesFor(current, row ? recordKindOf(row.type, row.data) : null, q.name);
+    let item = current;
+    if (wakes) {
+      const p = conn.params();
+      item = (await updateOne(
+        tx,
+        p,
+        `UPDATE ${t.work_items} SET not_before = ${p.add(q.now)}, updated_at = ${p.add(q.now)}
+           WHERE instance = $1 AND id = ${p.add(q.id)} RETURNING *`,
+      )) as WorkItem;
+    }
+    const [event] = await commitEvents(tx, conn, hint, [q.build(wakes)]);
+    return { item, event: toEventRecord(event as StoredEvent) };
   });
 }
 
@@ -1402,6 +1456,7 @@ export function createWorkItemBackend(conn: PostgresConnection, hint: AppendHint
     resolveEach: (qs) => resolveEach(conn, hint, qs),
     release: (q) => release(conn, hint, q),
     record: (qs) => record(conn, hint, qs),
+    signal: (q) => signal(conn, hint, q),
     annotate: (q) => annotate(conn, hint, q),
     setStatus: (qs) => setStatus(conn, hint, qs),
     retry: (qs) => retry(conn, hint, qs),

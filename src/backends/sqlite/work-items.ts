@@ -10,7 +10,9 @@ import type {
   ReleaseQuery,
   ResolveQuery,
   RetryQuery,
+  SignalQuery,
   StatusChange,
+  StoredEvent,
   WorkHistory,
   WorkHistoryQuery,
   WorkItemBackend,
@@ -18,8 +20,16 @@ import type {
   WorkStats,
   WorkStatsQuery,
 } from '../../core/backend.js';
+import { ITEM_SIGNALED, RUN_RECORD_TYPES, recordKindOf } from '../../core/codecs/run-records.js';
 import { claimOrder, workItemFromRow } from '../../core/rows.js';
-import type { Json, JsonObject, StatusCounts, WorkItem, WorkItemStatus } from '../../core/types.js';
+import type {
+  EventRecord,
+  Json,
+  JsonObject,
+  StatusCounts,
+  WorkItem,
+  WorkItemStatus,
+} from '../../core/types.js';
 import { LOCK_KIND } from '../../core/types.js';
 import {
   annotatedEvent,
@@ -27,6 +37,8 @@ import {
   cascadedEvent,
   cascadeError,
   checkRecord,
+  checkSignal,
+  checkUnless,
   claimedEvent,
   endedUnsuccessfully,
   enqueuedEvent,
@@ -47,8 +59,10 @@ import {
   retriedEvent,
   statusEvent,
   unmatchedResolve,
+  wakesFor,
+  workItemStream,
 } from '../../core/work-rules.js';
-import { missingBlocker, statusCounts } from '../shared.js';
+import { missingBlocker, statusCounts, toEventRecord } from '../shared.js';
 import type { SqliteConnection } from './connection.js';
 import { writeEvents } from './events.js';
 
@@ -537,6 +551,7 @@ export async function record(conn: SqliteConnection, qs: RecordQuery[]): Promise
         // The write lock is held (BEGIN IMMEDIATE): the item cannot change between the check and the append.
         let item = getItem(conn, q.id);
         checkRecord(item, q);
+        if (q.unless) checkUnless(q, signalCount(conn, q.id, q.unless.signal));
         const held = item as WorkItem;
         if (q.release === null) {
           events.push(...q.events);
@@ -570,6 +585,43 @@ export async function record(conn: SqliteConnection, qs: RecordQuery[]): Promise
     }
     writeEvents(conn, events);
     return out;
+  });
+}
+
+/** How many signals named `name` item `id` has been sent. */
+function signalCount(conn: SqliteConnection, id: string, name: string): number {
+  const r = conn
+    .stmt(
+      `SELECT count(*) AS n FROM events WHERE stream = ? AND type = '${ITEM_SIGNALED}' AND json_extract(data, '$.name') = ?`,
+    )
+    .get(workItemStream(id), name) as { n: number };
+  return r.n;
+}
+
+export async function signal(
+  conn: SqliteConnection,
+  q: SignalQuery,
+): Promise<{ item: WorkItem; event: EventRecord }> {
+  return conn.write(() => {
+    const current = getItem(conn, q.id);
+    checkSignal(current, q);
+    // The item's last record of its run: whether it is handed back by a wait for this signal.
+    const last = conn
+      .stmt(
+        `SELECT type, data FROM events WHERE stream = ? AND type IN (${RUN_RECORD_TYPES.map(() => '?').join(', ')})
+           ORDER BY stream_seq DESC LIMIT 1`,
+      )
+      .get(workItemStream(q.id), ...RUN_RECORD_TYPES) as { type: string; data: string } | undefined;
+    const wakes = wakesFor(current, last ? recordKindOf(last.type, last.data) : null, q.name);
+    let item = current;
+    if (wakes) {
+      const row = conn
+        .stmt('UPDATE work_items SET not_before = ?, updated_at = ? WHERE id = ? RETURNING *')
+        .get(q.now, q.now, q.id) as WorkItemRow;
+      item = toWorkItem(row);
+    }
+    const [event] = writeEvents(conn, [q.build(wakes)]);
+    return { item, event: toEventRecord(event as StoredEvent) };
   });
 }
 
@@ -860,6 +912,7 @@ export function createWorkItemBackend(conn: SqliteConnection): WorkItemBackend {
     resolveEach: (qs) => resolveEach(conn, qs),
     release: (q) => release(conn, q),
     record: (qs) => record(conn, qs),
+    signal: (q) => signal(conn, q),
     annotate: (q) => annotate(conn, q),
     setStatus: (qs) => setStatus(conn, qs),
     retry: (qs) => retry(conn, qs),

@@ -17,8 +17,25 @@ export const STEP_SLEPT = 'work_step_slept';
 /** A person reset a step: it, and every record after it, run again on the next attempt. */
 export const STEP_RESET = 'work_step_reset';
 
+/** A wait for a signal began: the item was handed back until the signal comes (or the timeout). */
+export const STEP_WAITING = 'work_step_waiting';
+/** A wait for a signal ended, with the signal it took or its timeout: what every later attempt returns. */
+export const STEP_WAITED = 'work_step_waited';
+/** A signal was sent to the item: kept until a wait of its name takes it (one wait, one signal, in order). */
+export const ITEM_SIGNALED = 'work_item_signaled';
+
 /** Every run-record type, in the order a reader meets them. */
-export const RUN_RECORD_TYPES: readonly string[] = [STEP_COMPLETED, STEP_FAILED, STEP_SLEPT, STEP_RESET];
+export const RUN_RECORD_TYPES: readonly string[] = [
+  STEP_COMPLETED,
+  STEP_FAILED,
+  STEP_SLEPT,
+  STEP_WAITING,
+  STEP_WAITED,
+  STEP_RESET,
+];
+
+/** What a run reads of its item's stream: its records and the signals sent to it. */
+export const RUN_STREAM_TYPES: readonly string[] = [...RUN_RECORD_TYPES, ITEM_SIGNALED];
 
 /** Where a record sits in its run: its place in the run's sequence of calls, and the name it was called by. */
 export interface RecordPlace {
@@ -74,6 +91,35 @@ export interface SleepRecord extends RecordPlace, RecordHolder, Recorded {
   wake_at: string;
 }
 
+/** A wait for a signal began: the item was handed back until a signal of this name comes, or `timeout_at`. */
+export interface WaitingRecord extends RecordPlace, RecordHolder, Recorded {
+  type: 'waiting';
+  /** When the wait gives up (ISO-8601), or null: it waits for the signal alone. */
+  timeout_at: string | null;
+}
+
+/** A wait for a signal ended: with the signal it took (its payload, who sent it, where it is in the log), or its timeout. */
+export interface WaitedRecord extends RecordPlace, RecordHolder, Recorded {
+  type: 'waited';
+  outcome: 'signal' | 'timeout';
+  /** The signal's payload (null on a timeout). */
+  payload: Json;
+  /** The signal event's position in the log (null on a timeout). */
+  signal_position: number | null;
+  /** Who sent the signal (null on a timeout). */
+  sent_by: string | null;
+}
+
+/** A signal sent to the item (`work.signal`), as the log holds it. */
+export interface SignalRecord extends Recorded {
+  type: 'signal';
+  /** The name a wait takes it by. */
+  name: string;
+  payload: Json;
+  actor: string | null;
+  actor_kind: ActorKind;
+}
+
 /** A person's reset of a step: it and every record after it in the run are gone from replay. */
 export interface ResetRecord extends Recorded {
   type: 'reset';
@@ -87,13 +133,15 @@ export interface ResetRecord extends Recorded {
 }
 
 /** One record of a run as the log holds it. */
-export type RunRecord = CompletedStep | FailedStep | SleepRecord | ResetRecord;
+export type RunRecord = CompletedStep | FailedStep | SleepRecord | WaitingRecord | WaitedRecord | ResetRecord;
 
 /** A record of a run about to be appended: the same, without what the log assigns. */
 export type NewRunRecord =
   | Omit<CompletedStep, keyof Recorded>
   | Omit<FailedStep, keyof Recorded>
   | Omit<SleepRecord, keyof Recorded>
+  | Omit<WaitingRecord, keyof Recorded>
+  | Omit<WaitedRecord, keyof Recorded>
   | Omit<ResetRecord, keyof Recorded>;
 
 function event(type: string, itemId: string, data: JsonObject, actor: string | null, now: number): NewEvent {
@@ -135,6 +183,30 @@ export function recordEvent(itemId: string, r: NewRunRecord, now: number): NewEv
         r.worker,
         now,
       );
+    case 'waiting':
+      return event(
+        STEP_WAITING,
+        itemId,
+        { ...place(r), ...holder(r), timeout_at: r.timeout_at, actor_kind: 'system' },
+        r.worker,
+        now,
+      );
+    case 'waited':
+      return event(
+        STEP_WAITED,
+        itemId,
+        {
+          ...place(r),
+          ...holder(r),
+          outcome: r.outcome,
+          payload: r.payload,
+          signal_position: r.signal_position,
+          sent_by: r.sent_by,
+          actor_kind: 'system',
+        },
+        r.worker,
+        now,
+      );
     case 'reset':
       return event(
         STEP_RESET,
@@ -149,6 +221,64 @@ export function recordEvent(itemId: string, r: NewRunRecord, now: number): NewEv
         r.actor,
         now,
       );
+  }
+}
+
+/**
+ * The event of a signal sent to item `itemId`: `wakes` when it woke the item from a wait for it (the item is
+ * claimable from the signal's time on, which verify folds).
+ */
+export function signalEvent(
+  itemId: string,
+  s: { name: string; payload: Json; actor: string | null; actor_kind: ActorKind },
+  wakes: boolean,
+  now: number,
+): NewEvent {
+  const data: JsonObject = { name: s.name, payload: s.payload, actor_kind: s.actor_kind };
+  if (wakes) data.wakes = true;
+  return event(ITEM_SIGNALED, itemId, data, s.actor, now);
+}
+
+/** A signal event read back (`work_item_signaled`), or null when the event is none or malformed. */
+export function readSignal(
+  e: Pick<EventRecord, 'type' | 'data' | 'position' | 'created_at' | 'actor'>,
+): SignalRecord | null {
+  if (e.type !== ITEM_SIGNALED || !isObj(e.data) || typeof e.data.name !== 'string') return null;
+  return {
+    type: 'signal',
+    name: e.data.name,
+    payload: (e.data.payload ?? null) as Json,
+    actor: e.actor,
+    actor_kind: (e.data.actor_kind as ActorKind) ?? 'system',
+    position: e.position,
+    at: e.created_at,
+  };
+}
+
+const RECORD_TYPE_OF: Readonly<Record<string, RunRecord['type']>> = {
+  [STEP_COMPLETED]: 'step',
+  [STEP_FAILED]: 'step',
+  [STEP_SLEPT]: 'sleep',
+  [STEP_WAITING]: 'waiting',
+  [STEP_WAITED]: 'waited',
+  [STEP_RESET]: 'reset',
+};
+
+/**
+ * The kind and name of a record from its stored event type and data text (what a backend reads to decide
+ * whether a signal wakes the item), or null when it is no run record.
+ */
+export function recordKindOf(
+  type: string,
+  dataText: string,
+): { type: RunRecord['type']; name: string } | null {
+  const kind = RECORD_TYPE_OF[type];
+  if (kind === undefined) return null;
+  try {
+    const d = JSON.parse(dataText) as unknown;
+    return isObj(d) && typeof d.name === 'string' ? { type: kind, name: d.name } : null;
+  } catch {
+    return null;
   }
 }
 
@@ -195,6 +325,26 @@ export function readRecord(
   if (p === null || h === null) return 'malformed';
   if (e.type === STEP_SLEPT) {
     return str(d.wake_at) ? { type: 'sleep', ...p, ...h, wake_at: d.wake_at, ...at } : 'malformed';
+  }
+  if (e.type === STEP_WAITING) {
+    return d.timeout_at === null || str(d.timeout_at)
+      ? { type: 'waiting', ...p, ...h, timeout_at: d.timeout_at, ...at }
+      : 'malformed';
+  }
+  if (e.type === STEP_WAITED) {
+    if (d.outcome !== 'signal' && d.outcome !== 'timeout') return 'malformed';
+    const position = d.signal_position;
+    if (position !== null && !posInt(position)) return 'malformed';
+    return {
+      type: 'waited',
+      ...p,
+      ...h,
+      outcome: d.outcome,
+      payload: (d.payload ?? null) as Json,
+      signal_position: position as number | null,
+      sent_by: str(d.sent_by) ? d.sent_by : null,
+      ...at,
+    };
   }
   if (!str(d.started_at) || typeof d.duration_ms !== 'number' || !posInt(d.tries)) return 'malformed';
   const timing = { started_at: d.started_at, duration_ms: d.duration_ms, tries: d.tries };

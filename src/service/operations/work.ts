@@ -1,7 +1,14 @@
 // Work-item operations: the queue with leased claims, as the service table offers it to every edge.
 
 import { inputSchema, type JsonSchema } from '../../core/json-schema.js';
-import { RUN_RECORD, RUN_RECORDS, STATUS_COUNTS, WORK_ITEM, WORK_ITEMS } from '../../core/output-schemas.js';
+import {
+  RUN_RECORD,
+  RUN_RECORDS,
+  SIGNAL_RECORD,
+  STATUS_COUNTS,
+  WORK_ITEM,
+  WORK_ITEMS,
+} from '../../core/output-schemas.js';
 import type {
   AnnotateInput,
   CancelInput,
@@ -16,6 +23,7 @@ import type {
   ResolveInput,
   RetryInput,
   RetryManyInput,
+  SignalInput,
 } from '../../core/types.js';
 import { WORK_INPUTS } from '../../core/work-queue.js';
 import { type Operation, operation } from '../operation.js';
@@ -232,6 +240,19 @@ export const WORK_OPERATIONS = [
     output: RUN_RECORDS,
     writes: false,
     run: (inst, i: { id: string }) => inst.work.steps(i),
+  }),
+  operation({
+    name: 'signal',
+    group: 'work',
+    description:
+      "Send a signal to an unfinished item: a durable run's wait for that name takes it (kept until one does) and wakes.",
+    input: inputSchema(WORK_INPUTS.signal, {
+      name: 'the name a wait takes it by',
+      payload: 'what the wait returns (JSON)',
+    }),
+    output: SIGNAL_RECORD,
+    writes: true,
+    run: (inst, i: SignalInput) => inst.work.signal(i),
   }),
   operation({
     name: 'reset_step',
