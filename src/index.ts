@@ -75,7 +75,12 @@ export {
 } from './core/portable.js';
 export { redactUrl } from './core/redact.js';
 export {
+  type AskOptions,
+  type AskResult,
+  type ChildOutcome,
   isSuspended,
+  JoinFailed,
+  type JoinOptions,
   Run,
   type RunHolder,
   RunSuspended,

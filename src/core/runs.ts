@@ -25,8 +25,8 @@ import {
 import { checkInput, jsonField, LIMITS, RESERVED_KEYS } from './input.js';
 import { cloneJson } from './json.js';
 import { type Clock, parseDuration, parseTime } from './time.js';
-import type { ActorKind, EventRecord, Json, WorkItem } from './types.js';
-import { STORE_ACTOR_KIND, workItemStream } from './work-rules.js';
+import type { ActorKind, EnqueueInput, EventRecord, Json, WorkItem } from './types.js';
+import { isTerminal, runKey, runSignalName, STORE_ACTOR_KIND, workItemStream } from './work-rules.js';
 
 export type { RunRecord } from './codecs/run-records.js';
 
@@ -110,9 +110,13 @@ const STEP_SPEC = {
   maxBackoffMs: { type: 'int', min: 0, max: LIMITS.leaseMs },
 } as const;
 
-/** A record name: a `name` field (1–200 characters, no control characters), and never a reserved key. */
-export function checkRecordName(op: string, name: unknown): string {
-  const { name: n } = checkInput<{ name: string }>(op, { name }, { name: { type: 'name', required: true } });
+/** A record name: a `name` field (1–`max` characters, no control characters), and never a reserved key. */
+export function checkRecordName(op: string, name: unknown, max: number = LIMITS.name): string {
+  const { name: n } = checkInput<{ name: string }>(
+    op,
+    { name },
+    { name: { type: 'name', required: true, max } },
+  );
   if (RESERVED_KEYS.has(n)) {
     throw new InvalidInputError(
       `${op}: name ${JSON.stringify(n)} is refused (${[...RESERVED_KEYS].join(', ')} are never names)`,
@@ -212,6 +216,64 @@ export type WaitResult =
     }
   | { timedOut: true };
 
+/** What a join returns for each child, in spawn order; what an ask returns of its question. */
+export interface ChildOutcome {
+  id: string;
+  /** `done`, `failed` or `cancelled`. */
+  status: WorkItem['status'];
+  result: Json;
+  error: string | null;
+}
+
+/** How a join waits. */
+export interface JoinOptions {
+  /** Return failed and cancelled children too, instead of failing the join. @default false */
+  allowFailures?: boolean;
+  /** How often to look at the children should their ends' signals be missed (ms or `'10m'`). @default '10m' */
+  recheck?: number | string;
+}
+
+/** What `ask` asks. */
+export interface AskOptions {
+  /** The question, as the person reads it (the item's title). */
+  question: string;
+  /** Choices or anything else the person needs (JSON, in the item's payload). */
+  options?: Json;
+  /** How often to look at the question should its answer's signal be missed (ms or `'1h'`). @default '1h' */
+  recheck?: number | string;
+}
+
+/** A person's answer to a run's `ask`. */
+export interface AskResult {
+  /** The id of the question's item. */
+  question: string;
+  /** `done` (answered), or `failed` / `cancelled` (the person declined it). */
+  status: WorkItem['status'];
+  /** The answer: the result the person resolved the question with. */
+  answer: Json;
+  /** Why the person declined it (the item's error), or null. */
+  reason: string | null;
+}
+
+/**
+ * A join whose children did not all end done: the attempt fails with it, and retrying cannot help (the join's
+ * look at them is recorded), so the worker does not retry it. `failed` names them.
+ */
+export class JoinFailed extends Error {
+  /** The children that ended failed or cancelled, in spawn order. */
+  readonly failed: ChildOutcome[];
+  constructor(id: string, name: string, failed: ChildOutcome[]) {
+    super(
+      `work item ${id}: join ${JSON.stringify(name)}: ${failed.length} child${failed.length === 1 ? '' : 'ren'} did not end done (${failed
+        .slice(0, 5)
+        .map((c) => `${c.id} ${c.status}${c.error ? `: ${c.error}` : ''}`)
+        .join('; ')})`,
+    );
+    this.name = 'JoinFailed';
+    this.failed = failed;
+  }
+}
+
 /** What `waitFor` takes: how long to wait at most. */
 export interface WaitOptions {
   /** Give up after this long (ms, or a duration string such as `'3d'`); without it, wait for the signal alone. */
@@ -228,8 +290,16 @@ export function stepKey(id: string, name: string, occurrence: number, generation
   return `as1_${h.slice(0, 39)}`;
 }
 
+/** What a run needs of the work queue: enqueueing its children and questions, and reading them. */
+export interface RunItems {
+  /** Enqueues items with the run's own `run:` keys (which no other caller may write). */
+  enqueue(inputs: EnqueueInput[]): Promise<WorkItem[]>;
+  /** The item, or null. */
+  get(id: string): Promise<WorkItem | null>;
+}
+
 /** What a run needs of its store. */
-interface RunStore {
+interface RunStore extends RunItems {
   clock: Clock;
   /** Appends one record under its condition (coalesced with others), or throws its refusal. */
   commit(q: RecordQuery): Promise<WorkItem>;
@@ -252,6 +322,10 @@ export class Run {
   readonly #occurrences = new Map<string, number>();
   /** Positions of the signals waits of this run took, recorded before this attempt or by it. */
   readonly #taken: Set<number>;
+  /** What this attempt's spawns gave, per name in order (a join takes them in turn). */
+  readonly #spawned = new Map<string, Array<{ key: string; ids: string[] }>>();
+  /** Joins made of each name in this attempt. */
+  readonly #joins = new Map<string, number>();
 
   constructor(store: RunStore, holder: RunHolder, journal: RunJournal) {
     this.#store = store;
@@ -333,7 +407,14 @@ export class Run {
         value = await fn({ key, ...p, attempt: this.holder.attempt, try: t });
       } catch (err) {
         // A refusal of the store inside fn (a lease lost) is not the step's failure to record.
-        if (isAgentStateError(err, 'LEASE_LOST')) throw err;
+        // A refusal of the store inside fn (a lease lost, input it refused) is not the step's failure to
+        // record; nor is a suspension (a join's or an ask's check handing the item back).
+        if (
+          isAgentStateError(err, 'LEASE_LOST') ||
+          isAgentStateError(err, 'INVALID_INPUT') ||
+          isSuspended(err)
+        )
+          throw err;
         if (t < tries) {
           const base = opts.backoffMs ?? 1000;
           await sleep(Math.min(opts.maxBackoffMs ?? 30_000, base * 2 ** (t - 1)));
@@ -508,6 +589,133 @@ export class Run {
     }
   }
 
+  /**
+   * Child runs: enqueues `items` once for this place of the run (a later attempt gets the ids the first one
+   * enqueued, never new children), each keyed to this run, and returns their ids in order. `join(name)` waits
+   * for them. An item's own idempotency_key is replaced by the run's.
+   */
+  async spawn(name: string, items: EnqueueInput[]): Promise<string[]> {
+    const n = checkRecordName('spawn', name, LIMITS.name - 10);
+    if (!Array.isArray(items) || items.length === 0 || items.length > LIMITS.claimLimit) {
+      throw new InvalidInputError(
+        `spawn: items must be an array of 1 to ${LIMITS.claimLimit} items to enqueue`,
+        {
+          field: 'items',
+        },
+      );
+    }
+    const spawned = await this.step(`spawn ${n}`, async (s) => {
+      const children = await this.#store.enqueue(
+        items.map((item, k) => ({ ...item, idempotency_key: runKey(this.holder.id, 'spawn', s.key, k + 1) })),
+      );
+      return { key: s.key, ids: children.map((c) => c.id) };
+    });
+    const list = this.#spawned.get(n) ?? [];
+    list.push(spawned);
+    this.#spawned.set(n, list);
+    return spawned.ids;
+  }
+
+  /**
+   * Waits durably until every child of the run's `spawn(name)` before it (the first join of a name joins its
+   * first spawn, and so on) has ended, and returns them in spawn order with status, result and error. A
+   * failed or cancelled child fails the join (JoinFailed, which the worker does not retry) unless
+   * `allowFailures`. Meanwhile the item is handed back; a child's end wakes it (and, should that signal be
+   * missed, it looks again every `recheck`, default 10 minutes).
+   */
+  async join(name: string, options: JoinOptions = {}): Promise<ChildOutcome[]> {
+    const n = checkRecordName('join', name, LIMITS.name - 10);
+    const k = (this.#joins.get(n) ?? 0) + 1;
+    this.#joins.set(n, k);
+    const spawned = this.#spawned.get(n)?.[k - 1];
+    if (spawned === undefined) {
+      throw new InvalidInputError(
+        `join: no spawn(${JSON.stringify(n)}) of this run to join (join #${k} of the name)`,
+        {
+          field: 'name',
+        },
+      );
+    }
+    const children = await this.#awaitEnd(
+      `join ${n}`,
+      spawned.ids,
+      runSignalName('spawn', spawned.key),
+      options.recheck ?? '10m',
+    );
+    const failed = children.filter((c) => c.status !== 'done');
+    if (failed.length > 0 && options.allowFailures !== true) throw new JoinFailed(this.holder.id, n, failed);
+    return children;
+  }
+
+  /**
+   * A question for a person: enqueued once as an item waiting for a human (its `title` the question, its
+   * payload `{ question, options, run }`), which only a human principal answers — `agentstate resolve <id>
+   * done --result … --actor-kind human`, the dashboard, an MCP host's form — then returns the answer: the
+   * item's status (`done`, or `failed` / `cancelled` when the person said no) with its result and error.
+   * Meanwhile the item is handed back; the answer wakes it (looked at again every `recheck`, default 1 h).
+   */
+  async ask(name: string, options: AskOptions): Promise<AskResult> {
+    const n = checkRecordName('ask', name, LIMITS.name - 10);
+    const { question, choices } = checkInput<{ question: string; choices?: Json }>(
+      'ask',
+      {
+        question: options?.question,
+        ...(options?.options === undefined ? {} : { choices: options.options }),
+      },
+      { question: { type: 'string', required: true }, choices: { type: 'json' } },
+    );
+    if (question.trim() === '')
+      throw new InvalidInputError('ask: question must not be blank', { field: 'question' });
+    const asked = await this.step(`ask ${n}`, async (s) => {
+      const [item] = await this.#store.enqueue([
+        {
+          title: question,
+          waiting_human: true,
+          payload: { question, options: choices ?? null, run: this.holder.id, ask: n },
+          idempotency_key: runKey(this.holder.id, 'ask', s.key, 1),
+        },
+      ]);
+      return { key: s.key, id: (item as WorkItem).id };
+    });
+    const [answer] = await this.#awaitEnd(
+      `answer ${n}`,
+      [asked.id],
+      runSignalName('ask', asked.key),
+      options.recheck ?? '1h',
+    );
+    const a = answer as ChildOutcome;
+    return { question: asked.id, status: a.status, answer: a.result, reason: a.error };
+  }
+
+  /**
+   * Waits durably until every one of `ids` has ended: each look at them is a step of the run (named `check`),
+   * so replay takes the same turns; between looks, a wait for `signal` (sent when one ends) or `recheck`.
+   */
+  async #awaitEnd(
+    check: string,
+    ids: string[],
+    signal: string,
+    recheck: number | string,
+  ): Promise<ChildOutcome[]> {
+    for (;;) {
+      const state = await this.step(check, async () => {
+        const items = await Promise.all(ids.map((id) => this.#store.get(id)));
+        if (!items.every((i) => i !== null && isTerminal(i.status))) return { ended: false, children: [] };
+        return {
+          ended: true,
+          children: items.map((i) => ({
+            id: (i as WorkItem).id,
+            status: (i as WorkItem).status,
+            result: (i as WorkItem).result,
+            error: (i as WorkItem).error,
+          })),
+        };
+      });
+      if (state.ended) return state.children as ChildOutcome[];
+      await this.waitFor(signal, { timeout: recheck });
+    }
+  }
+
   #who(): { attempt: number; worker: string } {
     return { attempt: this.holder.attempt, worker: this.holder.worker };
   }
@@ -550,9 +758,17 @@ export class Runs {
   /** The runs of `work.step` calls made one at a time, by holder: occurrences count across those calls. */
   readonly #kept = new Map<string, Promise<Run>>();
 
-  constructor(backend: StoreBackend, clock: Clock, coalesce: Required<CoalesceOptions> | null) {
+  readonly #items: RunItems;
+
+  constructor(
+    backend: StoreBackend,
+    clock: Clock,
+    coalesce: Required<CoalesceOptions> | null,
+    items: RunItems,
+  ) {
     this.#backend = backend;
     this.#clock = clock;
+    this.#items = items;
     // Records of many runs (and several of one) go in one transaction when they overlap.
     this.#records = coalesce ? new Coalescer((qs) => this.#backend.work.record(qs), coalesce) : null;
   }
@@ -614,7 +830,13 @@ export class Runs {
     const h = checkInput<RunHolder>('run', holder, HOLDER_SPEC);
     const { records, signals } = await this.#journal(h.id);
     return new Run(
-      { clock: this.#clock, commit: (q) => this.#commit(q), signals: (id) => this.signals(id) },
+      {
+        clock: this.#clock,
+        commit: (q) => this.#commit(q),
+        signals: (id) => this.signals(id),
+        enqueue: (inputs) => this.#items.enqueue(inputs),
+        get: (id) => this.#items.get(id),
+      },
       h,
       new RunJournal(records, signals),
     );

@@ -67,12 +67,19 @@ import {
   type WorkLimit,
 } from './types.js';
 import {
+  AS_RUN,
   AS_SCHEDULER,
   endedUnsuccessfully,
   humanDecisionRefusal,
   isRepeatedHumanResolution,
+  isRunQuestion,
+  isTerminal,
   OWNED_KEY_PREFIX,
   ownerOf,
+  RUN_KEY_PREFIX,
+  runParentOf,
+  runQuestionRefusal,
+  runSignalName,
   SCHEDULE_KEY_PREFIX,
   STORE_ACTOR_KIND,
 } from './work-rules.js';
@@ -231,7 +238,7 @@ export function normalizeEnqueue(
   raw: EnqueueInput,
   now: number,
   defaultActor: string,
-  asScheduler = false,
+  as?: typeof AS_SCHEDULER | typeof AS_RUN,
 ): NewWorkItem {
   const i = checkInput<EnqueueInput>('enqueue', raw, WORK_INPUTS.enqueue);
   if (i.title.trim() === '')
@@ -246,7 +253,13 @@ export function normalizeEnqueue(
       { field: 'idempotency_key' },
     );
   }
-  if (!asScheduler && i.idempotency_key?.startsWith(SCHEDULE_KEY_PREFIX)) {
+  if (as !== AS_RUN && i.idempotency_key?.startsWith(RUN_KEY_PREFIX)) {
+    throw new InvalidInputError(
+      `enqueue: idempotency keys starting with ${RUN_KEY_PREFIX} belong to the items durable runs enqueue (their children and questions); use another key`,
+      { field: 'idempotency_key' },
+    );
+  }
+  if (as !== AS_SCHEDULER && i.idempotency_key?.startsWith(SCHEDULE_KEY_PREFIX)) {
     throw new InvalidInputError(
       `enqueue: idempotency keys starting with ${SCHEDULE_KEY_PREFIX} belong to the items schedules enqueue; use another key`,
       { field: 'idempotency_key' },
@@ -356,7 +369,10 @@ export class WorkQueue {
         : null;
     this.#resolves = perItem((qs: ResolveQuery[]) => this.#backend.work.resolveEach(qs));
     this.#heartbeats = perItem((qs: HeartbeatQuery[]) => this.#backend.work.heartbeat(qs));
-    this.#runs = new Runs(backend, () => this.#ctx.clock(), coalesce);
+    this.#runs = new Runs(backend, () => this.#ctx.clock(), coalesce, {
+      enqueue: (inputs) => this.enqueueMany(inputs, AS_RUN),
+      get: (id) => this.#backend.work.get(id),
+    });
   }
 
   #claimer(kind: string | null): Coalescer<ClaimCall, WorkItem | null> {
@@ -386,12 +402,13 @@ export class WorkQueue {
     return item!;
   }
 
-  /** Adds several items in one transaction (one fsync). `as` is the scheduler's alone (its `schedule:` keys). */
-  async enqueueMany(inputs: EnqueueInput[], as?: typeof AS_SCHEDULER): Promise<WorkItem[]> {
+  /**
+   * Adds several items in one transaction (one fsync). `as` is the scheduler's (its `schedule:` keys) or a
+   * durable run's (its `run:` keys) alone.
+   */
+  async enqueueMany(inputs: EnqueueInput[], as?: typeof AS_SCHEDULER | typeof AS_RUN): Promise<WorkItem[]> {
     const now = this.#ctx.clock();
-    const rows = inputs.map((raw) =>
-      normalizeEnqueue(raw, now, this.#ctx.defaultWorker, as === AS_SCHEDULER),
-    );
+    const rows = inputs.map((raw) => normalizeEnqueue(raw, now, this.#ctx.defaultWorker, as));
     return (await this.#backend.work.enqueue(rows)).map((r) => r.item);
   }
 
@@ -611,10 +628,12 @@ export class WorkQueue {
     if (this.#resolves) {
       // Overlapping resolves on this handle go in one transaction, each answered on its own.
       const q = this.#resolveQueries([i])[0]!;
-      return this.#resolves.submit(q).catch((err: unknown) => this.#repeatedResolve(err, q));
+      return this.#ended(
+        await this.#resolves.submit(q).catch((err: unknown) => this.#repeatedResolve(err, q)),
+      );
     }
     const [item] = await this.#resolveMany(this.#resolveQueries([i]));
-    return item as WorkItem;
+    return this.#ended(item as WorkItem);
   }
 
   /**
@@ -644,9 +663,11 @@ export class WorkQueue {
         },
       );
     }
-    return this.#resolveMany(
-      this.#resolveQueries(
-        inputs.map((input) => checkInput<ResolveInput>('resolve', input, WORK_INPUTS.resolve)),
+    return this.#endedAll(
+      await this.#resolveMany(
+        this.#resolveQueries(
+          inputs.map((input) => checkInput<ResolveInput>('resolve', input, WORK_INPUTS.resolve)),
+        ),
       ),
     );
   }
@@ -825,6 +846,10 @@ export class WorkQueue {
    * human (`actor_kind: 'human'`; PERMISSION_DENIED otherwise), and a human can ask it again (`retry`).
    */
   async cancel(input: CancelInput, origin: CallProvenance = {}): Promise<WorkItem> {
+    return this.#ended(await this.#cancel(input, origin));
+  }
+
+  async #cancel(input: CancelInput, origin: CallProvenance): Promise<WorkItem> {
     const i = checkInput<CancelInput>('cancel', input, WORK_INPUTS.cancel);
     const human = i.actor_kind === 'human';
     const data = provenanceData(origin);
@@ -842,6 +867,7 @@ export class WorkQueue {
       const current = await this.#backend.work.get(i.id);
       if (current?.status !== 'waiting_human') throw err;
       if (ownerOf(current)) throw humanDecisionRefusal(current, 'cancel');
+      if (isRunQuestion(current)) throw runQuestionRefusal(current, 'cancel');
       // An ordinary item parked for a human (its key never becomes a document's): anyone may cancel it.
       return this.#setStatus(i, ['waiting_human'], 'cancelled', 'work_item_cancelled', data);
     }
@@ -864,8 +890,12 @@ export class WorkQueue {
       // Whether an item is a document's decision never changes (its key does not), so this read decides
       // who may cancel it while parked; the write still holds only if its status is as allowed.
       const current = human ? null : await this.#backend.work.get(id);
-      const decision = current !== null && ownerOf(current) !== null;
-      if (decision && current.status === 'waiting_human') throw humanDecisionRefusal(current, 'cancel');
+      const decision = current !== null && (ownerOf(current) !== null || isRunQuestion(current));
+      if (decision && current.status === 'waiting_human') {
+        throw ownerOf(current)
+          ? humanDecisionRefusal(current, 'cancel')
+          : runQuestionRefusal(current, 'cancel');
+      }
       changes.push(
         this.#statusChange(
           { id, ...i },
@@ -876,7 +906,31 @@ export class WorkQueue {
         ),
       );
     }
-    return this.#backend.work.setStatus(changes);
+    return this.#endedAll(await this.#backend.work.setStatus(changes));
+  }
+
+  /**
+   * Tells the durable runs whose children or questions among `items` have ended: a signal to each parent
+   * (`join:<key>` / `answer:<key>`), which wakes its join or ask. Best effort, after the commit: a parent that
+   * misses one (a crash in between, an end no call of this handle made) finds it at its wait's next check.
+   */
+  async #endedAll(items: WorkItem[]): Promise<WorkItem[]> {
+    for (const item of items) {
+      const run = runParentOf(item);
+      if (run === null || !isTerminal(item.status)) continue;
+      await this.signal({
+        id: run.parent,
+        name: runSignalName(run.role, run.stepKey),
+        payload: { item: item.id, status: item.status },
+        actor: this.#ctx.defaultWorker,
+      }).catch(() => {});
+    }
+    return items;
+  }
+
+  async #ended(item: WorkItem): Promise<WorkItem> {
+    await this.#endedAll([item]);
+    return item;
   }
 
   /** Parks a pending item for a human decision. */
@@ -891,6 +945,7 @@ export class WorkQueue {
     const current = await this.#backend.work.get(i.id);
     // A document's decision stays with the human: once pending, any worker could claim and answer it.
     if (current && ownerOf(current)) throw humanDecisionRefusal(current, 'unpark');
+    if (current && isRunQuestion(current)) throw runQuestionRefusal(current, 'unpark');
     // The reason (a person's comment on why it goes back to the queue) is kept in the event.
     const data = { ...(i.reason === undefined ? {} : { reason: i.reason }), ...provenanceData(origin) };
     return this.#setStatus(

@@ -503,6 +503,7 @@ export function unmatchedResolve(current: WorkItem | null, q: ResolveQuery): Sta
   if (current && isRepeatedResolve(current, q)) return null;
   if (current?.status !== 'waiting_human') explainLeaseFailure(current, q, 'resolve');
   if (ownerOf(current)) throw humanDecisionRefusal(current, 'resolve');
+  if (isRunQuestion(current) && q.actor_kind !== 'human') throw runQuestionRefusal(current, 'resolve');
   return humanResolution(q);
 }
 
@@ -522,6 +523,55 @@ export const SCHEDULE_KEY_PREFIX = 'schedule:';
 
 /** Passed to `WorkQueue.enqueueMany` by the scheduler alone: it may write `schedule:` keys. Not exported by the package. */
 export const AS_SCHEDULER: unique symbol = Symbol('agentstate.scheduler');
+
+/**
+ * Idempotency keys of the items a durable run enqueues: `run:<parent>#<role>#<step key>#<n>`, a child
+ * (`spawn`) or a question for a person (`ask`). Only a run writes them (a plain enqueue refuses the prefix),
+ * so such an item is known to belong to its parent's run, which its end wakes; a question waiting for a
+ * human is answered, cancelled or put back only by a human.
+ */
+export const RUN_KEY_PREFIX = 'run:';
+
+/** Passed to `WorkQueue.enqueueMany` by a durable run alone: it may write `run:` keys. Not exported by the package. */
+export const AS_RUN: unique symbol = Symbol('agentstate.run');
+
+/** What a durable run enqueued: a child of a spawn, or a question of an ask. */
+export type RunRole = 'spawn' | 'ask';
+
+/** The idempotency key of the `n`-th item the run of `parent` enqueues in the step whose key is `stepKey`. */
+export function runKey(parent: string, role: RunRole, stepKey: string, n: number): string {
+  return `${RUN_KEY_PREFIX}${parent}#${role}#${stepKey}#${n}`;
+}
+
+/** The run `item` belongs to (its parent, and what it is to it), or null for an item no run enqueued. */
+export function runParentOf(
+  item: Pick<WorkItem, 'idempotency_key'>,
+): { parent: string; role: RunRole; stepKey: string; n: number } | null {
+  const key = item.idempotency_key;
+  if (key === null || !key.startsWith(RUN_KEY_PREFIX)) return null;
+  const [parent, role, stepKey, n] = key.slice(RUN_KEY_PREFIX.length).split('#');
+  if (!parent || (role !== 'spawn' && role !== 'ask') || !stepKey || !/^\d+$/.test(n ?? '')) return null;
+  return { parent, role, stepKey, n: Number(n) };
+}
+
+/** The signal a run's child or question sends its parent when it ends, which the parent's join or ask waits for. */
+export function runSignalName(role: RunRole, stepKey: string): string {
+  return `${role === 'ask' ? 'answer' : 'join'}:${stepKey}`;
+}
+
+/** Whether `item` is a durable run's question for a person (only a human answers, cancels or unparks it). */
+export function isRunQuestion(item: Pick<WorkItem, 'idempotency_key'>): boolean {
+  return runParentOf(item)?.role === 'ask';
+}
+
+/** Why anyone but a human may not answer, cancel or unpark a run's question. */
+export function runQuestionRefusal(item: WorkItem, action: string): PermissionDeniedError {
+  const parent = runParentOf(item)?.parent;
+  return new PermissionDeniedError(
+    `cannot ${action} work item ${item.id}: it is a question the run of ${parent} asked a person; a human answers it (resolve it done with the answer as a human: actor_kind human and the name of who answered; CLI: agentstate resolve ${item.id} done --result '{"answer":…}' --actor <name> --actor-kind human)`,
+    { id: item.id, run: parent, rule: 'human-decision' },
+  );
+}
 
 export function ownedKey(kind: string, id: string, key: string): string {
   return `${OWNED_KEY_PREFIX}${kind}/${id}#${key}`;

@@ -10,7 +10,12 @@ import { context, type Span, type SpanContext, SpanKind, SpanStatusCode, trace }
 import { toStoredJson } from '../core/input.js';
 import { cloneJson } from '../core/json.js';
 import {
+  type AskOptions,
+  type AskResult,
+  type ChildOutcome,
   isSuspended,
+  JoinFailed,
+  type JoinOptions,
   type Run,
   type StepInfo,
   type StepOptions,
@@ -18,7 +23,7 @@ import {
   type WaitResult,
 } from '../core/runs.js';
 import { messagingAttributes, producerLinks, TRACER_NAME } from '../core/tracing.js';
-import type { Json, ResolveInput, WorkItem } from '../core/types.js';
+import type { EnqueueInput, Json, ResolveInput, WorkItem } from '../core/types.js';
 import type { WorkQueue } from '../core/work-queue.js';
 import { InvalidInputError, isAgentStateError } from '../errors.js';
 
@@ -57,6 +62,15 @@ export interface HandlerContext {
    * attempt spent) and the signal wakes it.
    */
   waitFor: (name: string, options?: WaitOptions) => Promise<WaitResult>;
+  /** Child runs: enqueues `items` once for the run (their ids, in order, on every attempt); see `join`. */
+  spawn: (name: string, items: EnqueueInput[]) => Promise<string[]>;
+  /**
+   * Waits durably until the children of `spawn(name)` have all ended and returns them in order; a failed one
+   * fails the join (final) unless `allowFailures`. The item holds no slot meanwhile.
+   */
+  join: (name: string, options?: JoinOptions) => Promise<ChildOutcome[]>;
+  /** Asks a person (an item waiting for a human) and returns the answer; the item holds no slot meanwhile. */
+  ask: (name: string, options: AskOptions) => Promise<AskResult>;
 }
 
 /**
@@ -272,7 +286,8 @@ export function retryDelay(
   err: unknown,
   random: () => number = Math.random,
 ): number | null {
-  if (err instanceof FailNow || policy === false) return null;
+  // A join whose children failed fails the same way on every attempt (its look at them is recorded).
+  if (err instanceof FailNow || err instanceof JoinFailed || policy === false) return null;
   if (policy.maxAttempts !== undefined && attempt >= policy.maxAttempts) return null;
   if (err instanceof RetryAfter) return err.ms;
   const own = policy.delayMs?.(item, attempt, err);
@@ -659,6 +674,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
           sleep: (name, duration) => durable('sleep', String(name), (r) => r.sleep(name, duration)),
           sleepUntil: (name, time) => durable('sleep', String(name), (r) => r.sleepUntil(name, time)),
           waitFor: (name, options) => durable('wait', String(name), (r) => r.waitFor(name, options)),
+          spawn: (name, items) => durable('spawn', String(name), (r) => r.spawn(name, items)),
+          join: (name, options) => durable('join', String(name), (r) => r.join(name, options)),
+          ask: (name, options) => durable('ask', String(name), (r) => r.ask(name, options)),
         }),
       );
       outcome = { ...input, status: 'done', result: asResult(result) };

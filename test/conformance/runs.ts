@@ -4,7 +4,7 @@
 // a changed handler is STEP_MISMATCH; a person's reset re-runs a step and what follows. Every test ends with
 // a clean verify, whose fold checks each record against the lease of its attempt.
 import { describe, expect } from 'vitest';
-import { isSuspended, type RunSuspended } from '../../src/core/runs.js';
+import { isSuspended, JoinFailed, type RunSuspended } from '../../src/core/runs.js';
 import type { WorkItem } from '../../src/core/types.js';
 import { type ConformanceTest, type Ctx, eventCount, expectCode, T0 } from './setup.js';
 
@@ -508,6 +508,157 @@ export function runConformance(name: string, t: ConformanceTest): void {
         expect(await eventCount(c)).toBe(after);
       },
     );
+
+    t(
+      'child runs: spawn enqueues once across attempts, join waits durably and returns them in order; their ends wake it',
+      async (c) => {
+        const parent = await c.work.enqueue({ title: 'fan out', priority: 10 });
+        const a1 = await claim(c, 'w1');
+        expect(a1.id).toBe(parent.id);
+        const run1 = await c.work.run({ id: parent.id, worker: 'w1', attempt: a1.attempts });
+        const ids = await run1.spawn('pages', [
+          { title: 'page 1', kind: 'page', payload: { n: 1 } },
+          { title: 'page 2', kind: 'page', payload: { n: 2 }, idempotency_key: 'ignored' },
+        ]);
+        expect(ids).toHaveLength(2);
+        const s1 = await suspension(run1.join('pages'));
+        expect(s1.until).toBe(iso(T0 + 600_000));
+        // The children are ordinary items, keyed to the run (nobody else may write such a key).
+        const children = await Promise.all(ids.map((id) => c.work.get(id)));
+        expect(
+          children.map((i) => [i.title, i.status, i.idempotency_key?.startsWith(`run:${parent.id}#spawn#`)]),
+        ).toEqual([
+          ['page 1', 'pending', true],
+          ['page 2', 'pending', true],
+        ]);
+        await expectCode(
+          c.work.enqueue({ title: 'x', idempotency_key: `run:${parent.id}#spawn#k#9` }),
+          'INVALID_INPUT',
+        );
+        const p1 = await c.work.claim({ worker: 'w2', kind: 'page' });
+        await c.work.resolve({
+          id: p1!.id,
+          worker: 'w2',
+          attempt: p1!.attempts,
+          status: 'done',
+          result: { words: 10 },
+        });
+        // The child's end woke the parent: claimable now, not in ten minutes.
+        expect((await c.work.get(parent.id)).not_before).toBe(iso(c.now()));
+        const a2 = await claim(c, 'w1');
+        expect(a2.id).toBe(parent.id);
+        const run2 = await c.work.run({ id: parent.id, worker: 'w1', attempt: a2.attempts });
+        expect(await run2.spawn('pages', [{ title: 'not enqueued again' }])).toEqual(ids);
+        await suspension(run2.join('pages'));
+        const p2 = await c.work.claim({ worker: 'w2', kind: 'page' });
+        await c.work.resolveMany([
+          { id: p2!.id, worker: 'w2', attempt: p2!.attempts, status: 'done', result: { words: 20 } },
+        ]);
+        const a3 = await claim(c, 'w1');
+        const run3 = await c.work.run({ id: parent.id, worker: 'w1', attempt: a3.attempts });
+        expect(await run3.spawn('pages', [{ title: 'x' }])).toEqual(ids);
+        expect(await run3.join('pages')).toEqual([
+          { id: ids[0], status: 'done', result: { words: 10 }, error: null },
+          { id: ids[1], status: 'done', result: { words: 20 }, error: null },
+        ]);
+        expect((await c.work.list({ limit: 100 })).length).toBe(3);
+        await c.work.resolve({ id: parent.id, worker: 'w1', attempt: a3.attempts, status: 'done' });
+      },
+    );
+
+    t(
+      'a failed child fails the join unless told otherwise; a join with no spawn before it is refused',
+      async (c) => {
+        const parent = await c.work.enqueue({ title: 'fan out', priority: 10, max_attempts: 5 });
+        const a1 = await claim(c, 'w1');
+        const run1 = await c.work.run({ id: parent.id, worker: 'w1', attempt: a1.attempts });
+        await expectCode(run1.join('nothing'), 'INVALID_INPUT');
+        const run = await c.work.run({ id: parent.id, worker: 'w1', attempt: a1.attempts });
+        const [good, bad] = await run.spawn('jobs', [
+          { title: 'good', kind: 'job' },
+          { title: 'bad', kind: 'job' },
+        ]);
+        await c.work.cancel({ id: bad!, reason: 'not needed' });
+        const g = await c.work.claim({ worker: 'w2', kind: 'job' });
+        await c.work.resolve({ id: g!.id, worker: 'w2', attempt: g!.attempts, status: 'done', result: 'ok' });
+        const err = await run.join('jobs').then(
+          () => null,
+          (e: unknown) => e,
+        );
+        expect(err).toBeInstanceOf(JoinFailed);
+        expect((err as JoinFailed).failed).toEqual([
+          { id: bad, status: 'cancelled', result: null, error: 'not needed' },
+        ]);
+        // The same join, told to take failures: the children as they ended.
+        await c.work.resolve({
+          id: parent.id,
+          worker: 'w1',
+          attempt: a1.attempts,
+          status: 'failed',
+          error: 'x',
+          retry_at: '0s',
+        });
+        const a2 = await claim(c, 'w1');
+        const run2 = await c.work.run({ id: parent.id, worker: 'w1', attempt: a2.attempts });
+        await run2.spawn('jobs', [
+          { title: 'good', kind: 'job' },
+          { title: 'bad', kind: 'job' },
+        ]);
+        expect((await run2.join('jobs', { allowFailures: true })).map((x) => [x.id, x.status])).toEqual([
+          [good, 'done'],
+          [bad, 'cancelled'],
+        ]);
+        await c.work.resolve({ id: parent.id, worker: 'w1', attempt: a2.attempts, status: 'done' });
+      },
+    );
+
+    t('ask: a question only a human answers; the answer wakes the run and is returned to it', async (c) => {
+      const item = await c.work.enqueue({ title: 'refund over the limit', priority: 10 });
+      const a1 = await claim(c, 'w1');
+      const run1 = await c.work.run({ id: item.id, worker: 'w1', attempt: a1.attempts });
+      const s = await suspension(
+        run1.ask('approve refund', { question: 'Refund 420 € to order 42?', options: ['yes', 'no'] }),
+      );
+      expect(s.until).toBe(iso(T0 + 3_600_000));
+      const [q] = await c.work.list({ status: 'waiting_human' });
+      expect(q).toMatchObject({
+        title: 'Refund 420 € to order 42?',
+        payload: {
+          question: 'Refund 420 € to order 42?',
+          options: ['yes', 'no'],
+          run: item.id,
+          ask: 'approve refund',
+        },
+      });
+      // Not a model's, not a worker's, not the system's to answer, cancel or put back.
+      await expectCode(
+        c.work.resolve({ id: q!.id, status: 'done', result: 'yes', actor: 'gpt', actor_kind: 'model' }),
+        'PERMISSION_DENIED',
+      );
+      await expectCode(c.work.resolve({ id: q!.id, status: 'done', result: 'yes' }), 'PERMISSION_DENIED');
+      await expectCode(c.work.cancel({ id: q!.id, actor_kind: 'model' }), 'PERMISSION_DENIED');
+      await expectCode(c.work.cancelMany({ ids: [q!.id] }), 'PERMISSION_DENIED');
+      await expectCode(c.work.unpark({ id: q!.id }), 'PERMISSION_DENIED');
+      expect(await c.work.claim({ worker: 'w2' })).toBeNull();
+      await c.work.resolve({
+        id: q!.id,
+        status: 'done',
+        result: { choice: 'yes' },
+        actor: 'ada',
+        actor_kind: 'human',
+      });
+      const a2 = await claim(c, 'w1');
+      expect(a2.id).toBe(item.id);
+      const run2 = await c.work.run({ id: item.id, worker: 'w1', attempt: a2.attempts });
+      expect(await run2.ask('approve refund', { question: 'asked again?' })).toEqual({
+        question: q!.id,
+        status: 'done',
+        answer: { choice: 'yes' },
+        reason: null,
+      });
+      expect((await c.work.list({ status: 'waiting_human' })).length).toBe(0);
+      await c.work.resolve({ id: item.id, worker: 'w1', attempt: a2.attempts, status: 'done' });
+    });
 
     t('bad names, results and options are INVALID_INPUT with nothing written', async (c) => {
       const item = await c.work.enqueue({ title: 'hostile' });

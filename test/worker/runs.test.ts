@@ -152,6 +152,79 @@ for (const backend of await backendsForThisFile()) {
       }
     });
 
+    it('at concurrency 1 a parent joining its children holds no slot: the children run, their ends wake it, it sums them', async () => {
+      const inst = await backend.open();
+      try {
+        const parent = await inst.work.enqueue({ title: 'sum of squares', kind: 'parent', priority: 5 });
+        let spawnedTwice = false;
+        const w = createWorker({
+          instance: inst,
+          concurrency: 1,
+          leaseMs: LONG,
+          pollIntervalMs: 5,
+          handlers: {
+            parent: async (_item, ctx) => {
+              const ids = await ctx.spawn(
+                'squares',
+                [1, 2, 3].map((n) => ({ title: `square ${n}`, kind: 'square', payload: n })),
+              );
+              if (ids.length !== 3) spawnedTwice = true;
+              const children = await ctx.join('squares');
+              return children.reduce((sum, c) => sum + (c.result as number), 0);
+            },
+            square: (item) => (item.payload as number) ** 2,
+          },
+        });
+        await w.drain();
+        expect(await inst.work.get(parent.id)).toMatchObject({ status: 'done', result: 14 });
+        expect(spawnedTwice).toBe(false);
+        expect((await inst.work.list({ kind: 'square' })).map((i) => i.status)).toEqual([
+          'done',
+          'done',
+          'done',
+        ]);
+        expect((await inst.events.verify()).ok).toBe(true);
+      } finally {
+        await inst.close();
+      }
+    });
+
+    it('ask: the run waits for a person, holding nothing; a human answer wakes it with the answer', async () => {
+      const inst = await backend.open();
+      try {
+        const item = await inst.work.enqueue({ title: 'refund' });
+        const worker = () =>
+          createWorker({
+            instance: inst,
+            leaseMs: LONG,
+            pollIntervalMs: 5,
+            handlers: {
+              '*': async (_i, ctx) => {
+                const a = await ctx.ask('approve', { question: 'Refund 42 €?', options: ['yes', 'no'] });
+                return a.status === 'done'
+                  ? `refunded: ${JSON.stringify(a.answer)}`
+                  : `declined: ${a.reason}`;
+              },
+            },
+          });
+        await worker().drain();
+        const [question] = await inst.work.list({ status: 'waiting_human' });
+        expect(question).toMatchObject({ title: 'Refund 42 €?' });
+        await inst.work.resolve({
+          id: question!.id,
+          status: 'done',
+          result: 'yes',
+          actor: 'ada',
+          actor_kind: 'human',
+        });
+        await worker().drain();
+        expect(await inst.work.get(item.id)).toMatchObject({ status: 'done', result: 'refunded: "yes"' });
+        expect((await inst.events.verify()).ok).toBe(true);
+      } finally {
+        await inst.close();
+      }
+    });
+
     it('a lease lost under a step aborts the handler: nothing recorded, nothing resolved, the item stays the new holder’s', async () => {
       let now = Date.parse('2026-12-06T09:00:00.000Z');
       const inst = await backend.open(undefined, { clock: () => now });
