@@ -409,6 +409,8 @@ export interface EventBackend {
   head(): Promise<{ position: number; hash: string } | null>;
   /** Event counts per type with created_at in [since, until). */
   typeCounts(since: number, until: number): Promise<Array<{ type: string; count: number }>>;
+  /** How many events of each of `types` the log holds, ever (a type with none is left out). */
+  countTypes(types: string[]): Promise<Array<{ type: string; count: number }>>;
 }
 
 /** Who wrote a version and why, as its history entry keeps it. */

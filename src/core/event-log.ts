@@ -219,6 +219,11 @@ export class EventLog {
     return this.#backend.events.typeCounts(since, until);
   }
 
+  /** How many events of each of `types` the log holds, ever (a type with none is left out). */
+  async countTypes(types: string[]): Promise<Array<{ type: string; count: number }>> {
+    return this.#backend.events.countTypes(types);
+  }
+
   /**
    * The newest event's position and hash, or null for an empty log: keep it (`<position>:<hash>`) and pass
    * it to `verify({ head })` later to prove nothing before it was rewritten.

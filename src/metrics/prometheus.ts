@@ -6,6 +6,7 @@
 // last verify it ran (with `serve --verify-every`, on a schedule) and the document commits and conflicts
 // made through it (counters that restart at 0 with the process, as Prometheus counters do). No label names an item: labels are the instance, the status and
 // the kind (the most frequent MAX_KINDS kinds; the rest summed as kind "_other").
+import { RUN_STREAM_TYPES } from '../core/codecs/run-records.js';
 import type { Instance } from '../instance/instance.js';
 
 /** Upper bounds (seconds) of the claim→resolve duration histogram. */
@@ -93,6 +94,11 @@ function families(): Record<string, Family> {
       'Document commits this process refused with STATE_CONFLICT (a stale expected_version), by kind.',
       'counter',
     ),
+    runRecords: f(
+      'agentstate_run_records_total',
+      'Records of durable runs in the log, by type: steps completed and failed, sleeps, waits begun and ended, signals sent, resets.',
+      'counter',
+    ),
     verifyOk: f(
       'agentstate_verify_ok',
       'Whether the last verify this process ran found no problem (1) or some (0); absent before one.',
@@ -132,7 +138,7 @@ function add(f: Family, labels: Record<string, string>, value: number, metricNam
 
 async function collect(fam: Record<string, Family>, name: string, inst: Instance): Promise<void> {
   const now = inst.clock();
-  const [stats, head, docs] = await Promise.all([
+  const [stats, head, docs, records] = await Promise.all([
     inst.work.stats({
       expiringWithinMs: EXPIRING_WITHIN_S * 1000,
       bucketsMs: DURATION_BUCKETS_S.map((s) => s * 1000),
@@ -140,6 +146,7 @@ async function collect(fam: Record<string, Family>, name: string, inst: Instance
     }),
     inst.events.head(),
     inst.docs.list({ limit: 100_000 }),
+    inst.events.countTypes([...RUN_STREAM_TYPES]),
   ]);
   const i = { agentstate_instance: name };
   const byKind = new Map<string, number>();
@@ -172,6 +179,8 @@ async function collect(fam: Record<string, Family>, name: string, inst: Instance
     add(h, l, d.count, `${h.name}_count`);
   }
   add(fam.head!, i, head?.position ?? 0);
+  for (const r of records)
+    add(fam.runRecords!, { ...i, type: r.type.replace(/^work_(step|item)_/, '') }, r.count);
   for (const d of docs) {
     add(fam.documents!, { ...i, kind: d.kind }, 1);
     add(fam.versions!, { ...i, kind: d.kind }, d.version);

@@ -234,6 +234,46 @@ describe.each(backends)('/metrics on $name', (b) => {
     // No label value is an item id.
     expect(text).not.toMatch(/wi_[0-9A-Z]{10}/);
   });
+
+  it('counts the records of durable runs in the log by type, as counters the official parser reads', async () => {
+    const { inst } = await open(b);
+    const empty = scrape(await prometheusMetrics([{ name: 'h/runs', inst }]));
+    expect(empty.get('agentstate_run_records_total')?.metrics ?? []).toEqual([]);
+    const item = await inst.work.enqueue({ title: 'durable' });
+    const held = (await inst.work.claim({ worker: 'w' }))!;
+    const run = await inst.work.run({ id: item.id, worker: 'w', attempt: held.attempts });
+    await run.step('a', () => 1);
+    await run.step('b', () => 2);
+    await run
+      .step('c', () => {
+        throw new Error('no');
+      })
+      .catch(() => {});
+    await inst.work.signal({ id: item.id, name: 'go' });
+    expect(await run.waitFor('go')).toMatchObject({ timedOut: false });
+    await run.sleep('nap', '1m').catch(() => {});
+    const text = await prometheusMetrics([{ name: 'h/runs', inst }]);
+    const fams = scrape(text);
+    const counts = Object.fromEntries(
+      fams.get('agentstate_run_records_total')!.metrics.map((m) => [m.labels?.type, Number(m.value)]),
+    );
+    expect(counts).toEqual({ completed: 2, failed: 1, signaled: 1, waited: 1, slept: 1 });
+    const samples = officialParse(text);
+    if (samples) {
+      expect(
+        samples
+          .filter((x) => x.name === 'agentstate_run_records_total')
+          .map((x) => [x.labels.type, x.value])
+          .sort(),
+      ).toEqual([
+        ['completed', 2],
+        ['failed', 1],
+        ['signaled', 1],
+        ['slept', 1],
+        ['waited', 1],
+      ]);
+    }
+  });
 });
 
 describe('/metrics labels and endpoint (SQLite)', () => {

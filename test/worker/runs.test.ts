@@ -3,6 +3,7 @@
 // concurrency 1 and the run continues after it, and a lease lost under a step aborts the handler with nothing
 // recorded or resolved. Times come from an injected clock; nothing waits on wall time.
 import { describe, expect, it } from 'vitest';
+import { resumeAgent } from '../../src/service/operations/resume.js';
 import { createWorker } from '../../src/worker/worker.js';
 import { backendsForThisFile } from '../helpers/backends.js';
 
@@ -220,6 +221,33 @@ for (const backend of await backendsForThisFile()) {
         await worker().drain();
         expect(await inst.work.get(item.id)).toMatchObject({ status: 'done', result: 'refunded: "yes"' });
         expect((await inst.events.verify()).ok).toBe(true);
+      } finally {
+        await inst.close();
+      }
+    });
+
+    it('resume tells an agent where the runs it holds are: records, and the last in a few words', async () => {
+      const inst = await backend.open();
+      try {
+        const a = await inst.work.enqueue({ title: 'with steps' });
+        const b = await inst.work.enqueue({ title: 'without' });
+        const held = await inst.work.claimMany({ worker: 'agent-1', limit: 2 });
+        const ha = held.find((i) => i.id === a.id)!;
+        const run = await inst.work.run({ id: a.id, worker: 'agent-1', attempt: ha.attempts });
+        await run.step('plan', () => 1);
+        await run.step('call-model', () => 2);
+        await run.step('call-model', () => 3);
+        const r = await resumeAgent(inst, { worker: 'agent-1' });
+        const byId = new Map(r.held.map((h) => [h.id, h]));
+        expect(byId.get(a.id)).toMatchObject({
+          run: { recorded: 3, last: 'step "call-model" #2 completed' },
+        });
+        expect(byId.get(b.id)).not.toHaveProperty('run');
+        const full = await resumeAgent(inst, { worker: 'agent-1', full: true });
+        expect(full.held.find((h) => h.id === a.id)).toMatchObject({
+          title: 'with steps',
+          run: { recorded: 3 },
+        });
       } finally {
         await inst.close();
       }

@@ -380,3 +380,20 @@ export function holderProblem(
   }
   return null;
 }
+
+/** A record in a few words, for people and agents: `step "charge" #2 completed`, `wait "approved" for the signal`. */
+export function recordSummary(r: RunRecord): string {
+  const name = `${JSON.stringify(r.name)}${r.occurrence > 1 ? ` #${r.occurrence}` : ''}`;
+  switch (r.type) {
+    case 'step':
+      return `step ${name} ${r.status}`;
+    case 'sleep':
+      return `sleep ${name} until ${r.wake_at}`;
+    case 'waiting':
+      return `wait ${name} for the signal${r.timeout_at === null ? '' : ` (until ${r.timeout_at})`}`;
+    case 'waited':
+      return `wait ${name} ${r.outcome === 'timeout' ? 'timed out' : 'signalled'}`;
+    case 'reset':
+      return `reset of ${name} by ${r.actor ?? 'unknown'}`;
+  }
+}

@@ -2,6 +2,7 @@
 // items, the documents it works on with their versions, the open human decisions, and what happened since its
 // last call. Composed from the work, document and event services, so every edge (MCP, HTTP, CLI) offers it.
 
+import { recordSummary } from '../../core/codecs/run-records.js';
 import type { JsonSchema } from '../../core/json-schema.js';
 import { inputSchema } from '../../core/json-schema.js';
 import { EVENT, STATUS_COUNTS, WORK_ITEM } from '../../core/output-schemas.js';
@@ -34,8 +35,20 @@ export interface ResumeInput {
   full?: boolean;
 }
 
-/** A held item as resume reports it compactly: enough to heartbeat and resolve it. */
-type HeldItem = Pick<WorkItem, 'id' | 'title' | 'attempts' | 'lease_expires_at'> & { kind?: string };
+/** Where a held item's durable run is: how many records it has, and the last one in a few words. */
+interface RunPlace {
+  recorded: number;
+  last: string;
+}
+
+/**
+ * A held item as resume reports it compactly: enough to heartbeat and resolve it, and where its durable run is
+ * (`run`, when it recorded anything: a replay returns those records).
+ */
+type HeldItem = Pick<WorkItem, 'id' | 'title' | 'attempts' | 'lease_expires_at'> & {
+  kind?: string;
+  run?: RunPlace;
+};
 type Brief = Pick<WorkItem, 'id' | 'title' | 'priority'>;
 
 export interface ResumeResult {
@@ -92,6 +105,7 @@ export const RESUME_RESULT: JsonSchema = {
           kind: str,
           attempts: int,
           lease_expires_at: { type: ['string', 'null'] },
+          run: { type: 'object', properties: { recorded: int, last: str } },
         },
       }),
     ),
@@ -166,6 +180,14 @@ export async function resumeAgent(inst: Instance, i: ResumeInput): Promise<Resum
     inst.work.list({ blocked_on_failure: true, limit: full ? 100 : 10 }),
   ]);
   const held = inFlight.filter((w) => w.lease_owner === worker);
+  // Where each held item's durable run is (one read of its records each; an agent holds few).
+  const runs = new Map<string, RunPlace>();
+  for (const [k, records] of (
+    await Promise.all(held.map((w) => inst.work.steps(w.id).catch(() => [])))
+  ).entries()) {
+    const last = records.at(-1);
+    if (last) runs.set(held[k]!.id, { recorded: records.length, last: recordSummary(last) });
+  }
   const named = new Set(refs.map((r) => `${r.kind}\u0000${r.id}`));
   const key = (d: { kind: string; id: string }) => `${d.kind}\u0000${d.id}`;
   const found = new Map(docs.map((d) => [key(d), d]));
@@ -194,16 +216,19 @@ export async function resumeAgent(inst: Instance, i: ResumeInput): Promise<Resum
       more = position - (events.at(-1)?.position ?? i.after);
     }
   }
-  const heldView = (w: WorkItem): HeldItem | WorkItem =>
-    full
-      ? w
+  const heldView = (w: WorkItem): HeldItem | WorkItem => {
+    const run = runs.get(w.id);
+    return full
+      ? { ...w, ...(run ? { run } : {}) }
       : {
           id: w.id,
           title: w.title,
           ...(w.kind ? { kind: w.kind } : {}),
           attempts: w.attempts,
           lease_expires_at: w.lease_expires_at,
+          ...(run ? { run } : {}),
         };
+  };
   const briefView = (w: WorkItem): Brief | WorkItem =>
     full ? w : { id: w.id, title: w.title, priority: w.priority };
   return {
