@@ -227,7 +227,7 @@ describe.skipIf(!HAVE_CHROMIUM)('an item’s attempt timeline', () => {
       try {
         await page.goto(`${s.url}/items/${id}?instance=h/ops`);
         const section = page.locator('section[aria-labelledby="h-attempts"]');
-        expect(await section.locator('h2').textContent()).toBe('Attempts (4)');
+        expect(await section.locator('h2').textContent()).toBe('Attempts: 4');
         const rows = await section
           .locator('tbody tr')
           .evaluateAll((trs) =>
@@ -458,6 +458,84 @@ describe.skipIf(!HAVE_CHROMIUM)('what a pending item waits for', () => {
         );
         await page.goto(`${s.url}/items/${plain}?instance=h/ops`);
         expect(await page.locator('dl.kv').textContent()).not.toContain('waiting');
+      } finally {
+        await page.close();
+      }
+    });
+  }
+});
+
+describe.skipIf(!HAVE_CHROMIUM)('a durable run on its item page', () => {
+  for (const width of [1280, 390]) {
+    it(`at ${width} px: the run's steps, sleep and wait in a table and marked on their attempts; a wait for a signal says so`, async () => {
+      let now = Date.now() - 3_600_000;
+      const lib = await openInstance({ root: s.root, host: 'h', name: 'ops', clock: () => now });
+      let id: string;
+      try {
+        const item = await lib.work.enqueue({ title: `Refund order 42 (${width})`, kind: `refund-${width}` });
+        id = item.id;
+        const a1 = (await lib.work.claim({ worker: 'w1', kind: `refund-${width}` }))!;
+        const run1 = await lib.work.run({ id, worker: 'w1', attempt: a1.attempts });
+        await run1.step('look up the order', () => ({ order: 42, amount: 4200 }));
+        now += 1200;
+        await run1.step('call-model', () => ({ decision: 'refund', confidence: 0.93 }));
+        now += 800;
+        await run1
+          .step('charge back', () => {
+            throw new Error('HTTP 502 from the payment provider');
+          })
+          .catch(() => {});
+        await lib.work.resolve({
+          id,
+          worker: 'w1',
+          attempt: a1.attempts,
+          status: 'failed',
+          error: 'HTTP 502',
+          retry_at: '0s',
+        });
+        now += 60_000;
+        const a2 = (await lib.work.claim({ worker: 'w2', kind: `refund-${width}` }))!;
+        const run2 = await lib.work.run({ id, worker: 'w2', attempt: a2.attempts });
+        await run2.step('look up the order', () => null);
+        await run2.step('call-model', () => null);
+        now += 400;
+        await run2.step('charge back', () => ({ refund: 're_1' }));
+        await run2.waitFor('customer confirmed').catch(() => {});
+      } finally {
+        await lib.close();
+      }
+      const page = await pageAt(width);
+      try {
+        await page.goto(`${s.url}/items/${id}?instance=h/ops`);
+        const run = page.locator('section[aria-labelledby="h-run"]');
+        expect(await run.locator('h2').textContent()).toBe('Durable run (5 records)');
+        const rows = await run
+          .locator('tbody tr')
+          .evaluateAll((trs) =>
+            trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent?.trim())),
+          );
+        expect(rows.map((r) => [r[0], r[1], r[2], r[3]])).toEqual([
+          ['1', 'step look up the order', 'completed', '1'],
+          ['2', 'step call-model', 'completed', '1'],
+          ['3', 'step charge back', 'failed', '1'],
+          ['3', 'step charge back', 'completed', '2'],
+          ['4', 'wait customer confirmed', 'waiting', '2'],
+        ]);
+        expect(rows[0]![5]).toBe('{"order":42,"amount":4200}');
+        expect(rows[2]![5]).toBe('HTTP 502 from the payment provider');
+        expect(rows[4]![5]).toBe('for the signal');
+        // Marked on the attempts' bars: five marks, each titled with what it records.
+        const marks = page.locator('section[aria-labelledby="h-attempts"] svg rect.mark');
+        expect(await marks.count()).toBe(5);
+        expect(await marks.nth(2).locator('title').textContent()).toBe(
+          'step "charge back" failed, attempt 1',
+        );
+        // Waiting for a signal: said as such, no "not before" the end of the year 9999.
+        const kv = (await page.locator('dl.kv').textContent()) ?? '';
+        expect(kv).toContain('waitingwaiting for a signal');
+        expect(kv).not.toContain('not before');
+        expect(await seriousViolations(page)).toEqual([]);
+        await page.screenshot({ path: `${SHOTS}durable-run-${width}.png`, fullPage: true });
       } finally {
         await page.close();
       }

@@ -1,6 +1,7 @@
 // What every dashboard page shares: its frame and instance, the calls to the operation table, the error page,
 // and the pieces its tables are made of (relative times, leases, item and event rows).
 import type { Context } from 'hono';
+import { WAIT_FOREVER } from '../../core/runs.js';
 import type { EventRecord, WorkItem } from '../../core/types.js';
 import { attemptsText, ownerOf } from '../../core/work-rules.js';
 import { ERROR_TABLE, toAgentStateError } from '../../errors.js';
@@ -149,6 +150,10 @@ export const docPath = (kind: string, id: string) =>
 export const scheduled = (i: WorkItem, now: number = Date.now()): boolean =>
   i.status === 'pending' && i.not_before !== null && Date.parse(i.not_before) > now;
 
+/** A pending item handed back by a durable run's wait with no timeout: only a signal wakes it. */
+export const waitsForSignal = (i: WorkItem): boolean =>
+  i.status === 'pending' && i.not_before !== null && Date.parse(i.not_before) >= WAIT_FOREVER;
+
 /**
  * What a pending item that is not ready waits for: a failed or cancelled blocker (a problem: its link), or
  * the time it is scheduled for. Empty otherwise.
@@ -158,6 +163,7 @@ export function waitingFor(key: string, i: WorkItem, now: number = Date.now()): 
   const failed = i.blocked_on_failure ?? [];
   if (failed.length > 0)
     return h`<span class="problem">blocked: ${failed.map((b, n) => h`${n > 0 ? ', ' : ''}<a href="${href(itemPath(b), { instance: key })}">${b}</a>`)} ended unsuccessfully</span>`;
+  if (waitsForSignal(i)) return h`<span class="badge o-retry">waiting</span> for a signal`;
   if (scheduled(i, now))
     return h`<span class="badge o-retry">scheduled</span> ready ${when(i.not_before, now)}`;
   return '';

@@ -1,6 +1,8 @@
 // The work-item pages: the list with its filters, bulk retry and cancel (a preview of exactly the items, then
 // one transaction), an item with its history and the actions that apply to it, each behind a confirmation.
+
 import type { Hono } from 'hono';
+import type { RunRecord } from '../../core/codecs/run-records.js';
 import type { EventRecord, WorkItem } from '../../core/types.js';
 import { attemptsText, ownerOf } from '../../core/work-rules.js';
 import { InvalidInputError } from '../../errors.js';
@@ -24,11 +26,12 @@ import {
   scheduled,
   short,
   waitingFor,
+  waitsForSignal,
   when,
 } from './common.js';
 import { type Html, h, href, pretty } from './html.js';
 import { page } from './layout.js';
-import { attemptsOf, attemptTimeline } from './timeline.js';
+import { attemptsOf, attemptTimeline, runSection } from './timeline.js';
 
 /** The actions an item page offers, each the operation it runs, and what its confirmation asks. */
 const ACTIONS: Record<
@@ -261,6 +264,7 @@ ${n > 0 && b.name === 'cancel' ? h`<label for="reason">Reason (optional)</label>
       const id = c.req.param('id') ?? '';
       const item = await run<WorkItem>(inst, 'get_item', { id });
       const events = await run<EventRecord[]>(inst, 'read_events', { work_item_id: id, limit: 500 });
+      const records = await run<RunRecord[]>(inst, 'list_steps', { id });
       const actions = Object.entries(ACTIONS).filter(([, a]) => a.when(item));
       const done = c.req.query('done') ?? '';
       const notice = Object.hasOwn(DONE, done) ? h`<p class="notice" role="status">${DONE[done]}</p>` : '';
@@ -303,8 +307,9 @@ ${answer}${
     ? h`<section aria-labelledby="h-behind"><h2 id="h-behind">Waiting behind this item (${behind.length})</h2><p>A retry re-opens them: they become ready once this item is done.</p>${itemRows(key, behind)}</section>`
     : ''
 }
-<div data-live-region><dl class="kv"><dt>id</dt><dd><span class="id">${item.id}</span></dd><dt>status</dt><dd><span class="badge st-${item.status}">${item.status}</span></dd><dt>kind</dt><dd>${item.kind ?? ''}</dd><dt>priority</dt><dd>${item.priority}</dd><dt>attempts</dt><dd>${attemptsText(item)}</dd><dt>lease</dt><dd>${lease(item) || 'none'}</dd><dt>blocked by</dt><dd>${item.blocked_by.join(', ')}</dd>${scheduled(item) ? h`<dt>not before</dt><dd>${when(item.not_before)}</dd>` : ''}${waiting ? h`<dt>waiting</dt><dd>${waiting}</dd>` : ''}<dt>created</dt><dd>${when(item.created_at)}</dd><dt>updated</dt><dd>${when(item.updated_at)}</dd></dl>
-${attemptTimeline(item, attemptsOf(item, events))}
+<div data-live-region><dl class="kv"><dt>id</dt><dd><span class="id">${item.id}</span></dd><dt>status</dt><dd><span class="badge st-${item.status}">${item.status}</span></dd><dt>kind</dt><dd>${item.kind ?? ''}</dd><dt>priority</dt><dd>${item.priority}</dd><dt>attempts</dt><dd>${attemptsText(item)}</dd><dt>lease</dt><dd>${lease(item) || 'none'}</dd><dt>blocked by</dt><dd>${item.blocked_by.join(', ')}</dd>${scheduled(item) && !waitsForSignal(item) ? h`<dt>not before</dt><dd>${when(item.not_before)}</dd>` : ''}${waiting ? h`<dt>waiting</dt><dd>${waiting}</dd>` : ''}<dt>created</dt><dd>${when(item.created_at)}</dd><dt>updated</dt><dd>${when(item.updated_at)}</dd></dl>
+${attemptTimeline(item, attemptsOf(item, events), records)}
+${runSection(records)}
 ${item.error ? h`<h2>Error</h2><pre class="problem">${item.error}</pre>` : ''}
 <h2>Payload</h2><pre>${pretty(item.payload)}</pre><h2>Result</h2><pre>${pretty(item.result)}</pre><h2>Notes</h2><pre>${pretty(item.notes)}</pre>
 <h2>History</h2>${eventRows(key, events)}</div>`;
