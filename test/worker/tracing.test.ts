@@ -155,3 +155,48 @@ describe('worker spans without an SDK', () => {
     }
   });
 });
+
+describe.each(backends)('durable-run spans on $name', (b) => {
+  it('each step and wait is a span under the process span; a replayed step still has its span, the fn inside it only when it ran', async () => {
+    exporter.reset();
+    const inst = await b.open();
+    try {
+      await inst.work.enqueue({ title: 'traced run', kind: 'run', max_attempts: 2 });
+      const w = createWorker({
+        instance: inst,
+        retry: { baseMs: 0 },
+        handlers: {
+          run: async (_item, ctx) => {
+            await ctx.step('call-model', () =>
+              trace.getTracer('app').startActiveSpan('model call', (s) => {
+                s.end();
+                return 'answer';
+              }),
+            );
+            if (ctx.attempt === 1) throw new Error('crash after the step');
+            return 'done';
+          },
+        },
+        leaseMs: LONG,
+        pollIntervalMs: 5,
+      });
+      await w.drain();
+      const spans = exporter.getFinishedSpans();
+      const process = spans.filter((s) => s.name === 'process run');
+      const steps = spans.filter((s) => s.name === 'step call-model');
+      const calls = spans.filter((s) => s.name === 'model call');
+      expect(process).toHaveLength(2);
+      expect(steps).toHaveLength(2);
+      // The fn ran once: on the first attempt, inside that attempt's step span.
+      expect(calls).toHaveLength(1);
+      const parentOf = (s: (typeof spans)[number]) => s.parentSpanContext?.spanId;
+      expect(parentOf(calls[0]!)).toBe(steps[0]!.spanContext().spanId);
+      for (const [k, step] of steps.entries()) {
+        expect(parentOf(step)).toBe(process[k]!.spanContext().spanId);
+        expect(step.attributes['agentstate.step.name']).toBe('call-model');
+      }
+    } finally {
+      await inst.close();
+    }
+  });
+});
