@@ -4,7 +4,9 @@
 // langgraph = bench/langgraph.ts, http = bench/http.ts, hooks = bench/hooks.ts, tracing = bench/tracing.ts and pooled = bench/pooled.ts (only by name), each run as its own process with
 // its own table; runtime = bench/runtime.ts,
 // the worker runtime against graphile-worker, pg-boss and a hand-written SQLite loop (r1, r2, r3 for its parts; only by name,
-// about 5 minutes), on plain node in its own process with its own table), --json PATH (write the results of the sections in
+// about 5 minutes), on plain node in its own process with its own table; runs = bench/runs.ts, durable runs against DBOS
+// Transact and a raw better-sqlite3 loop (only by name, about 5 minutes, 3 rounds unless --rounds is given), the same way),
+// --json PATH (write the results of the sections in
 // this process).
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -719,6 +721,7 @@ async function main(): Promise<void> {
       ['tracing', () => separateBench('tracing')],
       ['pooled', () => separateBench('pooled')],
       ['runtime', runtimeBench],
+      ['runs', runsBench],
     ];
     for (const [id, run] of sections) {
       const wanted =
@@ -746,6 +749,13 @@ async function runtimeBench(): Promise<void> {
   const parts = RUNTIME_PARTS.filter((p) => ONLY.has('runtime') || ONLY.has(p));
   const json = args.json ? ['--json', `${args.json.replace(/\.json$/, '')}.runtime.json`] : [];
   await runBundled('runtime', ['--rounds', String(ROUNDS), '--parts', parts.join(','), ...json]);
+}
+
+/** Durable runs (issue 39): bench/runs.ts, bundled and run on plain node like the runtime section. */
+async function runsBench(): Promise<void> {
+  // Its own default is 3 rounds (about 5 minutes here); a --rounds given to run.ts is passed on.
+  const given = process.argv.some((a) => a === '--rounds' || a.startsWith('--rounds='));
+  await runBundled('runs', given ? ['--rounds', String(ROUNDS)] : []);
 }
 
 /** The MCP, LangGraph and HTTP benchmarks load their SDKs or a server, so they run as processes of their own (table on stdout). */
