@@ -70,7 +70,7 @@ import {
   recordset,
   type Tx,
 } from './connection.js';
-import { type AppendHint, computedEventCtes, writeEvents } from './events.js';
+import { type AppendHint, appendEventsCtes, computedEventCtes, writeEvents } from './events.js';
 
 /** A row as selected, or as nested JSON (row_to_json), both with numbers for bigint columns. */
 export type WorkItemRow = WorkItemRowDump;
@@ -1034,11 +1034,54 @@ export async function release(
   });
 }
 
+/**
+ * One record under a lease, with no release or condition (a step's result, alone in its batch): the lease
+ * check and the append in one statement, one round trip — the append happens only when `_held` found the
+ * item leased to the worker on that attempt, locked until COMMIT.
+ */
+async function recordHeld(
+  conn: PostgresConnection,
+  hint: AppendHint | null,
+  q: RecordQuery & { lease: { worker: string; attempt: number } },
+): Promise<Outcome<WorkItem>> {
+  const t = conn.names;
+  const lease = { id: q.id, worker: q.lease.worker, attempt: q.lease.attempt, now: q.now };
+  const p = conn.params();
+  const held = leaseWhere(p, lease);
+  const call = appendEventsCtes(t, p, q.events, 'EXISTS (SELECT 1 FROM _held)');
+  const row = await conn.transaction(async (tx) => {
+    const res = await tx.queryAndCommit<{ row: WorkItemRow | null; n: number; last: number | null }>(
+      `WITH _held AS (SELECT row_to_json(w) AS row FROM ${t.work_items} AS w WHERE ${held} FOR UPDATE),
+         ${call.ctes}
+       SELECT (SELECT row FROM _held) AS row, (SELECT count(*)::int FROM _ev) AS n,
+         (SELECT max(e_position) FROM _ev) AS last`,
+      p.values,
+    );
+    return res.rows[0];
+  });
+  if (!row?.row) {
+    // Not the worker's lease on that attempt: nothing was appended; say why from the item as it is now.
+    const current = await getItem(conn, q.id);
+    return refusalOf(() => explainLeaseFailure(current, lease, 'record a step of'));
+  }
+  if (row.n !== call.pending.length) {
+    throw new InternalError(`append_events stored ${row.n} of ${call.pending.length} events`);
+  }
+  if (row.last !== null) hint?.appended(row.last);
+  return { ok: true, value: toWorkItem(row.row) };
+}
+
 export async function record(
   conn: PostgresConnection,
   hint: AppendHint | null,
   qs: RecordQuery[],
 ): Promise<Array<Outcome<WorkItem>>> {
+  const only = qs.length === 1 ? qs[0]! : null;
+  if (only?.lease && only.release === null && !only.unless && only.events.length > 0) {
+    return [
+      await recordHeld(conn, hint, only as RecordQuery & { lease: { worker: string; attempt: number } }),
+    ];
+  }
   const t = conn.names;
   const ids = [...new Set(qs.map((q) => q.id))];
   return conn.transaction(async (tx) => {
