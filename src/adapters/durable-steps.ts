@@ -272,6 +272,29 @@ export async function modelStep<T>(
 }
 
 /**
+ * `options` (an object the framework hands a tool) with `step` (the tool step's StepInfo) added, every
+ * property it had kept (symbol keys and non-enumerable ones too).
+ */
+export function withStep<O extends object>(options: O | undefined, step: StepInfo): O {
+  const base = (options ?? {}) as O;
+  return Object.create(Object.getPrototypeOf(base), {
+    ...Object.getOwnPropertyDescriptors(base),
+    step: { value: step, enumerable: true, writable: true, configurable: true },
+  }) as O;
+}
+
+/**
+ * The step a durable tool runs in, from the options its `execute` (AI SDK) or the details its `execute`
+ * (Agents SDK) was given: `stepOf(options)?.key` is the idempotency key of an outside call the tool makes,
+ * the same on every attempt, so a call whose result was lost in a crash before its commit is not made twice.
+ * Undefined outside a durable tool.
+ */
+export function stepOf(options: unknown): StepInfo | undefined {
+  const s = (options as { step?: StepInfo } | null | undefined)?.step;
+  return typeof s === 'object' && s !== null && typeof s.key === 'string' ? s : undefined;
+}
+
+/**
  * A tool's execution as a step of `run` named `tool <name> <call id>`: runs `execute` once and records its
  * outcome — what it returned, or the error it threw, which the frameworks hand the model — and every later
  * attempt gets the record (the error thrown again) without running it. Tool calls started together take
@@ -283,7 +306,7 @@ export function toolStep<T>(
   run: DurableRun,
   toolName: string,
   toolCallId: string,
-  execute: () => Promise<T>,
+  execute: (s: StepInfo) => Promise<T>,
   signal?: AbortSignal,
 ): Promise<T> {
   const state = stateOf(run);
@@ -295,10 +318,10 @@ export function toolStep<T>(
       arrival: ++state.arrivals,
       start: () => {
         run
-          .step(name, async (): Promise<Outcome> => {
+          .step(name, async (step): Promise<Outcome> => {
             let value: T;
             try {
-              value = await execute();
+              value = await execute(step);
             } catch (err) {
               // A lost lease or the framework's abort ends the attempt: not the tool's outcome.
               if (isAgentStateError(err, 'LEASE_LOST') || signal?.aborted === true) throw err;

@@ -11,6 +11,7 @@ import {
   durableTools,
   fromRecord,
   ModelCallFailed,
+  stepOf,
   toRecord,
 } from '../../src/adapters/ai-sdk/index.js';
 import { isAgentStateError } from '../../src/errors.js';
@@ -262,6 +263,38 @@ describe('durableModel and durableTools (AI SDK 7, generateText)', () => {
       ['call-a', { k: 1, square: 1 }],
     ]);
     expect(outputs(second)).toEqual(outputs(first));
+    await w.inst.close();
+  });
+
+  it('the crash window: a tool whose result was never committed runs again with the same idempotency key (stepOf(options).key)', async () => {
+    const w = await world();
+    const keys: Array<[number, string]> = [];
+    const go = async (attempt: number) => {
+      const run = await w.attempt();
+      return generateText({
+        model: durableModel(run, mockModel()),
+        tools: durableTools(run, {
+          lookup: tool({
+            inputSchema: jsonSchema<{ k: number }>({ type: 'object' }),
+            execute: async ({ k }, options) => {
+              keys.push([k, stepOf(options)?.key ?? 'none']);
+              // The outside call happened; the process dies before the step commits.
+              if (attempt === 1 && k === 2) await forever();
+              return { k };
+            },
+          }),
+        }),
+        prompt: 'x',
+        stopWhen: stepCountIs(10),
+      });
+    };
+    void go(1);
+    await until(() => keys.length === 2);
+    await go(2);
+    expect(keys.map(([k]) => k)).toEqual([1, 2, 2, 3, 4]);
+    expect(keys[1]![1]).toMatch(/^as1_[A-Za-z0-9_-]{39}$/);
+    expect(keys[2]![1]).toBe(keys[1]![1]);
+    expect(new Set(keys.map(([, key]) => key)).size).toBe(4);
     await w.inst.close();
   });
 

@@ -17,6 +17,7 @@ import {
   durableModel,
   durableTools,
   ModelCallFailed,
+  stepOf,
 } from '../../src/adapters/openai-agents/index.js';
 import { isAgentStateError } from '../../src/errors.js';
 import { agentOf, lookupTool, runAgent, scriptedModel } from '../fixtures/openai-agent.js';
@@ -211,6 +212,43 @@ describe('durableAgent (OpenAI Agents SDK, run)', () => {
     // The SDK's default errorFunction turns the error into what the model reads; that is the recorded outcome.
     expect(String(output(first))).toContain('An error occurred while running the tool');
     expect(output(second)).toEqual(output(first));
+    await w.inst.close();
+  });
+
+  it('the crash window: a tool whose result was never committed is invoked again with the same idempotency key (stepOf(details).key)', async () => {
+    const w = await world();
+    const keys: Array<[number, string]> = [];
+    const agent = (attempt: number) =>
+      new Agent({
+        name: 'looker',
+        model: scriptedModel(),
+        tools: [
+          tool({
+            name: 'lookup',
+            description: 'Looks a number up',
+            parameters: {
+              type: 'object',
+              properties: { k: { type: 'number' } },
+              required: ['k'],
+              additionalProperties: false,
+            },
+            strict: true,
+            execute: async (input, _context, details) => {
+              const { k } = input as { k: number };
+              keys.push([k, stepOf(details)?.key ?? 'none']);
+              if (attempt === 1 && k === 2) await forever();
+              return String(k);
+            },
+          }),
+        ],
+      });
+    void runAgent(durableAgent(await w.attempt(), agent(1)));
+    await until(() => keys.length === 2);
+    await runAgent(durableAgent(await w.attempt(), agent(2)));
+    expect(keys.map(([k]) => k)).toEqual([1, 2, 2, 3, 4]);
+    expect(keys[1]![1]).toMatch(/^as1_[A-Za-z0-9_-]{39}$/);
+    expect(keys[2]![1]).toBe(keys[1]![1]);
+    expect(new Set(keys.map(([, key]) => key)).size).toBe(4);
     await w.inst.close();
   });
 

@@ -6,9 +6,9 @@
 import type { LanguageModelMiddleware, ToolSet } from 'ai';
 import { checkRecordName, type StepOptions } from '../../core/runs.js';
 import { InvalidInputError } from '../../errors.js';
-import { checkRun, type DurableRun, modelStep, toolStep } from '../durable-steps.js';
+import { checkRun, type DurableRun, modelStep, toolStep, withStep } from '../durable-steps.js';
 
-export { type DurableRun, fromRecord, ModelCallFailed, toRecord } from '../durable-steps.js';
+export { type DurableRun, fromRecord, ModelCallFailed, stepOf, toRecord } from '../durable-steps.js';
 
 /** What `durableModel` needs of a language model: the AI SDK's LanguageModelV2, V3 and V4 all have it. */
 export interface LanguageModelLike {
@@ -179,7 +179,8 @@ export function durableMiddleware(run: DurableRun, options?: DurableModelOptions
 /**
  * `tools` with each `execute` a step of `run` named `tool <name> <toolCallId>`: it runs once and its outcome
  * is recorded — what it returned, or the error it threw (which the AI SDK shows the model) — and a later
- * attempt gets the record without running it (the error thrown again). A streaming tool's preliminary results
+ * attempt gets the record without running it (the error thrown again). `stepOf(options)` in `execute` gives
+ * the step, whose `key` is the idempotency key for an outside call. A streaming tool's preliminary results
  * are not recorded: its last value is. Tools without `execute` are left as they are. Use it with
  * `durableModel`, whose recorded calls give the tool calls the same ids on every attempt.
  */
@@ -212,7 +213,13 @@ export function durableTools<T extends ToolSet>(run: DurableRun, tools: T): T {
           },
         );
       }
-      return toolStep(r, name, id, async () => lastValue(await execute.call(tool, input, o)), o?.abortSignal);
+      return toolStep(
+        r,
+        name,
+        id,
+        async (s) => lastValue(await execute.call(tool, input, withStep(o, s))),
+        o?.abortSignal,
+      );
     };
     out[name] = copy;
   }

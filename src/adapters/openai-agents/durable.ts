@@ -14,7 +14,7 @@ import type {
 } from '@openai/agents';
 import { checkRecordName, type StepOptions } from '../../core/runs.js';
 import { InvalidInputError } from '../../errors.js';
-import { checkRun, type DurableRun, modelStep, toolStep } from '../durable-steps.js';
+import { checkRun, type DurableRun, modelStep, toolStep, withStep } from '../durable-steps.js';
 
 /** How a durable model names and retries its steps. */
 export interface DurableAgentModelOptions extends StepOptions {
@@ -106,7 +106,8 @@ async function* replay(
 /**
  * `tools` with each function tool's invocation a step of `run` named `tool <name> <callId>`: it runs once
  * and its outcome is recorded — what it returned, or the error it threw — and a later attempt gets the record
- * without invoking it (the error thrown again). Other tools (hosted, computer, shell) are left as they are.
+ * without invoking it (the error thrown again). `stepOf(details)` in a tool's `execute(input, context,
+ * details)` gives the step, whose `key` is the idempotency key for an outside call. Other tools (hosted, computer, shell) are left as they are.
  * Use it with `durableModel`, whose recorded calls give the function calls the same ids on every attempt.
  */
 export function durableTools<T extends readonly Tool<never>[]>(run: DurableRun, tools: T): T {
@@ -132,7 +133,13 @@ export function durableTools<T extends readonly Tool<never>[]>(run: DurableRun, 
           },
         );
       }
-      return toolStep(r, f.name, id, () => invoke.call(f, context, input, details), details?.signal);
+      return toolStep(
+        r,
+        f.name,
+        id,
+        (s) => invoke.call(f, context, input, withStep(details, s)),
+        details?.signal,
+      );
     };
     return copy;
   }) as unknown as T;
