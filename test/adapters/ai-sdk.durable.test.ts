@@ -383,6 +383,27 @@ describe('durableModel and durableTools (AI SDK 7, generateText)', () => {
     await w.inst.close();
   });
 
+  it('attempts retries a failed model call inside its step, in the same place', async () => {
+    const w = await world();
+    let calls = 0;
+    const flaky = new MockLanguageModelV4({
+      doGenerate: async () => {
+        if (++calls === 1) throw new Error('overloaded');
+        return reply([]) as never;
+      },
+    });
+    const run = await w.attempt();
+    const r = await generateText({
+      model: durableModel(run, flaky, { attempts: 2, backoffMs: 0 }),
+      prompt: 'hi',
+    });
+    expect(r.toolCalls.map((c) => c.toolCallId)).toEqual(['call-1']);
+    expect(calls).toBe(2);
+    const [step] = await w.inst.work.steps(w.item.id);
+    expect(step).toMatchObject({ name: 'model 1', status: 'completed', tries: 2 });
+    await w.inst.close();
+  });
+
   it('streamText: the recorded stream is replayed part for part', async () => {
     const w = await world();
     const calls: number[] = [];
