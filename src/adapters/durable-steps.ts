@@ -189,7 +189,7 @@ interface RunState {
   pending: Array<{ order: number; arrival: number; start: () => void }>;
   arrivals: number;
   flushing: boolean;
-  /** Why the run's model calls stopped in this attempt: a model call failed (see `modelStep`). */
+  /** Why the run's model calls stopped in this attempt: a step failed or was not recorded (see `modelStep`). */
   failed: string | null;
 }
 
@@ -299,8 +299,9 @@ export function stepOf(options: unknown): StepInfo | undefined {
  * outcome — what it returned, or the error it threw, which the frameworks hand the model — and every later
  * attempt gets the record (the error thrown again) without running it. Tool calls started together take
  * their places in the order the model asked for them (the ids its recorded call returned), whatever order the
- * framework starts them in within one turn of the event loop. A store error, or the framework's abort, is
- * not an outcome: nothing is recorded and it is thrown.
+ * framework starts them in within one turn of the event loop. A lost lease, or the framework's abort, is not
+ * an outcome: it is thrown (and the run's next model call throws ModelCallFailed); so is a result no record
+ * can keep (INVALID_INPUT, nothing recorded).
  */
 export function toolStep<T>(
   run: DurableRun,
