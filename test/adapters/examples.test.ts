@@ -41,4 +41,32 @@ describe('examples', () => {
       );
     }
   });
+
+  it('durable-agent: an AI SDK loop killed mid-run is finished by a second worker from its records', async () => {
+    const dir = join(tempDir(), 'da');
+    const out = (await node('examples/durable-agent/main.mjs', dir)).split('\n');
+    const second = out.indexOf('second worker (once the dead one’s lease ran out):');
+    expect(out.slice(0, second)).toContain('  killed: true');
+    // The second worker asks the model only from its third call on, and fetches only the last two forecasts.
+    expect(out.slice(second + 1, second + 7)).toEqual([
+      '  model call 3',
+      '  tool forecast(Rome)',
+      '  model call 4',
+      '  tool forecast(Tunis)',
+      '  model call 5',
+      '  resolved: done',
+    ]);
+    expect(out).toContain('report: Lisbon 22°C, Oslo 18°C, Rome 18°C, Tunis 20°C');
+    expect(out.filter((l) => l.startsWith('  step '))).toEqual([
+      '  step model 1 (attempt 1)',
+      '  step tool forecast call-1 (attempt 1)',
+      '  step model 2 (attempt 1)',
+      '  step tool forecast call-2 (attempt 1)',
+      '  step model 3 (attempt 2)',
+      '  step tool forecast call-3 (attempt 2)',
+      '  step model 4 (attempt 2)',
+      '  step tool forecast call-4 (attempt 2)',
+      '  step model 5 (attempt 2)',
+    ]);
+  });
 });

@@ -237,7 +237,7 @@ describe('the packed package, installed into a fresh project', () => {
     expect(stderr).not.toMatch(/ERR_REQUIRE_(ESM|ASYNC_MODULE)/);
   });
 
-  it('without their optional peers, /langgraph says which packages to install (import and require); /openai-agents and /claude-agent-sdk load', async () => {
+  it('without their optional peers, /langgraph says which packages to install (import and require); /openai-agents, /ai-sdk and /claude-agent-sdk load', async () => {
     expect(existsSync(join(app, 'node_modules', '@langchain'))).toBe(false);
     const install = 'npm install @langchain/langgraph @langchain/langgraph-checkpoint @langchain/core';
     writeFileSync(
@@ -245,7 +245,9 @@ describe('the packed package, installed into a fresh project', () => {
       `const out = {};\n` +
         `await import('@agentstate/store/langgraph').catch((e) => { out.esm = { code: e.code, message: e.message }; });\n` +
         `const oa = await import('@agentstate/store/openai-agents');\n` +
-        `out.openai = typeof oa.AgentStateSession;\n` +
+        `out.openai = [typeof oa.AgentStateSession, typeof oa.durableAgent];\n` +
+        `const ai = await import('@agentstate/store/ai-sdk');\n` +
+        `out.ai = typeof ai.durableModel;\n` +
         `const cs = await import('@agentstate/store/claude-agent-sdk');\n` +
         `out.claude = typeof cs.AgentStateSessionStore;\n` +
         `console.log(JSON.stringify(out));\n`,
@@ -256,14 +258,18 @@ describe('the packed package, installed into a fresh project', () => {
     expect(esm.esm.code).toBe('ERR_MODULE_NOT_FOUND');
     expect(esm.esm.message).toContain(install);
     expect(esm.esm.message).toContain('@langchain/langgraph-checkpoint is not installed');
-    expect(esm.openai).toBe('function');
+    expect(esm.openai).toEqual(['function', 'function']);
+    // The AI SDK adapter imports nothing of the SDK at run time (types only).
+    expect(esm.ai).toBe('function');
+    expect(existsSync(join(app, 'node_modules', 'ai'))).toBe(false);
     // The Claude Agent SDK store imports nothing of the SDK: it loads without it, and is not a peer.
     expect(esm.claude).toBe('function');
     expect(existsSync(join(app, 'node_modules', '@anthropic-ai'))).toBe(false);
     writeFileSync(
       join(app, 'peers.cjs'),
       `const claude = typeof require('@agentstate/store/claude-agent-sdk').AgentStateSessionStore;\n` +
-        `try { require('@agentstate/store/langgraph'); } catch (e) { console.log(JSON.stringify({ code: e.code, message: e.message, claude })); }\n`,
+        `const ai = typeof require('@agentstate/store/ai-sdk').durableTools;\n` +
+        `try { require('@agentstate/store/langgraph'); } catch (e) { console.log(JSON.stringify({ code: e.code, message: e.message, claude, ai })); }\n`,
     );
     const cjs = JSON.parse(
       (await run(process.execPath, ['peers.cjs'], { cwd: app, env: childEnv() })).stdout,
@@ -271,6 +277,7 @@ describe('the packed package, installed into a fresh project', () => {
     expect(cjs.code).toBe('ERR_MODULE_NOT_FOUND');
     expect(cjs.message).toContain(install);
     expect(cjs.claude).toBe('function');
+    expect(cjs.ai).toBe('function');
   });
 
   it('the ESM entry of /langgraph re-exports every runtime export of the adapter (with its peers, here in the repository)', async () => {
