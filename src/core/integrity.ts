@@ -426,6 +426,20 @@ export class IntegrityChecker {
     else this.#limits.set(d.key, { max_in_flight: d.max_in_flight ?? null, rate: d.rate ?? null });
   }
 
+  /** The item an event of it is about, as folded so far; reported missing when no enqueue came before it. */
+  #enqueued(e: StoredEvent, id: string): ItemFold | undefined {
+    const s = this.#items.get(id);
+    if (!s) {
+      this.#report(
+        'event_missing',
+        'work_items',
+        id,
+        `work item ${id}: ${e.type} at event #${e.position} comes before any work_item_enqueued`,
+      );
+    }
+    return s;
+  }
+
   /** A record of a durable run: its data as recordEvent writes it, by the lease holder of its attempt. */
   #runRecord(e: StoredEvent, id: string, d: JsonObject): void {
     const key = `#${e.position}`;
@@ -439,16 +453,8 @@ export class IntegrityChecker {
       );
       return;
     }
-    const s = this.#items.get(id);
-    if (!s) {
-      this.#report(
-        'event_missing',
-        'work_items',
-        id,
-        `work item ${id}: ${e.type} at event #${e.position} comes before any work_item_enqueued`,
-      );
-      return;
-    }
+    const s = this.#enqueued(e, id);
+    if (!s) return;
     const problem = holderProblem(r, s);
     if (problem !== null) {
       this.#report(
@@ -503,16 +509,8 @@ export class IntegrityChecker {
       });
       return;
     }
-    const s = this.#items.get(id);
-    if (!s) {
-      this.#report(
-        'event_missing',
-        'work_items',
-        id,
-        `work item ${id}: ${e.type} at event #${e.position} comes before any work_item_enqueued`,
-      );
-      return;
-    }
+    const s = this.#enqueued(e, id);
+    if (!s) return;
     const status = (v: Json | undefined): WorkItemStatus | null => {
       if (isStatus(v)) return v;
       this.#report(

@@ -17,34 +17,12 @@ import {
 import { isAgentStateError } from '../../src/errors.js';
 import { agentTools, mockModel, mockStreamingModel, reply, runAgent } from '../fixtures/ai-sdk-agent.js';
 import { backendsForThisFile } from '../helpers/backends.js';
+import { durableWorld, until } from '../helpers/durable-world.js';
 
 const [sqlite] = await backendsForThisFile();
 const forever = () => new Promise<never>(() => {});
 
-/** An instance on a clock the test moves, with one item, and each attempt's run of it (the last one's lease run out). */
-async function world() {
-  let now = Date.UTC(2026, 0, 1);
-  const inst = await sqlite!.open(undefined, { clock: () => now });
-  const item = await inst.work.enqueue({ title: 'agent', max_attempts: 10 });
-  return {
-    inst,
-    item,
-    async attempt() {
-      now += 3_600_000;
-      const held = await inst.work.claim({ worker: 'w1', lease_ms: 60_000 });
-      if (held?.id !== item.id) throw new Error('the item was not claimed');
-      return inst.work.run({ id: held.id, worker: 'w1', attempt: held.attempts });
-    },
-    steps: async () =>
-      (await inst.work.steps(item.id)).map((r) => r.type === 'step' && `${r.name} ${r.status}`),
-  };
-}
-
-/** Waits until `cond` holds (the loop of an abandoned attempt runs on in the background). */
-async function until(cond: () => boolean): Promise<void> {
-  for (let i = 0; i < 2000 && !cond(); i++) await new Promise((r) => setTimeout(r, 5));
-  expect(cond()).toBe(true);
-}
+const world = () => durableWorld(sqlite!);
 
 describe('durableModel and durableTools (AI SDK 7, generateText)', () => {
   it('after a crash mid-loop, the next attempt calls the model only for the turns not recorded and runs only the tools not recorded; the answer is an uncrashed run’s', async () => {

@@ -3,44 +3,18 @@
 // ScriptedModel), made durable by the adapter, and is killed right after its second tool step committed.
 // A worker started on a clock past the dead one's lease finishes the run: the model is not called again for
 // the turns recorded, the tools that completed do not run again, and the answer is an uncrashed run's.
-import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { agentTools, mockModel, runAgent } from '../fixtures/ai-sdk-agent.js';
 import { agentOf, runAgent as runOpenAIAgent } from '../fixtures/openai-agent.js';
 import { backendsForThisFile } from '../helpers/backends.js';
+import { runWorker as run } from '../helpers/kill-worker.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const WORKER = new URL('../fixtures/durable-agent-worker.ts', import.meta.url).pathname;
 const backends = await backendsForThisFile();
 const root = tempDir();
-
-/** Runs the worker process; with `killOn`, SIGKILLs it once it prints that line (else it drains). */
-function runWorker(args: string[], env: Record<string, string>, killOn?: string): Promise<string[]> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', WORKER, ...args], {
-      env: { ...process.env, ...env },
-    });
-    const lines: string[] = [];
-    let buf = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => {
-      buf += d.toString();
-      const parts = buf.split('\n');
-      buf = parts.pop()!;
-      for (const l of parts) {
-        lines.push(l);
-        if (l === killOn) child.kill('SIGKILL');
-      }
-    });
-    child.stderr.on('data', (d) => (err += d));
-    child.on('close', (code, signal) => {
-      if (killOn ? signal === 'SIGKILL' : code === 0) resolve(lines);
-      else reject(new Error(`worker ended with ${signal ?? code}: ${err}`));
-    });
-  });
-}
 
 /** The real calls counted in `file` for item `id`: `[what, k, attempt]`. */
 function counts(file: string, id: string): Array<[string, number, number]> {
@@ -82,17 +56,26 @@ describe.each(backends)('$name: a durable agent through a SIGKILL', (b) => {
       writeFileSync(file, '');
       const env = { COUNTS_FILE: file, FRAMEWORK: f.env };
 
-      const first = await runWorker(
+      // The fixture is TypeScript: node runs it through tsx.
+      const first = await run(
+        WORKER,
         args,
         { ...env, HANG_AFTER_TOOLS: '2' },
         `committed ${item.id} ${f.toolStep(2)}`,
+        ['--import', 'tsx'],
       );
       expect(first.filter((l) => l.startsWith('committed '))).toEqual([
         `committed ${item.id} ${f.toolStep(1)}`,
         `committed ${item.id} ${f.toolStep(2)}`,
       ]);
       // Two hours later on the store's clock: the dead worker's lease (60 s) has run out.
-      const second = await runWorker(args, { ...env, CLOCK_OFFSET_MS: String(2 * 3_600_000), DRAIN: '1' });
+      const second = await run(
+        WORKER,
+        args,
+        { ...env, CLOCK_OFFSET_MS: String(2 * 3_600_000), DRAIN: '1' },
+        undefined,
+        ['--import', 'tsx'],
+      );
       expect(second).toContain(`resolved ${item.id} done`);
 
       // The first attempt made turns 1 and 2; the second only 3, 4 and the answer (5): the model was not

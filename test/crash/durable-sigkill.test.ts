@@ -4,40 +4,16 @@
 // (their side effects, counted in a file the way the outside world would, happen once), the run ends with the
 // recorded values, a step whose commit was lost runs again with the same idempotency key, and the log
 // verifies.
-import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { backendsForThisFile } from '../helpers/backends.js';
+import { runWorker as run } from '../helpers/kill-worker.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const WORKER = new URL('../fixtures/durable-worker.mjs', import.meta.url).pathname;
 const backends = await backendsForThisFile();
 const root = tempDir();
-
-/** Runs the worker process; with `killOn`, SIGKILLs it once it prints that line (else it drains). */
-function runWorker(args: string[], env: Record<string, string>, killOn?: string): Promise<string[]> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [WORKER, ...args], { env: { ...process.env, ...env } });
-    const lines: string[] = [];
-    let buf = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => {
-      buf += d.toString();
-      const parts = buf.split('\n');
-      buf = parts.pop()!;
-      for (const l of parts) {
-        lines.push(l);
-        if (l === killOn) child.kill('SIGKILL');
-      }
-    });
-    child.stderr.on('data', (d) => (err += d));
-    child.on('close', (code, signal) => {
-      if (killOn ? signal === 'SIGKILL' : code === 0) resolve(lines);
-      else reject(new Error(`worker ended with ${signal ?? code}: ${err}`));
-    });
-  });
-}
 
 /** The side effects the outside world saw: `<k> <key>` per effect of `id`. */
 function effects(file: string, id: string): Array<[number, string]> {
@@ -74,12 +50,12 @@ describe.each(backends)('$name: a durable run through a SIGKILL', (b) => {
       writeFileSync(file, '');
       const k = Number(Object.values(s.hang)[0]);
       const killLine = `${s.at} ${item.id} ${k}`;
-      const first = await runWorker(args, { EFFECTS_FILE: file, ...s.hang }, killLine);
+      const first = await run(WORKER, args, { EFFECTS_FILE: file, ...s.hang }, killLine);
       const committedFirst = first.filter((l) => l.startsWith(`step ${item.id} `)).length;
       const keysBefore = effects(file, item.id);
 
       // Two hours later on the store's clock: the dead worker's lease (60 s) has run out.
-      const second = await runWorker(args, {
+      const second = await run(WORKER, args, {
         EFFECTS_FILE: file,
         CLOCK_OFFSET_MS: String(2 * 3_600_000),
         DRAIN: '1',
