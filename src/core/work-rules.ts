@@ -790,6 +790,12 @@ export function reopenedEvent(
 export function explainRetryFailure(current: WorkItem | null, id: string): never {
   if (!current) throw new NotFoundError(`work item ${id} not found`, { id });
   if (ownerOf(current) && endedUnsuccessfully(current.status)) throw humanDecisionRetryRefusal(current);
+  if (isRunQuestion(current) && endedUnsuccessfully(current.status)) {
+    throw new InvalidTransitionError(
+      `cannot retry work item ${id}: it is a question the run of ${runParentOf(current)?.parent} asked, which took its end as the answer; to ask again, reset the run's ask step (agentstate step reset) and retry the run`,
+      { id, from: current.status, to: 'pending', rule: 'run-question' },
+    );
+  }
   throw new InvalidTransitionError(
     `cannot retry work item ${id}: it is ${current.status}; only a failed or cancelled item can be retried`,
     { id, from: current.status, to: 'pending' },

@@ -15,7 +15,7 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import type { Provenance, WorkItem } from '../core/types.js';
-import { ownerOf } from '../core/work-rules.js';
+import { isRunQuestion, ownerOf } from '../core/work-rules.js';
 import { InvalidInputError, InvalidTransitionError, PermissionDeniedError } from '../errors.js';
 import type { Instance } from '../instance/instance.js';
 import { runOperation } from '../service/invoke.js';
@@ -146,8 +146,15 @@ async function waitingItem(inst: Instance, id: string): Promise<WorkItem> {
   return item;
 }
 
-/** The options a decision offers: those of its task-ir ambiguity (as the dashboard shows them). */
+/**
+ * The options a decision offers: those of its task-ir ambiguity, or those a durable run's question carries (as
+ * the dashboard shows them).
+ */
 async function optionsOf(inst: Instance, item: WorkItem): Promise<string[]> {
+  if (isRunQuestion(item)) {
+    const options = (item.payload as { options?: unknown } | null)?.options;
+    return Array.isArray(options) ? options.filter((o): o is string => typeof o === 'string') : [];
+  }
   const owner = ownerOf(item);
   if (owner?.kind !== 'task-ir') return [];
   const p = item.payload as { ambiguity_id?: unknown };
@@ -371,7 +378,8 @@ async function ask(a: AskContext, args: { id: string; note?: string }, ctx: Serv
   if (!canElicitForm(a.capabilities)) {
     return result({ id: item.id, asked: false, action: null, status: item.status });
   }
-  const decision = ownerOf(item) !== null;
+  // A document's decision, or a durable run's question: answered with a value, never approved into the queue.
+  const decision = ownerOf(item) !== null || isRunQuestion(item);
   const asked: Asked = {
     id: item.id,
     shape: decision ? 'decision' : 'approval',

@@ -658,6 +658,22 @@ export function runConformance(name: string, t: ConformanceTest): void {
       });
       expect((await c.work.list({ status: 'waiting_human' })).length).toBe(0);
       await c.work.resolve({ id: item.id, worker: 'w1', attempt: a2.attempts, status: 'done' });
+      // A question a person declined is not put back in the queue by a retry (a worker could take it): the run
+      // took its end as the answer; asking again is a reset of the run's ask step.
+      const other = await c.work.enqueue({ title: 'another', priority: 10 });
+      const b1 = await claim(c, 'w1');
+      expect(b1.id).toBe(other.id);
+      const runB = await c.work.run({ id: other.id, worker: 'w1', attempt: b1.attempts });
+      await suspension(runB.ask('ok?', { question: 'OK?' }));
+      const [q2] = await c.work.list({ status: 'waiting_human' });
+      await c.work.cancel({ id: q2!.id, reason: 'no time', actor: 'ada', actor_kind: 'human' });
+      for (const retry of [
+        () => c.work.retry({ id: q2!.id, actor: 'ada', actor_kind: 'human' }),
+        () => c.work.retryMany({ ids: [q2!.id] }),
+      ]) {
+        await expectCode(retry(), 'INVALID_TRANSITION');
+      }
+      expect((await c.work.get(q2!.id)).status).toBe('cancelled');
     });
 
     t('bad names, results and options are INVALID_INPUT with nothing written', async (c) => {

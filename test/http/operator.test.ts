@@ -542,3 +542,56 @@ describe.skipIf(!HAVE_CHROMIUM)('a durable run on its item page', () => {
     });
   }
 });
+
+describe.skipIf(!HAVE_CHROMIUM)('a durable run’s question on the dashboard', () => {
+  it('a person answers it with one of its options, as themselves; the run wakes and gets the answer', async () => {
+    const lib = await openInstance({ root: s.root, host: 'h', name: 'ops' });
+    let runId: string;
+    let questionId: string;
+    try {
+      const item = await lib.work.enqueue({ title: 'Refund order 77', kind: 'refund-q', priority: 100 });
+      runId = item.id;
+      const held = (await lib.work.claim({ worker: 'w1', kind: 'refund-q' }))!;
+      const run = await lib.work.run({ id: runId, worker: 'w1', attempt: held.attempts });
+      await run
+        .ask('approve', { question: 'Refund 77 € to order 77?', options: ['yes', 'no'] })
+        .catch(() => {});
+      const [q] = (await lib.work.list({ status: 'waiting_human' })).filter(
+        (i) => i.title === 'Refund 77 € to order 77?',
+      );
+      questionId = q!.id;
+    } finally {
+      await lib.close();
+    }
+    const page = await pageAt(1280);
+    try {
+      await page.goto(`${s.url}/items/${questionId}?instance=h/ops`);
+      // Answered, not approved into the queue: no Approve, an answer form with the run's options.
+      expect(await page.getByRole('button', { name: 'Approve…' }).count()).toBe(0);
+      await page.getByLabel('yes').check();
+      expect(await seriousViolations(page)).toEqual([]);
+      await page.screenshot({ path: `${SHOTS}run-question-1280.png`, fullPage: true });
+      await page.getByRole('button', { name: 'Answer…' }).click();
+      await page.getByRole('button', { name: 'Yes, answer' }).click();
+      await page.waitForURL(new RegExp(`/items/${questionId}`));
+      expect(await page.locator('dl.kv .badge').first().textContent()).toBe('done');
+    } finally {
+      await page.close();
+    }
+    const events = await get('read_events', { work_item_id: questionId });
+    expect(events.at(-1)).toMatchObject({ type: 'work_item_resolved', actor: 'Ada' });
+    const again = await openInstance({ root: s.root, host: 'h', name: 'ops' });
+    try {
+      const held = (await again.work.claim({ worker: 'w1', kind: 'refund-q' }))!;
+      expect(held.id).toBe(runId);
+      const run = await again.work.run({ id: runId, worker: 'w1', attempt: held.attempts });
+      expect(await run.ask('approve', { question: 'Refund 77 € to order 77?' })).toMatchObject({
+        status: 'done',
+        answer: { answer: 'yes' },
+      });
+      await again.work.resolve({ id: runId, worker: 'w1', attempt: held.attempts, status: 'done' });
+    } finally {
+      await again.close();
+    }
+  });
+});

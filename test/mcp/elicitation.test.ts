@@ -224,6 +224,31 @@ describe.each(backends)('ask_human on $name', (b: BackendUnderTest) => {
     expect(((await runOperation(inst, 'verify')) as { ok: boolean }).ok).toBe(true);
   });
 
+  it("a durable run's question: asked as a decision with the run's options, answered as the human, and the run gets the answer", async () => {
+    const inst = await b.open();
+    cleanups.push(() => inst.close());
+    const mcp = createAgentStateMcp({ instance: inst, model: 'm-1' });
+    cleanups.push(() => mcp.close());
+    const parent = await inst.work.enqueue({ title: 'refund' });
+    const held = (await inst.work.claim({ worker: 'w1' }))!;
+    const run = await inst.work.run({ id: parent.id, worker: 'w1', attempt: held.attempts });
+    await run.ask('approve', { question: 'Refund 42 €?', options: ['yes', 'no'] }).catch(() => {});
+    const [question] = await inst.work.list({ status: 'waiting_human' });
+    const h = await host2025(mcp, () => ({ action: 'accept', content: { answer: 'no' } }));
+    const r = await h.call('ask_human', { id: question!.id });
+    expect(r.structuredContent).toEqual({ id: question!.id, asked: true, action: 'accept', status: 'done' });
+    expect(h.asked[0]!.message).toContain('Decision needed: Refund 42 €?');
+    expect(h.asked[0]!.requestedSchema).toMatchObject({ properties: { answer: { enum: ['yes', 'no'] } } });
+    expect((await newest(inst, question!.id)).actor).toBe('human@host-app');
+    const again = (await inst.work.claim({ worker: 'w1' }))!;
+    expect(again.id).toBe(parent.id);
+    const run2 = await inst.work.run({ id: parent.id, worker: 'w1', attempt: again.attempts });
+    expect(await run2.ask('approve', { question: 'Refund 42 €?' })).toMatchObject({
+      status: 'done',
+      answer: { answer: 'no' },
+    });
+  });
+
   it('decline and cancel write nothing: the item still waits for a human', async () => {
     const inst = await b.open();
     cleanups.push(() => inst.close());

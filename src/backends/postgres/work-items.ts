@@ -1262,7 +1262,8 @@ export async function retry(
                      lease_owner = NULL, lease_expires_at = NULL, resolved_at = NULL, cascaded_from = NULL,
                      max_attempts = attempts + max_attempts, updated_at = ${p.add(q.now)}
                    WHERE instance = $1 AND id = ${p.add(q.id)} AND status IN ('failed', 'cancelled')
-                     AND (idempotency_key IS NULL OR left(idempotency_key, 4) <> 'doc:')
+                     AND (idempotency_key IS NULL
+                       OR (left(idempotency_key, 4) <> 'doc:' AND idempotency_key NOT LIKE 'run:%#ask#%'))
                    RETURNING *`,
             )
           : null;

@@ -673,7 +673,8 @@ export async function retry(conn: SqliteConnection, qs: RetryQuery[]): Promise<W
              lease_expires_at = NULL, resolved_at = NULL, cascaded_from = NULL,
              max_attempts = attempts + max_attempts, updated_at = ?
            WHERE id = ? AND status IN ('failed', 'cancelled')
-             AND (idempotency_key IS NULL OR substr(idempotency_key, 1, 4) != 'doc:')
+             AND (idempotency_key IS NULL
+               OR (substr(idempotency_key, 1, 4) != 'doc:' AND idempotency_key NOT LIKE 'run:%#ask#%'))
            RETURNING *`,
     );
     for (const q of qs) {

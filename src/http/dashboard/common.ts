@@ -3,7 +3,7 @@
 import type { Context } from 'hono';
 import { WAIT_FOREVER } from '../../core/runs.js';
 import type { EventRecord, WorkItem } from '../../core/types.js';
-import { attemptsText, ownerOf } from '../../core/work-rules.js';
+import { attemptsText, isRunQuestion, ownerOf } from '../../core/work-rules.js';
 import { ERROR_TABLE, toAgentStateError } from '../../errors.js';
 import type { Instance } from '../../instance/instance.js';
 import { runOperation } from '../../service/invoke.js';
@@ -32,7 +32,7 @@ export const pageLimit = (c: C) => Math.min(Math.max(Number(c.req.query('limit')
  * A human decision is an item a document's commit enqueued (its key is the store's own `doc:…`, which no
  * plain enqueue may use), never an item whose payload merely looks like one.
  */
-export const isDecision = (i: WorkItem) => ownerOf(i) !== null;
+export const isDecision = (i: WorkItem) => ownerOf(i) !== null || isRunQuestion(i);
 
 const fmtTime = (t: string | null) => (t ? t.replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '');
 

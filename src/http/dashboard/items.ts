@@ -279,10 +279,13 @@ ${n > 0 && b.name === 'cancel' ? h`<label for="reason">Reason (optional)</label>
       if (item.status === 'waiting_human' && isDecision(item)) {
         // The store wrote this payload (the item is its document's): the question and options come from the
         // document that owns the item.
-        const p = item.payload as { ambiguity_id?: string; question?: string };
-        const owner = ownerOf(item)!;
-        let options: string[] = [];
-        if (owner.kind === 'task-ir') {
+        const p = item.payload as { ambiguity_id?: string; question?: string; options?: unknown };
+        const owner = ownerOf(item);
+        // A durable run's question carries its options (the run wrote them with it).
+        let options: string[] = Array.isArray(p.options)
+          ? p.options.filter((o): o is string => typeof o === 'string')
+          : [];
+        if (owner?.kind === 'task-ir') {
           const doc = await run<{ body: { ambiguities?: Array<{ id: string; options?: string[] }> } }>(
             inst,
             'get_document',
