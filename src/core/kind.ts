@@ -251,10 +251,32 @@ export interface ServiceOperation<Inst = unknown, I = Record<string, unknown>, O
    * Server-Sent Events, MCP notifications — and by no edge that answers once (HTTP routes, tools, workflows).
    */
   streams?: boolean;
+  /**
+   * A list an edge pages through: where the records are in the result, the page-size field, and the input
+   * that asks for the records after one. The MCP edge keeps a page within its result budget with it, and
+   * the HTTP API caps its page size and links the next page.
+   */
+  page?: PageSpec<I>;
   /** Work done before the instance is opened (e.g. checking a dump), so a refusal creates nothing. */
   prepare?(input: I, ctx: Pick<RunContext, 'progress'>): Promise<unknown>;
   /** Runs on an open instance (null only for `optional` / `none`) with an input that passed `input`. */
   run(inst: Inst, input: I, ctx: RunContext): Promise<O>;
+}
+
+/** How an operation's result pages (`ServiceOperation.page`). */
+export interface PageSpec<I = Record<string, unknown>> {
+  /** The result's field that holds the records; absent when the result is the list itself. */
+  list?: string;
+  /** The input field that sets the page size. */
+  limit: string;
+  /** The page size when the call names none. */
+  defaultLimit: number;
+  /**
+   * The input fields that ask for the records after `last`, the last record an answer kept (merged over the
+   * call's own input: the filters stay).
+   */
+  // biome-ignore lint/suspicious/noExplicitAny: a record of the operation's list, whatever its type
+  next(last: any, input: I): Record<string, unknown>;
 }
 
 /** A running count of long work, and the step it is in (e.g. `checking the dump: events`). */

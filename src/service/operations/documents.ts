@@ -66,6 +66,13 @@ export const DOCUMENT_OPERATIONS = [
     input: inputSchema(DOC_INPUTS.history, { after: 'page on from this seq' }),
     output: HISTORY,
     writes: false,
+    // `after` is a seq in either direction (newest first, it reads the entries before it).
+    page: {
+      list: 'entries',
+      limit: 'limit',
+      defaultLimit: 100,
+      next: (last: { seq: number }) => ({ after: last.seq }),
+    },
     run: (inst, i: { kind: string; id: string; after?: number; limit?: number; reverse?: boolean }) =>
       inst.docs.history(i),
   }),

@@ -39,6 +39,13 @@ export const EVENT_OPERATIONS = [
     input: readInput,
     output: EVENTS,
     writes: false,
+    // Oldest first, the next page is after the last position read; newest first, until the one before it.
+    page: {
+      limit: 'limit',
+      defaultLimit: 1000,
+      next: (last: EventRecord, i: ReadEventsInput) =>
+        i.reverse ? { until: last.position - 1 } : { after: last.position },
+    },
     run: (inst, i: ReadEventsInput) => inst.events.read(i),
   }),
   operation({
