@@ -216,20 +216,21 @@ export function errorBody(err: unknown): { error: ReturnType<AgentStateError['to
  * @example toolError(new NotFoundError('work item wi_1 not found', { id: 'wi_1' }))
  * // { isError: true, content: [{ type: 'text', text: 'NOT_FOUND: work item wi_1 not found\n{"id":"wi_1"}' }] }
  */
-export function toolError(err: unknown): {
+export function toolError(
+  err: unknown,
+  maxChars = Number.POSITIVE_INFINITY,
+): {
   isError: true;
   content: Array<{ type: 'text'; text: string }>;
 } {
   const e = toAgentStateError(err);
-  return {
-    isError: true,
-    content: [
-      {
-        type: 'text',
-        text: `${e.code}: ${e.message}${Object.keys(e.details).length > 0 ? `\n${JSON.stringify(e.details)}` : ''}`,
-      },
-    ],
-  };
+  const details = Object.keys(e.details).length > 0 ? JSON.stringify(e.details) : '';
+  let text = `${e.code}: ${e.message}${details ? `\n${details}` : ''}`;
+  // Within a result budget (the MCP edge's): the details go first, whole, then the message is shortened.
+  if (text.length > maxChars)
+    text = `${e.code}: ${e.message}${details ? `\n(details left out: ${details.length} characters)` : ''}`;
+  if (text.length > maxChars) text = `${text.slice(0, Math.max(0, maxChars - 40))}… (message shortened)`;
+  return { isError: true, content: [{ type: 'text', text }] };
 }
 
 /** Wraps anything thrown into an AgentStateError (unknown errors become INTERNAL). */

@@ -16,6 +16,7 @@ interface McpOpts extends ListenOpts {
   model?: string;
   worker?: string;
   init?: boolean;
+  maxResultChars?: string;
 }
 
 export function addMcpCommand(program: Command): void {
@@ -44,6 +45,10 @@ export function addMcpCommand(program: Command): void {
       '--worker <name>',
       'lease owner and actor of this server (or AGENTSTATE_WORKER) [default: per session]',
     )
+    .option(
+      '--max-result-chars <n>',
+      'the most characters of one tool result; the rest is left out whole and the result says how to get it (or AGENTSTATE_MCP_MAX_RESULT; about 10000 for Codex) [default: 100000]',
+    )
     .addOption(new Option('--init', 'create the instance first when it does not exist (as init does)'))
     .action(async (o: McpOpts, cmd: Command) => {
       const g = cmd.optsWithGlobals<GlobalOpts>();
@@ -59,6 +64,14 @@ export function addMcpCommand(program: Command): void {
       const mcpModule = await import('../mcp/index.js');
       // Check the options before opening anything.
       mcpModule.selectTools(o.tools);
+      const rawBudget = set(o.maxResultChars) ?? set(env.AGENTSTATE_MCP_MAX_RESULT);
+      const maxResultChars =
+        rawBudget === undefined
+          ? undefined
+          : mcpModule.parseBudget(
+              rawBudget,
+              o.maxResultChars === undefined ? 'AGENTSTATE_MCP_MAX_RESULT' : '--max-result-chars',
+            );
       const instance = await openInstance({ ...resolveInstance(g), create: false });
       let mcp: ReturnType<typeof mcpModule.createAgentStateMcp>;
       try {
@@ -69,6 +82,7 @@ export function addMcpCommand(program: Command): void {
           ...(o.tools === undefined ? {} : { tools: o.tools }),
           ...(model === undefined ? {} : { model }),
           ...(worker === undefined ? {} : { worker }),
+          ...(maxResultChars === undefined ? {} : { maxResultChars }),
         });
       } catch (err) {
         await instance.close();

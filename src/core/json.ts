@@ -169,3 +169,58 @@ export function toPointer(segments: readonly (string | number)[]): string {
   for (const seg of segments) s += `/${escapeSegment(seg)}`;
   return s === '' ? '/' : s;
 }
+
+/** One part of a JSON value as an outline shows it: where it is, its type and its size. */
+export interface OutlinePart {
+  /** Its JSON Pointer (RFC 6901), to read it by. */
+  path: string;
+  type: 'object' | 'array' | 'string' | 'number' | 'boolean' | 'null';
+  /** Characters of its JSON. */
+  chars: number;
+  /** Entries of an array, keys of an object. */
+  length?: number;
+}
+
+/** The JSON type of a value. */
+function jsonType(v: Json): OutlinePart['type'] {
+  return v === null ? 'null' : Array.isArray(v) ? 'array' : (typeof v as OutlinePart['type']);
+}
+
+/**
+ * The parts of `value` (at JSON Pointer `at`, `/` for the whole): one entry per key of an object or entry of
+ * an array, in order, until their listing would pass `maxChars` or `maxParts`; `more` counts the rest. A
+ * scalar is its own one part. What a reader needs to ask for a large value piece by piece.
+ * @example outlineOf({ a: [1, 2], b: 'x' }, '/').parts // [{ path: '/a', type: 'array', chars: 5, length: 2 }, …]
+ */
+export function outlineOf(
+  value: Json,
+  at: string,
+  maxChars = 20_000,
+  maxParts = 200,
+): { parts: OutlinePart[]; more: number } {
+  const base = at === '/' ? '' : at;
+  const entries: Array<[string, Json]> = Array.isArray(value)
+    ? value.map((v, k) => [String(k), v])
+    : isObject(value)
+      ? Object.entries(value)
+      : [];
+  if (entries.length === 0) {
+    return { parts: [{ path: at, type: jsonType(value), chars: JSON.stringify(value).length }], more: 0 };
+  }
+  const parts: OutlinePart[] = [];
+  let used = 2;
+  for (const [k, v] of entries) {
+    const part: OutlinePart = {
+      path: `${base}/${escapeSegment(k)}`,
+      type: jsonType(v),
+      chars: JSON.stringify(v).length,
+    };
+    if (Array.isArray(v)) part.length = v.length;
+    else if (isObject(v)) part.length = Object.keys(v).length;
+    const size = JSON.stringify(part).length + 1;
+    if (parts.length >= maxParts || used + size > maxChars) break;
+    parts.push(part);
+    used += size;
+  }
+  return { parts, more: entries.length - parts.length };
+}

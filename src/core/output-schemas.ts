@@ -165,6 +165,51 @@ export const DOCUMENT: JsonSchema = obj({
   forked_from: FORKED_FROM,
 });
 
+/** One part of a large value (`outlineOf`): its JSON Pointer, type, size, and entries. */
+const OUTLINE_PART: JsonSchema = {
+  type: 'object',
+  properties: {
+    path: str,
+    type: { type: 'string', enum: ['object', 'array', 'string', 'number', 'boolean', 'null'] },
+    chars: int,
+    length: int,
+  },
+  required: ['path', 'type', 'chars'],
+  additionalProperties: false,
+};
+
+/** What a read over its `max_chars` gives instead of the large value: its parts, and what was left out. */
+const OUTLINE_FIELDS = {
+  /** Characters of the value that was left out. */
+  chars: int,
+  outline: list(OUTLINE_PART),
+  /** Parts not listed (past the outline's own share of max_chars). */
+  more_parts: int,
+  omitted: str,
+};
+
+/** A document whose body is over the read's max_chars: its metadata and the outline of the body. */
+export const DOCUMENT_OUTLINE: JsonSchema = obj({
+  ...Object.fromEntries(
+    Object.entries((DOCUMENT as { properties: Record<string, JsonSchema> }).properties).filter(
+      ([k]) => k !== 'body',
+    ),
+  ),
+  ...OUTLINE_FIELDS,
+});
+
+/** A projection some of whose values are over the read's max_chars: those are outlined, not returned. */
+export const PROJECTION_OUTLINE: JsonSchema = obj({
+  kind: str,
+  id: str,
+  version: int,
+  values: { type: 'object' },
+  missing: list(str),
+  /** The paths whose values were left out. */
+  too_large: list(str),
+  ...OUTLINE_FIELDS,
+});
+
 export const DOCUMENT_SUMMARIES: JsonSchema = list(
   obj({
     kind: str,

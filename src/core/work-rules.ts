@@ -731,6 +731,30 @@ export function expandBatchEvent(e: {
   return out;
 }
 
+/** How many ids a batch event's digest names. */
+export const DIGEST_IDS = 5;
+
+/**
+ * A batch event as an agent reads it (MCP, resume, `agentstate events` for people): its data becomes the
+ * item count, the first ids and how to read one item's part (`read_events` with `work_item_id`), instead of
+ * every item with its payload (1,000 of them are half a million characters). Any other event, and a
+ * malformed batch, is returned as it is. What the log stores and `verify` proves do not change.
+ */
+export function digestBatchEvent<E extends { type: string; data: Json; work_item_id: string | null }>(
+  e: E,
+): E {
+  if (ITEM_TYPE_OF_BATCH[e.type] === undefined || e.work_item_id !== null || !isPlainObject(e.data)) return e;
+  const items = e.data.items;
+  if (!Array.isArray(items)) return e;
+  const ids = items.flatMap((x) => (isPlainObject(x) && typeof x.id === 'string' ? [x.id] : []));
+  const data: JsonObject = {
+    batch_of: items.length,
+    first_ids: ids.slice(0, DIGEST_IDS),
+    read: "one item's part: read_events with work_item_id",
+  };
+  return { ...e, data };
+}
+
 /** The statuses a blocker can end in that keep its dependants from ever becoming ready (until retried). */
 export const UNSUCCESSFUL: readonly WorkItemStatus[] = ['failed', 'cancelled'];
 

@@ -2,6 +2,15 @@
 // same functions). Loading it loads the MCP SDK; the core library never does.
 export { type CallOrigin, provenance } from './attribution.js';
 export {
+  DEFAULT_MAX_RESULT_CHARS,
+  type FitRequest,
+  type FittedResult,
+  fitResult,
+  MIN_MAX_RESULT_CHARS,
+  parseBudget,
+  resultChars,
+} from './budget.js';
+export {
   type HttpOptions,
   isLoopback,
   type McpEndpoint,

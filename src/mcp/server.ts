@@ -16,7 +16,8 @@ import {
 } from '@modelcontextprotocol/server';
 import { checkAccess, type Principal } from '../auth/access.js';
 import { withRemoteParent } from '../core/tracing.js';
-import type { DocumentRecord } from '../core/types.js';
+import type { DocumentRecord, EventRecord } from '../core/types.js';
+import { digestBatchEvent } from '../core/work-rules.js';
 import { InvalidInputError, isAgentStateError, toAgentStateError, toolError } from '../errors.js';
 import type { Instance } from '../instance/instance.js';
 import { kindNames } from '../kinds/registry.js';
@@ -24,6 +25,7 @@ import { runOperation } from '../service/invoke.js';
 import type { EventWatch } from '../service/operations/events.js';
 import { getOperation } from '../service/table.js';
 import { attributed, type CallOrigin } from './attribution.js';
+import { DEFAULT_MAX_RESULT_CHARS, fitResult, parseBudget } from './budget.js';
 import {
   ASK_HUMAN,
   ASK_HUMAN_TOOL,
@@ -71,6 +73,12 @@ export interface AgentStateMcpOptions {
    * waiting for a human in the host, recorded as theirs (`via: 'elicitation'`). @default true
    */
   elicitation?: boolean;
+  /**
+   * The most characters one tool result may take (text and structured content together): what does not fit
+   * is left out whole and the result says how to get it. At least MIN_MAX_RESULT_CHARS.
+   * @default DEFAULT_MAX_RESULT_CHARS (100,000, about 25,000 tokens)
+   */
+  maxResultChars?: number;
 }
 
 /** One MCP server definition for an instance: builds the SDK server of each connection (or HTTP request). */
@@ -130,6 +138,26 @@ function refuseProto(tool: string, raw: unknown): void {
   }
 }
 
+/** The most characters of a document body get_document returns within a result budget (the rest outlined). */
+function documentChars(budget: number): number {
+  return Math.max(200, Math.floor(budget * 0.9) - 1000);
+}
+
+/**
+ * The most items claim_many takes through MCP: each shown whole but its payload (a title is at most 1,000
+ * characters; payloads over the budget are replaced by a note), so none is held unseen.
+ */
+function claimsShown(budget: number): number {
+  return Math.max(1, Math.floor(budget / 2000));
+}
+
+/** A result as agents read it: a batch event as its item count and first ids, not every item's payload. */
+function agentView(tool: string, result: unknown): unknown {
+  return tool === 'read_events' && Array.isArray(result)
+    ? (result as EventRecord[]).map(digestBatchEvent)
+    : result;
+}
+
 /** A name fit to be part of a worker name (client names are free text). */
 const slug = (s: string) => s.replace(/[^A-Za-z0-9._-]+/g, '-').slice(0, 40) || 'mcp';
 
@@ -141,6 +169,10 @@ const slug = (s: string) => s.replace(/[^A-Za-z0-9._-]+/g, '-').slice(0, 40) || 
 export function createAgentStateMcp(options: AgentStateMcpOptions): AgentStateMcp {
   const inst = options.instance;
   const tools = selectTools(options.tools);
+  const budget =
+    options.maxResultChars === undefined
+      ? DEFAULT_MAX_RESULT_CHARS
+      : parseBudget(options.maxResultChars, 'maxResultChars');
   // Signs the question ask_human puts to a person, so the answer that comes back is checked against it.
   const codec = askCodec(randomBytes(32));
   // The definitions name the registered kinds (commit's kind enum): rebuilt when a kind is registered later.
@@ -283,7 +315,7 @@ export function createAgentStateMcp(options: AgentStateMcpOptions): AgentStateMc
               ctx,
             )) as never;
           } catch (err) {
-            return toolError(err);
+            return toolError(err, budget);
           }
         },
       );
@@ -382,6 +414,21 @@ export function createAgentStateMcp(options: AgentStateMcpOptions): AgentStateMc
             const last = cursors.get(r.worker ?? o.actor);
             if (r.after === undefined && last !== undefined) r.after = last;
           }
+          // A large document comes as its outline within the budget, read on by paths.
+          if (def.name === 'get_document' && typeof input === 'object' && input !== null) {
+            const g = input as { max_chars?: unknown };
+            const most = documentChars(budget);
+            // Only a number is clamped: anything else is the schema's to refuse.
+            if (g.max_chars === undefined || (typeof g.max_chars === 'number' && g.max_chars > most)) {
+              g.max_chars = most;
+            }
+          }
+          // Claimed items are never left out of an answer: claim no more than one can show.
+          if (def.name === 'claim_many' && typeof input === 'object' && input !== null) {
+            const c = input as { limit?: unknown };
+            const most = claimsShown(budget);
+            if (typeof c.limit === 'number' && c.limit > most) c.limit = most;
+          }
           // A client's W3C trace context (params._meta.traceparent) is the parent of the operation's span.
           const tp = ctx.mcpReq._meta?.traceparent;
           const result = await withRemoteParent(typeof tp === 'string' ? tp : undefined, () =>
@@ -391,15 +438,22 @@ export function createAgentStateMcp(options: AgentStateMcpOptions): AgentStateMc
             const r = result as { worker: string; position: number };
             cursors.set(r.worker, r.position);
           }
+          const fitted = fitResult({
+            tool: def.name,
+            wrap: def.wrap,
+            page: getOperation(def.name).page,
+            writes: getOperation(def.name).writes,
+            input: (typeof input === 'object' && input !== null ? input : {}) as Record<string, unknown>,
+            result: agentView(def.name, result),
+            budget,
+            text: (r, brief) => textOf(def.name, r, brief),
+          });
           return {
-            content: [{ type: 'text' as const, text: textOf(def.name, result) }],
-            structuredContent: (def.wrap === undefined ? result : { [def.wrap]: result }) as Record<
-              string,
-              unknown
-            >,
+            content: [{ type: 'text' as const, text: fitted.text }],
+            structuredContent: fitted.structuredContent,
           };
         } catch (err) {
-          return toolError(err);
+          return toolError(err, budget);
         }
       },
     );

@@ -48,8 +48,11 @@ function resume(r: ResumeResult): string {
   return lines.join('\n');
 }
 
-/** The text form of `tool`'s result. */
-export function textOf(tool: string, result: unknown): string {
+/**
+ * The text form of `tool`'s result; `brief` leaves out the values it would carry (payloads, bodies, event
+ * data), for a result too large to send twice: the structured content holds them.
+ */
+export function textOf(tool: string, result: unknown, brief = false): string {
   switch (tool) {
     case 'resume':
       return resume(result as ResumeResult);
@@ -58,7 +61,7 @@ export function textOf(tool: string, result: unknown): string {
       const items = (Array.isArray(result) ? result : result ? [result] : []) as WorkItem[];
       if (items.length === 0) return 'no item is ready';
       return items
-        .map((w) => `claimed ${item(w)}${w.payload === null ? '' : `\npayload ${json(w.payload)}`}`)
+        .map((w) => `claimed ${item(w)}${w.payload === null || brief ? '' : `\npayload ${json(w.payload)}`}`)
         .join('\n');
     }
     case 'enqueue':
@@ -87,7 +90,13 @@ export function textOf(tool: string, result: unknown): string {
       return `${what} ${c.kind}/${c.id} v${c.version} (from v${c.previous_version})`;
     }
     case 'get_document': {
-      const d = result as DocumentRecord & { values?: unknown; missing?: string[] };
+      const d = result as DocumentRecord & { values?: unknown; missing?: string[]; omitted?: string };
+      const head = `${d.kind}/${d.id} v${d.version}`;
+      if (d.omitted !== undefined) return `${head}: ${d.omitted}`;
+      if (brief) {
+        const what = d.values === undefined ? 'body' : 'values';
+        return `${head}: the ${what} (${json(d.values ?? d.body).length} characters) is in the structured content`;
+      }
       if (d.values !== undefined) {
         return `${d.kind}/${d.id} v${d.version} ${json(d.values)}${d.missing?.length ? ` missing ${d.missing.join(', ')}` : ''}`;
       }
@@ -110,10 +119,13 @@ export function textOf(tool: string, result: unknown): string {
       const es = result as EventRecord[];
       if (es.length === 0) return 'no events';
       return es
-        .map((e) => `#${e.position} ${e.type} ${e.stream}${e.actor ? ` by ${e.actor}` : ''} ${json(e.data)}`)
+        .map(
+          (e) =>
+            `#${e.position} ${e.type} ${e.stream}${e.work_item_id ? ` ${e.work_item_id}` : ''}${e.actor ? ` by ${e.actor}` : ''}${brief ? '' : ` ${json(e.data)}`}`,
+        )
         .join('\n');
     }
     default:
-      return json(result);
+      return brief ? `${tool}: the result is in the structured content` : json(result);
   }
 }

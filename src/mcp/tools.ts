@@ -56,6 +56,16 @@ const WRAP: Record<string, string> = {
   list_steps: 'records',
 };
 
+/**
+ * Tools whose result is the record another tool's output schema already describes in full (an item, as claim
+ * and enqueue show it): their schema lists only the fields the call changes. Every field is still sent; a
+ * tool list rides every request, and these saved a thousand characters of it.
+ */
+const CHANGED_FIELDS: Record<string, readonly string[]> = {
+  heartbeat: ['id', 'status', 'attempts', 'lease_owner', 'lease_expires_at'],
+  resolve: ['id', 'status', 'attempts', 'result', 'error', 'resolved_at'],
+};
+
 /** Tools whose `kind` names a document kind to write: their schema lists the registered kinds. */
 const NAMES_KIND = new Set(['commit']);
 
@@ -213,7 +223,11 @@ export function toolDefinition(name: string): ToolDefinition {
     input.properties.kind = { ...input.properties.kind, enum: kindNames() };
   }
   const wrap = WRAP[name] ?? (op.output.type === 'object' ? undefined : 'result');
-  const out = leanOutput(op.output);
+  let out = leanOutput(op.output);
+  const changed = CHANGED_FIELDS[name];
+  if (changed && out.properties) {
+    out = { ...out, properties: Object.fromEntries(changed.map((k) => [k, out.properties![k]!])) };
+  }
   const outputSchema = (
     wrap === undefined ? out : { type: 'object', properties: { [wrap]: out }, required: [wrap] }
   ) as JsonSchema & { type: 'object' };

@@ -1,23 +1,85 @@
 // Versioned-document operations: compare-and-swap commits, reads at any version, history, diff, fork, and
 // a kind's named operations (a kind's own operations of the table, e.g. task-ir's `escalate`, are its).
 import { type ApplyInput, DOC_INPUTS } from '../../core/document-store.js';
+import { derivedCommand } from '../../core/input.js';
+import { type OutlinePart, outlineOf } from '../../core/json.js';
 import { inputSchema } from '../../core/json-schema.js';
 import {
   COMMIT_RESULT,
   DIFF,
   DOCUMENT,
+  DOCUMENT_OUTLINE,
   DOCUMENT_SUMMARIES,
   HISTORY,
   OBJECT,
   PROJECTION,
+  PROJECTION_OUTLINE,
   PRUNED,
 } from '../../core/output-schemas.js';
-import type { CommitInput } from '../../core/types.js';
+import type { CommitInput, DocumentRecord, Json } from '../../core/types.js';
 import { InvalidInputError } from '../../errors.js';
+import type { Instance } from '../../instance/instance.js';
 import { operation } from '../operation.js';
 
-/** GetState: the latest version, or `version`, or only `paths` (a projection). */
-export const GET_DOCUMENT_INPUT = { ...DOC_INPUTS.get, paths: { type: 'names' } } as const;
+/** GetState: the latest version, or `version`, or only `paths` (a projection), within `max_chars`. */
+export const GET_DOCUMENT_INPUT = {
+  ...DOC_INPUTS.get,
+  paths: { type: 'names' },
+  max_chars: { type: 'int', min: 200, max: 100_000_000 },
+} as const;
+
+type Projection = Awaited<ReturnType<Instance['docs']['project']>>;
+
+/** The note on a read whose value was over max_chars. */
+const OVER = (chars: number, max: number) =>
+  `${chars} characters, over max_chars ${max}: read the parts you need with paths (the JSON Pointers of outline)`;
+
+/**
+ * A read within `max` characters of body (or of values): a larger body comes as its outline (each part's
+ * JSON Pointer, type and size), a projection keeps the values that fit in the order asked and outlines the
+ * others. Nothing is cut inside a value.
+ */
+export function withinChars(
+  doc: DocumentRecord | Projection,
+  max: number,
+): DocumentRecord | Projection | Record<string, unknown> {
+  if ('body' in doc) {
+    const chars = JSON.stringify(doc.body).length;
+    if (chars <= max) return doc;
+    const { body, ...rest } = doc;
+    const { parts, more } = outlineOf(body, '/', max);
+    return { ...rest, chars, outline: parts, more_parts: more, omitted: `body: ${OVER(chars, max)}` };
+  }
+  const values: Record<string, Json> = {};
+  const tooLarge: Array<[string, Json]> = [];
+  let used = 0;
+  for (const [path, v] of Object.entries(doc.values)) {
+    const size = JSON.stringify(v).length + JSON.stringify(path).length + 2;
+    if (used + size <= max) {
+      values[path] = v;
+      used += size;
+    } else tooLarge.push([path, v]);
+  }
+  if (tooLarge.length === 0) return doc;
+  const outline: OutlinePart[] = [];
+  let more = 0;
+  let chars = 0;
+  for (const [path, v] of tooLarge) {
+    const o = outlineOf(v, path, Math.max(200, Math.floor((max - used) / tooLarge.length)));
+    outline.push(...o.parts);
+    more += o.more;
+    chars += JSON.stringify(v).length;
+  }
+  return {
+    ...doc,
+    values,
+    too_large: tooLarge.map(([p]) => p),
+    chars,
+    outline,
+    more_parts: more,
+    omitted: `${tooLarge.map(([p]) => p).join(', ')}: ${OVER(chars, max)}`,
+  };
+}
 
 export const APPLY_INPUT = DOC_INPUTS.apply;
 
@@ -48,15 +110,23 @@ export const DOCUMENT_OPERATIONS = [
     description: 'Read a document: the latest version, or version, or only some fields (paths).',
     input: inputSchema(GET_DOCUMENT_INPUT, {
       paths: 'JSON pointers or dot paths; returns only these fields',
+      max_chars: 'the most characters of body or values: a larger one comes as its outline of parts',
     }),
-    output: { anyOf: [DOCUMENT, PROJECTION] },
+    output: { anyOf: [DOCUMENT, PROJECTION, DOCUMENT_OUTLINE, PROJECTION_OUTLINE] },
     writes: false,
-    async run(inst, i: { kind: string; id: string; version?: number; paths?: string[] }) {
-      if (i.paths === undefined) return inst.docs.get(i);
-      if (i.version !== undefined) {
+    async run(inst, i: { kind: string; id: string; version?: number; paths?: string[]; max_chars?: number }) {
+      if (i.paths !== undefined && i.version !== undefined) {
         throw new InvalidInputError('give either version or paths, not both', { field: 'paths' });
       }
-      return inst.docs.project({ kind: i.kind, id: i.id, paths: i.paths });
+      const { max_chars: max, paths, ...ref } = i;
+      // Checked once, here: the fields handed on are the same ones.
+      const doc =
+        paths === undefined
+          ? await inst.docs.get(derivedCommand('get', i, ref, DOC_INPUTS.get))
+          : await inst.docs.project(
+              derivedCommand('project', i, { kind: i.kind, id: i.id, paths }, DOC_INPUTS.project),
+            );
+      return max === undefined ? doc : withinChars(doc, max);
     },
   }),
   operation({

@@ -7,6 +7,7 @@ import type { JsonSchema } from '../../core/json-schema.js';
 import { inputSchema } from '../../core/json-schema.js';
 import { EVENT, STATUS_COUNTS, WORK_ITEM } from '../../core/output-schemas.js';
 import type { EventRecord, Json, StatusCounts, WorkItem } from '../../core/types.js';
+import { digestBatchEvent } from '../../core/work-rules.js';
 import { InvalidInputError } from '../../errors.js';
 import type { Instance } from '../../instance/instance.js';
 import { operation } from '../operation.js';
@@ -58,7 +59,7 @@ export interface ResumeResult {
   counts: StatusCounts;
   /** Items this worker holds under a lease (in_flight). */
   held: Array<HeldItem | WorkItem>;
-  /** Items other workers hold (at most 20 compact, 100 full): what not to work on. */
+  /** Items other workers hold (at most 5 compact, 100 full; counts.in_flight says how many): what not to work on. */
   held_by_others: Array<Pick<WorkItem, 'id' | 'title' | 'lease_owner' | 'lease_expires_at'> | WorkItem>;
   /** The next items a claim would take, in claim order. */
   ready: Array<Brief | WorkItem>;
@@ -83,6 +84,9 @@ export const BLOCKED_ON_FAILURE_HINT =
   'blocked_on_failure: retry the failed blocker (retry {id}) so they can go on, or cancel the items that should not';
 
 const DOCUMENTS_SHOWN = 10;
+
+/** Others' items the compact form shows: enough to see who works on what (1,000 items fit in 1.5k tokens). */
+const OTHERS_SHOWN = 5;
 
 const str = { type: 'string' } as const;
 const int = { type: 'integer' } as const;
@@ -238,7 +242,7 @@ export async function resumeAgent(inst: Instance, i: ResumeInput): Promise<Resum
     held: held.map(heldView),
     held_by_others: inFlight
       .filter((w) => w.lease_owner !== worker)
-      .slice(0, full ? 100 : 20)
+      .slice(0, full ? 100 : OTHERS_SHOWN)
       .map((w) =>
         full
           ? w
@@ -247,7 +251,8 @@ export async function resumeAgent(inst: Instance, i: ResumeInput): Promise<Resum
     ready: ready.map(briefView),
     decisions: decisions.map(briefView),
     documents,
-    events: full ? events : events.map(compactEvent),
+    // A batch event (1,000 enqueued items are half a million characters) as its count and first ids.
+    events: full ? events.map(digestBatchEvent) : events.map(compactEvent),
     more,
     ...(stuck.length > 0
       ? {
