@@ -113,6 +113,10 @@ export const STATE_COMMANDS = [
     usage: 'list',
     op: 'list_documents',
     description: 'documents of this instance',
+    flags: {
+      after: { value: 'kind/id', help: 'the documents after this one (the last a page showed)' },
+      limit: { short: 'n', help: 'at most n [default: 1000]' },
+    },
     human: (docs) =>
       docs.length === 0
         ? 'no documents'

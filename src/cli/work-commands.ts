@@ -91,7 +91,10 @@ export const WORK_COMMANDS = [
   command<WorkItem[]>({
     usage: 'list',
     op: 'list_items',
-    flags: { ready: { help: 'only items claimable now' } },
+    flags: {
+      ready: { help: 'only items claimable now' },
+      after: { value: 'id', help: 'the items after this one in claim order (the last id a page showed)' },
+    },
     options: [['--blocked', 'only pending items still blocked or scheduled later']],
     route: (input, o) => ({ op: 'list_items', input: o.blocked ? { ready: false, ...input } : input }),
     human: (r) => items(r, 'no items'),
@@ -108,6 +111,10 @@ export const WORK_COMMANDS = [
     op: 'list_steps',
     description:
       "what an item's durable run recorded: steps, sleeps and resets, in order (exit 1: no such item)",
+    flags: {
+      after: { value: 'position', help: 'the records after this one (the last position a page showed)' },
+      limit: { short: 'n', help: 'at most n [default: 1000]' },
+    },
     human: (r) => (r.length === 0 ? 'no steps recorded' : r.map(formatRecord).join('\n')),
   }),
   SIGNAL_COMMAND,

@@ -287,6 +287,11 @@ export interface WorkItemBackend {
     blocked_on_failure?: boolean;
     /** Only items with this concurrency key. */
     concurrency_key?: string;
+    /**
+     * Only items after the item of this id in claim order (the last one a page showed); none when there is
+     * no item of this id.
+     */
+    after?: string;
     now: number;
     limit: number;
   }): Promise<WorkItem[]>;
@@ -483,7 +488,15 @@ export interface DocumentBackend {
     id: string,
     q: { afterSeq: number; limit: number; reverse: boolean },
   ): Promise<HistoryEntry[]>;
-  list(kind: string | null, limit: number): Promise<Array<Omit<DocumentRecord, 'body'>>>;
+  /**
+   * Documents by kind then id (of one kind, or all), at most `limit`; with `after`, those after that
+   * document in this order, and none when it is no document.
+   */
+  list(
+    kind: string | null,
+    limit: number,
+    after?: { kind: string; id: string },
+  ): Promise<Array<Omit<DocumentRecord, 'body'>>>;
   /** Removes history older than the newest `keep` versions; returns the number of entries removed. */
   prune(kind: string, id: string, keep: number): Promise<number>;
 }

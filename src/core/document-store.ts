@@ -110,7 +110,12 @@ export const DOC_INPUTS = {
     reason: { type: 'text' },
   },
   project: { kind: NAME, id: NAME, paths: { type: 'names', required: true } },
-  list: { kind: { type: 'name' }, limit: { type: 'int', min: 1, max: 100_000 } },
+  list: {
+    kind: { type: 'name' },
+    limit: { type: 'int', min: 1, max: 100_000 },
+    // kind/id: two names and the slash between them.
+    after: { type: 'name', max: 2 * LIMITS.name + 1 },
+  },
   prune: { kind: NAME, id: NAME, keep: { type: 'int', required: true, min: 1 } },
   escalate: KIND_CALL,
   apply: { kind: NAME, id: NAME, operation: NAME, ...KIND_CALL_REST },
@@ -121,6 +126,31 @@ export const DOC_INPUTS = {
     ...WRITER,
   },
 } satisfies Record<string, InputSpec>;
+
+/** `docs.list`: documents by kind then id, paged by `after`. */
+export interface ListDocumentsInput {
+  /** Only documents of this kind. */
+  kind?: string;
+  /** At most this many documents. @default 1000 */
+  limit?: number;
+  /** Only the documents after this one: `kind/id` of the last document a page showed. */
+  after?: string;
+}
+
+/**
+ * The document a list cursor names: `kind/id`, split at the first slash (a kind has none, an id may).
+ * INVALID_INPUT without a slash or with either side empty.
+ */
+export function documentCursor(after: string): { kind: string; id: string } {
+  const at = after.indexOf('/');
+  if (at <= 0 || at === after.length - 1) {
+    throw new InvalidInputError(
+      `list: after must be kind/id (of the last document a page showed), got ${JSON.stringify(after.slice(0, 80))}`,
+      { field: 'after' },
+    );
+  }
+  return { kind: after.slice(0, at), id: after.slice(at + 1) };
+}
 
 /** The stream a document's events go to. */
 export function documentStream(kind: string, id: string): string {
@@ -1092,10 +1122,27 @@ export class DocumentStore {
     return { kind: doc.kind, id: doc.id, version: doc.version, values, missing };
   }
 
-  /** Documents (without bodies), by kind then id. @default limit 1000 */
-  async list(input: { kind?: string; limit?: number } = {}): Promise<Array<Omit<DocumentRecord, 'body'>>> {
-    const i = checkInput<{ kind?: string; limit?: number }>('list', input, DOC_INPUTS.list);
-    return this.#backend.docs.list(i.kind ?? null, i.limit ?? 1000);
+  /**
+   * Documents (without bodies), by kind then id; with `after` (`kind/id` of the last document a page
+   * showed), the documents after it in that order, so paging visits each once. An `after` naming no
+   * document is INVALID_INPUT. @default limit 1000
+   */
+  async list(input: ListDocumentsInput = {}): Promise<Array<Omit<DocumentRecord, 'body'>>> {
+    const i = checkInput<ListDocumentsInput>('list', input, DOC_INPUTS.list);
+    const after = i.after === undefined ? undefined : documentCursor(i.after);
+    const docs = await this.#backend.docs.list(i.kind ?? null, i.limit ?? 1000, after);
+    // A cursor naming no document reads nothing: told only then, so a page costs one query.
+    if (
+      after !== undefined &&
+      docs.length === 0 &&
+      (await this.#backend.docs.get(after.kind, after.id)) === null
+    ) {
+      throw new InvalidInputError(
+        `list: after ${JSON.stringify(i.after)} names no document; page on from kind/id of the last document a page showed`,
+        { field: 'after' },
+      );
+    }
+    return docs;
   }
 
   /** Removes history older than the newest `keep` versions (never the latest). */

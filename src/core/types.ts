@@ -329,6 +329,18 @@ export interface ListInput {
   blocked_on_failure?: boolean;
   /** Only items with this concurrency key. */
   concurrency_key?: string;
+  /** Only the items after this one in claim order: the id of the last item a page showed. */
+  after?: string;
+}
+
+/** `work.steps`: what an item's run recorded, in order, paged by position. */
+export interface StepsInput {
+  /** The work item. */
+  id: string;
+  /** Only the records after this one: the `position` of the last record a page showed. */
+  after?: number;
+  /** At most this many records. @default all of them */
+  limit?: number;
 }
 
 /** A start-rate limit: at most `count` claims started per window of `period_ms` (see `WorkLimit`). */

@@ -61,6 +61,7 @@ import {
   type SetLimitInput,
   type SignalInput,
   type StatusCounts,
+  type StepsInput,
   WORK_ITEM_STATUSES,
   type WorkItem,
   type WorkItemStatus,
@@ -208,6 +209,12 @@ export const WORK_INPUTS = {
     ready: { type: 'bool' },
     blocked_on_failure: { type: 'bool' },
     concurrency_key: { type: 'name' },
+    after: { type: 'name' },
+  },
+  steps: {
+    id: { type: 'name', required: true },
+    after: { type: 'int', min: 1 },
+    limit: { type: 'int', min: 1, max: 100_000 },
   },
 } satisfies Record<string, InputSpec>;
 
@@ -766,11 +773,30 @@ export class WorkQueue {
 
   /**
    * What item `id`'s run recorded, in order: its steps (completed or failed, with name, occurrence, attempt,
-   * duration and result or error), sleeps and resets. NOT_FOUND for an unknown item.
+   * duration and result or error), sleeps and resets. NOT_FOUND for an unknown item. With `after` (the
+   * `position` of the last record a page showed), the records after it, at most `limit` (default: all); an
+   * `after` that is no record of this item is INVALID_INPUT.
    */
-  async steps(input: string | { id: string }): Promise<RunRecord[]> {
-    const item = await this.get(input);
-    return this.#runs.records(item.id);
+  async steps(input: string | StepsInput): Promise<RunRecord[]> {
+    const i = checkInput<StepsInput>(
+      'steps',
+      typeof input === 'string' ? { id: input } : input,
+      WORK_INPUTS.steps,
+    );
+    const item = await this.get(i.id);
+    const all = await this.#runs.records(item.id);
+    // The records of one item are few: read them all, and page in memory.
+    let from = 0;
+    if (i.after !== undefined) {
+      from = all.findIndex((r) => r.position === i.after) + 1;
+      if (from === 0) {
+        throw new InvalidInputError(
+          `steps: after ${i.after} is not the position of a record of work item ${item.id}; page on from the position of the last record a page showed`,
+          { field: 'after' },
+        );
+      }
+    }
+    return all.slice(from, i.limit === undefined ? undefined : from + i.limit);
   }
 
   /**
@@ -1115,7 +1141,11 @@ export class WorkQueue {
     });
   }
 
-  /** Items in claim order, filtered by status and kind. @default limit 100 */
+  /**
+   * Items in claim order, filtered by status and kind; with `after` (the id of the last item a page
+   * showed), the items after it in that order, so paging visits each item once. An `after` naming no item
+   * is INVALID_INPUT. @default limit 100
+   */
   async list(input: ListInput & { ready?: boolean } = {}): Promise<WorkItem[]> {
     const i = checkInput<ListInput & { ready?: boolean }>('list', input, WORK_INPUTS.list);
     const statuses = i.status === undefined ? null : Array.isArray(i.status) ? i.status : [i.status];
@@ -1127,7 +1157,16 @@ export class WorkQueue {
       ...(i.ready === undefined ? {} : { ready: i.ready }),
       ...(i.blocked_on_failure === undefined ? {} : { blocked_on_failure: i.blocked_on_failure }),
       ...(i.concurrency_key === undefined ? {} : { concurrency_key: i.concurrency_key }),
+      ...(i.after === undefined ? {} : { after: i.after }),
     });
+    // A cursor naming no item reads nothing (its sort key is read by id in the same query): told only then,
+    // so a page costs one query.
+    if (items.length === 0 && i.after !== undefined && (await this.#backend.work.get(i.after)) === null) {
+      throw new InvalidInputError(
+        `list: after ${JSON.stringify(i.after)} names no work item; page on from the id of the last item a page showed`,
+        { field: 'after' },
+      );
+    }
     return this.#withFailedBlockers(items);
   }
 

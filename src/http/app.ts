@@ -29,7 +29,7 @@ import {
 } from './context.js';
 import { mountDashboard } from './dashboard/routes.js';
 import { openApiDocument } from './openapi.js';
-import { inputFromQuery, OPERATION_ROUTES } from './routes.js';
+import { checkPageSize, inputFromQuery, nextPageLink, OPERATION_ROUTES } from './routes.js';
 import { eventStream } from './sse.js';
 
 const VERSION = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
@@ -296,10 +296,11 @@ export function createServeApp(options: ServeAppOptions): { app: Hono<AppEnv>; c
   for (const route of OPERATION_ROUTES) {
     const { op } = route;
     app.on(route.method, route.path, async (c) => {
-      const raw =
-        route.method === 'GET' ? inputFromQuery(op, new URL(c.req.url).searchParams) : await jsonBody(c);
+      const url = new URL(c.req.url);
+      const raw = route.method === 'GET' ? inputFromQuery(op, url.searchParams) : await jsonBody(c);
       const caller = c.get('caller');
       checkAccess(caller.principal, op);
+      checkPageSize(op, raw);
       // Anything but an object is left for the operation's schema to refuse.
       const input =
         raw !== null && typeof raw === 'object' && !Array.isArray(raw)
@@ -310,7 +311,12 @@ export function createServeApp(options: ServeAppOptions): { app: Hono<AppEnv>; c
       const result = await withRemoteParent(c.req.header('traceparent'), () =>
         runOperation(inst, op.name, input),
       );
-      return c.json(result === undefined ? null : (result as object));
+      // A full page of a paged route links the next one (the same query, the cursor after its last record).
+      const link =
+        route.method === 'GET' && input !== null && typeof input === 'object'
+          ? nextPageLink(op, url, input as Record<string, unknown>, result)
+          : null;
+      return c.json(result === undefined ? null : (result as object), 200, link ? { link } : {});
     });
     app.all(route.path, (c) =>
       c.json(

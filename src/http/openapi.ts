@@ -2,7 +2,7 @@
 
 import type { JsonSchema } from '../core/json-schema.js';
 import { ERROR_TABLE } from '../errors.js';
-import { INSTANCE_PARAM, OPERATION_ROUTES } from './routes.js';
+import { INSTANCE_PARAM, MAX_PAGE_SIZE, OPERATION_ROUTES } from './routes.js';
 
 const ERROR_SCHEMA: JsonSchema = {
   type: 'object',
@@ -44,6 +44,12 @@ const INSTANCE = {
   schema: { type: 'string' },
 };
 
+/** The `Link` response header of a paged route (RFC 8288). */
+const NEXT_LINK = {
+  description: `When the page is full (as many records as the limit asked for, or the default): \`<url>; rel="next"\`, the URL of the next page (the same query with the cursor after this page's last record), relative to the request's. Absent on the last page. Page sizes are capped at ${MAX_PAGE_SIZE}.`,
+  schema: { type: 'string' },
+};
+
 /**
  * The OpenAPI document: one path per served operation (GET with query parameters for reads, POST with a
  * JSON body for writes), the instance list and the event stream; errors from the one error table.
@@ -54,7 +60,15 @@ export function openApiDocument(version: string): Record<string, unknown> {
   for (const r of OPERATION_ROUTES) {
     const { op } = r;
     const required = new Set(op.input.required ?? []);
-    const ok = { description: 'the result', content: { 'application/json': { schema: op.output } } };
+    const ok = {
+      description: 'the result',
+      content: { 'application/json': { schema: op.output } },
+      // A paged route links its next page when this one is full.
+      ...(op.page ? { headers: { Link: NEXT_LINK } } : {}),
+    };
+    // A paged route's page size is capped below what the operation takes elsewhere.
+    const param = (name: string, schema: JsonSchema): JsonSchema =>
+      op.page?.limit === name ? { ...schema, maximum: MAX_PAGE_SIZE } : schema;
     const common = { operationId: op.name, summary: op.description, tags: [op.group] };
     paths[r.path] = {
       [r.method.toLowerCase()]:
@@ -68,7 +82,7 @@ export function openApiDocument(version: string): Record<string, unknown> {
                   in: 'query',
                   required: required.has(name),
                   ...(schema.description ? { description: schema.description } : {}),
-                  schema,
+                  schema: param(name, schema),
                 })),
               ],
               responses: { '200': ok, ...errors },

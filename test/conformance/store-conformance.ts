@@ -8,6 +8,7 @@ import { historyConformance, statsConformance } from './history.js';
 import { kindEffectConformance } from './kind-effects.js';
 import { limitConformance } from './limits.js';
 import { lockConformance } from './locks.js';
+import { pagingConformance } from './paging.js';
 import { retryConformance } from './retries.js';
 import { runConformance } from './runs.js';
 import { conformanceTest, type StoreFactory } from './setup.js';
@@ -32,4 +33,5 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
   documentConformance(name, t);
   kindEffectConformance(name, t);
   valueConformance(name, t);
+  pagingConformance(name, t);
 }

@@ -371,18 +371,23 @@ export async function list(
   conn: PostgresConnection,
   kind: string | null,
   limit: number,
+  after?: { kind: string; id: string },
 ): ReturnType<DocumentBackend['list']> {
   const t = conn.names;
-  const res =
-    kind === null
-      ? await conn.query<Omit<DocRow, 'body'>>(
-          `SELECT ${LIST_COLS} FROM ${t.documents} WHERE instance = $1 ORDER BY kind, id LIMIT $2`,
-          [conn.instance, limit],
-        )
-      : await conn.query<Omit<DocRow, 'body'>>(
-          `SELECT ${LIST_COLS} FROM ${t.documents} WHERE instance = $1 AND kind = $2 ORDER BY id LIMIT $3`,
-          [conn.instance, kind, limit],
-        );
+  const p = conn.params();
+  const where = ['instance = $1'];
+  if (kind !== null) where.push(`kind = ${p.add(kind)}`);
+  if (after !== undefined) {
+    // After the cursor document by (kind, id), and nothing when it is no document.
+    const [k, id] = [p.add(after.kind), p.add(after.id)];
+    where.push(
+      `(kind, id) > (${k}, ${id}) AND EXISTS (SELECT 1 FROM ${t.documents} WHERE instance = $1 AND kind = ${k} AND id = ${id})`,
+    );
+  }
+  const res = await conn.query<Omit<DocRow, 'body'>>(
+    `SELECT ${LIST_COLS} FROM ${t.documents} WHERE ${where.join(' AND ')} ORDER BY kind, id LIMIT ${p.add(limit)}`,
+    p.values,
+  );
   return res.rows.map((r) => {
     const { body: _body, ...rest } = toDocument({ ...r, body: {} });
     return rest;
@@ -414,7 +419,7 @@ export function createDocumentBackend(conn: PostgresConnection, hint: AppendHint
     findWrite: (kind, id, writeId) => findWrite(conn, kind, id, writeId),
     commit: (w) => commit(conn, hint, w),
     history: (kind, id, q) => history(conn, kind, id, q),
-    list: (kind, limit) => list(conn, kind, limit),
+    list: (kind, limit, after) => list(conn, kind, limit, after),
     prune: (kind, id, keep) => prune(conn, kind, id, keep),
   };
 }

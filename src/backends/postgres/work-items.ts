@@ -1339,6 +1339,15 @@ export async function list(
     const now = p.add(q.now);
     where.push(q.ready ? `(${ready(t, now)})` : `w.status = 'pending' AND NOT (${ready(t, now)})`);
   }
+  if (q.after !== undefined) {
+    // After the cursor item in claim order (priority DESC, created_at, id), its key read by id (an item's
+    // priority and creation time never change); no item of that id, no rows.
+    const id = p.add(q.after);
+    const key = (cols: string) => `(SELECT ${cols} FROM ${t.work_items} WHERE instance = $1 AND id = ${id})`;
+    where.push(
+      `w.priority <= ${key('priority')} AND (w.priority < ${key('priority')} OR (w.created_at, w.id) > ${key('created_at, id')})`,
+    );
+  }
   // Blocked on a failure: the rows come from the stuck set, one primary-key lookup each, so the read
   // costs what it finds; its complement tests each row against that set (hashed once).
   let from = `${t.work_items} AS w`;

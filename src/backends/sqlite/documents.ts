@@ -225,12 +225,22 @@ export async function list(
   conn: SqliteConnection,
   kind: string | null,
   limit: number,
+  after?: { kind: string; id: string },
 ): ReturnType<DocumentBackend['list']> {
-  const rows = conn.read(() =>
-    kind === null
-      ? conn.stmt('SELECT * FROM documents ORDER BY kind, id LIMIT ?').all(limit)
-      : conn.stmt('SELECT * FROM documents WHERE kind = ? ORDER BY id LIMIT ?').all(kind, limit),
-  ) as DocRow[];
+  const where: string[] = [];
+  const params: unknown[] = [];
+  if (kind !== null) {
+    where.push('kind = ?');
+    params.push(kind);
+  }
+  if (after !== undefined) {
+    // After the cursor document by (kind, id), and nothing when it is no document.
+    where.push('(kind, id) > (?, ?) AND EXISTS (SELECT 1 FROM documents WHERE kind = ? AND id = ?)');
+    params.push(after.kind, after.id, after.kind, after.id);
+  }
+  params.push(limit);
+  const sql = `SELECT * FROM documents ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY kind, id LIMIT ?`;
+  const rows = conn.read(() => conn.stmt(sql).all(...params)) as DocRow[];
   return rows.map((r) => {
     const { body: _body, ...rest } = toDocument(r);
     return rest;
@@ -249,7 +259,7 @@ export function createDocumentBackend(conn: SqliteConnection): DocumentBackend {
     findWrite: (kind, id, writeId) => findWrite(conn, kind, id, writeId),
     commit: (w) => commit(conn, w),
     history: (kind, id, q) => history(conn, kind, id, q),
-    list: (kind, limit) => list(conn, kind, limit),
+    list: (kind, limit, after) => list(conn, kind, limit, after),
     prune: (kind, id, keep) => prune(conn, kind, id, keep),
   };
 }

@@ -754,6 +754,16 @@ export async function list(
     where.push(q.ready ? `(${READY})` : `w.status = 'pending' AND NOT (${READY})`);
     params.push(q.now);
   }
+  if (q.after !== undefined) {
+    // After the cursor item in claim order (priority DESC, created_at, id), its key read by id (an item's
+    // priority and creation time never change); no item of that id, no rows. The priority bound is a range
+    // on the ready index, so a later page starts where the last one ended.
+    const key = (cols: string) => `(SELECT ${cols} FROM work_items WHERE id = ?)`;
+    where.push(
+      `w.priority <= ${key('priority')} AND (w.priority < ${key('priority')} OR (w.created_at, w.id) > ${key('created_at, id')})`,
+    );
+    params.push(q.after, q.after, q.after);
+  }
   // Blocked on a failure: the rows come from the stuck set (CROSS JOIN keeps it the outer loop), one
   // lookup each, so the read costs what it finds; its complement tests each row against that set.
   // Ready or not, the items are pending: walked in claim order (as a claim does), the read stops at its

@@ -264,7 +264,7 @@ ${n > 0 && b.name === 'cancel' ? h`<label for="reason">Reason (optional)</label>
       const id = c.req.param('id') ?? '';
       const item = await run<WorkItem>(inst, 'get_item', { id });
       const events = await run<EventRecord[]>(inst, 'read_events', { work_item_id: id, limit: 500 });
-      const records = await run<RunRecord[]>(inst, 'list_steps', { id });
+      const records = await run<RunRecord[]>(inst, 'list_steps', { id, limit: 100_000 });
       const actions = Object.entries(ACTIONS).filter(([, a]) => a.when(item));
       const done = c.req.query('done') ?? '';
       const notice = Object.hasOwn(DONE, done) ? h`<p class="notice" role="status">${DONE[done]}</p>` : '';

@@ -1,6 +1,6 @@
 // Versioned-document operations: compare-and-swap commits, reads at any version, history, diff, fork, and
 // a kind's named operations (a kind's own operations of the table, e.g. task-ir's `escalate`, are its).
-import { type ApplyInput, DOC_INPUTS } from '../../core/document-store.js';
+import { type ApplyInput, DOC_INPUTS, type ListDocumentsInput } from '../../core/document-store.js';
 import { derivedCommand } from '../../core/input.js';
 import { type OutlinePart, outlineOf } from '../../core/json.js';
 import { inputSchema } from '../../core/json-schema.js';
@@ -169,10 +169,17 @@ export const DOCUMENT_OPERATIONS = [
     name: 'list_documents',
     group: 'documents',
     description: 'Documents (without bodies), by kind then id.',
-    input: inputSchema(DOC_INPUTS.list),
+    input: inputSchema(DOC_INPUTS.list, {
+      after: 'page on: the documents after this one, kind/id of the last document a page showed',
+    }),
     output: DOCUMENT_SUMMARIES,
     writes: false,
-    run: (inst, i: { kind?: string; limit?: number }) => inst.docs.list(i),
+    page: {
+      limit: 'limit',
+      defaultLimit: 1000,
+      next: (last: { kind: string; id: string }) => ({ after: `${last.kind}/${last.id}` }),
+    },
+    run: (inst, i: ListDocumentsInput) => inst.docs.list(i),
   }),
   operation({
     name: 'prune',

@@ -46,7 +46,22 @@ export const EVENT_OPERATIONS = [
       next: (last: EventRecord, i: ReadEventsInput) =>
         i.reverse ? { until: last.position - 1 } : { after: last.position },
     },
-    run: (inst, i: ReadEventsInput) => inst.events.read(i),
+    async run(inst, i: ReadEventsInput) {
+      const events = await inst.events.read(i);
+      // An empty page after a position past the head names events this log never had (another store's, or a
+      // typo): said, as watch_events does, instead of an empty page that reads as "nothing new". Checked only
+      // when the page is empty, so a read costs one query.
+      if (events.length === 0 && i.after !== undefined && i.after > 0) {
+        const head = (await inst.events.head())?.position ?? 0;
+        if (i.after > head) {
+          throw new InvalidInputError(
+            `after ${i.after} is past the head of this log (${head}): page on from a position it gave you`,
+            { field: 'after', head },
+          );
+        }
+      }
+      return events;
+    },
   }),
   operation({
     name: 'watch_events',

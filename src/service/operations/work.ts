@@ -1,5 +1,6 @@
 // Work-item operations: the queue with leased claims, as the service table offers it to every edge.
 
+import type { RunRecord } from '../../core/codecs/run-records.js';
 import { inputSchema, type JsonSchema } from '../../core/json-schema.js';
 import {
   RUN_RECORD,
@@ -24,6 +25,8 @@ import type {
   RetryInput,
   RetryManyInput,
   SignalInput,
+  StepsInput,
+  WorkItem,
 } from '../../core/types.js';
 import { WORK_INPUTS } from '../../core/work-queue.js';
 import { type Operation, operation } from '../operation.js';
@@ -99,7 +102,11 @@ const listInput = inputSchema(WORK_INPUTS.list, {
   ready: 'true: only items claimable now; false: only pending items still blocked or not yet due',
   blocked_on_failure:
     'true: only pending items blocked on a failed or cancelled blocker (retry it or cancel them); false: the others',
+  after: 'page on: the items after this one in claim order (the id of the last item a page showed)',
 });
+
+/** list_steps' page size when the call names none (the library's `work.steps` returns every record). */
+const STEPS_PAGE = 1000;
 
 /** An operation that changes one work item and answers it (the item as it is now). */
 function itemChange<I>(op: Pick<Operation<I>, 'name' | 'description' | 'input' | 'idempotent' | 'run'>) {
@@ -236,10 +243,18 @@ export const WORK_OPERATIONS = [
     group: 'work',
     description:
       "What an item's durable run recorded, in order: steps (completed with their result, or failed), sleeps and resets.",
-    input: inputSchema(WORK_INPUTS.get),
+    input: inputSchema(WORK_INPUTS.steps, {
+      after: 'page on: the records after this position (of the last record a page showed)',
+      limit: `at most this many records (default ${STEPS_PAGE})`,
+    }),
     output: RUN_RECORDS,
     writes: false,
-    run: (inst, i: { id: string }) => inst.work.steps(i),
+    page: {
+      limit: 'limit',
+      defaultLimit: STEPS_PAGE,
+      next: (last: RunRecord) => ({ after: last.position }),
+    },
+    run: (inst, i: StepsInput) => inst.work.steps({ ...i, limit: i.limit ?? STEPS_PAGE }),
   }),
   operation({
     name: 'signal',
@@ -275,6 +290,9 @@ export const WORK_OPERATIONS = [
     input: listInput,
     output: WORK_ITEMS,
     writes: false,
+    // Claim order is (priority DESC, created_at, id), none of which changes: the next page is after the last
+    // item's id, with the same filters.
+    page: { limit: 'limit', defaultLimit: 100, next: (last: WorkItem) => ({ after: last.id }) },
     run: (inst, i: ListInput & { ready?: boolean }) => inst.work.list(i),
   }),
   operation({
