@@ -9,7 +9,7 @@ import type {
   WorkItem,
   WorkLimit,
 } from '../core/types.js';
-import { attemptsText } from '../core/work-rules.js';
+import { attemptsText, digestBatchEvent } from '../core/work-rules.js';
 import { duration } from '../reports/markdown.js';
 
 /** A concurrency key's limit on one line: `openai:org-1  max_in_flight=2  rate=60/60000ms`. */
@@ -47,7 +47,9 @@ export function formatItem(i: WorkItem, now: number = Date.now()): string {
   return parts.join('  ');
 }
 
-export function formatEvent(e: EventRecord): string {
+export function formatEvent(record: EventRecord): string {
+  // A batch event for people: its item count and first ids (`--json` prints what the log stores).
+  const e = digestBatchEvent(record);
   const data = e.data === null ? '' : `  ${JSON.stringify(e.data)}`;
   const shown = data.length > 160 ? `${data.slice(0, 159)}…` : data;
   return `#${e.position}  ${e.created_at}  ${e.type}  ${e.stream}#${e.stream_seq}${e.actor ? `  by ${e.actor}` : ''}${shown}`;

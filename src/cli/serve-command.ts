@@ -1,9 +1,11 @@
 // `agentstate serve`: the HTTP API, live event stream, MCP endpoint and web dashboard of every instance under
 // the root (or of one --dir, or of every instance of a --url PostgreSQL store). Hono is imported only when
 // this command runs, so no other command or workflow pays for loading it.
+
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
+import { parseBudget } from '../mcp/budget.js';
 import { resolveInstance } from '../service/instance-resolver.js';
 import { duration, type GlobalOpts, type ListenOpts, port, tlsOf } from './context.js';
 
@@ -11,6 +13,7 @@ interface ServeOpts extends ListenOpts {
   trustProxy?: boolean;
   metricsPort?: number;
   verifyEvery?: number;
+  mcpMaxResultChars?: string;
 }
 
 export function addServeCommand(program: Command): void {
@@ -48,8 +51,20 @@ export function addServeCommand(program: Command): void {
       'verify every instance at start and again this long after each check (e.g. 1h), for the agentstate_verify_* metrics [default: never]',
       duration('--verify-every'),
     )
+    .option(
+      '--mcp-max-result-chars <n>',
+      'the most characters of one MCP tool result at /mcp (or AGENTSTATE_MCP_MAX_RESULT) [default: 100000]',
+    )
     .action(async (o: ServeOpts, cmd: Command) => {
       const g = cmd.optsWithGlobals<GlobalOpts>();
+      const rawBudget = o.mcpMaxResultChars ?? (process.env.AGENTSTATE_MCP_MAX_RESULT || undefined);
+      const mcpMaxResultChars =
+        rawBudget === undefined
+          ? undefined
+          : parseBudget(
+              rawBudget,
+              o.mcpMaxResultChars === undefined ? 'AGENTSTATE_MCP_MAX_RESULT' : '--mcp-max-result-chars',
+            );
       const { startServer, TOKEN_FILE } = await import('../http/index.js');
       const target = resolveInstance(g);
       // Earlier builds of `serve --dir` kept the token inside the instance folder, where it travels with every copy
@@ -70,6 +85,7 @@ export function addServeCommand(program: Command): void {
         ...(o.trustProxy ? { trustProxy: true } : {}),
         ...(o.metricsPort === undefined ? {} : { metricsPort: o.metricsPort }),
         ...(o.verifyEvery === undefined ? {} : { verifyEveryMs: o.verifyEvery }),
+        ...(mcpMaxResultChars === undefined ? {} : { mcpMaxResultChars }),
       });
       const { token } = server;
       process.stderr.write(`agentstate serve: ${server.url} (dashboard /, API /api/v1, MCP /mcp)\n`);

@@ -750,7 +750,7 @@ export function digestBatchEvent<E extends { type: string; data: Json; work_item
   const data: JsonObject = {
     batch_of: items.length,
     first_ids: ids.slice(0, DIGEST_IDS),
-    read: "one item's part: read_events with work_item_id",
+    read: "one item's part: read the events of its work_item_id",
   };
   return { ...e, data };
 }

@@ -93,6 +93,7 @@ export function createServeApp(options: ServeAppOptions): { app: Hono<AppEnv>; c
     bind: options.bind,
     signal: ac.signal,
     pollMs: options.pollMs ?? 100,
+    mcpMaxResultChars: options.mcpMaxResultChars,
   };
   const { token } = ctx;
   const app = new Hono<AppEnv>();
@@ -373,7 +374,12 @@ function mountMcp(app: Hono<AppEnv>, ctx: AppContext, closers: Array<() => Promi
     const [m, { authInfoOf }, { reservedArgumentReply }] = await modules;
     let endpoint = endpoints.get(key);
     if (!endpoint) {
-      endpoint = m.mcpEndpoint(m.createAgentStateMcp({ instance: inst }));
+      endpoint = m.mcpEndpoint(
+        m.createAgentStateMcp({
+          instance: inst,
+          ...(ctx.mcpMaxResultChars === undefined ? {} : { maxResultChars: ctx.mcpMaxResultChars }),
+        }),
+      );
       endpoints.set(key, endpoint);
     }
     let request = c.req.raw;

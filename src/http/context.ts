@@ -40,11 +40,18 @@ export interface AppContext {
   signal: AbortSignal;
   /** Poll interval of the event stream when caught up, ms. */
   pollMs: number;
+  /** The most characters of one MCP tool result at /mcp (undefined: the MCP server's default). */
+  mcpMaxResultChars: number | undefined;
 }
 
 /** What `createServeApp` serves: the instances, the owner's token, and the parts of the app to mount. */
 export interface ServeAppOptions
-  extends Omit<AppContext, 'signal' | 'pollMs' | 'sessions' | 'principals' | 'secureCookies'> {
+  extends Omit<
+    AppContext,
+    'signal' | 'pollMs' | 'sessions' | 'principals' | 'secureCookies' | 'mcpMaxResultChars'
+  > {
+  /** The most characters of one MCP tool result at /mcp. @default 100,000 */
+  mcpMaxResultChars?: number;
   /** When the session cookie is `Secure` (see AppContext.secureCookies). @default 'never' */
   secureCookies?: AppContext['secureCookies'];
   /** The named principals that may call besides the owner. @default null (the owner's token only) */

@@ -37,6 +37,8 @@ export interface ServeOptions {
   token?: string;
   /** Poll interval of event streams when caught up, ms. @default 100 */
   pollMs?: number;
+  /** The most characters of one MCP tool result at /mcp. @default 100,000 (DEFAULT_MAX_RESULT_CHARS) */
+  mcpMaxResultChars?: number;
   /** Serve HTTPS with this certificate and key (PEM). The session cookie is then `Secure`. */
   tls?: { cert: string | Buffer; key: string | Buffer };
   /**
@@ -111,6 +113,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     bind: host,
     secureCookies: opts.tls !== undefined ? 'always' : opts.trustProxy === true ? 'forwarded' : 'never',
     ...(opts.pollMs === undefined ? {} : { pollMs: opts.pollMs }),
+    ...(opts.mcpMaxResultChars === undefined ? {} : { mcpMaxResultChars: opts.mcpMaxResultChars }),
   });
   const limits = { ...CONNECTION_LIMITS, ...opts.limits };
   const server = (

@@ -1,7 +1,7 @@
 // A real `agentstate serve` (in this process, on a free port) over temp instances, and a small client.
 import { join } from 'node:path';
 import type { ServeTarget } from '../../src/http/instances.js';
-import { type RunningServer, startServer } from '../../src/http/serve.js';
+import { type RunningServer, type ServeOptions, startServer } from '../../src/http/serve.js';
 import { type Instance, openInstance } from '../../src/instance/instance.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -37,6 +37,7 @@ export interface CallOptions {
 export async function startTestServer(
   names: string[] = ['planner'],
   target: Partial<ServeTarget> = {},
+  options: Pick<ServeOptions, 'mcpMaxResultChars'> = {},
 ): Promise<TestServer> {
   const root = tempDir('agentstate-http-');
   const opened: Instance[] = [];
@@ -46,7 +47,13 @@ export async function startTestServer(
     return i;
   };
   for (const n of names) await (await instance(n)).close();
-  const server = await startServer({ target: { root, ...target }, port: 0, token: TOKEN, pollMs: 20 });
+  const server = await startServer({
+    target: { root, ...target },
+    port: 0,
+    token: TOKEN,
+    pollMs: 20,
+    ...options,
+  });
   const url = server.url;
   return {
     server,

@@ -37,4 +37,30 @@ describe('/mcp', () => {
     });
     expect(r.status).toBe(403);
   });
+
+  it('keeps every tool result within the budget serve was given (--mcp-max-result-chars)', async () => {
+    const small = await startTestServer(['planner'], {}, { mcpMaxResultChars: 3000 });
+    const inst = await small.instance('planner');
+    for (let k = 0; k < 20; k++)
+      await inst.events.append({ type: 'note', data: { text: 'x'.repeat(500), k } });
+    await inst.close();
+    const client = new Client({ name: 'serve-agent', version: '1.0' });
+    const transport = new StreamableHTTPClientTransport(new URL(`${small.url}/mcp?instance=h/planner`), {
+      requestInit: { headers: { authorization: `Bearer ${TOKEN}` } },
+    });
+    try {
+      await client.connect(transport);
+      const r = await client.callTool({ name: 'read_events', arguments: { after: 0 } });
+      expect(
+        JSON.stringify({ content: r.content, structuredContent: r.structuredContent }).length,
+      ).toBeLessThanOrEqual(3000);
+      const s = r.structuredContent as { events: unknown[]; next: { after: number } };
+      expect(s.events.length).toBeGreaterThan(0);
+      expect(s.events.length).toBeLessThan(20);
+      expect(s.next).toEqual({ after: s.events.length });
+    } finally {
+      await client.close();
+      await small.close();
+    }
+  });
 });
