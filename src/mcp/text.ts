@@ -27,24 +27,31 @@ function counts(c: StatusCounts): string {
     .join(', ');
 }
 
+/**
+ * Resume's text: the counts, what you hold (ids and leases: enough to heartbeat) and how many of the rest —
+ * the records are the structured content, not sent twice (1,000 items stay under 1.5k tokens).
+ */
 function resume(r: ResumeResult): string {
   const lines = [`position ${r.position}; worker ${r.worker}; ${counts(r.counts) || 'no items'}`];
-  const rows = (label: string, xs: unknown[], f: (x: Record<string, unknown>) => string) => {
-    if (xs.length > 0) lines.push(`${label}: ${xs.map((x) => f(x as Record<string, unknown>)).join('; ')}`);
-  };
-  rows('held', r.held, (w) => `${w.id} ${json(w.title)} attempt ${w.attempts} until ${w.lease_expires_at}`);
-  rows('ready', r.ready, (w) => `${w.id} ${json(w.title)} p${w.priority}`);
-  rows('decisions', r.decisions, (w) => `${w.id} ${json(w.title)}`);
-  rows('documents', r.documents, (d) =>
-    d.missing ? `${d.missing} missing` : `${d.kind}/${d.id} v${d.version}`,
-  );
-  rows(
-    'events',
-    r.events,
-    (e) =>
-      `#${e.position} ${e.type}${e.work_item_id ? ` ${e.work_item_id}` : ''}${e.actor ? ` by ${e.actor}` : ''}`,
-  );
+  if (r.held.length > 0) {
+    const held = r.held.map((w) => `${w.id} until ${w.lease_expires_at}`).join('; ');
+    lines.push(`held: ${held}${r.more_held ? ` (${r.more_held} more: resume with full)` : ''}`);
+  }
+  const rest = (
+    [
+      ['held by others', r.held_by_others.length],
+      ['ready', r.ready.length],
+      ['decisions', r.decisions.length],
+      ['documents', r.documents.length],
+      ['events', r.events.length],
+      ['blocked on a failure', r.blocked_on_failure?.length ?? 0],
+    ] as const
+  )
+    .filter(([, n]) => n > 0)
+    .map(([what, n]) => `${n} ${what}`);
+  if (rest.length > 0) lines.push(`${rest.join(', ')}: in the structured content`);
   if (r.more > 0) lines.push(`(${r.more} earlier events not shown: read_events)`);
+  if (r.hint) lines.push(r.hint);
   return lines.join('\n');
 }
 

@@ -177,6 +177,21 @@ describe('the issue instance: 1,000 items in one batch, 300 held, 150 resolved, 
     }, 120_000);
   }
 
+  it('resume {} at 1,000 items, holding 75 of them, is under 1.5k tokens; the full form fits the budget', async () => {
+    const h = await stdioHost(dir);
+    const r = await h.call('resume', { after: 0 });
+    expect(chars(r) / 4).toBeLessThan(1_500);
+    const s = structured(r);
+    expect(s.held).toHaveLength(5);
+    expect(s.more_held).toBe(big.held.planner!.length - 5);
+    // The leases that end first are the ones shown.
+    const shown = (s.held as Array<{ lease_expires_at: string }>).map((w) => w.lease_expires_at);
+    expect([...shown].sort()).toEqual(shown);
+    const full = await h.call('resume', { full: true, after: 0 });
+    expect(chars(full)).toBeLessThanOrEqual(DEFAULT_MAX_RESULT_CHARS);
+    expect(structured(full).omitted).toMatch(/list_items/);
+  }, 60_000);
+
   it('read_events {limit: 1}: the batch event of 1,000 items is its count and first ids', async () => {
     const h = await stdioHost(dir);
     const r = await h.call('read_events', { after: 0, limit: 1 });

@@ -69,6 +69,8 @@ export interface ResumeResult {
   /** Events after `after` (oldest first), at most `events`; `more` counts those left out. */
   events: Array<Partial<EventRecord>>;
   more: number;
+  /** Held items the compact form leaves out (it shows HELD_SHOWN); absent when none is. */
+  more_held?: number;
   /**
    * Pending items that cannot become ready because a blocker upstream ended failed or cancelled (`failed`
    * names those blockers), with `hint`; both absent when there are none.
@@ -84,6 +86,12 @@ export const BLOCKED_ON_FAILURE_HINT =
   'blocked_on_failure: retry the failed blocker (retry {id}) so they can go on, or cancel the items that should not';
 
 const DOCUMENTS_SHOWN = 10;
+
+/**
+ * Held items the compact form shows (the leases that end first): an agent holding more reads them with
+ * `full` or list_items; 1,000 items fit in 1.5k tokens.
+ */
+const HELD_SHOWN = 5;
 
 /** Others' items the compact form shows: enough to see who works on what (1,000 items fit in 1.5k tokens). */
 const OTHERS_SHOWN = 5;
@@ -129,6 +137,7 @@ export const RESUME_RESULT: JsonSchema = {
     }),
     events: list({ anyOf: [{ type: 'object', properties: { position: int, type: str } }, EVENT] }),
     more: int,
+    more_held: int,
     blocked_on_failure: list(
       anyItem({ type: 'object', properties: { id: str, title: str, failed: list(str) } }),
     ),
@@ -184,13 +193,19 @@ export async function resumeAgent(inst: Instance, i: ResumeInput): Promise<Resum
     inst.work.list({ blocked_on_failure: true, limit: full ? 100 : 10 }),
   ]);
   const held = inFlight.filter((w) => w.lease_owner === worker);
+  // The compact form shows the leases that end first: those to heartbeat or finish now.
+  const shownHeld = full
+    ? held
+    : [...held]
+        .sort((a, b) => ((a.lease_expires_at ?? '') < (b.lease_expires_at ?? '') ? -1 : 1))
+        .slice(0, HELD_SHOWN);
   // Where each held item's durable run is (one read of its records each; an agent holds few).
   const runs = new Map<string, RunPlace>();
   for (const [k, records] of (
-    await Promise.all(held.map((w) => inst.work.steps(w.id).catch(() => [])))
+    await Promise.all(shownHeld.map((w) => inst.work.steps(w.id).catch(() => [])))
   ).entries()) {
     const last = records.at(-1);
-    if (last) runs.set(held[k]!.id, { recorded: records.length, last: recordSummary(last) });
+    if (last) runs.set(shownHeld[k]!.id, { recorded: records.length, last: recordSummary(last) });
   }
   const named = new Set(refs.map((r) => `${r.kind}\u0000${r.id}`));
   const key = (d: { kind: string; id: string }) => `${d.kind}\u0000${d.id}`;
@@ -239,7 +254,8 @@ export async function resumeAgent(inst: Instance, i: ResumeInput): Promise<Resum
     position,
     worker,
     counts,
-    held: held.map(heldView),
+    held: shownHeld.map(heldView),
+    ...(!full && held.length > HELD_SHOWN ? { more_held: held.length - HELD_SHOWN } : {}),
     held_by_others: inFlight
       .filter((w) => w.lease_owner !== worker)
       .slice(0, full ? 100 : OTHERS_SHOWN)
