@@ -5,7 +5,6 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { parseBudget } from '../mcp/budget.js';
 import { resolveInstance } from '../service/instance-resolver.js';
 import { duration, type GlobalOpts, type ListenOpts, port, tlsOf } from './context.js';
 
@@ -58,10 +57,11 @@ export function addServeCommand(program: Command): void {
     .action(async (o: ServeOpts, cmd: Command) => {
       const g = cmd.optsWithGlobals<GlobalOpts>();
       const rawBudget = o.mcpMaxResultChars ?? (process.env.AGENTSTATE_MCP_MAX_RESULT || undefined);
+      // The budget's module only (the MCP SDK loads when /mcp is first called).
       const mcpMaxResultChars =
         rawBudget === undefined
           ? undefined
-          : parseBudget(
+          : (await import('../mcp/budget.js')).parseBudget(
               rawBudget,
               o.mcpMaxResultChars === undefined ? 'AGENTSTATE_MCP_MAX_RESULT' : '--mcp-max-result-chars',
             );

@@ -61,7 +61,7 @@ export interface FitRequest {
 }
 
 /** Fields whose value is any JSON the writer chose: what may be replaced by a note when too large. */
-const FREE = new Set(['payload', 'result', 'notes', 'data', 'body', 'provenance', 'args']);
+const FREE = new Set(['payload', 'result', 'notes', 'data', 'body', 'provenance', 'args', 'value']);
 
 /** Where the rest of one of resume's lists is read (a model calls these tools with these arguments). */
 const READ_REST: Record<string, string> = {

@@ -284,6 +284,10 @@ describe('the issue instance: 1,000 items in one batch, 300 held, 150 resolved, 
     const env = runCli(['--dir', dir, 'mcp'], { AGENTSTATE_MCP_MAX_RESULT: '1e9' });
     expect(env.code).toBe(2);
     expect(env.stderr).toMatch(/AGENTSTATE_MCP_MAX_RESULT/);
+    // serve's /mcp: the same rule, before it listens.
+    const serve = runCli(['--dir', dir, 'serve', '--port', '0', '--mcp-max-result-chars', '1999']);
+    expect(serve.code, serve.stderr).toBe(2);
+    expect(serve.stderr).toMatch(/--mcp-max-result-chars/);
   });
 });
 

@@ -65,7 +65,7 @@ export interface ResumeResult {
   ready: Array<Brief | WorkItem>;
   /** Items waiting for a human decision. */
   decisions: Array<Brief | WorkItem>;
-  documents: Array<{ kind: string; id: string; version: number; updated_at: string } | { missing: string }>;
+  documents: Array<{ kind: string; id: string; version: number; updated_at?: string } | { missing: string }>;
   /** Events after `after` (oldest first), at most `events`; `more` counts those left out. */
   events: Array<Partial<EventRecord>>;
   more: number;
@@ -214,14 +214,19 @@ export async function resumeAgent(inst: Instance, i: ResumeInput): Promise<Resum
     .filter((d) => !named.has(key(d)))
     .sort((a, b) => (a.updated_at < b.updated_at ? 1 : a.updated_at > b.updated_at ? -1 : 0))
     .slice(0, Math.max(0, DOCUMENTS_SHOWN - refs.length));
+  // The compact form: which version to commit against; full adds when it changed.
+  const docView = (d: { kind: string; id: string; version: number; updated_at: string }) =>
+    full
+      ? { kind: d.kind, id: d.id, version: d.version, updated_at: d.updated_at }
+      : { kind: d.kind, id: d.id, version: d.version };
   const documents: ResumeResult['documents'] = [
     ...refs.map((r) => {
       const d = found.get(key(r));
       return d
-        ? { kind: d.kind, id: d.id, version: d.version, updated_at: d.updated_at }
+        ? docView(d)
         : { missing: `${r.kind}/${r.id}` };
     }),
-    ...recent.map((d) => ({ kind: d.kind, id: d.id, version: d.version, updated_at: d.updated_at })),
+    ...recent.map(docView),
   ];
   let events: EventRecord[] = [];
   let more = 0;
