@@ -4,7 +4,6 @@
 // and on one of 10,000 items in 100 batches: every tool at its largest stays within the budget, paging
 // read_events from position 0 reaches the head with every event once, a large document is read by its parts,
 // and a lowered budget (--max-result-chars, AGENTSTATE_MCP_MAX_RESULT) is honoured.
-import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -15,6 +14,7 @@ import { openInstance } from '../../src/instance/instance.js';
 import { DEFAULT_MAX_RESULT_CHARS } from '../../src/mcp/budget.js';
 import { type BigInstance, DEFAULT_SHAPE, fillBigInstance, LARGE_SHAPE } from '../helpers/big-instance.js';
 import { CLI, cleanEnv, runCli } from '../helpers/cli.js';
+import { startMcpHttp } from '../helpers/mcp-http.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const root = tempDir();
@@ -80,24 +80,9 @@ function stdioHost(dir: string, args: string[] = [], env: Record<string, string>
 }
 
 async function httpHost(dir: string, args: string[] = []): Promise<Host> {
-  const url = await new Promise<string>((resolve, reject) => {
-    const proc: ChildProcess = spawn(
-      process.execPath,
-      [CLI, '--dir', dir, 'mcp', '--worker', 'planner', '--model', 'm', '--http', '--port', '0', ...args],
-      { env: cleanEnv(), stdio: ['ignore', 'ignore', 'pipe'] },
-    );
-    closers.push(async () => {
-      proc.kill('SIGTERM');
-      if (proc.exitCode === null) await new Promise((r) => proc.once('exit', r));
-    });
-    let err = '';
-    proc.stderr!.on('data', (d) => {
-      err += d;
-      const m = /tools at (http:\/\/\S+)/.exec(err);
-      if (m) resolve(m[1]!);
-    });
-    proc.once('exit', (code) => reject(new Error(`agentstate mcp --http exited ${code}: ${err}`)));
-  });
+  const server = await startMcpHttp(['--dir', dir, 'mcp', '--worker', 'planner', '--model', 'm', ...args]);
+  closers.push(server.stop);
+  const { url } = server;
   return host(new StreamableHTTPClientTransport(new URL(url)));
 }
 

@@ -5,7 +5,6 @@
 // through its successes: callTool must return (the 1.x client throws when structuredContent does not match the
 // tool's outputSchema, on error results too) and a refusal must name its code in the text the model reads.
 // One server process per transport and era (one HTTP process for all of them), reused across calls.
-import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import {
   Client as Client2,
@@ -28,6 +27,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Instance, openInstance } from '../../src/instance/instance.js';
 import { DEFAULT_TOOLS } from '../../src/mcp/tools.js';
 import { CLI, cleanEnv } from '../helpers/cli.js';
+import { startMcpHttp } from '../helpers/mcp-http.js';
 import { tempDir } from '../helpers/tmp.js';
 import { refusalOf } from './helpers.js';
 
@@ -136,22 +136,9 @@ async function session2026(transport: Transport2, name: string): Promise<Session
 let http: Promise<string> | undefined;
 /** `agentstate mcp --http --port 0`, started once; resolves with its URL. */
 function httpUrl(): Promise<string> {
-  http ??= new Promise<string>((resolve, reject) => {
-    const proc: ChildProcess = spawn(process.execPath, [CLI, ...serverArgs, '--http', '--port', '0'], {
-      env: cleanEnv(),
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    closers.push(async () => {
-      proc.kill('SIGTERM');
-      if (proc.exitCode === null) await new Promise((r) => proc.once('exit', r));
-    });
-    let err = '';
-    proc.stderr!.on('data', (d) => {
-      err += d;
-      const m = /tools at (http:\/\/\S+)/.exec(err);
-      if (m) resolve(m[1]!);
-    });
-    proc.once('exit', (code) => reject(new Error(`agentstate mcp --http exited ${code}: ${err}`)));
+  http ??= startMcpHttp(serverArgs).then((server) => {
+    closers.push(server.stop);
+    return server.url;
   });
   return http;
 }

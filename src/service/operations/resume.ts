@@ -222,9 +222,7 @@ export async function resumeAgent(inst: Instance, i: ResumeInput): Promise<Resum
   const documents: ResumeResult['documents'] = [
     ...refs.map((r) => {
       const d = found.get(key(r));
-      return d
-        ? docView(d)
-        : { missing: `${r.kind}/${r.id}` };
+      return d ? docView(d) : { missing: `${r.kind}/${r.id}` };
     }),
     ...recent.map(docView),
   ];
