@@ -233,6 +233,9 @@ describe('the issue instance: 1,000 items in one batch, 300 held, 150 resolved, 
     const one = await h.call('get_document', { ...big.bigDoc, paths: [first, '/title'] });
     const values = (structured(one).document as { values: Record<string, unknown> }).values;
     expect(Object.keys(values)).toEqual([first, '/title']);
+    // One pointer alone is a list of one.
+    const title = await h.call('get_document', { ...big.bigDoc, paths: '/title' });
+    expect(Object.keys((structured(title).document as { values: object }).values)).toEqual(['/title']);
     // Small results keep their text form; the text of a large one does not repeat the body.
     expect(text(one)).toContain('/title');
     const r = await h.call('get_document', { ...big.bigDoc, max_chars: 90_000 });

@@ -24,7 +24,8 @@ import { operation } from '../operation.js';
 /** GetState: the latest version, or `version`, or only `paths` (a projection), within `max_chars`. */
 export const GET_DOCUMENT_INPUT = {
   ...DOC_INPUTS.get,
-  paths: { type: 'names' },
+  // One JSON Pointer, or a list of them.
+  paths: { type: 'name', many: 100 },
   max_chars: { type: 'int', min: 200, max: 100_000_000 },
 } as const;
 
@@ -109,16 +110,20 @@ export const DOCUMENT_OPERATIONS = [
     group: 'documents',
     description: 'Read a document: the latest version, or version, or only some fields (paths).',
     input: inputSchema(GET_DOCUMENT_INPUT, {
-      paths: 'JSON pointers or dot paths; returns only these fields',
+      paths: 'a JSON pointer or dot path, or a list of them; returns only these fields',
       max_chars: 'the most characters of body or values: a larger one comes as its outline of parts',
     }),
     output: { anyOf: [DOCUMENT, PROJECTION, DOCUMENT_OUTLINE, PROJECTION_OUTLINE] },
     writes: false,
-    async run(inst, i: { kind: string; id: string; version?: number; paths?: string[]; max_chars?: number }) {
+    async run(
+      inst,
+      i: { kind: string; id: string; version?: number; paths?: string | string[]; max_chars?: number },
+    ) {
       if (i.paths !== undefined && i.version !== undefined) {
         throw new InvalidInputError('give either version or paths, not both', { field: 'paths' });
       }
-      const { max_chars: max, paths, ...ref } = i;
+      const { max_chars: max, paths: asked, ...ref } = i;
+      const paths = typeof asked === 'string' ? [asked] : asked;
       // Checked once, here: the fields handed on are the same ones.
       const doc =
         paths === undefined
