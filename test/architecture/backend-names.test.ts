@@ -1,14 +1,21 @@
-// The two backends correspond by function, not only by file: for each file both src/backends/sqlite and
-// src/backends/postgres have, the functions it exports have the same names in both, so an operation is found
-// under one name whichever backend it runs on. What only one backend has, for a reason, is listed below.
+// The two backends correspond by function, not only by file: src/backends/sqlite and src/backends/postgres
+// have the same files at any depth (work-items/claim.ts in both), and the functions each file exports have
+// the same names in both, so an operation is found in one place under one name whichever backend it runs
+// on. What only one backend has, for a reason, is listed below.
 import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative, sep } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers/cli.js';
 
 const BACKENDS = join(ROOT, 'src', 'backends');
 type Backend = 'sqlite' | 'postgres';
+
+/**
+ * The files (paths under src/backends/<backend>/) only one backend has: backend → path → why (none today).
+ * Migrations are left out: each backend has its own SQL dialect, and their numbers are checked elsewhere.
+ */
+const ONLY_FILES: Partial<Record<Backend, Record<string, string>>> = {};
 
 /**
  * The functions a backend file has and the other's counterpart need not: file → backend → name → why.
@@ -72,12 +79,32 @@ const ONLY_IN: Record<string, Partial<Record<Backend, Record<string, string>>>> 
   'migrate.ts': {
     postgres: { migrationLockKey: "the advisory lock key of a schema's migrations: SQLite locks the file" },
   },
-  'work-items.ts': {
+  'work-items/enqueue.ts': {
     postgres: {
       enqueueCtes:
         "builds the SQL that inserts items inside a statement (a document commit's, in one statement)",
       settleEnqueue:
         'completes what enqueueCtes inserted (existing idempotency keys, events): SQLite inserts row by row',
+    },
+  },
+  'work-items/shared.ts': {
+    postgres: {
+      ready:
+        "the ready condition over the instance's tables and a `now` parameter: SQLite's is a string, READY",
+      dueAndUnblocked:
+        'the ready condition less its status test (for reclaimed items): SQLite has READY alone',
+      sameItem:
+        "a CTE's row joined to its item by instance and id (a primary-key lookup): SQLite has no instance",
+      dependantsOf:
+        "a LATERAL join to a blocker's rows of work_item_blockers, kept apart: SQLite joins them inline",
+      itemById:
+        "a LATERAL primary-key lookup of one item, kept in the loop: SQLite's CROSS JOIN fixes the order",
+      updateOne:
+        "an UPDATE … RETURNING * of one row as JSON (immune to later columns): SQLite's rows come as is",
+      commitEvents:
+        "appends a transaction's events pipelined with COMMIT and its NOTIFY hint: SQLite calls writeEvents",
+      oneStatementPays:
+        'whether a claim or resolve is one statement that builds its event: SQLite has no round trips',
     },
   },
 };
@@ -147,15 +174,79 @@ function unmatched(
   return problems;
 }
 
-const filesOf = (b: Backend) => readdirSync(join(BACKENDS, b)).filter((f) => f.endsWith('.ts'));
+/** The files one backend's folder and the other's do not both have, and are not listed in ONLY_FILES. */
+function unmatchedFiles(
+  files: Record<Backend, string[]>,
+  only = ONLY_FILES,
+): Array<{ backend: Backend; file: string; problem: string }> {
+  const problems: Array<{ backend: Backend; file: string; problem: string }> = [];
+  for (const [backend, other] of [
+    ['sqlite', 'postgres'],
+    ['postgres', 'sqlite'],
+  ] as const) {
+    const allowed = only[backend] ?? {};
+    for (const file of files[backend]) {
+      if (!files[other].includes(file) && !(file in allowed)) {
+        problems.push({
+          backend,
+          file,
+          problem: `only in ${backend}/: add ${other}/${file} or list why not`,
+        });
+      }
+    }
+    for (const file of Object.keys(allowed)) {
+      if (!files[backend].includes(file)) {
+        problems.push({ backend, file, problem: `listed as ${backend}-only but ${backend}/ has no ${file}` });
+      } else if (files[other].includes(file)) {
+        problems.push({ backend, file, problem: `listed as ${backend}-only but ${other}/ has it too` });
+      }
+    }
+  }
+  return problems;
+}
+
+/** The TypeScript files under `dir` at any depth, as paths relative to `base` with `/` between folders. */
+function tsFiles(dir: string, base = dir): string[] {
+  return readdirSync(dir, { withFileTypes: true })
+    .flatMap((e) =>
+      e.isDirectory()
+        ? tsFiles(join(dir, e.name), base)
+        : e.name.endsWith('.ts')
+          ? [relative(base, join(dir, e.name)).split(sep).join('/')]
+          : [],
+    )
+    .sort();
+}
+
+const filesOf = (b: Backend) => tsFiles(join(BACKENDS, b)).filter((f) => !f.startsWith('migrations/'));
 const shared = filesOf('sqlite').filter((f) => filesOf('postgres').includes(f));
+const WORK_ITEMS = ['backend', 'shared', 'enqueue', 'claim', 'lease', 'record', 'status', 'read'].map(
+  (f) => `work-items/${f}.ts`,
+);
 
 describe('backend names', () => {
-  it('compares the files both backends have', () => {
+  it('compares the files both backends have, in sub-folders too', () => {
     expect(shared).toEqual(
-      expect.arrayContaining(['work-items.ts', 'documents.ts', 'events.ts', 'dump.ts', 'instances.ts']),
+      expect.arrayContaining([...WORK_ITEMS, 'documents.ts', 'events.ts', 'dump.ts', 'instances.ts']),
     );
     for (const file of Object.keys(ONLY_IN)) expect(shared, file).toContain(file);
+  });
+
+  it('both backends have the same files, at any depth', () => {
+    expect(unmatchedFiles({ sqlite: filesOf('sqlite'), postgres: filesOf('postgres') })).toEqual([]);
+  });
+
+  it('fails on a file only one backend has, and on a stale allow-list entry', () => {
+    const files = {
+      sqlite: ['backend.ts', 'work-items/claim.ts', 'work-items/read.ts'],
+      postgres: ['backend.ts', 'work-items/claim.ts', 'work-items/reads.ts', 'listen.ts'],
+    };
+    const only = { postgres: { 'listen.ts': 'NOTIFY', 'gone.ts': 'no longer there' } };
+    expect(unmatchedFiles(files, only).map((p) => `${p.backend}:${p.file}`)).toEqual([
+      'sqlite:work-items/read.ts',
+      'postgres:work-items/reads.ts',
+      'postgres:gone.ts',
+    ]);
   });
 
   it.each(shared)('%s exports its operations under the same names in both backends', (file) => {
@@ -179,9 +270,10 @@ describe('backend names', () => {
     ]);
   });
 
-  it('reads the operations of both work-item files', () => {
+  it('reads the operations of both work-item folders', () => {
     for (const b of ['sqlite', 'postgres'] as const) {
-      expect(exportedFunctions(join(BACKENDS, b, 'work-items.ts'))).toEqual(
+      const names = WORK_ITEMS.flatMap((f) => exportedFunctions(join(BACKENDS, b, f)));
+      expect(names).toEqual(
         expect.arrayContaining([
           'enqueue',
           'claim',

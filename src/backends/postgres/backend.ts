@@ -14,7 +14,7 @@ import {
 } from './events.js';
 import { createLimitBackend } from './limits.js';
 import { migrate } from './migrate.js';
-import { createWorkItemBackend } from './work-items.js';
+import { createWorkItemBackend } from './work-items/backend.js';
 
 export { redactUrl } from '../../core/redact.js';
 export type { InstanceSummary } from '../../core/types.js';

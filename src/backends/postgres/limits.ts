@@ -1,5 +1,5 @@
 // Keyed-limit SQL for PostgreSQL: the limits claims respect (work_limits), each change with its event in
-// one transaction. The claim locks and reads them in work-items.ts.
+// one transaction. The claim locks and reads them in work-items/claim.ts.
 import type { LimitBackend, LimitChange, LimitRow } from '../../core/backend.js';
 import { limitEvent, noLimit } from '../../core/work-rules.js';
 import type { PostgresConnection, Tx } from './connection.js';

@@ -6,7 +6,7 @@ import { dumpRows, loadRows } from './dump.js';
 import { createEventBackend } from './events.js';
 import { createLimitBackend } from './limits.js';
 import { migrate } from './migrate.js';
-import { createWorkItemBackend } from './work-items.js';
+import { createWorkItemBackend } from './work-items/backend.js';
 
 export type { Durability, SqliteOptions } from './connection.js';
 

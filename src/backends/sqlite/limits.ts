@@ -1,5 +1,5 @@
 // Keyed-limit SQL for SQLite: the limits claims respect (work_limits), each change with its event in one
-// BEGIN IMMEDIATE transaction. The claim reads them in work-items.ts.
+// BEGIN IMMEDIATE transaction. The claim reads them in work-items/claim.ts.
 import type { LimitBackend, LimitChange, LimitRow } from '../../core/backend.js';
 import { limitEvent, noLimit } from '../../core/work-rules.js';
 import type { SqliteConnection } from './connection.js';

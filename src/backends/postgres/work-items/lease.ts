@@ -1,0 +1,299 @@
+// What the holder of a lease does with it in PostgreSQL: extend it (heartbeat), end it (resolve,
+// resolveEach: in one statement when it pays; a failure may go back to pending for a retry, or cancel its
+// dependants) or give the item back (release). Each write is fenced by the lease (updateHeld, inAt).
+import type { LeaseQuery, NewEvent, Outcome, ReleaseQuery, ResolveQuery } from '../../../core/backend.js';
+import type { WorkItem } from '../../../core/types.js';
+import {
+  BATCH_STREAM,
+  BATCH_TYPE_OF,
+  batchEvents,
+  explainLeaseFailure,
+  refusalOf,
+  refusedOutcome,
+  releasedEvent,
+  resolvedEvent,
+  unmatchedResolve,
+} from '../../../core/work-rules.js';
+import { jsonRows, type Names, type PostgresConnection, recordset, type Tx } from '../connection.js';
+import { type AppendHint, computedEventCtes } from '../events.js';
+import {
+  commitEvents,
+  getItem,
+  leaseWhere,
+  oneStatementPays,
+  sameItem,
+  toWorkItem,
+  updateOne,
+  W_COLS,
+  type WorkItemRow,
+} from './shared.js';
+import { cascadeRows, setStatusRow } from './status.js';
+
+/** The input rows of a resolve (`_in`): one per query, numbered in their order. */
+function resolveRows(qs: ResolveQuery[]): Array<Record<string, unknown>> {
+  return qs.map((q, ord) => ({
+    ord,
+    id: q.id,
+    worker: q.worker,
+    attempt: q.attempt,
+    status: q.status,
+    result: JSON.stringify(q.result ?? null),
+    error: q.error,
+    retry_at: q.status === 'failed' ? q.retry_at : null,
+    now: q.now,
+  }));
+}
+const RESOLVE_COLS =
+  'ord int, id text, worker text, attempt int, status text, result text, error text, retry_at bigint, now bigint';
+
+/** A failed attempt of input row `x` to try again (its retry time set) while the item `w` has attempts left. */
+const RETRY_DUE = '(x.retry_at IS NOT NULL AND w.attempts < w.max_attempts)';
+
+/** Row `w` is in flight under the lease the input row `x` names (worker, unexpired, attempt when given). */
+const HELD_BY_X = `w.status = 'in_flight' AND w.lease_owner = x.worker
+           AND w.lease_expires_at > x.now AND (x.attempt IS NULL OR w.attempts = x.attempt)`;
+
+/**
+ * A CTE `_at`: the rows of `_in` (at most `n`, which tells the planner how many) whose items are held as
+ * `where` says (over the item as `w` and the input as `x`), with column `inst` for sameItem. Each item is
+ * found by one primary-key lookup (the LIMIT keeps it inside the loop) and locked before `where` is tested,
+ * so the test sees its newest version and the item cannot change before the statement's UPDATE (which then
+ * needs no test of its own). Only instance and id are in the lookup: with the status there too, the planner
+ * preferred the partial index of every instance's leases and scanned it for each row. Items are locked in
+ * id order, so two batches naming the same items cannot deadlock.
+ */
+function inAt(t: Names, n: string, where: string): string {
+  return `_at AS MATERIALIZED (
+         SELECT x.*, w.instance AS inst FROM (SELECT * FROM _in ORDER BY id LIMIT ${n}) AS x CROSS JOIN LATERAL (
+           SELECT instance, status, lease_owner, lease_expires_at, attempts FROM ${t.work_items}
+           WHERE instance = $1 AND id = x.id LIMIT 1 FOR UPDATE) AS w
+         WHERE ${where})`;
+}
+
+/**
+ * One statement updating the items that `rows` name (each with its `ord`, the columns `cols`), each only
+ * while held as its row says (HELD_BY_X): `set` over the item `w` and its row `x`. Returns the updated
+ * items by `ord`; the rows whose lease did not match are not in it.
+ */
+async function updateHeld(
+  run: Pick<Tx, 'query'> | PostgresConnection,
+  conn: PostgresConnection,
+  rows: unknown[],
+  cols: string,
+  set: string,
+): Promise<Map<number, WorkItem>> {
+  const t = conn.names;
+  const p = conn.params();
+  const batch = p.json(rows);
+  const res = await run.query<{ rows: Array<WorkItemRow & { _ord: number }> | null }>(
+    `WITH _in AS (SELECT * FROM ${recordset(batch, cols)}),
+       ${inAt(t, p.add(rows.length), HELD_BY_X)},
+       _u AS (
+         UPDATE ${t.work_items} AS w SET ${set}
+         FROM _at AS x
+         WHERE ${sameItem('x')}
+         RETURNING ${W_COLS}, x.ord AS _ord)
+       SELECT ${jsonRows('_u')}`,
+    p.values,
+  );
+  return new Map((res.rows[0]?.rows ?? []).map((r) => [r._ord, toWorkItem(r)]));
+}
+
+/**
+ * A resolve of two or more leased items in one statement (one round trip), its event built by the
+ * statement (the work_items_resolved batchEvents would write): all of `qs` or none. It changes nothing
+ * and returns null when any of them does not hold its lease (the full resolve explains each); it is not
+ * tried when one fails (failures may cascade), when they differ in time, or when an id repeats.
+ */
+async function resolveInOneStatement(
+  conn: PostgresConnection,
+  hint: AppendHint | null,
+  qs: ResolveQuery[],
+): Promise<WorkItem[] | null> {
+  const t = conn.names;
+  const first = qs[0];
+  if (!first || !oneStatementPays(qs.length) || qs.some((q) => q.status === 'failed' || q.now !== first.now))
+    return null;
+  // One row per item: the statement commits what it matched, so a repeated id must take the full path.
+  if (new Set(qs.map((q) => q.id)).size !== qs.length) return null;
+  const p = conn.params();
+  const json = JSON.stringify;
+  const rows = resolveRows(qs);
+  // The actor kind all of them share is said once, on the batch; otherwise last on each entry.
+  const shared = qs.every((q) => q.actor_kind === first.actor_kind);
+  for (const [ord, q] of qs.entries()) {
+    // The event's text around what only the item's row knows (attempt, duration), as resolvedEvent and
+    // batchEvents write it. Set on the row itself: a spread copy of each row cost 3 µs an item.
+    const row = rows[ord] as Record<string, unknown>;
+    const actor = q.worker === first.worker ? '' : `,"actor":${json(q.worker)}`;
+    const error = q.error !== null ? `,"error":${json(q.error)}` : '';
+    const result = q.result !== null && q.result !== undefined ? `,"result":${json(q.result)}` : '';
+    row.pre = `{"id":${json(q.id)}${actor},"status":${json(q.status)},"worker":${json(q.worker)},"attempt":`;
+    row.post = `${error}${result}`;
+    row.tail = shared ? '' : `,"actor_kind":${json(q.actor_kind)}`;
+  }
+  const head = shared ? `{"actor_kind":${json(first.actor_kind)},"items":[` : '{"items":[';
+  const batch = p.json(rows);
+  const n = p.add(qs.length);
+  const nowP = p.add(first.now);
+  const sql = `WITH _in AS (
+         SELECT * FROM ${recordset(batch, `${RESOLVE_COLS}, pre text, post text, tail text`)}),
+       ${inAt(t, n, HELD_BY_X)},
+       _u AS (
+         UPDATE ${t.work_items} AS w SET status = x.status, result = x.result::jsonb, error = x.error,
+           lease_expires_at = NULL, resolved_at = x.now, updated_at = x.now
+         FROM _at AS x
+         WHERE ${sameItem('x')} AND (SELECT count(*) FROM _at) = ${n}
+         RETURNING ${W_COLS}, x.ord AS _ord, x.pre AS _pre, x.post AS _post, x.tail AS _tail),
+       _entries AS (
+         SELECT count(*) AS n,
+           string_agg(u._pre || u.attempts || u._post
+             || CASE WHEN u.claimed_at IS NULL THEN '' ELSE ',"duration_ms":' || (${nowP} - u.claimed_at) END
+             || u._tail || '}', ',' ORDER BY u._ord) AS entries
+         FROM _u AS u),
+       ${computedEventCtes(
+         t,
+         `SELECT ${p.add(BATCH_STREAM)}::text AS stream, ${p.add(BATCH_TYPE_OF.work_item_resolved)}::text AS type,
+            ${p.add(head)}::text || e.entries || ']}' AS data, ${p.add(first.worker)}::text AS actor,
+            NULL::text AS work_item_id, ${nowP}::bigint AS created_at
+          FROM _entries AS e`,
+         '(SELECT n FROM _entries) > 0',
+       )}
+       SELECT ${jsonRows('_u', 'ORDER BY u._ord')}, (SELECT e_position FROM _ev) AS position`;
+  const res = await conn.transaction((tx) =>
+    tx.queryAndCommit<{ rows: WorkItemRow[] | null; position: number | null }>(sql, p.values),
+  );
+  const done = res.rows[0]?.rows ?? [];
+  if (done.length !== qs.length) return null;
+  const position = res.rows[0]?.position;
+  if (position !== null && position !== undefined) hint?.appended(Number(position));
+  return done.map(toWorkItem);
+}
+
+/**
+ * Resolves `qs` in one transaction: one fenced UPDATE for all of them, then, for any it did not match, the
+ * reason (a repeated resolve returns the item; an item waiting for a human is resolved outside a lease;
+ * anything else is refused). `each`: a refusal is that item's outcome and the others still commit;
+ * otherwise the first refusal throws and rolls the whole batch back.
+ */
+async function resolveTx(
+  tx: Tx,
+  conn: PostgresConnection,
+  hint: AppendHint | null,
+  qs: ResolveQuery[],
+  each: boolean,
+): Promise<Array<Outcome<WorkItem>>> {
+  const done = await updateHeld(
+    tx,
+    conn,
+    resolveRows(qs),
+    RESOLVE_COLS,
+    `status = CASE WHEN ${RETRY_DUE} THEN 'pending' ELSE x.status END,
+       not_before = CASE WHEN ${RETRY_DUE} THEN x.retry_at ELSE w.not_before END,
+       lease_owner = CASE WHEN ${RETRY_DUE} THEN NULL ELSE w.lease_owner END,
+       resolved_at = CASE WHEN ${RETRY_DUE} THEN NULL ELSE x.now END,
+       result = x.result::jsonb, error = x.error, lease_expires_at = NULL, updated_at = x.now`,
+  );
+  const out: Array<Outcome<WorkItem>> = [];
+  const events: NewEvent[] = [];
+  const failed: Array<{ item: WorkItem; actor: string }> = [];
+  for (const [ord, q] of qs.entries()) {
+    const hit = done.get(ord);
+    if (hit) {
+      out.push({ ok: true, value: hit });
+      events.push(resolvedEvent(hit, q));
+      if (hit.status === 'failed') failed.push({ item: hit, actor: q.worker });
+      continue;
+    }
+    try {
+      const current = await getItem(conn, q.id, tx);
+      const change = unmatchedResolve(current, q);
+      const r = change ? await setStatusRow(tx, conn, change) : { item: current!, events: [] };
+      out.push({ ok: true, value: r.item });
+      events.push(...r.events);
+    } catch (err) {
+      out.push(refusedOutcome(err, each));
+    }
+  }
+  // The dependants the failures cancel, in the same transaction (one statement per level for the batch).
+  const cascaded = await cascadeRows(tx, conn, failed, qs[0]?.now ?? 0);
+  await commitEvents(tx, conn, hint, [...batchEvents(events), ...cascaded]);
+  return out;
+}
+
+export async function heartbeat(
+  conn: PostgresConnection,
+  qs: Array<LeaseQuery & { lease_ms: number }>,
+): Promise<Array<Outcome<WorkItem>>> {
+  if (qs.length === 0) return [];
+  const rows = qs.map((q, ord) => ({
+    ord,
+    id: q.id,
+    worker: q.worker,
+    attempt: q.attempt,
+    expires: q.now + q.lease_ms,
+    now: q.now,
+  }));
+  // One statement for every lease; a lease that no longer matches is explained on its own.
+  const done = await updateHeld(
+    conn,
+    conn,
+    rows,
+    'ord int, id text, worker text, attempt int, expires bigint, now bigint',
+    'lease_expires_at = x.expires, updated_at = x.now',
+  );
+  const out: Array<Outcome<WorkItem>> = [];
+  for (const [ord, q] of qs.entries()) {
+    const hit = done.get(ord);
+    if (hit) {
+      out.push({ ok: true, value: hit });
+      continue;
+    }
+    const current = await getItem(conn, q.id);
+    out.push(refusalOf(() => explainLeaseFailure(current, q, 'heartbeat')));
+  }
+  return out;
+}
+
+export async function resolve(
+  conn: PostgresConnection,
+  hint: AppendHint | null,
+  qs: ResolveQuery[],
+): Promise<WorkItem[]> {
+  const fast = await resolveInOneStatement(conn, hint, qs);
+  if (fast) return fast;
+  const out = await conn.transaction((tx) => resolveTx(tx, conn, hint, qs, false));
+  return out.map((o) => (o as { value: WorkItem }).value);
+}
+
+export async function resolveEach(
+  conn: PostgresConnection,
+  hint: AppendHint | null,
+  qs: ResolveQuery[],
+): Promise<Array<Outcome<WorkItem>>> {
+  const fast = await resolveInOneStatement(conn, hint, qs);
+  if (fast) return fast.map((value) => ({ ok: true as const, value }));
+  return conn.transaction((tx) => resolveTx(tx, conn, hint, qs, true));
+}
+
+export async function release(
+  conn: PostgresConnection,
+  hint: AppendHint | null,
+  q: ReleaseQuery,
+): Promise<WorkItem> {
+  const t = conn.names;
+  return conn.transaction(async (tx) => {
+    const p = conn.params();
+    const hit = await updateOne(
+      tx,
+      p,
+      // The attempt number stays spent (a fencing token is never reused); max_attempts grows instead.
+      `UPDATE ${t.work_items} SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL,
+             max_attempts = max_attempts + 1, updated_at = ${p.add(q.now)}
+           WHERE ${leaseWhere(p, q)} RETURNING *`,
+    );
+    if (!hit) explainLeaseFailure(await getItem(conn, q.id, tx), q, 'release');
+    await commitEvents(tx, conn, hint, [releasedEvent(hit, q)]);
+    return hit;
+  });
+}
