@@ -280,6 +280,29 @@ END
 $function$
 ;
 
+CREATE OR REPLACE FUNCTION agentstate.claim_ready(p_instance text, p_now bigint, p_limit bigint, p_kind text, p_not_kind text)
+ RETURNS TABLE(id text, priority integer, created_at bigint, inst text, concurrency_key text)
+ LANGUAGE sql
+ ROWS 1
+ SET search_path TO 'agentstate'
+ SET enable_sort TO 'off'
+AS $function$
+  SELECT w.id, w.priority, w.created_at, w.instance, w.concurrency_key
+  FROM work_items AS w
+  WHERE w.instance = p_instance AND w.status = 'pending'
+    AND (w.not_before IS NULL OR w.not_before <= p_now)
+    AND (cardinality(w.blocked_by) = 0 OR NOT EXISTS (
+      SELECT 1 FROM unnest(w.blocked_by) AS b(id)
+      WHERE NOT EXISTS (
+        SELECT 1 FROM work_items AS d WHERE d.instance = p_instance AND d.id = b.id AND d.status = 'done')))
+    AND (p_kind IS NULL OR w.kind = p_kind)
+    AND (p_not_kind IS NULL OR w.kind IS DISTINCT FROM p_not_kind)
+  ORDER BY w.priority DESC, w.created_at, w.id
+  LIMIT p_limit
+  FOR UPDATE OF w SKIP LOCKED
+$function$
+;
+
 CREATE OR REPLACE FUNCTION agentstate.event_item_ids(data json)
  RETURNS text[]
  LANGUAGE sql

@@ -97,6 +97,7 @@ export interface Names {
   merge_patch: string;
   append_events: string;
   event_item_ids: string;
+  claim_ready: string;
 }
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -118,6 +119,7 @@ export function names(schema: string): Names {
     merge_patch: `${q}.json_merge_patch`,
     append_events: `${q}.append_events`,
     event_item_ids: `${q}.event_item_ids`,
+    claim_ready: `${q}.claim_ready`,
   };
 }
 

@@ -41,14 +41,14 @@ import { cascadeRows } from './status.js';
 
 /**
  * The parameters a claim statement shares: each claimer takes the picked items numbered (lo, hi] in claim
- * order (`claimers`, a json_to_recordset of worker, expires, lo, hi), the kind/id filter on `w`, and the
- * total limit.
+ * order (`claimers`, a json_to_recordset of worker, expires, lo, hi), the kind/id filter on `w` (and the
+ * kind's parameter alone, `kind`, 'NULL::text' when none), and the total limit.
  */
 function claimParams(
   p: Params,
   q: ClaimQuery,
   eventText = false,
-): { claimers: string; filter: string; limit: string } {
+): { claimers: string; filter: string; kind: string; limit: string } {
   let hi = 0;
   const ranges = q.claimers.map((c) => {
     const lo = hi;
@@ -58,11 +58,12 @@ function claimParams(
   });
   const claimers = p.json(ranges);
   let filter = '';
-  if (q.kind !== null) filter += ` AND w.kind = ${p.add(q.kind)}`;
+  const kind = q.kind === null ? 'NULL::text' : `${p.add(q.kind)}::text`;
+  if (q.kind !== null) filter += ` AND w.kind = ${kind}`;
   if (q.id !== null) filter += ` AND w.id = ${p.add(q.id)}`;
   // Locks (claim by key) are held by name, never handed out as the next item.
   else if (q.kind === null) filter += ` AND w.kind IS DISTINCT FROM '${LOCK_KIND}'`;
-  return { claimers, filter, limit: p.add(hi) };
+  return { claimers, filter, kind, limit: p.add(hi) };
 }
 
 /**
@@ -184,6 +185,31 @@ async function claimLimited(
 }
 
 /**
+ * The ready items a claim takes, in claim order, locked (SKIP LOCKED), at most `limit` (an expression): the
+ * claim_ready function (migration 0010), whose plan walks work_items_ready in that order and stops at the
+ * limit whatever the table's statistics say — planned inline, a claim on a table never analyzed read and
+ * sorted every pending item. A claim by id is one primary-key lookup and stays inline (`filter` has it).
+ */
+function readyItems(
+  t: Names,
+  q: ClaimQuery,
+  now: string,
+  limit: string,
+  filter: string,
+  kind: string,
+): string {
+  if (q.id !== null) {
+    return `SELECT w.id, w.priority, w.created_at, w.instance AS inst, w.concurrency_key FROM ${t.work_items} AS w
+        WHERE w.instance = $1 AND ${ready(t, now)}${filter}
+        ${ORDER} LIMIT ${limit} FOR UPDATE SKIP LOCKED`;
+  }
+  // Locks (claim by key) are held by name, never handed out as the next item.
+  const notKind = q.kind === null ? `'${LOCK_KIND}'::text` : 'NULL::text';
+  return `SELECT r.id, r.priority, r.created_at, r.inst, r.concurrency_key
+        FROM ${t.claim_ready}($1, ${now}::bigint, (${limit})::bigint, ${kind}, ${notKind}) AS r`;
+}
+
+/**
  * One statement: expired leases go back to pending (or failed once attempts are spent) and, with
  * `claim`, up to `limit` ready items (reclaimed ones included) go in flight under the new lease, each row
  * updated once. Rows other transactions hold are skipped (SKIP LOCKED), and the candidates are picked in
@@ -204,12 +230,10 @@ async function reclaimAndClaim(
   let picked =
     'SELECT NULL::text AS id, NULL::text AS worker, NULL::bigint AS expires, 0::bigint AS rn, NULL::text AS inst WHERE false';
   if (claim) {
-    const { claimers: claimersP, filter, limit } = claimParams(p, claim);
+    const { claimers: claimersP, filter, kind, limit } = claimParams(p, claim);
     // Ready pending items come off the partial index in claim order; reclaimed ones join them. Nothing is
     // claimed here when one of them has a limited key: claimLimited claims, under the limit locks.
-    readySql = `SELECT w.id, w.priority, w.created_at, w.instance AS inst, w.concurrency_key FROM ${t.work_items} AS w
-        WHERE w.instance = $1 AND ${ready(t, nowP)}${filter}
-        ${ORDER} LIMIT ${limit} FOR UPDATE SKIP LOCKED`;
+    readySql = readyItems(t, claim, nowP, limit, filter, kind);
     picked = `SELECT k.id, cl.worker, cl.expires, k.rn, k.inst FROM (
           SELECT c.id, c.inst, row_number() OVER (ORDER BY c.priority DESC, c.created_at, c.id) AS rn FROM (
             SELECT id, priority, created_at, inst FROM _ready
@@ -314,7 +338,7 @@ async function claimInOneStatement(
   // Claimers of one actor kind (nearly always): each entry's text around its id and attempt comes from its
   // claimer (claimedText), so the statement only joins strings; otherwise it writes the whole entry.
   const shared = first !== undefined && q.claimers.every((c) => c.actor_kind === first.actor_kind);
-  const { claimers: claimersP, filter, limit } = claimParams(p, q, shared);
+  const { claimers: claimersP, filter, kind: kindP, limit } = claimParams(p, q, shared);
   const one = p.add('work_item_claimed');
   const many = p.add(BATCH_TYPE_OF.work_item_claimed);
   // claimedEvent's data, as JSON.stringify writes it (its actor kind last, or once on a batch all share).
@@ -344,10 +368,7 @@ async function claimInOneStatement(
   const sql = `WITH _stale AS MATERIALIZED (
         SELECT EXISTS (SELECT 1 FROM ${t.work_items}
           WHERE instance = $1 AND status = 'in_flight' AND lease_expires_at <= ${nowP}) AS stale),
-      _ready AS MATERIALIZED (
-        SELECT w.id, w.priority, w.created_at, w.instance AS inst, w.concurrency_key FROM ${t.work_items} AS w
-        WHERE w.instance = $1 AND ${ready(t, nowP)}${filter} AND NOT (SELECT stale FROM _stale)
-        ${ORDER} LIMIT ${limit} FOR UPDATE SKIP LOCKED),
+      _ready AS MATERIALIZED (${readyItems(t, q, nowP, `CASE WHEN (SELECT stale FROM _stale) THEN 0 ELSE ${limit} END`, filter, kindP)}),
       _limited AS MATERIALIZED (SELECT ${limitedAmong(t, '_ready')} AS limited),
       _picked AS MATERIALIZED (
         SELECT k.id, cl.worker, cl.kind, cl.expires${text}, k.rn, k.inst FROM (
