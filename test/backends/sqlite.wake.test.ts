@@ -1,15 +1,18 @@
 // SQLite's append hints (issue 41): a commit that appends events wakes this process's listeners at once (on
 // any of its connections to the file), another process's commit wakes them through the watch of the WAL file
 // (or, where it cannot be watched, a poll of PRAGMA data_version), and writes that append nothing, or no
-// writes at all, wake nobody. Each test waits on conditions (a listener called, the watch's own counters),
-// never on wall time. The CLI runs from dist/ (`npm run build`).
+// writes at all, wake nobody; the same under Bun (bun:sqlite). Each test waits on conditions (a listener
+// called, the watch's own counters), never on wall time. The CLI runs from dist/ (`npm run build`).
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSqliteBackend } from '../../src/backends/sqlite/backend.js';
 import { AppendHints } from '../../src/backends/sqlite/connection.js';
 import { type Instance, openInstance } from '../../src/instance/instance.js';
-import { runCliAsync } from '../helpers/cli.js';
+import { BUN, cleanEnv, runCliAsync } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const root = tempDir();
@@ -42,8 +45,9 @@ for (const mode of ['watching the WAL file', 'polling data_version'] as const) {
     beforeAll(() => {
       AppendHints.watchWalFile = mode === 'watching the WAL file';
     });
+    const platformDefault = AppendHints.watchWalFile;
     afterAll(() => {
-      AppendHints.watchWalFile = true;
+      AppendHints.watchWalFile = platformDefault;
     });
 
     it("an enqueue in this process, on the listener's connection or another to the file, is hinted before the call returns", async () => {
@@ -154,4 +158,41 @@ describe('sqlite append hints: lifecycle', () => {
       await backend.close();
     }
   });
+});
+
+describe('sqlite append hints under Bun (bun:sqlite)', () => {
+  it.skipIf(!existsSync(BUN))(
+    "a listener in a Bun process is told of its own enqueue at once, and of another process's",
+    async () => {
+      const dir = join(root, `bun${++n}`);
+      // The instance exists before Bun opens it, as a worker's would.
+      const a = await openInstance({ dir });
+      const child = spawn(
+        BUN,
+        [new URL('../fixtures/sqlite-wake-listener.ts', import.meta.url).pathname, dir],
+        {
+          env: cleanEnv(),
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      let stderr = '';
+      child.stderr.on('data', (d) => (stderr += d));
+      const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+      const next = async () => {
+        const line = await lines.next();
+        if (line.done) throw new Error(`the Bun process ended: ${stderr}`);
+        return JSON.parse(line.value) as Record<string, unknown>;
+      };
+      try {
+        expect(await next()).toEqual({ driver: 'bun:sqlite', notify: true });
+        expect(await next()).toMatchObject({ own: 1 });
+        expect(await next()).toEqual({ listening: true });
+        await a.work.enqueue({ title: 'from a node process' });
+        expect(await next()).toEqual({ hinted: await head(a) });
+      } finally {
+        child.kill();
+        await a.close();
+      }
+    },
+  );
 });

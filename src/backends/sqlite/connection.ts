@@ -183,9 +183,10 @@ const HINTS = new Map<string, AppendHints>();
 export class AppendHints {
   /**
    * Whether a watch checks data_version when the WAL file changes (fs.watch) or, false, every WATCH_POLL_MS
-   * (what it falls back to where the file cannot be watched; tests set it to run that way).
+   * (what it falls back to where the file cannot be watched; tests set it to run that way). False on Windows,
+   * which may report a write to a file another process holds open only once it reaches the disk.
    */
-  static watchWalFile = true;
+  static watchWalFile = process.platform !== 'win32';
   /** The registry key (resolved path), or null for a private database. */
   readonly key: string | null;
   readonly #busyTimeoutMs: number;
