@@ -428,8 +428,9 @@ class CommitWatch {
   /** The WAL file changed: check now, and again after each settle delay (restarted by the next change). */
   #changed(): void {
     if (this.#closed || this.#fs === null) return;
+    if (this.#timer !== null) clearTimeout(this.#timer);
     this.#settle = 0;
-    if (this.#timer === null) this.#next();
+    this.#next();
   }
 
   #next(): void {
