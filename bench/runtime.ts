@@ -175,9 +175,11 @@ async function paced(tally: Tally, enqueue: (from: number, k: number) => Promise
 }
 
 /**
- * `work` with its calls counted (createWorker uses these five). With `lowWater`, a claim for fewer than that
- * many items is answered with none without asking the store: what a refill threshold in the runtime would do
- * (an experiment on the runtime from outside, see the `lowwater` contender).
+ * `work` with its calls counted (createWorker uses these five), and its `listen` passed on (the store's hints
+ * of new items, which wake an idle worker before its next poll; without it the worker only polls). With
+ * `lowWater`, a claim for fewer than that many items is answered with none without asking the store: what a
+ * refill threshold in the runtime would do (an experiment on the runtime from outside, see the `lowwater`
+ * contender).
  */
 function counted(work: WorkQueue, c: Calls, lowWater = 0): WorkQueue {
   return {
@@ -209,6 +211,7 @@ function counted(work: WorkQueue, c: Calls, lowWater = 0): WorkQueue {
       c.release += 1;
       return work.release(x);
     },
+    listen: (onAppend: () => void) => work.listen(onAppend),
   } as unknown as WorkQueue;
 }
 

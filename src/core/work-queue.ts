@@ -1172,9 +1172,10 @@ export class WorkQueue {
 
   /**
    * Calls `onAppend` soon after events of this instance commit (an enqueue among them), when the backend
-   * pushes such hints (PostgreSQL's LISTEN/NOTIFY, on a connection of its own). Hints can be lost and come
-   * for any write: use them to claim sooner, never instead of polling. Resolves to a function that stops
-   * listening, or null when the backend sends no hints (SQLite).
+   * pushes such hints (PostgreSQL's LISTEN/NOTIFY, on a connection of its own; SQLite's own commits in this
+   * process at once, other processes' by a watch of the WAL file). Hints can be lost and come for any write:
+   * use them to claim sooner, never instead of polling. Resolves to a function that stops listening, or null
+   * when the backend sends no hints (PostgreSQL behind a transaction pooler).
    */
   async listen(onAppend: () => void): Promise<(() => Promise<void>) | null> {
     if (!this.#backend.capabilities.notify || !this.#backend.listen) return null;

@@ -67,7 +67,6 @@ const ONLY_IN: Record<string, Partial<Record<Backend, Record<string, string>>>> 
       eventHeadExists: "whether the instance's head row exists: a SQLite instance is its file",
       ensureEventHead:
         'creates the head row every appender locks: SQLite serializes writers by BEGIN IMMEDIATE',
-      listenForAppends: 'LISTEN for the NOTIFY wake-up hint: SQLite has no NOTIFY',
     },
   },
   'instances.ts': {

@@ -3,7 +3,7 @@ import type { DumpOptions, DumpRecord, StoreBackend } from '../../core/backend.j
 import { SqliteConnection, type SqliteOptions } from './connection.js';
 import { createDocumentBackend } from './documents.js';
 import { dumpRows, loadRows } from './dump.js';
-import { createEventBackend } from './events.js';
+import { createEventBackend, listenForAppends } from './events.js';
 import { createLimitBackend } from './limits.js';
 import { migrate } from './migrate.js';
 import { createWorkItemBackend } from './work-items/backend.js';
@@ -15,12 +15,14 @@ export async function openSqliteBackend(
   opts: SqliteOptions & { now?: number },
 ): Promise<StoreBackend & { driver: string }> {
   const conn = await SqliteConnection.open(opts);
+  const listeners = new Set<() => Promise<void>>();
   let closed = false;
   const backend = {
     name: 'sqlite',
     migrationsApplied: [] as string[],
     driver: conn.driver,
-    capabilities: { notify: false },
+    // Hints of appends: right after this process's commits, and soon after other processes' (connection.ts).
+    capabilities: { notify: true },
     work: createWorkItemBackend(conn),
     events: createEventBackend(conn),
     docs: createDocumentBackend(conn),
@@ -32,9 +34,19 @@ export async function openSqliteBackend(
     async migrate() {
       return migrate(conn, Date.now());
     },
+    async listen(onAppend: (position: number) => void) {
+      const stop = await listenForAppends(conn, onAppend);
+      const once = async () => {
+        listeners.delete(once);
+        await stop();
+      };
+      listeners.add(once);
+      return once;
+    },
     async close() {
       if (closed) return;
       closed = true;
+      await Promise.all([...listeners].map((stop) => stop()));
       conn.close();
     },
   };

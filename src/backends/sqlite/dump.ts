@@ -144,6 +144,7 @@ export function loadRows(conn: SqliteConnection, records: DumpRecord[]): void {
         }
         case 'event':
           conn.stmt(insertSql('events', EVENT_COLS)).run(...EVENT_COLS.map((c) => r.row[c]));
+          conn.noteAppended(r.row.position);
           break;
         case 'document': {
           const d = r.row;

@@ -3,6 +3,7 @@ import type { EventBackend, EventQuery, NewEvent, StoredEvent } from '../../core
 import { computeEventHash, GENESIS_HASH } from '../../core/hash.js';
 import { toIso } from '../../core/time.js';
 import type { EventRecord } from '../../core/types.js';
+import { storeClosedError } from '../../errors.js';
 import { toEventRecord } from '../shared.js';
 import type { SqliteConnection } from './connection.js';
 
@@ -66,6 +67,7 @@ export function writeEvents(conn: SqliteConnection, events: NewEvent[]): StoredE
     prevHash = stored.hash;
     out.push(stored);
   }
+  conn.noteAppended(position);
   return out;
 }
 
@@ -180,4 +182,20 @@ export function createEventBackend(conn: SqliteConnection): EventBackend {
     typeCounts: (since, until) => typeCounts(conn, since, until),
     countTypes: (types) => countTypes(conn, types),
   };
+}
+
+/**
+ * Listens for appends to this store's database file: `onAppend` is called right after a write of this
+ * process that appended events commits (on any of its connections to the file), and soon after another
+ * process's does (a watch of the WAL file, checked by `PRAGMA data_version`, while anyone listens). A hint
+ * may be coalesced or spurious; callers keep polling and use it only to poll sooner. Returns a function that
+ * stops listening.
+ */
+export async function listenForAppends(
+  conn: SqliteConnection,
+  onAppend: (position: number) => void,
+): Promise<() => Promise<void>> {
+  if (conn.isClosed) throw storeClosedError();
+  const stop = await conn.hints.listen(onAppend);
+  return async () => stop();
 }
