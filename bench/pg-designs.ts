@@ -17,7 +17,27 @@
 //              one row per item (the other way to find an item's batch events);
 //   batch-full — batch-gin, with the work_items indexes agentstate has (leases, status and time, the
 //              partial ones of failures and cascades): the raw bound of agentstate's own batch design.
+//   sealer   — (issue 41, point 6) the writer takes no instance-wide lock: its statement inserts the event
+//              *unsealed* (no position, no hash) into a staging table, and one sealer connection per
+//              instance, in a loop, moves the committed staged rows into `events` in one transaction per
+//              pass: stream sequences, gapless positions after the head, and the same SHA-256 chain as
+//              `instance` (computed by the sealer in JavaScript, recomputed by the audit in SQL). Readers
+//              see sealed events only. An item counts when its events are sealed.
+//              Why a tailing reader cannot skip: only the sealer writes `events` and the head; its passes
+//              commit one after another, each with the positions after those of the pass before, so any
+//              snapshot that sees position p sees every position below p (they committed earlier, or in the
+//              same transaction). Why causal order holds without knowing commit order: a pass takes the
+//              staged rows visible to its snapshot (committed) ordered by their staging sequence; if
+//              transaction A committed before B began, A's sequence value is lower than B's, and any
+//              snapshot that sees B sees A, so A is sealed in an earlier pass or before B in the same one
+//              (an item's claim always gets a lower position than its resolve; the audit checks it).
+//              Unordered concurrent transactions are sealed in staging-sequence order, which is not
+//              necessarily their commit order; nothing reads that order. In-progress transactions are
+//              simply invisible to the pass and are sealed by a later one, so there is no xmin horizon to
+//              wait for and no gap timeout.
 // Each event row is what agentstate stores (same table, same five indexes). Schema of its own, dropped after.
+// A tailing reader (`tail`) can poll "after position N" during the run and checks it saw 1..n once, in order.
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { nowMs, settle } from './lib.js';
 import { PG_URL, type PgEnv, WORKERS } from './postgres.js';
@@ -29,7 +49,8 @@ export type EventDesign =
   | 'batch'
   | 'batch-gin'
   | 'batch-link'
-  | 'batch-full';
+  | 'batch-full'
+  | 'sealer';
 
 function schemaSql(s: string): string {
   return `CREATE SCHEMA ${s};
@@ -55,7 +76,10 @@ function schemaSql(s: string): string {
     CREATE FUNCTION ${s}.ids(data json) RETURNS text[] LANGUAGE sql IMMUTABLE PARALLEL SAFE COST 10000
       AS $$ SELECT coalesce(array_agg(x), '{}') FROM json_array_elements_text(data -> 'ids') AS x $$;
     CREATE TABLE ${s}.event_items (instance text NOT NULL, work_item_id text NOT NULL, position bigint NOT NULL,
-      PRIMARY KEY (instance, work_item_id, position));`;
+      PRIMARY KEY (instance, work_item_id, position));
+    CREATE TABLE ${s}.staged (
+      instance text NOT NULL, seq bigserial, stream text NOT NULL, type text NOT NULL, data json NOT NULL,
+      actor text, work_item_id text, created_at bigint NOT NULL, PRIMARY KEY (instance, seq));`;
 }
 
 /** The index a batch design adds to find an item's batch events. */
@@ -76,6 +100,12 @@ function designIndexSql(s: string, design: EventDesign): string {
 function eventCtes(s: string, design: EventDesign, type: string): string {
   const data = `json_build_object('worker', $1::text, 'type', '${type}')`;
   if (design === 'none') return '';
+  if (design === 'sealer') {
+    // Unsealed: no stream sequence, position or hash yet; the sealer gives them.
+    return `,
+      ev AS (INSERT INTO ${s}.staged (instance, stream, type, data, actor, work_item_id, created_at)
+        SELECT 'i', 'work/' || cl.id, '${type}', ${data}, $1, cl.id, $2 FROM cl)`;
+  }
   if (design.startsWith('batch')) {
     const link =
       design === 'batch-link'
@@ -124,28 +154,226 @@ function eventCtes(s: string, design: EventDesign, type: string): string {
           sq.hash, pg_current_xact_id() FROM sq)`;
 }
 
+/** What the sealer did in one run (the `sealer` design). */
+export interface SealerStats {
+  /** Sealing transactions that moved at least one event. */
+  passes: number;
+  /** Events per pass: median and largest. */
+  medianPass: number;
+  maxPass: number;
+  /** How long after its writer's statement returned (committed) each event was sealed, ms. */
+  lagMedianMs: number;
+  lagP99Ms: number;
+  lagMaxMs: number;
+  /** From the last writer's commit to the last event sealed, ms. */
+  drainMs: number;
+}
+
+/** What the tailing reader saw (`tail`). */
+export interface TailStats {
+  /** Events seen: positions 1..n once each, in order, when all is well. */
+  seen: number;
+  polls: number;
+  /** Where it went wrong first (a skipped, repeated or backward position), or null. */
+  fault: string | null;
+}
+
 export interface DesignRun {
   itemsPerSec: number;
   events: number;
   problems: string[];
+  sealer?: SealerStats;
+  tail?: TailStats;
 }
 
-/** One run: fresh schema, `items` pending items (their streams exist, as after enqueue), 8 workers. */
+const ZERO_HASH = '0'.repeat(64);
+/** The most staged events one sealing pass takes. */
+const SEAL_MAX = 5000;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function quantile(xs: number[], q: number): number {
+  if (xs.length === 0) return Number.NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
+}
+
+interface StagedRow {
+  seq: string;
+  stream: string;
+  type: string;
+  data: string;
+  actor: string | null;
+  work_item_id: string | null;
+  created_at: string;
+  stream_seq: string;
+}
+
+/**
+ * One sealing pass on the sealer's own connection: takes the committed staged events of the instance (at most
+ * SEAL_MAX, lowest staging sequence first), numbers them after the head, chains their hashes, moves them into
+ * `events` and moves the head, in one transaction. The head is the sealer's copy, checked by the UPDATE (a
+ * second sealer would fail it). Returns the keys (type/item) of the events sealed, after COMMIT.
+ */
+async function sealPass(
+  s: string,
+  client: pg.Client,
+  head: { position: number; hash: string },
+): Promise<string[]> {
+  // BEGIN and the take in one round trip (simple protocol: every value is text, data its exact JSON text).
+  const res = (await client.query(`BEGIN;
+    WITH t AS (SELECT seq FROM ${s}.staged WHERE instance = 'i' ORDER BY seq LIMIT ${SEAL_MAX}),
+      d AS (DELETE FROM ${s}.staged AS g USING t WHERE g.instance = 'i' AND g.seq = t.seq
+        RETURNING g.seq, g.stream, g.type, g.data, g.actor, g.work_item_id, g.created_at)
+    SELECT d.seq, d.stream, d.type, d.data::text AS data, d.actor, d.work_item_id, d.created_at,
+      coalesce(q.seq, 0) AS stream_seq
+    FROM d LEFT JOIN ${s}.event_streams AS q ON q.instance = 'i' AND q.stream = d.stream`)) as unknown as [
+    pg.QueryResult,
+    pg.QueryResult<StagedRow>,
+  ];
+  const rows = res[1].rows;
+  if (rows.length === 0) {
+    await client.query('COMMIT');
+    return [];
+  }
+  rows.sort((a, b) => Number(a.seq) - Number(b.seq));
+  const streamSeq = new Map<string, number>();
+  const cols = {
+    position: [] as number[],
+    stream: [] as string[],
+    seq: [] as number[],
+    type: [] as string[],
+    data: [] as string[],
+    actor: [] as Array<string | null>,
+    item: [] as Array<string | null>,
+    created: [] as string[],
+    prev: [] as string[],
+    hash: [] as string[],
+  };
+  let { position, hash } = head;
+  for (const r of rows) {
+    const seq = (streamSeq.get(r.stream) ?? Number(r.stream_seq)) + 1;
+    streamSeq.set(r.stream, seq);
+    position += 1;
+    // The hash of the raw designs: sha256(prev || position || stream || stream_seq || data text), hex.
+    const next = createHash('sha256')
+      .update(`${hash}${position}${r.stream}${seq}${r.data}`, 'utf8')
+      .digest('hex');
+    cols.position.push(position);
+    cols.stream.push(r.stream);
+    cols.seq.push(seq);
+    cols.type.push(r.type);
+    cols.data.push(r.data);
+    cols.actor.push(r.actor);
+    cols.item.push(r.work_item_id);
+    cols.created.push(r.created_at);
+    cols.prev.push(hash);
+    cols.hash.push(next);
+    hash = next;
+  }
+  const moved = await client.query<{ n: number }>({
+    name: 'seal',
+    text: `WITH h AS (UPDATE ${s}.event_heads SET position = $1, hash = $2 WHERE instance = 'i' AND position = $3
+          RETURNING 1),
+        u AS (SELECT * FROM unnest($4::bigint[], $5::text[], $6::bigint[], $7::text[], $8::text[], $9::text[],
+          $10::text[], $11::bigint[], $12::text[], $13::text[])
+          AS u(position, stream, stream_seq, type, data, actor, work_item_id, created_at, prev_hash, hash)),
+        q AS (UPDATE ${s}.event_streams AS q SET seq = c.last
+          FROM (SELECT stream, max(stream_seq) AS last FROM u GROUP BY stream) AS c
+          WHERE q.instance = 'i' AND q.stream = c.stream),
+        e AS (INSERT INTO ${s}.events (instance, position, stream, stream_seq, type, data, actor, work_item_id,
+            created_at, prev_hash, hash)
+          SELECT 'i', u.position, u.stream, u.stream_seq, u.type, u.data::json, u.actor, u.work_item_id,
+            u.created_at, u.prev_hash, u.hash FROM u)
+      SELECT count(*)::int AS n FROM h`,
+    values: [
+      position,
+      hash,
+      head.position,
+      cols.position,
+      cols.stream,
+      cols.seq,
+      cols.type,
+      cols.data,
+      cols.actor,
+      cols.item,
+      cols.created,
+      cols.prev,
+      cols.hash,
+    ],
+  });
+  if (moved.rows[0]?.n !== 1) {
+    await client.query('ROLLBACK');
+    throw new Error(`the head is no longer at ${head.position}: another sealer?`);
+  }
+  await client.query('COMMIT');
+  head.position = position;
+  head.hash = hash;
+  return rows.map((r) => `${r.type}/${r.work_item_id}`);
+}
+
+/**
+ * The tailing reader: polls "after the last position seen" until `finished()` was true before a poll that
+ * found nothing, and checks it saw 1, 2, 3, … with nothing skipped, repeated or out of order.
+ */
+async function tailReader(s: string, client: pg.Client, finished: () => boolean): Promise<TailStats> {
+  let last = 0;
+  let seen = 0;
+  let polls = 0;
+  let fault: string | null = null;
+  for (;;) {
+    const done = finished();
+    const res = await client.query<{ position: string }>({
+      name: 'tail',
+      text: `SELECT position, type, work_item_id, hash FROM ${s}.events WHERE instance = 'i' AND position > $1
+        ORDER BY position LIMIT 1000`,
+      values: [last],
+    });
+    polls += 1;
+    for (const r of res.rows) {
+      const p = Number(r.position);
+      if (p !== seen + 1 && fault === null)
+        fault = `position ${p} seen after ${seen} positions (last ${last})`;
+      seen += 1;
+      last = p;
+    }
+    if (res.rows.length === 0) {
+      if (done) break;
+      await sleep(2);
+    }
+  }
+  return { seen, polls, fault };
+}
+
+/**
+ * One run: fresh schema, `items` pending items (their streams exist, as after enqueue), 8 workers; with `tail`,
+ * a reader polling "after N" beside them. The `sealer` design adds its sealer connection and ends when the last
+ * event is sealed.
+ */
 export async function designQueue(
   env: PgEnv,
   design: EventDesign,
   items: number,
   batch: number,
+  opts: { tail?: boolean } = {},
 ): Promise<DesignRun> {
   if (design === 'instance' && batch !== 1)
     throw new Error('the instance design is measured one item at a time');
+  if (opts.tail && design === 'none') throw new Error('the none design has no events to tail');
   const s = `"${env.schema}_designs"`;
   await env.admin.query(`DROP SCHEMA IF EXISTS ${s} CASCADE`);
   await env.admin.query(schemaSql(s));
   if (designIndexSql(s, design)) await env.admin.query(designIndexSql(s, design));
   const pool = new pg.Pool({ connectionString: PG_URL, max: WORKERS });
   pool.on('error', () => {});
+  const sealer = design === 'sealer' ? new pg.Client({ connectionString: PG_URL }) : null;
+  const reader = opts.tail ? new pg.Client({ connectionString: PG_URL }) : null;
   try {
+    for (const c of [sealer, reader]) {
+      if (!c) continue;
+      c.on('error', () => {});
+      await c.connect();
+    }
     await env.admin.query(
       `INSERT INTO ${s}.work_items (instance, id, created_at, updated_at)
        SELECT 'i', 'wi_' || lpad(g::text, 6, '0'), g, g FROM generate_series(1, $1::int) AS g`,
@@ -172,7 +400,36 @@ export async function designQueue(
     await Promise.all(Array.from({ length: WORKERS }, () => pool.query('SELECT 1')));
     await settle();
     const problems: string[] = [];
+    // The sealer design: when each event's writer saw its commit, and when the sealer sealed it.
+    const acked = new Map<string, number>();
+    const sealedAt = new Map<string, number>();
+    const passSizes: number[] = [];
+    let writersDone = false;
+    let writersEnd = 0;
+    let lastSeal = 0;
+    let sealingDone = false;
     const t0 = nowMs();
+    const sealing = sealer
+      ? (async () => {
+          const head = { position: 0, hash: ZERO_HASH };
+          for (;;) {
+            // Read before the pass: if the writers were done, this pass sees every staged event.
+            const done = writersDone;
+            const keys = await sealPass(s, sealer, head);
+            if (keys.length > 0) {
+              lastSeal = nowMs();
+              passSizes.push(keys.length);
+              for (const k of keys) sealedAt.set(k, lastSeal);
+            } else if (done) break;
+            else await sleep(1);
+          }
+          sealingDone = true;
+        })()
+      : null;
+    const tailing = reader ? tailReader(s, reader, () => (sealer ? sealingDone : writersDone)) : null;
+    // Awaited below; a failure there is thrown then, not reported early as unhandled.
+    sealing?.catch(() => {});
+    tailing?.catch(() => {});
     await Promise.all(
       Array.from({ length: WORKERS }, async (_, w) => {
         const worker = `w${w}`;
@@ -184,20 +441,58 @@ export async function designQueue(
           });
           if (claimed.rows.length === 0) return;
           const ids = claimed.rows.map((r) => r.id);
+          if (sealer) {
+            const t = nowMs();
+            for (const id of ids) acked.set(`work_item_claimed/${id}`, t);
+          }
           const done = await pool.query({ name: 'done', text: doneSql, values: [worker, Date.now(), ids] });
           if (done.rowCount !== ids.length)
             problems.push(`finishing ${ids.length} items updated ${done.rowCount}`);
+          if (sealer) {
+            const t = nowMs();
+            for (const id of ids) acked.set(`work_item_resolved/${id}`, t);
+          }
         }
       }),
     );
-    const ms = nowMs() - t0;
+    writersEnd = nowMs();
+    writersDone = true;
+    await sealing;
+    const ms = Math.max(writersEnd, lastSeal) - t0;
+    const tail = tailing ? await tailing : undefined;
+    // The hash each chained design computes, recomputed here from the stored row.
+    const rehash =
+      design === 'stream'
+        ? `e.prev_hash || e.stream_seq || e.stream || e.data::text`
+        : `e.prev_hash || e.position || e.stream || e.stream_seq || e.data::text`;
     const [audit] = (
-      await env.admin.query<{ done: number; events: number; chained: number }>(
+      await env.admin.query<{
+        done: number;
+        events: number;
+        chained: number;
+        rehashed: number;
+        first: number | null;
+        last: number | null;
+        genesis: number;
+        ordered: number;
+        staged: number;
+      }>(
         `SELECT (SELECT count(*)::int FROM ${s}.work_items WHERE status = 'done' AND attempts = 1) AS done,
            (SELECT count(*)::int FROM ${s}.events) AS events,
            (SELECT count(*)::int FROM ${s}.events AS e JOIN ${s}.events AS p
               ON p.instance = e.instance AND ${design === 'stream' ? 'p.stream = e.stream AND p.stream_seq = e.stream_seq - 1' : 'p.position = e.position - 1'}
-            WHERE p.hash = e.prev_hash) AS chained`,
+            WHERE p.hash = e.prev_hash) AS chained,
+           (SELECT count(*)::int FROM ${s}.events AS e
+            WHERE e.hash = encode(sha256(convert_to(${rehash}, 'UTF8')), 'hex')) AS rehashed,
+           (SELECT min(position)::int FROM ${s}.events) AS first,
+           (SELECT max(position)::int FROM ${s}.events) AS last,
+           (SELECT count(*)::int FROM ${s}.events WHERE ${design === 'stream' ? 'stream_seq = 1' : 'position = 1'}
+              AND prev_hash = repeat('0', 64)) AS genesis,
+           (SELECT count(*)::int FROM ${s}.events AS c JOIN ${s}.events AS r
+              ON r.instance = c.instance AND r.work_item_id = c.work_item_id AND r.type = 'work_item_resolved'
+            WHERE c.type = 'work_item_claimed' AND c.stream_seq = 1 AND r.stream_seq = 2
+              AND c.position < r.position) AS ordered,
+           (SELECT count(*)::int FROM ${s}.staged) AS staged`,
       )
     ).rows;
     // Batch events: one per statement, however the items fell into batches; what they name is checked here.
@@ -226,9 +521,55 @@ export async function designQueue(
     // Every event but the first of the chain (instance) or of each stream (stream) links to its predecessor.
     const links = design === 'none' ? 0 : design === 'stream' ? events - items : events - 1;
     if (audit?.chained !== links) problems.push(`${audit?.chained} chain links, expected ${links}`);
-    return { itemsPerSec: (items / ms) * 1000, events: audit?.events ?? 0, problems };
+    if (design !== 'none') {
+      // Each hash is the hash of its own row, the chains start at the zero hash, and positions are 1..n
+      // (the primary key makes them distinct).
+      if (audit?.rehashed !== events) problems.push(`${audit?.rehashed} of ${events} hashes recompute`);
+      const starts = design === 'stream' ? items : 1;
+      if (audit?.genesis !== starts) problems.push(`${audit?.genesis} chain starts, expected ${starts}`);
+      if (audit?.first !== 1 || audit?.last !== events) {
+        problems.push(`positions ${audit?.first}..${audit?.last}, expected 1..${events}`);
+      }
+    }
+    if (design === 'instance' || design === 'stream' || design === 'sealer') {
+      // Each item's claim is the first event of its stream and its resolve the second, at a later position.
+      if (audit?.ordered !== items)
+        problems.push(`${audit?.ordered} of ${items} items claimed then resolved in order`);
+    }
+    if (audit?.staged !== 0) problems.push(`${audit?.staged} events left unsealed`);
+    let sealerStats: SealerStats | undefined;
+    if (sealer) {
+      const lags: number[] = [];
+      for (const [k, at] of sealedAt) {
+        const ack = acked.get(k);
+        if (ack === undefined) problems.push(`${k} sealed but never acknowledged to its writer`);
+        else lags.push(at - ack);
+      }
+      if (sealedAt.size !== events) problems.push(`${sealedAt.size} events sealed, expected ${events}`);
+      sealerStats = {
+        passes: passSizes.length,
+        medianPass: quantile(passSizes, 0.5),
+        maxPass: Math.max(0, ...passSizes),
+        lagMedianMs: quantile(lags, 0.5),
+        lagP99Ms: quantile(lags, 0.99),
+        lagMaxMs: Math.max(...lags),
+        drainMs: Math.max(0, lastSeal - writersEnd),
+      };
+    }
+    if (tail) {
+      if (tail.fault) problems.push(`tailing reader: ${tail.fault}`);
+      if (tail.seen !== events) problems.push(`tailing reader saw ${tail.seen} events, expected ${events}`);
+    }
+    return {
+      itemsPerSec: (items / ms) * 1000,
+      events: audit?.events ?? 0,
+      problems,
+      ...(sealerStats ? { sealer: sealerStats } : {}),
+      ...(tail ? { tail } : {}),
+    };
   } finally {
     await pool.end();
+    for (const c of [sealer, reader]) await c?.end().catch(() => {});
     await env.admin.query(`DROP SCHEMA IF EXISTS ${s} CASCADE`);
   }
 }
