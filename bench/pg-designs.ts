@@ -18,26 +18,28 @@
 //   batch-full — batch-gin, with the work_items indexes agentstate has (leases, status and time, the
 //              partial ones of failures and cascades): the raw bound of agentstate's own batch design.
 //   sealer   — (issue 41, point 6) the writer takes no instance-wide lock: its statement inserts the event
-//              *unsealed* (no position, no hash) into a staging table, and one sealer connection per
-//              instance, in a loop, moves the committed staged rows into `events` in one transaction per
-//              pass: stream sequences, gapless positions after the head, and the same SHA-256 chain as
-//              `instance` (computed by the sealer in JavaScript, recomputed by the audit in SQL). Readers
-//              see sealed events only. An item counts when its events are sealed.
-//              Why a tailing reader cannot skip: only the sealer writes `events` and the head; its passes
-//              commit one after another, each with the positions after those of the pass before, so any
-//              snapshot that sees position p sees every position below p (they committed earlier, or in the
-//              same transaction). Why causal order holds without knowing commit order: a pass takes the
-//              staged rows visible to its snapshot (committed) ordered by their staging sequence; if
-//              transaction A committed before B began, A's sequence value is lower than B's, and any
-//              snapshot that sees B sees A, so A is sealed in an earlier pass or before B in the same one
-//              (an item's claim always gets a lower position than its resolve; the audit checks it).
-//              Unordered concurrent transactions are sealed in staging-sequence order, which is not
-//              necessarily their commit order; nothing reads that order. In-progress transactions are
-//              simply invisible to the pass and are sealed by a later one, so there is no xmin horizon to
-//              wait for and no gap timeout.
+//              *unsealed* (no stream sequence, position or hash) into a staging table, and one sealer
+//              connection per instance calls the schema's `seal` function in a loop (one autocommitted
+//              round trip per pass). A pass locks the head row, takes the committed staged events (lowest
+//              staging sequence first, at most SEAL_MAX), gives them stream sequences, the positions after
+//              the head and the same SHA-256 chain as `instance` (on the server, as 0003's append_events
+//              does), moves them into `events` and moves the head. Readers see sealed events only. An item
+//              counts when both its events are sealed.
+//              Why a tailing reader cannot skip: only passes write `events`; each holds the head lock until
+//              its COMMIT and starts from the head the pass before committed, so passes commit one after
+//              another in position order, and a snapshot that sees position p sees every position below p
+//              (committed earlier, or in the same transaction). A second sealer by mistake would queue on
+//              the head lock, not fork the chain.
+//              Why causal order holds without knowing commit order: a pass takes the staged rows visible to
+//              its snapshot (committed ones) in staging-sequence order. If transaction A committed before B
+//              began, A took its sequence value before B did, and a snapshot that sees B sees A, so A is
+//              sealed in an earlier pass or before B in the same one (an item's claim always gets a lower
+//              position than its resolve; the audit checks it). Concurrent transactions are sealed in
+//              sequence order, not necessarily their commit order; nothing can observe the difference. A
+//              transaction still in progress is invisible to the pass and sealed by a later one, so there is
+//              no xmin horizon to wait for and no gap timeout.
 // Each event row is what agentstate stores (same table, same five indexes). Schema of its own, dropped after.
 // A tailing reader (`tail`) can poll "after position N" during the run and checks it saw 1..n once, in order.
-import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { nowMs, settle } from './lib.js';
 import { PG_URL, type PgEnv, WORKERS } from './postgres.js';
@@ -79,7 +81,42 @@ function schemaSql(s: string): string {
       PRIMARY KEY (instance, work_item_id, position));
     CREATE TABLE ${s}.staged (
       instance text NOT NULL, seq bigserial, stream text NOT NULL, type text NOT NULL, data json NOT NULL,
-      actor text, work_item_id text, created_at bigint NOT NULL, PRIMARY KEY (instance, seq));`;
+      actor text, work_item_id text, created_at bigint NOT NULL, PRIMARY KEY (instance, seq));
+    CREATE FUNCTION ${s}.seal(p_instance text, p_max int) RETURNS TABLE (e_type text, e_item text)
+    LANGUAGE plpgsql AS $fn$
+    DECLARE
+      v_pos bigint; v_hash text; r record; n int := 0;
+      a_pos bigint[] := '{}'; a_stream text[] := '{}'; a_seq bigint[] := '{}'; a_type text[] := '{}';
+      a_data text[] := '{}'; a_actor text[] := '{}'; a_item text[] := '{}'; a_created bigint[] := '{}';
+      a_prev text[] := '{}'; a_hash text[] := '{}';
+    BEGIN
+      SELECT h.position, h.hash INTO v_pos, v_hash FROM ${s}.event_heads AS h WHERE h.instance = p_instance FOR UPDATE;
+      FOR r IN
+        WITH t AS (SELECT g.seq FROM ${s}.staged AS g WHERE g.instance = p_instance ORDER BY g.seq LIMIT p_max),
+          d AS (DELETE FROM ${s}.staged AS g USING t WHERE g.instance = p_instance AND g.seq = t.seq
+            RETURNING g.seq, g.stream, g.type, g.data::text AS data, g.actor, g.work_item_id, g.created_at)
+        SELECT d.*, coalesce(q.seq, 0) + row_number() OVER (PARTITION BY d.stream ORDER BY d.seq) AS sseq
+        FROM d LEFT JOIN ${s}.event_streams AS q ON q.instance = p_instance AND q.stream = d.stream
+        ORDER BY d.seq
+      LOOP
+        n := n + 1;
+        v_pos := v_pos + 1;
+        a_prev[n] := v_hash;
+        v_hash := encode(sha256(convert_to(v_hash || v_pos || r.stream || r.sseq || r.data, 'UTF8')), 'hex');
+        a_pos[n] := v_pos; a_stream[n] := r.stream; a_seq[n] := r.sseq; a_type[n] := r.type; a_data[n] := r.data;
+        a_actor[n] := r.actor; a_item[n] := r.work_item_id; a_created[n] := r.created_at; a_hash[n] := v_hash;
+      END LOOP;
+      IF n = 0 THEN RETURN; END IF;
+      INSERT INTO ${s}.events (instance, position, stream, stream_seq, type, data, actor, work_item_id, created_at,
+        prev_hash, hash)
+      SELECT p_instance, a_pos[i], a_stream[i], a_seq[i], a_type[i], a_data[i]::json, a_actor[i], a_item[i],
+        a_created[i], a_prev[i], a_hash[i] FROM generate_subscripts(a_pos, 1) AS i;
+      UPDATE ${s}.event_streams AS q SET seq = c.last
+        FROM (SELECT u.s, max(u.k) AS last FROM unnest(a_stream, a_seq) AS u(s, k) GROUP BY u.s) AS c
+        WHERE q.instance = p_instance AND q.stream = c.s;
+      UPDATE ${s}.event_heads SET position = v_pos, hash = v_hash WHERE instance = p_instance;
+      RETURN QUERY SELECT u.t, u.w FROM unnest(a_type, a_item) AS u(t, w);
+    END $fn$;`;
 }
 
 /** The index a batch design adds to find an item's batch events. */
@@ -186,7 +223,6 @@ export interface DesignRun {
   tail?: TailStats;
 }
 
-const ZERO_HASH = '0'.repeat(64);
 /** The most staged events one sealing pass takes. */
 const SEAL_MAX = 5000;
 
@@ -196,120 +232,6 @@ function quantile(xs: number[], q: number): number {
   if (xs.length === 0) return Number.NaN;
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
-}
-
-interface StagedRow {
-  seq: string;
-  stream: string;
-  type: string;
-  data: string;
-  actor: string | null;
-  work_item_id: string | null;
-  created_at: string;
-  stream_seq: string;
-}
-
-/**
- * One sealing pass on the sealer's own connection: takes the committed staged events of the instance (at most
- * SEAL_MAX, lowest staging sequence first), numbers them after the head, chains their hashes, moves them into
- * `events` and moves the head, in one transaction. The head is the sealer's copy, checked by the UPDATE (a
- * second sealer would fail it). Returns the keys (type/item) of the events sealed, after COMMIT.
- */
-async function sealPass(
-  s: string,
-  client: pg.Client,
-  head: { position: number; hash: string },
-): Promise<string[]> {
-  // BEGIN and the take in one round trip (simple protocol: every value is text, data its exact JSON text).
-  const res = (await client.query(`BEGIN;
-    WITH t AS (SELECT seq FROM ${s}.staged WHERE instance = 'i' ORDER BY seq LIMIT ${SEAL_MAX}),
-      d AS (DELETE FROM ${s}.staged AS g USING t WHERE g.instance = 'i' AND g.seq = t.seq
-        RETURNING g.seq, g.stream, g.type, g.data, g.actor, g.work_item_id, g.created_at)
-    SELECT d.seq, d.stream, d.type, d.data::text AS data, d.actor, d.work_item_id, d.created_at,
-      coalesce(q.seq, 0) AS stream_seq
-    FROM d LEFT JOIN ${s}.event_streams AS q ON q.instance = 'i' AND q.stream = d.stream`)) as unknown as [
-    pg.QueryResult,
-    pg.QueryResult<StagedRow>,
-  ];
-  const rows = res[1].rows;
-  if (rows.length === 0) {
-    await client.query('COMMIT');
-    return [];
-  }
-  rows.sort((a, b) => Number(a.seq) - Number(b.seq));
-  const streamSeq = new Map<string, number>();
-  const cols = {
-    position: [] as number[],
-    stream: [] as string[],
-    seq: [] as number[],
-    type: [] as string[],
-    data: [] as string[],
-    actor: [] as Array<string | null>,
-    item: [] as Array<string | null>,
-    created: [] as string[],
-    prev: [] as string[],
-    hash: [] as string[],
-  };
-  let { position, hash } = head;
-  for (const r of rows) {
-    const seq = (streamSeq.get(r.stream) ?? Number(r.stream_seq)) + 1;
-    streamSeq.set(r.stream, seq);
-    position += 1;
-    // The hash of the raw designs: sha256(prev || position || stream || stream_seq || data text), hex.
-    const next = createHash('sha256')
-      .update(`${hash}${position}${r.stream}${seq}${r.data}`, 'utf8')
-      .digest('hex');
-    cols.position.push(position);
-    cols.stream.push(r.stream);
-    cols.seq.push(seq);
-    cols.type.push(r.type);
-    cols.data.push(r.data);
-    cols.actor.push(r.actor);
-    cols.item.push(r.work_item_id);
-    cols.created.push(r.created_at);
-    cols.prev.push(hash);
-    cols.hash.push(next);
-    hash = next;
-  }
-  const moved = await client.query<{ n: number }>({
-    name: 'seal',
-    text: `WITH h AS (UPDATE ${s}.event_heads SET position = $1, hash = $2 WHERE instance = 'i' AND position = $3
-          RETURNING 1),
-        u AS (SELECT * FROM unnest($4::bigint[], $5::text[], $6::bigint[], $7::text[], $8::text[], $9::text[],
-          $10::text[], $11::bigint[], $12::text[], $13::text[])
-          AS u(position, stream, stream_seq, type, data, actor, work_item_id, created_at, prev_hash, hash)),
-        q AS (UPDATE ${s}.event_streams AS q SET seq = c.last
-          FROM (SELECT stream, max(stream_seq) AS last FROM u GROUP BY stream) AS c
-          WHERE q.instance = 'i' AND q.stream = c.stream),
-        e AS (INSERT INTO ${s}.events (instance, position, stream, stream_seq, type, data, actor, work_item_id,
-            created_at, prev_hash, hash)
-          SELECT 'i', u.position, u.stream, u.stream_seq, u.type, u.data::json, u.actor, u.work_item_id,
-            u.created_at, u.prev_hash, u.hash FROM u)
-      SELECT count(*)::int AS n FROM h`,
-    values: [
-      position,
-      hash,
-      head.position,
-      cols.position,
-      cols.stream,
-      cols.seq,
-      cols.type,
-      cols.data,
-      cols.actor,
-      cols.item,
-      cols.created,
-      cols.prev,
-      cols.hash,
-    ],
-  });
-  if (moved.rows[0]?.n !== 1) {
-    await client.query('ROLLBACK');
-    throw new Error(`the head is no longer at ${head.position}: another sealer?`);
-  }
-  await client.query('COMMIT');
-  head.position = position;
-  head.hash = hash;
-  return rows.map((r) => `${r.type}/${r.work_item_id}`);
 }
 
 /**
@@ -411,11 +333,16 @@ export async function designQueue(
     const t0 = nowMs();
     const sealing = sealer
       ? (async () => {
-          const head = { position: 0, hash: ZERO_HASH };
           for (;;) {
             // Read before the pass: if the writers were done, this pass sees every staged event.
             const done = writersDone;
-            const keys = await sealPass(s, sealer, head);
+            // One pass: one autocommitted call of the schema's seal function.
+            const keys = (
+              await sealer.query<{ e_type: string; e_item: string }>({
+                name: 'seal',
+                text: `SELECT e_type, e_item FROM ${s}.seal('i', ${SEAL_MAX})`,
+              })
+            ).rows.map((r) => `${r.e_type}/${r.e_item}`);
             if (keys.length > 0) {
               lastSeal = nowMs();
               passSizes.push(keys.length);
