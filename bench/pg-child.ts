@@ -387,6 +387,8 @@ async function p4(env: PgEnv, rounds: number, items: number): Promise<void> {
   ];
   const key = (c: Case) => `${c.design}/${c.batch}${c.tail ? '+tail' : ''}`;
   const rates = new Map<string, number[]>(cases.map((c) => [key(c), []]));
+  // CPU ms per item (server backends of the run and this process), where /proc tells.
+  const cpu = new Map<string, number[]>(cases.map((c) => [key(c), []]));
   const problems: string[] = [];
   // The sealer design (issue 41): its lag and the tailing reader, per round and case.
   const sealerNotes = new Map<string, string[]>();
@@ -397,14 +399,19 @@ async function p4(env: PgEnv, rounds: number, items: number): Promise<void> {
       rates.get(key(c))!.push(res.itemsPerSec);
       problems.push(...res.problems.map((p) => `${key(c)}: ${p}`));
       let extra = '';
+      if (res.cpu) {
+        const u = res.cpu;
+        cpu.get(key(c))!.push(u.writers + u.sealer + u.reader + u.client);
+        extra += `; CPU ms/item: writers' backends ${fmt(u.writers, 3)}, sealer's ${fmt(u.sealer, 3)}, reader's ${fmt(u.reader, 3)}, this process ${fmt(u.client, 3)}`;
+      }
       if (res.sealer) {
         const z = res.sealer;
-        extra = `lag median ${fmt(z.lagMedianMs, 1)} ms, p99 ${fmt(z.lagP99Ms, 1)}, max ${fmt(z.lagMaxMs, 1)}; ${fmt(z.passes)} passes (median ${z.medianPass} events, max ${z.maxPass}); drain ${fmt(z.drainMs, 1)} ms`;
+        let note = `lag median ${fmt(z.lagMedianMs, 1)} ms, p99 ${fmt(z.lagP99Ms, 1)}, max ${fmt(z.lagMaxMs, 1)}; ${fmt(z.passes)} passes (median ${z.medianPass} events, max ${z.maxPass}); drain ${fmt(z.drainMs, 1)} ms`;
         if (res.tail) {
-          extra += `; reader saw ${fmt(res.tail.seen)} positions in ${fmt(res.tail.polls)} polls, ${res.tail.fault ?? 'each once, in order'}`;
+          note += `; reader saw ${fmt(res.tail.seen)} positions in ${fmt(res.tail.polls)} polls, ${res.tail.fault ?? 'each once, in order'}`;
         }
-        sealerNotes.set(key(c), [...(sealerNotes.get(key(c)) ?? []), extra]);
-        extra = `; ${extra}`;
+        sealerNotes.set(key(c), [...(sealerNotes.get(key(c)) ?? []), note]);
+        extra += `; ${note}`;
       }
       log(
         `[P4] round ${r + 1} ${key(c)}: ${fmt(res.itemsPerSec)} items/s, ${res.events} events; audit ${res.problems.length === 0 ? 'ok' : res.problems.join('; ')}${extra}`,
@@ -430,6 +437,11 @@ async function p4(env: PgEnv, rounds: number, items: number): Promise<void> {
     if (k === 0) {
       notes.push(
         `raw SQL, no agentstate code, ${WORKERS} workers, ${fmt(items)} items, the events table and indexes agentstate has; audit (items done once, event count, every chain link, every hash recomputed, positions 1..n, each item's claim before its resolve): ${problems.length === 0 ? 'ok in every round' : problems.join('; ')}`,
+      );
+    }
+    if (c.batch === 1 && cpu.get(key(c))!.length === rounds) {
+      notes.push(
+        `CPU per item (its server backends and this process), median ${fmt(median(cpu.get(key(c))!), 3)} ms against ${fmt(median(cpu.get(key({ design: 'none', batch: 1 }))!), 3)} ms with no event`,
       );
     }
     if (c.design === 'sealer') {

@@ -40,6 +40,7 @@
 //              no xmin horizon to wait for and no gap timeout.
 // Each event row is what agentstate stores (same table, same five indexes). Schema of its own, dropped after.
 // A tailing reader (`tail`) can poll "after position N" during the run and checks it saw 1..n once, in order.
+import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { nowMs, settle } from './lib.js';
 import { PG_URL, type PgEnv, WORKERS } from './postgres.js';
@@ -215,12 +216,42 @@ export interface TailStats {
   fault: string | null;
 }
 
+/**
+ * CPU time per item over the run (ms): the server backends of the writers, the sealer and the reader (from
+ * /proc, so only when the server runs on this machine), and this whole process (writers, sealer and reader).
+ * Less sensitive to the other work on a shared machine than the rates.
+ */
+export interface CpuPerItem {
+  writers: number;
+  sealer: number;
+  reader: number;
+  client: number;
+}
+
 export interface DesignRun {
   itemsPerSec: number;
   events: number;
   problems: string[];
   sealer?: SealerStats;
   tail?: TailStats;
+  cpu?: CpuPerItem;
+}
+
+/** CPU ms used so far by the server processes `pids` (utime + stime), or null when /proc cannot tell. */
+function serverCpuMs(pids: number[]): number | null {
+  let ticks = 0;
+  try {
+    for (const pid of pids) {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      // The fields after the command name (which has spaces and parentheses): state is the 3rd, utime the 14th.
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(f[11]) + Number(f[12]);
+    }
+  } catch {
+    return null;
+  }
+  // Linux reports USER_HZ = 100 ticks per second on the platforms this runs on.
+  return ticks * 10;
 }
 
 /** The most staged events one sealing pass takes. */
@@ -319,8 +350,15 @@ export async function designQueue(
         WHERE instance = 'i' AND id = ANY($3::text[]) AND status = 'in_flight' AND lease_owner = $1
         RETURNING id)${eventCtes(s, design, 'work_item_resolved')}
       SELECT id FROM cl`;
-    await Promise.all(Array.from({ length: WORKERS }, () => pool.query('SELECT 1')));
+    // Open every connection before the clock starts (8 at once: 8 clients), and learn their server pids.
+    const pidOf = async (c: pg.Pool | pg.Client) =>
+      (await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+    const writerPids = await Promise.all(Array.from({ length: WORKERS }, () => pidOf(pool)));
+    const sealerPids = sealer ? [await pidOf(sealer)] : [];
+    const readerPids = reader ? [await pidOf(reader)] : [];
     await settle();
+    const cpu0 = [writerPids, sealerPids, readerPids].map(serverCpuMs);
+    const client0 = process.cpuUsage();
     const problems: string[] = [];
     // The sealer design: when each event's writer saw its commit, and when the sealer sealed it.
     const acked = new Map<string, number>();
@@ -387,6 +425,18 @@ export async function designQueue(
     await sealing;
     const ms = Math.max(writersEnd, lastSeal) - t0;
     const tail = tailing ? await tailing : undefined;
+    const cpu1 = [writerPids, sealerPids, readerPids].map(serverCpuMs);
+    const client1 = process.cpuUsage(client0);
+    const perItem = (i: number) => ((cpu1[i] ?? Number.NaN) - (cpu0[i] ?? Number.NaN)) / items;
+    const cpu: CpuPerItem | undefined =
+      cpu1.every((x) => x !== null) && cpu0.every((x) => x !== null)
+        ? {
+            writers: perItem(0),
+            sealer: perItem(1),
+            reader: perItem(2),
+            client: (client1.user + client1.system) / 1000 / items,
+          }
+        : undefined;
     // The hash each chained design computes, recomputed here from the stored row.
     const rehash =
       design === 'stream'
@@ -493,6 +543,7 @@ export async function designQueue(
       problems,
       ...(sealerStats ? { sealer: sealerStats } : {}),
       ...(tail ? { tail } : {}),
+      ...(cpu ? { cpu } : {}),
     };
   } finally {
     await pool.end();
