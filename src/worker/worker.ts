@@ -797,13 +797,15 @@ export class Worker extends EventEmitter<WorkerEvents> {
 
   /**
    * A completion to commit: taken by the commit under way when it returns, else by one started now (with no
-   * batch delay, the default, or a full batch); with a delay, a partial batch waits up to that long to fill.
+   * batch delay, the default, or a full batch); with a delay, a partial batch waits up to that long to fill
+   * (whether a commit is under way or not: the one under way may end leaving it behind).
    */
   #complete(input: ResolveInput, item: WorkItem): void {
     this.#pending.push({ input, item });
-    if (this.#committer !== undefined) return;
-    if (this.#commitDue()) void this.#flush(false);
-    else this.#flushTimer ??= setTimeout(() => void this.#flush(true), this.#batchDelayMs);
+    if (this.#committer === undefined && this.#commitDue()) void this.#flush(false);
+    else if (this.#batchDelayMs > 0) {
+      this.#flushTimer ??= setTimeout(() => void this.#flush(true), this.#batchDelayMs);
+    }
   }
 
   /** Whether pending completions are to be committed now: any (no delay, or `#flushAll`), else full batches. */
@@ -845,6 +847,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
       }
       const batch = this.#pending.splice(0, this.#batchSize);
       this.#inCommit += batch.length;
+      // Claims paused for a full batch waiting (see #wantsItems) resume now, during its commit.
+      this.#pump();
       try {
         await this.#commit(batch);
       } finally {
