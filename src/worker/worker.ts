@@ -534,7 +534,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     );
   }
 
-  /** Starts a claim of what the local queue has room for, not waiting for it: it moves the worker on when it returns. */
+  /** Starts a claim of what the local queue has room for, not waiting for it; its return moves things on. */
   #startClaim(): void {
     const limit = this.#prefetchNow() - this.#queue.length - this.#running.size - this.#requested;
     if (limit <= 0) return;
@@ -563,7 +563,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     void claiming.finally(() => this.#claiming.delete(claiming));
   }
 
-  /** Something other than a store call failed (a listener of the worker's events threw): stop, and reject start(). */
+  /** A failure outside the store's calls (a listener of the worker's events threw): stop; start() rejects. */
   #fail(error: unknown): void {
     this.#failure ??= { error };
     if (!this.#stopping.signal.aborted) {
@@ -839,9 +839,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
 
   async #commitDueOnes(): Promise<void> {
     while (this.#commitDue()) {
-      if (this.#pending.length < this.#batchSize && !this.#flushAll) {
+      if (this.#pending.length < this.#batchSize) {
         // A partial batch waits for the handlers finishing in this turn of the event loop (no timer): on a
-        // store whose calls do not yield (SQLite), the next commit would otherwise take one or two.
+        // store whose calls do not yield (SQLite), the next commit would otherwise take one or two — also
+        // when every pending completion is due (a delay ran out, a drain or stop), which lasts while busy.
         await new Promise<void>((resolve) => setImmediate(resolve));
         if (!this.#commitDue()) break;
       }

@@ -142,6 +142,27 @@ for (const backend of await backendsForThisFile()) {
       }
     });
 
+    it('a busy drain with the defaults commits in batches of hundreds, not of what finished since the last', async () => {
+      const inst = await backend.open();
+      try {
+        const n = 2_000;
+        await inst.work.enqueueMany(Array.from({ length: n }, (_, k) => ({ title: `d${k}` })));
+        await createWorker({
+          instance: inst,
+          handlers: { '*': () => null },
+          concurrency: 8,
+          leaseMs: LONG,
+          pollIntervalMs: 5,
+        }).drain();
+        expect((await inst.work.counts()).done).toBe(n);
+        // Each commit takes what finished while the previous one ran (on SQLite, whose calls never yield,
+        // a full batch of 500): at least 100 a transaction on average, on either backend.
+        expect((await resolveEvents(inst)).length).toBeLessThanOrEqual(n / 100);
+      } finally {
+        await inst.close();
+      }
+    });
+
     it('pauses its claims while a full batch of completions waits for its commit', async () => {
       const inst = await backend.open();
       try {
