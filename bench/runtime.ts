@@ -72,7 +72,7 @@ const LOW_WATER = 250;
 const LOW_WATER_TEXT = `the local config, claims for fewer than ${LOW_WATER} items skipped by a wrapper of work (experiment: a refill threshold)`;
 const configText = (c: ConfigName) =>
   c === 'default'
-    ? 'defaults (prefetch auto, batchSize 100, batchDelayMs 10, pollIntervalMs 1000)'
+    ? 'defaults (prefetch auto, batchSize 500, batchDelayMs 0, pollIntervalMs 1000)'
     : 'prefetch 500, batchSize 500, batchDelayMs 5, pollIntervalMs 10';
 
 /** What one contender's run measured. */

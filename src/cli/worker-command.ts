@@ -164,10 +164,10 @@ export function addWorkerCommand(program: Command): void {
       'wait before claiming again when nothing is ready [default: 1s; 250ms behind a transaction pooler]',
       duration('--poll'),
     )
-    .option('--batch-size <n>', 'completions committed together at most [default: 100]', int('--batch-size'))
+    .option('--batch-size <n>', 'completions committed together at most [default: 500]', int('--batch-size'))
     .option(
       '--batch-delay <duration>',
-      'how long a completion waits for others to share its commit [default: 10ms]',
+      'how long a completion may wait for others to share its commit [default: 0: none, the next commit starts as the previous returns]',
       duration('--batch-delay'),
     )
     .option(

@@ -144,10 +144,11 @@ export interface WorkerOptions {
   concurrency?: number;
   /**
    * Items the worker holds at most, running or waiting in its local queue. More than `concurrency` claims
-   * ahead (fewer claim statements per item), at the cost of holding leases on items no handler has started
-   * (another worker cannot take them). `'auto'` [default] holds what the handlers finish in about half a
-   * second at their measured pace, between `concurrency` and 500: fast handlers get a deep local queue,
-   * slow ones (an LLM call of minutes) hold no more than they run.
+   * ahead (fewer claim statements per item, the next claim under way while handlers run), at the cost of
+   * holding leases on items no handler has started (another worker cannot take them). `'auto'` [default]
+   * holds what the handlers finish in about half a second at their pace (concurrency ÷ their mean run time,
+   * known from the first run that finishes), between `concurrency` and 500: fast handlers get a deep local
+   * queue, slow ones (an LLM call of minutes) hold no more than they run.
    */
   prefetch?: number | 'auto';
   /** The lease length of every claim and heartbeat, in ms [default: 60000]. */
@@ -159,9 +160,14 @@ export interface WorkerOptions {
    * behind a transaction pooler, where no LISTEN hint wakes the worker sooner].
    */
   pollIntervalMs?: number;
-  /** Completions committed in one resolveMany at most [default: 100; 1 commits each on its own]. */
+  /** Completions committed in one resolveMany at most [default: 500; 1 commits each on its own]. */
   batchSize?: number;
-  /** How long a completion may wait for others to share its commit, in ms [default: 10; 0: at once]. */
+  /**
+   * How long a completion may wait for others to share its commit, in ms. `0` [default]: no timer — a
+   * completion is committed at once when no commit is under way, and the completions that finish while one
+   * is are committed together as soon as it returns. More than 0: each waits up to that long (or until
+   * `batchSize` are waiting), for fewer, larger transactions when completions are sparse.
+   */
   batchDelayMs?: number;
   /** How long `stop()` lets running handlers finish before aborting them and releasing their items, in ms [default: 30000]. */
   graceMs?: number;
@@ -208,10 +214,14 @@ interface Running {
 const ERROR_MAX = 2_000;
 /** The 'auto' prefetch: at most this many held, ... */
 const AUTO_MAX = 500;
-/** ... what handlers finish in this many seconds at their pace, ... */
+/** ... what the handlers finish in this many seconds at their pace (concurrency ÷ their mean run time), ... */
 const AUTO_HORIZON_S = 0.5;
-/** ... measured over this many ms at least. */
-const AUTO_SAMPLE_MS = 200;
+/** ... the mean smoothed over the runs that finish, each weighing this much. */
+const AUTO_WEIGHT = 0.2;
+/** Claims under way at once at most. */
+const CLAIMS_IN_FLIGHT = 1;
+/** The default batchSize: completions committed in one resolveMany at most. */
+const BATCH_SIZE = 500;
 
 const positive = (name: string, v: number | undefined, fallback: number, min = 1): number => {
   const n = v ?? fallback;
@@ -328,21 +338,31 @@ export class Worker extends EventEmitter<WorkerEvents> {
   readonly #batchSize: number;
   readonly #batchDelayMs: number;
   readonly #graceMs: number;
-  /** Handlers finished so far, and the pace they finish at (items/s, smoothed), for the 'auto' prefetch. */
-  #finished = 0;
-  #pace = { at: 0, finished: 0, perSecond: 0 };
+  /** The mean run time of the handlers that finished, in ms (smoothed), for the 'auto' prefetch. */
+  #meanRunMs: number | undefined;
   /** Claimed, not started. */
   readonly #queue: WorkItem[] = [];
   readonly #running = new Map<string, Running>();
   /** Finished, completion not yet committed (their leases are still held and heartbeaten). */
   #pending: Array<{ input: ResolveInput; item: WorkItem }> = [];
-  #flushing: Promise<void> = Promise.resolve();
+  /** The commit under way (one at a time: what finishes meanwhile waits for the next), and its size. */
+  #committer: Promise<void> | undefined;
+  #inCommit = 0;
+  /** Commit every pending completion, not only full batches (a batch delay ran out; a stop or drain). */
+  #flushAll = false;
   #flushTimer: NodeJS.Timeout | undefined;
+  /** Claims under way, and the items they asked for (counted against the prefetch). */
+  #claims = 0;
+  #requested = 0;
+  readonly #claiming = new Set<Promise<void>>();
   #heartbeatTimer: NodeJS.Timeout | undefined;
   readonly #stopping = new AbortController();
   #loop: Promise<void> | undefined;
-  #wake: (() => void) | undefined;
+  /** Ends the run's wait (stop, a drain done, a failure); set while it runs, before its shutdown. */
+  #endRun: (() => void) | undefined;
   #draining = false;
+  /** What went wrong outside the store's calls (a listener that threw): the worker stops, start() rejects. */
+  #failure: { error: unknown } | undefined;
 
   constructor(o: WorkerOptions) {
     super();
@@ -376,8 +396,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.#leaseMs = positive('leaseMs', o.leaseMs, 60_000);
     this.#heartbeatMs = positive('heartbeatMs', o.heartbeatMs, Math.max(1, Math.floor(this.#leaseMs / 3)));
     this.#pollMs = positive('pollIntervalMs', o.pollIntervalMs, o.instance.work.idlePollMs ?? 1_000);
-    this.#batchSize = positive('batchSize', o.batchSize, 100);
-    this.#batchDelayMs = positive('batchDelayMs', o.batchDelayMs, 10, 0);
+    this.#batchSize = positive('batchSize', o.batchSize, BATCH_SIZE);
+    this.#batchDelayMs = positive('batchDelayMs', o.batchDelayMs, 0, 0);
     this.#graceMs = positive('graceMs', o.graceMs, 30_000, 0);
     this.id = o.worker ?? `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
     o.signal?.addEventListener('abort', () => void this.stop(), { once: true });
@@ -405,8 +425,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
   /** Runs until nothing is ready and nothing is held, then stops (a batch job, a test). */
   drain(): Promise<void> {
     this.#draining = true;
-    this.#wake?.();
-    return this.start();
+    const run = this.start();
+    this.#pump();
+    return run;
   }
 
   /**
@@ -423,7 +444,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       this.#grace = 0;
       this.#endGrace?.();
     }
-    this.#wake?.();
+    this.#pump();
     await (this.#loop ?? this.start());
   }
 
@@ -431,6 +452,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
   /** Ends the grace period of a stop under way. */
   #endGrace: (() => void) | undefined;
 
+  /**
+   * The run: everything happens in #pump, called whenever something changed (a handler finished, a claim or
+   * a commit returned, a poll is due, a hint came, stop or drain was asked); this waits for its end.
+   */
   async #run(): Promise<void> {
     this.#heartbeatTimer = setInterval(() => void this.#heartbeatAll(), this.#heartbeatMs);
     this.#heartbeatTimer.unref?.();
@@ -442,39 +467,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
       this.emit('storeError', err);
     }
     try {
-      while (!this.#stopping.signal.aborted) {
-        const held = this.#queue.length + this.#running.size;
-        const free = this.#prefetchNow() - held;
-        // After the store ran out, no claim before the poll interval (a freed slot is no sign of new items),
-        // except in a drain with nothing held, which must ask once more to end.
-        const due = Date.now() >= this.#nextPollAt || (this.#draining && held === 0);
-        let claimed: number | undefined;
-        // Whether every completion was committed before this claim (a drain ends only on such a claim: a
-        // failure committed later may have put its item back to pending, due at once).
-        let settled = false;
-        if (due && this.#wantsItems()) {
-          settled = this.#pending.length === 0 && this.#committing === 0;
-          claimed = await this.#claim(free);
-          if (claimed < free) this.#nextPollAt = Date.now() + this.#pollMs;
-          if (claimed === 0 && held === 0) this.emit('idle');
-        }
-        this.#startHandlers();
-        if (this.#draining && claimed === 0 && this.#queue.length === 0 && this.#runningHeld() === 0) {
-          if (settled) break;
-          await this.#flush(true);
-          continue;
-        }
-        if (claimed !== undefined && claimed > 0 && claimed === free) continue;
-        // Wait for a handler to finish (a slot frees), for stop or drain, or for the next poll.
-        await new Promise<void>((resolve) => {
-          this.#wake = resolve;
-          if (this.#wantsItems()) {
-            this.#pollTimer = setTimeout(resolve, Math.max(0, this.#nextPollAt - Date.now()));
-          }
-        });
-        clearTimeout(this.#pollTimer);
-        this.#wake = undefined;
-      }
+      await new Promise<void>((resolve) => {
+        this.#endRun = resolve;
+        this.#pump();
+      });
+      this.#endRun = undefined;
       await this.#shutdown();
     } finally {
       await unlisten?.().catch(() => {});
@@ -483,36 +480,126 @@ export class Worker extends EventEmitter<WorkerEvents> {
       clearTimeout(this.#pollTimer);
       this.emit('stopped');
     }
+    if (this.#failure) throw this.#failure.error;
   }
 
   /**
-   * Whether a claim is worth it now: a slot has nothing to run, or the local queue has drained to its refill
-   * mark — so the queue is refilled in batches, not one claim per freed slot.
+   * Moves the worker on: starts handlers on free slots; starts the next claim while handlers run and
+   * completions commit, once the local queue has room for a refill (see #wantsItems) and the poll allows;
+   * in a drain, ends it once a claim made with nothing held or uncommitted found nothing.
+   */
+  #pump(): void {
+    if (this.#endRun === undefined) return;
+    if (this.#stopping.signal.aborted || this.#failure) {
+      this.#endRun();
+      return;
+    }
+    this.#startHandlers();
+    while (this.#claims < CLAIMS_IN_FLIGHT && this.#wantsItems()) {
+      // After the store ran out, no claim before the poll interval (a freed slot is no sign of new items).
+      const wait = this.#nextPollAt - Date.now();
+      if (wait > 0) {
+        this.#pollTimer ??= setTimeout(() => {
+          this.#pollTimer = undefined;
+          this.#pump();
+        }, wait);
+        break;
+      }
+      this.#startClaim();
+    }
+    if (this.#draining) this.#drainStep();
+  }
+
+  /**
+   * A drain with nothing held: commits what is pending first (a failure committed may put its item back to
+   * pending, due at once), then claims once more, whatever the poll interval, to find out whether it is over.
+   */
+  #drainStep(): void {
+    if (this.#claims > 0 || this.#queue.length > 0 || this.#runningHeld() > 0) return;
+    if (this.#pending.length > 0 || this.#committer) {
+      void this.#flush(true);
+      return;
+    }
+    this.#startClaim();
+  }
+
+  /** Whether nothing is held, under way or uncommitted: a claim made then that finds nothing ends a drain. */
+  #settled(): boolean {
+    return (
+      this.#claims === 0 &&
+      this.#queue.length === 0 &&
+      this.#runningHeld() === 0 &&
+      this.#pending.length === 0 &&
+      this.#inCommit === 0
+    );
+  }
+
+  /** Starts a claim of what the local queue has room for, not waiting for it; its return moves things on. */
+  #startClaim(): void {
+    const limit = this.#prefetchNow() - this.#queue.length - this.#running.size - this.#requested;
+    if (limit <= 0) return;
+    const settled = this.#settled();
+    this.#claims++;
+    this.#requested += limit;
+    const claiming = (async () => {
+      let claimed = 0;
+      try {
+        claimed = await this.#claim(limit);
+      } catch (err) {
+        this.#fail(err);
+      } finally {
+        this.#claims--;
+        this.#requested -= limit;
+      }
+      if (claimed < limit) this.#nextPollAt = Date.now() + this.#pollMs;
+      if (claimed === 0 && this.#queue.length === 0 && this.#running.size === 0) this.emit('idle');
+      if (this.#draining && claimed === 0 && settled && this.#settled()) {
+        this.#endRun?.();
+        return;
+      }
+      this.#pump();
+    })().catch((err: unknown) => this.#fail(err));
+    this.#claiming.add(claiming);
+    void claiming.finally(() => this.#claiming.delete(claiming));
+  }
+
+  /** A failure outside the store's calls (a listener of the worker's events threw): stop; start() rejects. */
+  #fail(error: unknown): void {
+    this.#failure ??= { error };
+    if (!this.#stopping.signal.aborted) {
+      this.#grace = this.#graceMs;
+      this.#stopping.abort();
+    }
+    this.#pump();
+  }
+
+  /**
+   * Whether a claim is worth it now: a slot has nothing to run (and no claim is under way), or the local
+   * queue has drained to its refill mark — so the queue is refilled in batches, not one claim per freed slot,
+   * and the refill is under way while the other half still runs — unless completions are waiting for a
+   * commit by the full batch.
    */
   #wantsItems(): boolean {
+    // A full batch of completions waiting for its commit: the store is behind, claiming more would only grow
+    // what waits (and the leases held); the claim resumes as the next commit takes them.
+    if (this.#pending.length >= this.#batchSize) return false;
     const prefetch = this.#prefetchNow();
-    const free = prefetch - this.#queue.length - this.#running.size;
-    const starving = this.#queue.length === 0 && this.#running.size < this.#concurrency;
+    const free = prefetch - this.#queue.length - this.#running.size - this.#requested;
+    if (free <= 0) return false;
+    const starving = this.#claims === 0 && this.#queue.length === 0 && this.#running.size < this.#concurrency;
     // Refilled when it has drained to half of what it holds beyond the running.
     const refillAt = Math.max(1, Math.ceil((prefetch - this.#concurrency) / 2));
-    return free > 0 && (starving || free >= refillAt);
+    return starving || free >= refillAt;
   }
 
   /**
-   * The prefetch now: the fixed one, or (auto) what the handlers finish in AUTO_HORIZON_S at the pace
-   * measured over the last AUTO_SAMPLE_MS or more (smoothed), between concurrency and AUTO_MAX.
+   * The prefetch now: the fixed one, or (auto) what the handlers finish in AUTO_HORIZON_S at their pace —
+   * concurrency ÷ their mean run time — between concurrency and AUTO_MAX; concurrency until a run finished.
    */
   #prefetchNow(): number {
     if (this.#prefetch !== null) return this.#prefetch;
-    const now = performance.now();
-    const p = this.#pace;
-    if (now - p.at >= AUTO_SAMPLE_MS) {
-      const rate = p.at === 0 ? 0 : ((this.#finished - p.finished) * 1000) / (now - p.at);
-      p.perSecond = p.at === 0 ? rate : (p.perSecond + rate) / 2;
-      p.at = now;
-      p.finished = this.#finished;
-    }
-    const want = Math.ceil(p.perSecond * AUTO_HORIZON_S);
+    if (this.#meanRunMs === undefined) return this.#concurrency;
+    const want = Math.ceil((this.#concurrency * AUTO_HORIZON_S * 1000) / Math.max(this.#meanRunMs, 1e-3));
     return Math.max(this.#concurrency, Math.min(AUTO_MAX, want));
   }
 
@@ -523,13 +610,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
   #hinted(): void {
     if (this.#stopping.signal.aborted || this.#nextPollAt === 0) return;
     this.#nextPollAt = 0;
-    if (this.#wantsItems()) this.#wake?.();
+    this.#pump();
   }
 
   /** When the store last ran out of items + the poll interval: no claim before then. */
   #nextPollAt = 0;
   #pollTimer: NodeJS.Timeout | undefined;
-
   /** Claims up to `wanted` items into the local queue; answers how many were claimed. */
   async #claim(wanted: number): Promise<number> {
     let free = wanted;
@@ -585,13 +671,15 @@ export class Worker extends EventEmitter<WorkerEvents> {
       const abort = new AbortController();
       const running: Running = { item, abort, done: Promise.resolve() };
       this.#running.set(item.id, running);
+      const startedAt = performance.now();
       running.done = this.#runOne(item, abort).finally(() => {
         this.#running.delete(item.id);
         this.#abandoned.delete(item.id);
-        this.#finished++;
-        // The next queued item starts now, not after the loop's next claim.
-        this.#startHandlers();
-        this.#wake?.();
+        const ms = performance.now() - startedAt;
+        const mean = this.#meanRunMs;
+        this.#meanRunMs = mean === undefined ? ms : mean + AUTO_WEIGHT * (ms - mean);
+        // The next queued item starts now; a refill starts if the queue reached its mark.
+        this.#pump();
       });
     }
   }
@@ -707,37 +795,75 @@ export class Worker extends EventEmitter<WorkerEvents> {
    */
   readonly #abandoned = new Set<string>();
 
+  /**
+   * A completion to commit: taken by the commit under way when it returns, else by one started now (with no
+   * batch delay, the default, or a full batch); with a delay, a partial batch waits up to that long to fill
+   * (whether a commit is under way or not: the one under way may end leaving it behind).
+   */
   #complete(input: ResolveInput, item: WorkItem): void {
     this.#pending.push({ input, item });
-    if (this.#batchDelayMs === 0) void this.#flush(true);
-    else if (this.#pending.length >= this.#batchSize) void this.#flush(false);
-    else this.#flushTimer ??= setTimeout(() => void this.#flush(true), this.#batchDelayMs);
+    if (this.#committer === undefined && this.#commitDue()) void this.#flush(false);
+    else if (this.#batchDelayMs > 0) {
+      this.#flushTimer ??= setTimeout(() => void this.#flush(true), this.#batchDelayMs);
+    }
+  }
+
+  /** Whether pending completions are to be committed now: any (no delay, or `#flushAll`), else full batches. */
+  #commitDue(): boolean {
+    const n = this.#pending.length;
+    return n > 0 && (this.#batchDelayMs === 0 || this.#flushAll || n >= this.#batchSize);
   }
 
   /**
-   * Commits pending completions (one resolveMany per batch), one flush at a time: every one (`all`: the
-   * batch delay ran out, or the worker stops), else only full batches, the rest waiting for their delay.
+   * Commits pending completions, one resolveMany of up to batchSize at a time, while any are due: every one
+   * (`all`: the batch delay ran out, or the worker stops or drains), else as #commitDue says. One commit is
+   * under way at a time; completions that finish meanwhile share the next, which starts as it returns.
+   * Answers the committer's promise (its end, not necessarily of completions that came after it ended).
    */
   #flush(all: boolean): Promise<void> {
     if (all) {
       clearTimeout(this.#flushTimer);
       this.#flushTimer = undefined;
+      this.#flushAll = true;
     }
-    this.#committing++;
-    this.#flushing = this.#flushing
-      .then(async () => {
-        while (this.#pending.length >= (all ? 1 : this.#batchSize)) {
-          await this.#commit(this.#pending.splice(0, this.#batchSize));
-        }
-      })
+    this.#committer ??= this.#commitDueOnes()
+      .catch((err: unknown) => this.#fail(err))
       .finally(() => {
-        this.#committing--;
+        this.#committer = undefined;
+        // Completions that came in as it ended (after its last look) get a committer of their own.
+        if (this.#commitDue()) void this.#flush(false);
+        this.#pump();
       });
-    return this.#flushing;
+    return this.#committer;
   }
 
-  /** Flushes asked for and not yet finished (their completions may be out of #pending, not yet committed). */
-  #committing = 0;
+  async #commitDueOnes(): Promise<void> {
+    while (this.#commitDue()) {
+      if (this.#pending.length < this.#batchSize) {
+        // A partial batch waits for the handlers finishing in this turn of the event loop (no timer): on a
+        // store whose calls do not yield (SQLite), the next commit would otherwise take one or two — also
+        // when every pending completion is due (a delay ran out, a drain or stop), which lasts while busy.
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        if (!this.#commitDue()) break;
+      }
+      const batch = this.#pending.splice(0, this.#batchSize);
+      this.#inCommit += batch.length;
+      // Claims paused for a full batch waiting (see #wantsItems) resume now, during its commit.
+      this.#pump();
+      try {
+        await this.#commit(batch);
+      } finally {
+        this.#inCommit -= batch.length;
+      }
+    }
+    if (this.#pending.length === 0) this.#flushAll = false;
+  }
+
+  /** Commits every pending completion, those that finish meanwhile too, until none is left or under way. */
+  async #flushEvery(): Promise<void> {
+    do await this.#flush(true);
+    while (this.#pending.length > 0 || this.#committer !== undefined);
+  }
 
   /**
    * Commits `batch` in one transaction. resolveMany is all or none: an item refused on its own (its lease
@@ -840,7 +966,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
           this.#abandoned.add(item.id);
           running.abort.abort(o.error);
           // A drain waiting for it ends now: the item is no longer held, whenever its handler returns.
-          this.#wake?.();
+          this.#pump();
         }
         this.#pending = this.#pending.filter((p) => p.item.id !== item.id);
       });
@@ -849,6 +975,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
 
   /** Stop: release the unstarted, give the running their grace, release what is left, commit the rest. */
   async #shutdown(): Promise<void> {
+    // A claim under way ends first: what it took joins the local queue, released with the rest.
+    await Promise.all(this.#claiming);
     await this.#releaseAll(this.#queue.splice(0));
     const running = [...this.#running.values()].filter((r) => !this.#abandoned.has(r.item.id));
     if (running.length > 0) {
@@ -866,7 +994,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       }
       await this.#releaseAll(left.map((r) => r.item));
     }
-    await this.#flush(true);
+    await this.#flushEvery();
   }
 
   async #releaseAll(items: WorkItem[]): Promise<void> {
