@@ -389,7 +389,8 @@ export function createAgentStateMcp(options: AgentStateMcpOptions): AgentStateMc
     origin: (ctx: ServerContext) => CallOrigin,
     principal: Principal | undefined,
   ) {
-    const properties = getOperation(def.name).input.properties;
+    const op = getOperation(def.name);
+    const properties = op.input.properties;
     server.registerTool(
       def.name,
       {
@@ -401,7 +402,7 @@ export function createAgentStateMcp(options: AgentStateMcpOptions): AgentStateMc
       async (args: unknown, ctx: ServerContext) => {
         try {
           const o = origin(ctx);
-          if (principal) checkAccess(principal, getOperation(def.name));
+          if (principal) checkAccess(principal, op);
           const raw = args === undefined || args === null ? {} : args;
           refuseProto(def.name, raw);
           // Arguments are a plain JSON object; anything else is the schema's to refuse, below.
@@ -441,8 +442,8 @@ export function createAgentStateMcp(options: AgentStateMcpOptions): AgentStateMc
           const fitted = fitResult({
             tool: def.name,
             wrap: def.wrap,
-            page: getOperation(def.name).page,
-            writes: getOperation(def.name).writes,
+            page: op.page,
+            writes: op.writes,
             input: (typeof input === 'object' && input !== null ? input : {}) as Record<string, unknown>,
             result: agentView(def.name, result),
             budget,
