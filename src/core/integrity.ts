@@ -107,7 +107,10 @@ interface ItemFold {
   /** null: recorded by an event written before max_attempts was (unchecked). */
   max_attempts: number | null;
   lease_owner: Json;
+  /** The result as an event written before result_hash recorded it (checked by value). */
   result: Json;
+  /** The content hash of the result, as events record it now; null: checked by value (`result`). */
+  result_hash: string | null;
   error: Json;
   notes: Json;
   /** null: unchecked (an event written before payload_hash was). */
@@ -244,6 +247,18 @@ export class IntegrityChecker {
         expected: expected ?? null,
         actual: actual ?? null,
       },
+    );
+  }
+
+  /** A work item's value (payload, result) that hashes to `actual` where the log recorded `expected`. */
+  #hashDiffers(key: string, field: string, expected: string, actual: string): void {
+    if (expected === actual) return;
+    this.#report(
+      'row_differs',
+      'work_items',
+      key,
+      `work_items ${key}: ${field} hashes to ${actual.slice(0, 16)}…, the log says ${expected.slice(0, 16)}…`,
+      { field, expected, actual },
     );
   }
 
@@ -489,6 +504,7 @@ export class IntegrityChecker {
         max_attempts: recorded && typeof d.max_attempts === 'number' ? d.max_attempts : null,
         lease_owner: null,
         result: null,
+        result_hash: null,
         error: null,
         notes: {},
         payload_hash: recorded ? (d.payload_hash as string) : null,
@@ -566,7 +582,13 @@ export class IntegrityChecker {
         const to = status(d.status);
         if (to === null) return;
         s.status = to;
-        s.result = d.result ?? null;
+        if (typeof d.result_hash === 'string') {
+          s.result = null;
+          s.result_hash = d.result_hash;
+        } else {
+          s.result = d.result ?? null;
+          s.result_hash = null;
+        }
         s.error = d.error ?? null;
         s.resolved_at = isTerminal(to) ? e.created_at : null;
         if (e.type === 'work_item_resolved' && to === 'pending') {
@@ -593,6 +615,7 @@ export class IntegrityChecker {
         }
         s.status = to;
         s.result = null;
+        s.result_hash = null;
         s.error = null;
         s.lease_owner = null;
         s.resolved_at = null;
@@ -722,20 +745,14 @@ export class IntegrityChecker {
       if (s.max_attempts !== null) d('max_attempts', s.max_attempts, r.max_attempts);
       if (s.status === 'in_flight' || r.status === 'in_flight')
         d('lease_owner', s.lease_owner, r.lease_owner);
-      for (const f of ['result', 'error', 'notes'] as const) d(f, s[f], r[f]);
+      for (const f of ['error', 'notes'] as const) d(f, s[f], r[f]);
+      if (s.result_hash === null) d('result', s.result, r.result);
+      else this.#hashDiffers(r.id, 'result', s.result_hash, contentHash(r.result ?? null));
       d('on_blocker_failure', s.on_blocker_failure, r.on_blocker_failure ?? 'wait');
       d('cascaded_from', s.cascaded_from, r.cascaded_from ?? null);
       d('concurrency_key', s.concurrency_key, r.concurrency_key ?? null);
       d('traceparent', s.traceparent, r.traceparent ?? null);
-      if (s.payload_hash !== null && s.payload_hash !== r.payload_hash) {
-        this.#report(
-          'row_differs',
-          'work_items',
-          r.id,
-          `work_items ${r.id}: payload hashes to ${r.payload_hash.slice(0, 16)}…, the log says ${s.payload_hash.slice(0, 16)}…`,
-          { field: 'payload', expected: s.payload_hash, actual: r.payload_hash },
-        );
-      }
+      if (s.payload_hash !== null) this.#hashDiffers(r.id, 'payload', s.payload_hash, r.payload_hash);
       if (s.not_before !== undefined) d('not_before', when(s.not_before), when(r.not_before));
       d('created_at', when(s.created_at), when(r.created_at));
       d('claimed_at', when(s.claimed_at), when(r.claimed_at));

@@ -300,11 +300,15 @@ export function replayedEvent(item: WorkItem, actor: string | null, now: number)
   return storeEvent('work_item_replayed', item, data, actor, now);
 }
 
-/** The event of a status change outside a lease (cancel, park, unpark, a human's resolve, a decision re-asked). */
+/**
+ * The event of a status change outside a lease (cancel, park, unpark, a human's resolve, a decision re-asked).
+ * A result is recorded by its content hash (`result_hash`), as an enqueue records its payload: the value is on
+ * the row, and verify checks the row against the hash.
+ */
 export function statusEvent(item: WorkItem, q: StatusChange): NewEvent {
   const data: JsonObject = { status: item.status };
   if (q.error !== null) data.error = q.error;
-  if (q.result !== null && q.result !== undefined) data.result = q.result;
+  if (q.result !== null && q.result !== undefined) data.result_hash = contentHash(q.result);
   if (q.data) Object.assign(data, q.data);
   return workItemEvent(q.event, item, data, q.actor, q.actor_kind, q.now);
 }
@@ -464,7 +468,10 @@ export function isRepeatedHumanResolution(
   );
 }
 
-/** The work_item_resolved event of a fenced resolve: outcome, worker, attempt, and how long the work took. */
+/**
+ * The work_item_resolved event of a fenced resolve: outcome, worker, attempt, how long the work took, and the
+ * result by its content hash (`result_hash`; the value is on the row, which verify checks against it).
+ */
 export function resolvedEvent(
   item: WorkItem,
   q: { worker: string; actor_kind: ActorKind; error: string | null; result: Json; now: number },
@@ -473,7 +480,7 @@ export function resolvedEvent(
   if (q.error !== null) data.error = q.error;
   // A failed attempt sent back to pending: when it may be claimed again.
   if (item.status === 'pending' && item.not_before !== null) data.retry_at = item.not_before;
-  if (q.result !== null && q.result !== undefined) data.result = q.result;
+  if (q.result !== null && q.result !== undefined) data.result_hash = contentHash(q.result);
   if (item.claimed_at) data.duration_ms = q.now - Date.parse(item.claimed_at);
   return workItemEvent('work_item_resolved', item, data, q.worker, q.actor_kind, q.now);
 }

@@ -2,6 +2,7 @@
 // one event per batch and type, and every reader of an item's history sees exactly what a sequence of
 // single calls would have written for it.
 import { describe, expect } from 'vitest';
+import { contentHash } from '../../src/core/json.js';
 import type { EventRecord, Json, WorkItem } from '../../src/core/types.js';
 import { type ConformanceTest, eventCount, expectCode, type Services, typesOf } from './setup.js';
 
@@ -175,6 +176,48 @@ export function batchConformance(name: string, t: ConformanceTest): void {
         ['work_item_resolved', `work_item:${item!.id}`],
       ]);
     });
+
+    t(
+      'a resolve records each result by its content hash: the batch event does not grow with the results',
+      async (c) => {
+        const items = await c.work.enqueueMany(
+          Array.from({ length: 20 }, (_, k) => ({ title: `r${k}`, payload: { k } })),
+        );
+        const held = await c.work.claimMany({ worker: 'w', limit: 20 });
+        // 20 results of 10,000 characters each (non-ASCII, a Date that serializes as its ISO text).
+        const resultOf = (k: number): Json => ({
+          text: `é|+${k}`.repeat(2_000),
+          at: new Date(k * 1000).toISOString(),
+        });
+        const done = await c.work.resolveMany(
+          held.map((h, k) => ({
+            id: h.id,
+            worker: 'w',
+            status: 'done' as const,
+            result: resultOf(k),
+            attempt: 1,
+          })),
+        );
+        expect(done.map((i) => i.result)).toEqual(held.map((_, k) => resultOf(k)));
+        const [batch] = await c.events.read({ type: 'work_items_resolved' });
+        // Each entry carries a 64-character hash, not the 10,000-character value.
+        expect(JSON.stringify(batch!.data).length).toBeLessThan(20 * 400);
+        for (const [k, h] of held.entries()) {
+          const [resolved] = await c.events.read({ work_item_id: h.id, type: 'work_item_resolved' });
+          expect(resolved!.data).toMatchObject({ status: 'done', result_hash: contentHash(resultOf(k)) });
+          expect(resolved!.data).not.toHaveProperty('result');
+          expect((await c.work.get(h.id)).result).toEqual(resultOf(k));
+        }
+        // A single resolve records it the same way (a human's answer: kind-effects).
+        const extra = await c.work.enqueue({ title: 'single' });
+        await c.work.claim({ worker: 'w', id: extra.id });
+        await c.work.resolve({ id: extra.id, worker: 'w', status: 'done', result: { n: 1 } });
+        const [single] = await c.events.read({ work_item_id: extra.id, type: 'work_item_resolved' });
+        expect(single!.data).toMatchObject({ result_hash: contentHash({ n: 1 }) });
+        expect(single!.data).not.toHaveProperty('result');
+        expect(items).toHaveLength(20);
+      },
+    );
 
     t('a read that is not about items returns the batch event as stored', async (c) => {
       const items = await c.work.enqueueMany([{ title: 'p' }, { title: 'q' }, { title: 'r' }]);

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { DumpRecord, StoredEvent } from '../../src/core/backend.js';
 import { computeEventHash, GENESIS_HASH } from '../../src/core/hash.js';
 import { checkRecords, formatHeadAnchor, parseHeadAnchor } from '../../src/core/integrity.js';
+import { contentHash } from '../../src/core/json.js';
 import { openInstance } from '../../src/instance/instance.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -89,6 +90,47 @@ describe('work items against older events', () => {
     expect(r.problems.map((p) => p.field).sort()).toEqual(['max_attempts', 'not_before', 'payload', 'title']);
     expect(r).toMatchObject({ ok: false, problem_count: 4 });
     expect(r.broken).toBeUndefined();
+  });
+
+  it('a result recorded by value (before result_hash) is checked by value; by hash, a changed row is caught', async () => {
+    const resolved = async (): Promise<DumpRecord[]> => {
+      const inst = await openInstance({ dir: join(root, `c${++n}`) });
+      const a = await inst.work.enqueue({ title: 'a' });
+      await inst.work.claim({ worker: 'w', id: a.id });
+      await inst.work.resolve({ id: a.id, worker: 'w', status: 'done', result: { files: ['é|+'] } });
+      const out: DumpRecord[] = [];
+      for await (const r of inst.backend.dump!()) out.push(r as DumpRecord);
+      await inst.close();
+      return out;
+    };
+    const itemOf = (rs: DumpRecord[]) => {
+      const item = rs.find((r) => r.t === 'work_item')!;
+      if (item.t !== 'work_item') throw new Error('no item');
+      return item.row;
+    };
+    // As stored now: the event carries the hash; the row's result must hash to it.
+    const now = await resolved();
+    const event = now.find((r) => r.t === 'event' && r.row.type === 'work_item_resolved')!;
+    if (event.t !== 'event') throw new Error('no event');
+    expect(JSON.parse(event.row.data)).toMatchObject({ result_hash: contentHash({ files: ['é|+'] }) });
+    expect((await checkRecords(now)).ok).toBe(true);
+    itemOf(now).result = { files: [] };
+    const caught = await checkRecords(now);
+    expect(caught.problems.map((p) => [p.problem, p.field])).toEqual([['row_differs', 'result']]);
+    expect(caught.problems[0]!.message).toMatch(/result hashes to/);
+
+    // As an older version wrote it: the value itself in the event, compared by value.
+    const old = await resolved();
+    rechain(old, (e) => {
+      if (e.type !== 'work_item_resolved') return;
+      const { result_hash: _h, ...rest } = JSON.parse(e.data);
+      e.data = JSON.stringify({ ...rest, result: { files: ['é|+'] } });
+    });
+    expect((await checkRecords(old)).ok).toBe(true);
+    itemOf(old).result = { files: [] };
+    expect((await checkRecords(old)).problems).toMatchObject([
+      { problem: 'row_differs', field: 'result', expected: { files: ['é|+'] }, actual: { files: [] } },
+    ]);
   });
 
   it('a broken chain does not stop the other checks', async () => {

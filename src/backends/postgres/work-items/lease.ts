@@ -2,6 +2,7 @@
 // resolveEach: in one statement when it pays; a failure may go back to pending for a retry, or cancel its
 // dependants) or give the item back (release). Each write is fenced by the lease (updateHeld, inAt).
 import type { LeaseQuery, NewEvent, Outcome, ReleaseQuery, ResolveQuery } from '../../../core/backend.js';
+import { contentHash } from '../../../core/json.js';
 import type { WorkItem } from '../../../core/types.js';
 import {
   BATCH_STREAM,
@@ -127,7 +128,8 @@ async function resolveInOneStatement(
     const row = rows[ord] as Record<string, unknown>;
     const actor = q.worker === first.worker ? '' : `,"actor":${json(q.worker)}`;
     const error = q.error !== null ? `,"error":${json(q.error)}` : '';
-    const result = q.result !== null && q.result !== undefined ? `,"result":${json(q.result)}` : '';
+    const result =
+      q.result !== null && q.result !== undefined ? `,"result_hash":"${contentHash(q.result)}"` : '';
     row.pre = `{"id":${json(q.id)}${actor},"status":${json(q.status)},"worker":${json(q.worker)},"attempt":`;
     row.post = `${error}${result}`;
     row.tail = shared ? '' : `,"actor_kind":${json(q.actor_kind)}`;
