@@ -38,6 +38,11 @@
 //              sequence order, not necessarily their commit order; nothing can observe the difference. A
 //              transaction still in progress is invisible to the pass and sealed by a later one, so there is
 //              no xmin horizon to wait for and no gap timeout.
+//   sealer-sync — the sealer's staging, with no sealer of its own: each writer, after its statement commits,
+//              calls `seal` itself (a second autocommitted round trip) and goes on only once its events are
+//              sealed. This is what agentstate's API needs: a call's events readable when it returns, an
+//              append returning its position and hash. A pass that has not seen a writer's commit holds the
+//              head lock; the writer's own pass waits for it, then seals what it left.
 // Each event row is what agentstate stores (same table, same five indexes). Schema of its own, dropped after.
 // A tailing reader (`tail`) can poll "after position N" during the run and checks it saw 1..n once, in order.
 import { readFileSync } from 'node:fs';
@@ -53,7 +58,8 @@ export type EventDesign =
   | 'batch-gin'
   | 'batch-link'
   | 'batch-full'
-  | 'sealer';
+  | 'sealer'
+  | 'sealer-sync';
 
 function schemaSql(s: string): string {
   return `CREATE SCHEMA ${s};
@@ -138,7 +144,7 @@ function designIndexSql(s: string, design: EventDesign): string {
 function eventCtes(s: string, design: EventDesign, type: string): string {
   const data = `json_build_object('worker', $1::text, 'type', '${type}')`;
   if (design === 'none') return '';
-  if (design === 'sealer') {
+  if (design === 'sealer' || design === 'sealer-sync') {
     // Unsealed: no stream sequence, position or hash yet; the sealer gives them.
     return `,
       ev AS (INSERT INTO ${s}.staged (instance, stream, type, data, actor, work_item_id, created_at)
@@ -350,6 +356,9 @@ export async function designQueue(
         WHERE instance = 'i' AND id = ANY($3::text[]) AND status = 'in_flight' AND lease_owner = $1
         RETURNING id)${eventCtes(s, design, 'work_item_resolved')}
       SELECT id FROM cl`;
+    // sealer-sync: the writer's own pass, after its commit (one autocommitted call).
+    const syncSeal = design === 'sealer-sync';
+    const sealStatement = { name: 'seal', text: `SELECT count(*) FROM ${s}.seal('i', ${SEAL_MAX})` };
     // Open every connection before the clock starts (8 at once: 8 clients), and learn their server pids.
     const pidOf = async (c: pg.Pool | pg.Client) =>
       (await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
@@ -405,6 +414,7 @@ export async function designQueue(
             values: [worker, Date.now()],
           });
           if (claimed.rows.length === 0) return;
+          if (syncSeal) await pool.query(sealStatement);
           const ids = claimed.rows.map((r) => r.id);
           if (sealer) {
             const t = nowMs();
@@ -413,6 +423,7 @@ export async function designQueue(
           const done = await pool.query({ name: 'done', text: doneSql, values: [worker, Date.now(), ids] });
           if (done.rowCount !== ids.length)
             problems.push(`finishing ${ids.length} items updated ${done.rowCount}`);
+          if (syncSeal) await pool.query(sealStatement);
           if (sealer) {
             const t = nowMs();
             for (const id of ids) acked.set(`work_item_resolved/${id}`, t);
@@ -508,7 +519,7 @@ export async function designQueue(
         problems.push(`positions ${audit?.first}..${audit?.last}, expected 1..${events}`);
       }
     }
-    if (design === 'instance' || design === 'stream' || design === 'sealer') {
+    if (design === 'instance' || design === 'stream' || design.startsWith('sealer')) {
       // Each item's claim is the first event of its stream and its resolve the second, at a later position.
       if (audit?.ordered !== items)
         problems.push(`${audit?.ordered} of ${items} items claimed then resolved in order`);

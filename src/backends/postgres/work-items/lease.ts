@@ -20,11 +20,9 @@ import { type AppendHint, computedEventCtes } from '../events.js';
 import {
   commitEvents,
   getItem,
-  leaseWhere,
   oneStatementPays,
   sameItem,
   toWorkItem,
-  updateOne,
   W_COLS,
   type WorkItemRow,
 } from './shared.js';
@@ -283,17 +281,19 @@ export async function release(
   hint: AppendHint | null,
   q: ReleaseQuery,
 ): Promise<WorkItem> {
-  const t = conn.names;
   return conn.transaction(async (tx) => {
-    const p = conn.params();
-    const hit = await updateOne(
+    // The item found as every lease statement finds it (inAt: one primary-key lookup, locked, then tested),
+    // not by a WHERE the planner may answer from the partial index of every in-flight lease.
+    // The attempt number stays spent (a fencing token is never reused); max_attempts grows instead.
+    const done = await updateHeld(
       tx,
-      p,
-      // The attempt number stays spent (a fencing token is never reused); max_attempts grows instead.
-      `UPDATE ${t.work_items} SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL,
-             max_attempts = max_attempts + 1, updated_at = ${p.add(q.now)}
-           WHERE ${leaseWhere(p, q)} RETURNING *`,
+      conn,
+      [{ ord: 0, id: q.id, worker: q.worker, attempt: q.attempt, now: q.now }],
+      'ord int, id text, worker text, attempt int, now bigint',
+      `status = 'pending', lease_owner = NULL, lease_expires_at = NULL,
+       max_attempts = w.max_attempts + 1, updated_at = x.now`,
     );
+    const hit = done.get(0);
     if (!hit) explainLeaseFailure(await getItem(conn, q.id, tx), q, 'release');
     await commitEvents(tx, conn, hint, [releasedEvent(hit, q)]);
     return hit;
