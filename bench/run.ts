@@ -1,7 +1,7 @@
 // `npm run bench`: agentstate against a raw better-sqlite3 baseline measured in the same run.
 // Options: --rounds N (default 5), --only 1,2,3,4,5,6,7,8,docs,pg,mcp,langgraph,http (sections; docs = d1,d2,d3,d4;
 // pg = p1,p2,p3,p4,p5 (p6 only by name), run only when PostgreSQL answers at AGENTSTATE_BENCH_PG_URL; mcp = bench/mcp.ts and
-// langgraph = bench/langgraph.ts, http = bench/http.ts, hooks = bench/hooks.ts, tracing = bench/tracing.ts and pooled = bench/pooled.ts (only by name), each run as its own process with
+// langgraph = bench/langgraph.ts, http = bench/http.ts, hooks = bench/hooks.ts, tracing = bench/tracing.ts, pooled = bench/pooled.ts and results = bench/results.ts (only by name), each run as its own process with
 // its own table; runtime = bench/runtime.ts,
 // the worker runtime against graphile-worker, pg-boss and a hand-written SQLite loop (r1, r2, r3 for its parts; only by name,
 // about 5 minutes), on plain node in its own process with its own table; runs = bench/runs.ts, durable runs against DBOS
@@ -720,6 +720,7 @@ async function main(): Promise<void> {
       ['hooks', () => separateBench('hooks')],
       ['tracing', () => separateBench('tracing')],
       ['pooled', () => separateBench('pooled')],
+      ['results', () => separateBench('results')],
       ['runtime', runtimeBench],
       ['runs', runsBench],
     ];
@@ -760,7 +761,7 @@ async function runsBench(): Promise<void> {
 
 /** The MCP, LangGraph and HTTP benchmarks load their SDKs or a server, so they run as processes of their own (table on stdout). */
 async function separateBench(
-  name: 'mcp' | 'langgraph' | 'http' | 'hooks' | 'tracing' | 'pooled',
+  name: 'mcp' | 'langgraph' | 'http' | 'hooks' | 'tracing' | 'pooled' | 'results',
 ): Promise<void> {
   const script = new URL(`./${name}.ts`, import.meta.url).pathname;
   const r = spawnSync(process.execPath, ['--import', 'tsx', script], { stdio: 'inherit' });
