@@ -1,8 +1,8 @@
 // The worker runtime's pipelined loop (issue 41), on every backend: the next claim is under way while
 // handlers run and a commit is held; completions that finish together share one resolve transaction (one
 // work_items_resolved event); claims pause while a full batch waits for its commit; the 'auto' prefetch
-// grows once the first runs have ended, not after a sampling period; a listener that throws stops the worker
-// cleanly. No test asserts a duration: each waits for a condition (a gate the test opens, an event of the
+// grows once the first runs have ended, not after a sampling period; stop() during a claim waits for it and
+// releases what it took; a listener that throws stops the worker cleanly. No test asserts a duration: each waits for a condition (a gate the test opens, an event of the
 // worker); one bounds how long it watches.
 import { describe, expect, it } from 'vitest';
 import type { WorkQueue } from '../../src/core/work-queue.js';
@@ -219,6 +219,70 @@ for (const backend of await backendsForThisFile()) {
         expect(claims[0]).toEqual({ limit: 2, got: 2 });
         expect(claims[1]!.limit).toBeGreaterThan(2);
         expect(claims[1]!.got).toBe(98);
+      } finally {
+        await inst.close();
+      }
+    });
+
+    it('stop() while a claim is under way: the claim ends first, its items are released, none runs', async () => {
+      const inst = await backend.open();
+      try {
+        await inst.work.enqueueMany(Array.from({ length: 6 }, (_, k) => ({ title: `s${k}` })));
+        // The first claim has taken its items from the store but not yet handed them to the worker.
+        const taken = gate<number>();
+        const handOver = gate();
+        let first = true;
+        const work = new Proxy(inst.work, {
+          get(target, prop, receiver) {
+            if (prop === 'claimMany') {
+              return async (i: Parameters<WorkQueue['claimMany']>[0]) => {
+                const got = await target.claimMany(i);
+                if (first) {
+                  first = false;
+                  taken.open(got.length);
+                  await handOver.promise;
+                }
+                return got;
+              };
+            }
+            const v = Reflect.get(target, prop, receiver);
+            return typeof v === 'function' ? v.bind(target) : v;
+          },
+        });
+        let ran = 0;
+        const released: string[] = [];
+        const w = createWorker({
+          instance: { work },
+          handlers: {
+            '*': () => {
+              ran += 1;
+            },
+          },
+          concurrency: 2,
+          prefetch: 6,
+          leaseMs: LONG,
+          pollIntervalMs: 5,
+        });
+        w.on('released', (item) => released.push(item.id));
+        const running = w.start();
+        expect(await taken.promise).toBe(6);
+        expect((await inst.work.counts()).in_flight).toBe(6);
+        let stopped = false;
+        const stopping = w.stop().then(() => {
+          stopped = true;
+        });
+        // stop() waits for the claim under way rather than leaving its leases behind.
+        await new Promise((r) => setTimeout(r, 20));
+        expect(stopped).toBe(false);
+        handOver.open();
+        await stopping;
+        await running;
+        expect(ran).toBe(0);
+        expect(released).toHaveLength(6);
+        const counts = await inst.work.counts();
+        expect(counts.in_flight).toBe(0);
+        expect(counts.pending).toBe(6);
+        expect((await inst.events.verify()).ok).toBe(true);
       } finally {
         await inst.close();
       }
