@@ -42,7 +42,9 @@ async function measure(inst: Instance): Promise<Record<string, { ms: number; eve
   for (let r = 0; r < ROUNDS; r++) {
     for (let b = 0; b < BATCHES; b++) {
       for (const [name, bytes] of [...SIZES.slice(b % 3), ...SIZES.slice(0, b % 3)]) {
-        await inst.work.enqueueMany(Array.from({ length: BATCH }, (_, k) => ({ title: `r ${k}`, kind: name })));
+        await inst.work.enqueueMany(
+          Array.from({ length: BATCH }, (_, k) => ({ title: `r ${k}`, kind: name })),
+        );
         const held = await inst.work.claimMany({ worker: 'w', kind: name, limit: BATCH, lease_ms: 600_000 });
         const inputs = held.map((h, k) => ({
           id: h.id,
