@@ -1,6 +1,6 @@
-// The errors a Workflow SDK World throws. The SDK recognises them with `X.is(err)`, a check of `err.name` only
-// (the runtime crosses `vm` realms, so it never uses instanceof), so each class here sets exactly the name,
-// and carries the fields, of its namesake in @workflow/errors — without depending on that package.
+// The errors a Workflow SDK World throws. The SDK recognises them with `X.is(err)`, a check of `err.name`
+// only (the runtime crosses `vm` realms, so it never uses instanceof), so each class here sets exactly the
+// name, and carries the fields, of its namesake in @workflow/errors — without depending on that package.
 
 /** Options of a {@link WorkflowWorldError}: what the SDK reads off a World's failure. */
 export interface WorkflowWorldErrorOptions {

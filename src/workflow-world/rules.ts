@@ -67,11 +67,11 @@ export interface HookOwner {
 
 /** What {@link decideCreateEvent} needs: the request, the clock, and the entities the storage read for it. */
 export interface CreateEventInput {
-  /** The run the event belongs to (for `run_created`, the client's id or one the storage minted: `wrun_<ULID>`). */
+  /** The event's run (for `run_created`: the client's id, or a `wrun_<ULID>` the storage minted). */
   runId: string;
   /** The request as the caller sent it: validated here against the SDK's schema. */
   request: unknown;
-  /** The current time, in ms since the epoch: every timestamp the decision sets, and the `retryAfter` check. */
+  /** The time in ms since the epoch: every timestamp the decision sets, and the `retryAfter` check. */
   now: number;
   /** The run, or null when there is none. */
   run: WorkflowRun | null;
@@ -89,7 +89,7 @@ export interface CreateEventInput {
   hookOwner: HookOwner;
 }
 
-/** What one `events.create` does: the events to append in order, the entity writes, the removals, the reply. */
+/** What one `events.create` does: the events to append in order, entity writes, removals, the reply. */
 export interface CreateEventDecision {
   /**
    * The events to append, in this order. The request's own event is the last: the reply's `event`. Before it
@@ -210,7 +210,7 @@ function parseRequest(raw: unknown): Request {
   return request;
 }
 
-/** Runs this World keeps are event-sourced: spec version 2 or later. A request for an older one is refused. */
+/** Runs this World keeps are event-sourced: spec version 2 or later. A request for an older one is a 400. */
 function checkNewRunSpecVersion(cx: Context): void {
   if (isLegacySpecVersion(cx.specVersion)) {
     throw invalid(`spec version ${cx.specVersion} is a legacy (pre-event-sourcing) version`);
@@ -294,7 +294,7 @@ function newRun(cx: Context, seed: RunSeed): WorkflowRun {
   };
 }
 
-/** `run_created`: a new pending run; a second one for the same id is a conflict (the SDK treats it as done). */
+/** `run_created`: a new pending run; a second for the same id is a conflict (the SDK treats it as done). */
 function runCreated(cx: Context, r: RequestOf<'run_created'>): CreateEventDecision {
   if (cx.run !== null) throw new EntityConflictError(`Workflow run "${cx.runId}" already exists`);
   checkRunId(cx.runId, cx.now);
@@ -316,15 +316,16 @@ function materializeRun(cx: Context): WorkflowRun | null {
 }
 
 /**
- * `run_started`: pending → running, `startedAt` set once. On a running run it records nothing and returns
- * the run (concurrent invocations all proceed; replay is deterministic). `fresh`: the run was just created.
+ * `run_started`: pending → running at the clock time (once: only a pending run starts). On a running run it
+ * records nothing and returns the run (concurrent invocations all proceed; replay is deterministic).
+ * `fresh`: the run was just created.
  */
 function runStarted(cx: Context, run: WorkflowRun, fresh: boolean): CreateEventDecision {
   if (run.status === 'running') return { events: [], removals: [], reply: { run } };
   const started: WorkflowRun = {
     ...runBase(run, cx.at),
     status: 'running',
-    startedAt: run.startedAt ?? cx.at,
+    startedAt: cx.at,
   };
   // The run's creation data belongs on run_created; the run_started event carries none.
   const events = [draft(cx, withoutKey(cx.request as RequestOf<'run_started'>, 'eventData'))];

@@ -147,7 +147,7 @@ describe('validation', () => {
 });
 
 describe('run_created', () => {
-  it('creates a pending run with the attributes, spec version and the clock time, and records the event', () => {
+  it('creates a pending run with the attributes, spec version and clock time, and records the event', () => {
     const d = decide({
       request: {
         ...runCreatedRequest,
@@ -364,7 +364,7 @@ describe('attr_set', () => {
     });
   });
 
-  it('a second workflow write with the same correlationId is EntityConflictError; a step’s is not correlated', () => {
+  it('a workflow write of a recorded correlationId is EntityConflictError; a step’s is uncorrelated', () => {
     const run = runningRun();
     expect(
       thrown(() => decide({ run, attrSetRecorded: true, request: attrSet([{ key: 'a', value: 'b' }]) })).name,
@@ -446,7 +446,7 @@ describe('steps', () => {
     expect(err.message).toContain(STEP);
   });
 
-  it('a lazy step_started creates the step with a synthetic step_created, starts it, and says stepCreated', () => {
+  it('a lazy step_started creates the step (synthetic step_created), starts it, says stepCreated', () => {
     const d = decide({
       run: runningRun(),
       step: null,
@@ -495,7 +495,7 @@ describe('steps', () => {
     );
   });
 
-  it('on a run that is over: a lazy start is EntityConflictError, a non-running step RunExpiredError, a running one may finish', () => {
+  it('on an ended run: a lazy start conflicts, a non-running step is expired, a running one finishes', () => {
     const run = endedRun('cancelled');
     const lazy = {
       eventType: 'step_started',
@@ -534,7 +534,7 @@ describe('steps', () => {
     });
   });
 
-  it('step_started before retryAfter is TooEarlyError with the wait in whole seconds; at retryAfter it starts and clears it', () => {
+  it('step_started before retryAfter is TooEarlyError (whole seconds); at retryAfter it starts', () => {
     const waiting: Step = {
       ...startStep(createdStep()).step!.value,
       status: 'pending',
