@@ -19,7 +19,32 @@ import {
   WORK_ITEM_STATUSES,
   type WorkItemStatus,
 } from '../core/types.js';
-import { InvalidInputError } from '../errors.js';
+import { InvalidInputError, InvalidTransitionError } from '../errors.js';
+
+/** A write to workflow stream `name`, which was closed: nothing is written after a close. */
+export function streamClosed(name: string): InvalidTransitionError {
+  return new InvalidTransitionError(
+    `stream ${JSON.stringify(name)} is closed: nothing can be written to it`,
+    {
+      name,
+      from: 'closed',
+    },
+  );
+}
+
+/** A stream's state from its last row (`chunk_index`, `eof`), or from none: tail -1, not done. */
+export function streamStateOf(last: { chunk_index: number; eof: boolean } | null): {
+  tail: number;
+  done: boolean;
+} {
+  if (last === null) return { tail: -1, done: false };
+  return last.eof ? { tail: last.chunk_index - 1, done: true } : { tail: last.chunk_index, done: false };
+}
+
+/** Stored bytes (a driver's Buffer) as a Uint8Array of their own, which no later use of the driver's memory touches. */
+export function chunkBytes(stored: Uint8Array): Uint8Array {
+  return new Uint8Array(stored);
+}
 
 /** An enqueued item's `blocked_by` names `dep`, which is no item of this instance. */
 export function missingBlocker(dep: string): InvalidInputError {

@@ -501,6 +501,49 @@ export interface DocumentBackend {
   prune(kind: string, id: string, keep: number): Promise<number>;
 }
 
+/** One row of a workflow stream as stored: a chunk, or (`eof`) the close after the last one, with no data. */
+export interface StreamChunkRow {
+  /** The row's dense, 0-based position in its stream (a close takes the position after the last chunk). */
+  index: number;
+  /** The chunk's bytes, exactly as written (empty for a close). */
+  data: Uint8Array;
+  /** Whether this row is the stream's close. */
+  eof: boolean;
+}
+
+/** A stream's state: the index of its last chunk (-1 when it has none) and whether it is closed. */
+export interface StreamState {
+  /** The index of the last chunk (not counting the close); -1 when the stream has no chunk. */
+  tail: number;
+  /** Whether the stream was closed. */
+  done: boolean;
+}
+
+/**
+ * The byte streams of a Workflow SDK World (src/workflow-world/streams.ts): named streams of chunks at dense
+ * 0-based indexes, each closed at most once. Names are global to the instance; a run id only files a stream
+ * under its run (`names`), and need not be a run the store knows. Inputs arrive checked (names, sizes).
+ */
+export interface WorkflowStreamBackend {
+  /**
+   * Appends `chunks`, in order, to stream `name` in one transaction, at the indexes after its last row,
+   * allocated under the stream's lock at commit: concurrent appends never share an index or leave a gap.
+   * A closed stream takes nothing (INVALID_TRANSITION, nothing written). Returns the stream's state after.
+   */
+  append(q: { run_id: string; name: string; chunks: Uint8Array[]; now: number }): Promise<StreamState>;
+  /**
+   * Closes stream `name` (creating it empty, filed under `run_id`, when it has no row yet); closing a closed
+   * stream changes nothing. Returns the stream's state after.
+   */
+  close(q: { run_id: string; name: string; now: number }): Promise<StreamState>;
+  /** At most `limit` rows of stream `name` from index `from` on, in index order (the close among them). */
+  read(q: { name: string; from: number; limit: number }): Promise<StreamChunkRow[]>;
+  /** The stream's state (tail -1 and not done for a stream that has no row). */
+  info(name: string): Promise<StreamState>;
+  /** The names of the streams filed under `run_id` (by the write that created each), in name order. */
+  names(run_id: string): Promise<string[]>;
+}
+
 /** A work item's times: ISO-8601 strings in a `WorkItem`, epoch milliseconds as stored. */
 type WorkItemTimes =
   | 'lease_expires_at'
@@ -596,6 +639,8 @@ export interface StoreBackend {
   readonly docs: DocumentBackend;
   /** Limits per concurrency key, which claims respect. */
   readonly limits: LimitBackend;
+  /** The byte streams of a Workflow SDK World; absent on a backend that does not store them. */
+  readonly workflowStreams?: WorkflowStreamBackend;
   /** Migrations applied when this backend was opened (empty when the schema was current). */
   readonly migrationsApplied: string[];
   /**

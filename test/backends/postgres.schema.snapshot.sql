@@ -110,6 +110,16 @@ CREATE TABLE work_limits (
   updated_at bigint NOT NULL
 );
 
+CREATE TABLE workflow_stream_chunks (
+  instance text NOT NULL,
+  name text NOT NULL,
+  chunk_index integer NOT NULL,
+  run_id text NOT NULL,
+  data bytea NOT NULL,
+  eof boolean NOT NULL DEFAULT false,
+  created_at bigint NOT NULL
+);
+
 ALTER TABLE document_history ADD CONSTRAINT document_history_actor_kind_check CHECK ((actor_kind = ANY (ARRAY['human'::text, 'model'::text, 'tool'::text, 'system'::text])));
 
 ALTER TABLE document_history ADD CONSTRAINT document_history_pkey PRIMARY KEY (instance, kind, id, seq);
@@ -158,6 +168,12 @@ ALTER TABLE work_limits ADD CONSTRAINT work_limits_rate_count_check CHECK ((rate
 
 ALTER TABLE work_limits ADD CONSTRAINT work_limits_rate_period_ms_check CHECK ((rate_period_ms >= 1));
 
+ALTER TABLE workflow_stream_chunks ADD CONSTRAINT workflow_stream_chunks_check CHECK (((NOT eof) OR (octet_length(data) = 0)));
+
+ALTER TABLE workflow_stream_chunks ADD CONSTRAINT workflow_stream_chunks_chunk_index_check CHECK ((chunk_index >= 0));
+
+ALTER TABLE workflow_stream_chunks ADD CONSTRAINT workflow_stream_chunks_pkey PRIMARY KEY (instance, name, chunk_index);
+
 CREATE UNIQUE INDEX document_history_pkey ON agentstate.document_history USING btree (instance, kind, id, seq);
 
 CREATE UNIQUE INDEX document_history_version ON agentstate.document_history USING btree (instance, kind, id, version) WHERE (NOT noop);
@@ -205,6 +221,10 @@ CREATE INDEX work_items_ready ON agentstate.work_items USING btree (instance, pr
 CREATE INDEX work_items_status ON agentstate.work_items USING btree (instance, status, updated_at);
 
 CREATE UNIQUE INDEX work_limits_pkey ON agentstate.work_limits USING btree (instance, key);
+
+CREATE UNIQUE INDEX workflow_stream_chunks_pkey ON agentstate.workflow_stream_chunks USING btree (instance, name, chunk_index);
+
+CREATE INDEX workflow_stream_chunks_run ON agentstate.workflow_stream_chunks USING btree (instance, run_id, name) WHERE (chunk_index = 0);
 
 CREATE TRIGGER document_history_no_update BEFORE UPDATE ON agentstate.document_history FOR EACH STATEMENT EXECUTE FUNCTION agentstate.refuse_change('document history is immutable: UPDATE');
 

@@ -24,6 +24,8 @@ CREATE INDEX work_items_ready ON work_items (priority DESC, created_at, id) WHER
 
 CREATE INDEX work_items_status ON work_items (status, updated_at);
 
+CREATE INDEX workflow_stream_chunks_run ON workflow_stream_chunks (run_id, name) WHERE chunk_index = 0;
+
 CREATE TABLE document_history (
   kind           TEXT NOT NULL,
   id             TEXT NOT NULL,
@@ -124,6 +126,17 @@ CREATE TABLE work_limits (
   CHECK ((rate_count IS NULL) = (rate_period_ms IS NULL)),
   CHECK (max_in_flight IS NOT NULL OR rate_count IS NOT NULL)
 ) WITHOUT ROWID;
+
+CREATE TABLE workflow_stream_chunks (
+  name        TEXT NOT NULL,
+  chunk_index INTEGER NOT NULL CHECK (chunk_index >= 0),
+  run_id      TEXT NOT NULL,
+  data        BLOB NOT NULL,
+  eof         INTEGER NOT NULL DEFAULT 0 CHECK (eof IN (0, 1)),
+  created_at  INTEGER NOT NULL,
+  PRIMARY KEY (name, chunk_index),
+  CHECK (eof = 0 OR length(data) = 0)
+);
 
 CREATE TRIGGER document_history_no_replace BEFORE INSERT ON document_history
 WHEN EXISTS (SELECT 1 FROM document_history WHERE kind = NEW.kind AND id = NEW.id AND seq = NEW.seq)

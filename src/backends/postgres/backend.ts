@@ -15,6 +15,7 @@ import {
 import { createLimitBackend } from './limits.js';
 import { migrate } from './migrate.js';
 import { createWorkItemBackend } from './work-items/backend.js';
+import { createWorkflowStreamBackend } from './workflow-streams.js';
 
 export { redactUrl } from '../../core/redact.js';
 export type { InstanceSummary } from '../../core/types.js';
@@ -62,6 +63,7 @@ export async function openPostgresBackend(opts: PostgresOptions): Promise<Postgr
     events: createEventBackend(conn, hint),
     docs: createDocumentBackend(conn, hint),
     limits: createLimitBackend(conn, hint),
+    workflowStreams: createWorkflowStreamBackend(conn, hint),
     async migrate() {
       return migrate(conn, Date.now());
     },

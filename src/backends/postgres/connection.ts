@@ -98,6 +98,7 @@ export interface Names {
   append_events: string;
   event_item_ids: string;
   claim_ready: string;
+  workflow_stream_chunks: string;
 }
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -120,6 +121,7 @@ export function names(schema: string): Names {
     append_events: `${q}.append_events`,
     event_item_ids: `${q}.event_item_ids`,
     claim_ready: `${q}.claim_ready`,
+    workflow_stream_chunks: `${q}.workflow_stream_chunks`,
   };
 }
 

@@ -29,20 +29,24 @@ export class AppendHint {
   /** The quiet interval after a hint; appends meanwhile wait for its end. */
   #quiet: NodeJS.Timeout | null = null;
   #pending = 0;
+  /** Whether a write committed since the last hint was sent (a stream chunk's may leave the position at 0). */
+  #due = false;
 
   constructor(conn: PostgresConnection) {
     this.#conn = conn;
   }
 
-  /** Events up to `position` have committed. */
+  /** A write committed, with events up to `position` (a write that appends none names the head as it is). */
   appended(position: number): void {
     this.#pending = Math.max(this.#pending, position);
+    this.#due = true;
     if (this.#sending === null && this.#quiet === null) this.#sending = this.#send();
   }
 
   async #send(): Promise<void> {
     const position = this.#pending;
     this.#pending = 0;
+    this.#due = false;
     const payload = JSON.stringify({ schema: this.#conn.schema, instance: this.#conn.instance, position });
     try {
       await this.#conn.pool.query({ text: 'SELECT pg_notify($1, $2)', values: [NOTIFY_CHANNEL, payload] });
@@ -52,7 +56,7 @@ export class AppendHint {
     this.#sending = null;
     this.#quiet = setTimeout(() => {
       this.#quiet = null;
-      if (this.#pending > 0) this.#sending = this.#send();
+      if (this.#due) this.#sending = this.#send();
     }, HINT_INTERVAL_MS);
     this.#quiet.unref();
   }
@@ -64,7 +68,7 @@ export class AppendHint {
       clearTimeout(this.#quiet);
       this.#quiet = null;
     }
-    if (this.#pending > 0) {
+    if (this.#due) {
       this.#sending = this.#send();
       await this.#sending;
       if (this.#quiet !== null) clearTimeout(this.#quiet);

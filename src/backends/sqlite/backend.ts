@@ -7,6 +7,7 @@ import { createEventBackend, listenForAppends } from './events.js';
 import { createLimitBackend } from './limits.js';
 import { migrate } from './migrate.js';
 import { createWorkItemBackend } from './work-items/backend.js';
+import { createWorkflowStreamBackend } from './workflow-streams.js';
 
 export type { Durability, SqliteOptions } from './connection.js';
 
@@ -27,6 +28,7 @@ export async function openSqliteBackend(
     events: createEventBackend(conn),
     docs: createDocumentBackend(conn),
     limits: createLimitBackend(conn),
+    workflowStreams: createWorkflowStreamBackend(conn),
     dump: (options?: DumpOptions) => dumpRows(conn, options),
     async load(records: DumpRecord[]) {
       loadRows(conn, records);
