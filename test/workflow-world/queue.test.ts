@@ -259,30 +259,32 @@ for (const backend of await backendsForThisFile()) {
     });
 
     it('{ timeoutSeconds } redelivers the same message once after that long, attempt + 1, no attempt spent', async () => {
+      const waits = [60, 30];
       const { inst, route, queue, clock } = await setup(async (_m, meta) =>
-        meta.attempt === 1 ? { timeoutSeconds: 60 } : undefined,
+        meta.attempt <= waits.length ? { timeoutSeconds: waits[meta.attempt - 1]! } : undefined,
       );
       const { messageId } = await queue.queue(WORKFLOW, { runId: 'wrun_sleepy' });
       const id = itemIdOf(messageId)!;
       const before = await inst.work.get(id);
       await queue.start();
       const idle = idles(queue);
-      await until('handed back', async () => (await inst.work.get(id)).not_before !== null);
-      const asleep = await inst.work.get(id);
-      expect(asleep).toMatchObject({
-        status: 'pending',
-        attempts: 1,
-        not_before: new Date(T0 + 60_000).toISOString(),
-      });
-      // The budget is whole: as many attempts left as before the first delivery.
-      expect(asleep.max_attempts - asleep.attempts).toBe(before.max_attempts - before.attempts);
-      await idle('claims while it sleeps');
-      expect(route.of(messageId)).toHaveLength(1);
-      clock.now = T0 + 60_000;
+      let at = T0;
+      for (const [n, wait] of waits.entries()) {
+        const wake = new Date(at + wait * 1000).toISOString();
+        await until(`handed back ${n + 1}`, async () => (await inst.work.get(id)).not_before === wake);
+        const asleep = await inst.work.get(id);
+        expect(asleep).toMatchObject({ status: 'pending', attempts: n + 1 });
+        // The budget is whole: as many attempts left as before the first delivery.
+        expect(asleep.max_attempts - asleep.attempts).toBe(before.max_attempts - before.attempts);
+        await idle('claims while it sleeps');
+        expect(route.of(messageId)).toHaveLength(n + 1);
+        at += wait * 1000;
+        clock.now = at;
+      }
       await until('redelivered', async () => (await inst.work.get(id)).status === 'done');
-      expect(route.of(messageId).map((p) => p.attempt)).toEqual([1, 2]);
-      expect(route.posts).toHaveLength(2);
-      expect(await inst.work.get(id)).toMatchObject({ attempts: 2, result: { status: 200 } });
+      expect(route.of(messageId).map((p) => p.attempt)).toEqual([1, 2, 3]);
+      expect(route.posts).toHaveLength(3);
+      expect(await inst.work.get(id)).toMatchObject({ attempts: 3, result: { status: 200 } });
     });
 
     it('a 500 is retried after the backoff with the same message id, the error kept', async () => {
@@ -383,12 +385,18 @@ for (const backend of await backendsForThisFile()) {
       await queue.start();
       await until('the first POST', () => route.posts.length === 1);
       const d = queue.delivery!;
+      let stopped = false;
+      d.worker.on('stopped', () => {
+        stopped = true;
+      });
       await d.stop({ graceMs: 0 });
-      await d.done;
+      // Stopped when stop() resolves: nothing held, the cut delivery handed back already.
+      expect(stopped).toBe(true);
       expect(d.worker.held).toBe(0);
       const back = await inst.work.get(id);
       expect(back).toMatchObject({ status: 'pending', lease_owner: null, not_before: null });
       expect(back.max_attempts - back.attempts).toBe(fresh.max_attempts - fresh.attempts);
+      await d.done;
       answer();
       // Delivery starts again (a new process would): the same message, its next attempt, once.
       await queue.close();
