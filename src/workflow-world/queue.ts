@@ -1,0 +1,651 @@
+// The Queue of a Workflow SDK World on agentstate work items. `queue()` writes one work item per message
+// (durable on both backends, its id the message's id on every delivery); a worker (`createWorker`) claims the
+// World's items under a heartbeated lease and POSTs each to the app's `/.well-known/workflow/v1/{flow|step}`
+// route in the wire format `createQueueHandler` decodes on the other side. A `{ timeoutSeconds }` answer is a
+// durable sleep of the item (no attempt spent), an error answer a failed attempt retried after a backoff.
+//
+// Each delivery is a durable step of the item's run, followed by a durable sleep when it asked for one: a
+// later claim replays the deliveries already answered (from their records, not over HTTP) and POSTs only the
+// next, so a message is POSTed once per claim and the attempt it carries is the item's claim count.
+import { createHash } from 'node:crypto';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type {
+  MessageId,
+  Queue,
+  QueueOptions,
+  QueuePayload,
+  QueuePrefix,
+  Storage,
+  ValidQueueName,
+} from '@workflow/world';
+import { getQueueTopicPrefix, reenqueueActiveRuns, resolveQueueNamespace } from '@workflow/world';
+import { isPortableText, LIMITS } from '../core/input.js';
+import type { JsonObject, WorkItem } from '../core/types.js';
+import type { WorkQueue } from '../core/work-queue.js';
+import { InvalidInputError } from '../errors.js';
+import {
+  createWorker,
+  FailNow,
+  type HandlerContext,
+  type RetryPolicy,
+  type Worker,
+} from '../worker/worker.js';
+
+/** What `getDeploymentId()` answers unless told otherwise: one deployment per store. */
+export const DEFAULT_DEPLOYMENT_ID = 'agentstate';
+/** The prefix of every work item kind this queue writes: `wf:` + the queue name's prefix. */
+export const WORKFLOW_KIND_PREFIX = 'wf:';
+/**
+ * Attempts a message gets unless told otherwise. Only failed deliveries (an error answer, no answer) and
+ * expired leases spend them; a `{ timeoutSeconds }` redelivery does not. Above the SDK's own budget
+ * (MAX_QUEUE_DELIVERIES, 48), so the runtime gives up first and records why.
+ */
+export const DEFAULT_MAX_DELIVERIES = 64;
+/**
+ * The lease of a delivery unless told otherwise (5 min, heartbeated every third of it): long enough that a
+ * flow handler blocking the event loop for a while does not lose it and get its message delivered twice.
+ */
+export const DEFAULT_DELIVERY_LEASE_MS = 300_000;
+
+/** Headers of the wire format (world-local's, so the SDK's tooling reads them alike). */
+const H_QUEUE = 'x-vqs-queue-name';
+const H_ID = 'x-vqs-message-id';
+const H_ATTEMPT = 'x-vqs-message-attempt';
+const RESERVED_HEADERS = new Set([H_QUEUE, H_ID, H_ATTEMPT, 'content-type', 'content-length', 'host']);
+
+const PREFIX_PATTERN = /^__(?:[a-z][a-z0-9]*_)?wkf_(?:workflow|step)_$/;
+const NAME_PATTERN = /^(__(?:[a-z][a-z0-9]*_)?wkf_(workflow|step)_)(.+)$/s;
+/** Whether `s` holds a C0 or C1 control, DEL, or a line or paragraph separator: never in a queue name or key. */
+function hasControl(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || (c >= 0x7f && c <= 0x9f) || c === 0x2028 || c === 0x2029) return true;
+  }
+  return false;
+}
+/** A header name: an HTTP token. */
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** A header value Node sends as it is (Latin-1, no CR, LF or NUL). */
+const HEADER_VALUE = /^[\t\u0020-\u007e\u0080-\u00ff]*$/;
+/** The longest queue name (it is the item's title). */
+const NAME_MAX = LIMITS.title - 'queue '.length;
+/** The longest wait a `{ timeoutSeconds }` or `delaySeconds` may ask for: about 10 years. */
+const MAX_DELAY_MS = 10 * 366 * 86_400_000;
+/** Of an error answer's body, this many characters are kept as the attempt's error. */
+const ERROR_TEXT_MAX = 2_000;
+/** An answer's body is read up to this many bytes (more is dropped: only `{ timeoutSeconds }` matters). */
+const RESPONSE_MAX = 64 * 1024;
+
+/** The parts of a queue name: its prefix, whether it is a workflow or a step queue, and the id after it. */
+export interface ParsedQueueName {
+  /** `__wkf_workflow_`, `__wkf_step_`, or a namespaced `__<ns>_wkf_…_`. */
+  prefix: QueuePrefix;
+  /** Which route delivers it: `workflow` → `/flow`, `step` → `/step`. */
+  kind: 'workflow' | 'step';
+  /** What follows the prefix (the workflow's or step's name). */
+  id: string;
+}
+
+/**
+ * Checks a queue name as the SDK's `ValidQueueName` does (a known prefix, optionally namespaced, and a
+ * non-empty rest), and further: portable text, no control characters, at most 994 characters. Throws
+ * INVALID_INPUT naming `field` otherwise.
+ */
+export function parseQueueName(name: unknown, field = 'queueName'): ParsedQueueName {
+  const bad = (why: string): never => {
+    throw new InvalidInputError(`queue: ${field} ${why}`, { field });
+  };
+  if (typeof name !== 'string') return bad(`must be a string, got ${name === null ? 'null' : typeof name}`);
+  if (name.length > NAME_MAX) bad(`is longer than ${NAME_MAX} characters`);
+  if (!isPortableText(name)) bad('must not contain NUL or unpaired surrogates');
+  if (hasControl(name)) bad('must not contain control characters');
+  const m = NAME_PATTERN.exec(name);
+  if (!m) {
+    bad(
+      `must be __wkf_workflow_<name>, __wkf_step_<name> or __<namespace>_wkf_{workflow|step}_<name>, got ${JSON.stringify(name.slice(0, 80))}`,
+    );
+  }
+  return { prefix: m![1] as QueuePrefix, kind: m![2] as 'workflow' | 'step', id: m![3]! };
+}
+
+/** The work item kind of a queue prefix's messages. */
+export function kindOfPrefix(prefix: QueuePrefix): string {
+  return `${WORKFLOW_KIND_PREFIX}${prefix}`;
+}
+
+/** The message id of a work item: `msg_` + its id, the same on every delivery of it. */
+export function messageIdOf(item: Pick<WorkItem, 'id'>): MessageId {
+  return `msg_${item.id}` as MessageId;
+}
+
+/** The work item id of a message id this queue gave, or null for any other string. */
+export function itemIdOf(messageId: string): string | null {
+  return messageId.startsWith('msg_') && messageId.length > 4 ? messageId.slice(4) : null;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The body: JSON, lossless for what a QueuePayload holds.
+
+/** How a Uint8Array travels: `{ __type: 'Uint8Array', data: <base64> }` (world-local's tag). */
+const TAG_BYTES = 'Uint8Array';
+/** How a plain object with a `__type` key of its own travels, so that it is never read back as a tag. */
+const TAG_OBJECT = 'Object';
+
+function isPlainObject(v: object): boolean {
+  const proto = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
+}
+
+function encodeValue(v: unknown, path: string): unknown {
+  const refuse = (what: string): never => {
+    throw new InvalidInputError(`queue: message${path} ${what}`, { field: 'message' });
+  };
+  if (v === null || typeof v === 'string' || typeof v === 'boolean') return v;
+  if (typeof v === 'number') return Number.isFinite(v) ? v : refuse(`is ${v} (JSON cannot carry it)`);
+  if (typeof v !== 'object') return refuse(`holds a ${typeof v}`);
+  if (v instanceof Uint8Array) return { __type: TAG_BYTES, data: Buffer.from(v).toString('base64') };
+  if (v instanceof Date) {
+    return Number.isNaN(v.getTime()) ? refuse('is an invalid Date') : v.toISOString();
+  }
+  if (Array.isArray(v)) return v.map((x, i) => (x === undefined ? null : encodeValue(x, `${path}[${i}]`)));
+  if (!isPlainObject(v)) return refuse(`holds a ${v.constructor?.name ?? 'non-plain object'}`);
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) {
+    if (x === undefined) continue;
+    Object.defineProperty(out, k, {
+      value: encodeValue(x, `${path}.${k}`),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  return Object.hasOwn(v, '__type') ? { __type: TAG_OBJECT, data: out } : out;
+}
+
+/**
+ * Encodes a queue message as the JSON text of the wire: Uint8Array values as `{ __type: 'Uint8Array', data:
+ * <base64> }`, a Date as its ISO string, `undefined` fields left out; a plain object with a `__type` key of
+ * its own is wrapped so it is read back as itself. Strings travel as JSON escapes them (NUL and lone
+ * surrogates included). Throws INVALID_INPUT for what JSON cannot carry (a Map, a bigint, NaN, a class).
+ */
+export function encodeQueueMessage(message: unknown): string {
+  return JSON.stringify(encodeValue(message, ''));
+}
+
+function decodeValue(v: unknown): unknown {
+  if (v === null || typeof v !== 'object') return v;
+  if (Array.isArray(v)) return v.map(decodeValue);
+  const o = v as Record<string, unknown>;
+  const keys = Object.keys(o);
+  if (keys.length === 2 && typeof o.__type === 'string' && 'data' in o) {
+    if (o.__type === TAG_BYTES && typeof o.data === 'string') {
+      return new Uint8Array(Buffer.from(o.data, 'base64'));
+    }
+    if (o.__type === TAG_OBJECT && typeof o.data === 'object' && o.data !== null && !Array.isArray(o.data)) {
+      return decodeObject(o.data as Record<string, unknown>);
+    }
+  }
+  return decodeObject(o);
+}
+
+function decodeObject(o: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(o)) {
+    // defineProperty: a `__proto__` key stays a key, never the object's prototype.
+    Object.defineProperty(out, k, {
+      value: decodeValue(x),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  return out;
+}
+
+/** Decodes the JSON text `encodeQueueMessage` wrote (throws SyntaxError for text that is not JSON). */
+export function decodeQueueMessage(text: string): unknown {
+  return decodeValue(JSON.parse(text));
+}
+
+/**
+ * A queue name as an HTTP header value: characters outside printable ASCII, and `%`, percent-encoded
+ * (UTF-8), so a name with non-ASCII characters travels; an ASCII name without `%` travels as it is.
+ */
+export function encodeQueueNameHeader(name: string): string {
+  return name.replace(/[^\u0021-\u0024\u0026-\u007e]/gu, (c) => encodeURIComponent(c));
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Enqueue.
+
+/** What a message's work item holds in its payload. */
+interface StoredMessage {
+  /** The queue name. */
+  queue: string;
+  /** The message, as the JSON text of the wire (`encodeQueueMessage`). */
+  body: string;
+  /** Headers the caller asked to send with it, as `[name, value]` pairs. */
+  headers?: Array<[string, string]>;
+}
+
+function checkHeaders(headers: unknown): Array<[string, string]> {
+  if (headers === undefined) return [];
+  const bad = (why: string): never => {
+    throw new InvalidInputError(`queue: opts.headers ${why}`, { field: 'headers' });
+  };
+  if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) bad('must be an object');
+  const out: Array<[string, string]> = [];
+  for (const [k, v] of Object.entries(headers as Record<string, unknown>)) {
+    if (!TOKEN.test(k) || k.length > 200) bad(`has a name that is not an HTTP token: ${JSON.stringify(k)}`);
+    if (RESERVED_HEADERS.has(k.toLowerCase())) bad(`must not set ${k} (the queue sets it)`);
+    if (typeof v !== 'string') bad(`${k} must be a string`);
+    if (!HEADER_VALUE.test(v as string) || (v as string).length > 8_000) {
+      bad(`${k} has characters an HTTP header cannot carry (CR, LF, NUL, other controls, beyond Latin-1)`);
+    }
+    out.push([k, v as string]);
+  }
+  return out;
+}
+
+/** The store's idempotency key of an SDK key: `wf:<key>`, or its SHA-256 when that is no valid name. */
+function storeKey(key: unknown): string | undefined {
+  if (key === undefined) return undefined;
+  if (typeof key !== 'string' || key.length === 0) {
+    throw new InvalidInputError('queue: opts.idempotencyKey must be a non-empty string', {
+      field: 'idempotencyKey',
+    });
+  }
+  if (!isPortableText(key)) {
+    throw new InvalidInputError('queue: opts.idempotencyKey must not contain NUL or unpaired surrogates', {
+      field: 'idempotencyKey',
+    });
+  }
+  const plain = `${WORKFLOW_KIND_PREFIX}${key}`;
+  if (plain.length <= LIMITS.name && !hasControl(key)) return plain;
+  return `wf-sha256:${createHash('sha256').update(key).digest('hex')}`;
+}
+
+function delayOf(delaySeconds: unknown): string | undefined {
+  if (delaySeconds === undefined || delaySeconds === 0) return undefined;
+  if (typeof delaySeconds !== 'number' || !Number.isFinite(delaySeconds) || delaySeconds < 0) {
+    throw new InvalidInputError('queue: opts.delaySeconds must be a number of seconds, 0 or more', {
+      field: 'delaySeconds',
+    });
+  }
+  return `${Math.min(MAX_DELAY_MS, Math.ceil(delaySeconds * 1000))}ms`;
+}
+
+/**
+ * `queue(queueName, message, opts)` of a World on `work`: one work item per call, or the item an earlier
+ * call with the same `opts.idempotencyKey` wrote (its message id is answered again; nothing is written).
+ * Checks everything before writing: a bad name, message or option is INVALID_INPUT with nothing written.
+ */
+function enqueueOn(
+  work: WorkQueue,
+  maxDeliveries: number,
+): (
+  queueName: ValidQueueName,
+  message: QueuePayload,
+  opts?: QueueOptions,
+) => Promise<{ messageId: MessageId }> {
+  return async (queueName, message, opts) => {
+    const parsed = parseQueueName(queueName);
+    if (opts !== undefined && (typeof opts !== 'object' || opts === null)) {
+      throw new InvalidInputError('queue: opts must be an object', { field: 'opts' });
+    }
+    const body = encodeQueueMessage(message);
+    const headers = checkHeaders(opts?.headers);
+    const notBefore = delayOf(opts?.delaySeconds);
+    const key = storeKey(opts?.idempotencyKey);
+    const payload: StoredMessage = { queue: queueName, body, ...(headers.length ? { headers } : {}) };
+    const item = await work.enqueue({
+      title: `queue ${queueName}`,
+      kind: kindOfPrefix(parsed.prefix),
+      payload: payload as unknown as JsonObject,
+      max_attempts: maxDeliveries,
+      ...(notBefore === undefined ? {} : { not_before: notBefore }),
+      ...(key === undefined ? {} : { idempotency_key: key }),
+    });
+    if (!item.kind?.startsWith(WORKFLOW_KIND_PREFIX)) {
+      throw new InvalidInputError(
+        `queue: idempotency key ${JSON.stringify(opts?.idempotencyKey)} belongs to work item ${item.id}, not a workflow message`,
+        { field: 'idempotencyKey', id: item.id },
+      );
+    }
+    return { messageId: messageIdOf(item) };
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The receiving side.
+
+/** The handler `createQueueHandler` calls: `{ timeoutSeconds }` asks for the message again after that long. */
+export type QueueMessageHandler = Parameters<Queue['createQueueHandler']>[1];
+
+const json = (body: unknown, status: number): Response =>
+  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+
+/**
+ * The SDK's `createQueueHandler`: a `(req: Request) => Promise<Response>` for the app's
+ * `/.well-known/workflow/v1/{flow|step}` route, decoding what this queue's delivery sends (the `x-vqs-*`
+ * headers and the JSON body with tagged binary) and calling `handler(message, { attempt, queueName,
+ * messageId })`. Answers 200 `{ timeoutSeconds }` when the handler asks to be called again, 200 `{ ok: true }`
+ * when it returns, 500 `{ error }` when it throws, and 400 `{ error }` without calling it for a malformed
+ * request (a header missing or invalid, a body that is not JSON, a queue name outside `prefix`). Needs no
+ * `this` (the SDK calls it unbound); throws INVALID_INPUT at once for a `prefix` that is no queue prefix.
+ */
+export function createQueueHandler(
+  prefix: QueuePrefix,
+  handler: QueueMessageHandler,
+): (req: Request) => Promise<Response> {
+  if (typeof prefix !== 'string' || !PREFIX_PATTERN.test(prefix)) {
+    throw new InvalidInputError(`createQueueHandler: ${JSON.stringify(prefix)} is not a queue prefix`, {
+      field: 'prefix',
+    });
+  }
+  if (typeof handler !== 'function') {
+    throw new InvalidInputError('createQueueHandler: handler must be a function', { field: 'handler' });
+  }
+  return async (req) => {
+    const rawName = req.headers.get(H_QUEUE);
+    const messageId = req.headers.get(H_ID);
+    const rawAttempt = req.headers.get(H_ATTEMPT);
+    if (rawName === null || messageId === null || rawAttempt === null) {
+      return json(
+        {
+          error: `missing header: ${[H_QUEUE, H_ID, H_ATTEMPT].filter((h) => !req.headers.has(h)).join(', ')}`,
+        },
+        400,
+      );
+    }
+    let queueName: string;
+    try {
+      queueName = decodeURIComponent(rawName);
+      parseQueueName(queueName, H_QUEUE);
+    } catch (err) {
+      return json({ error: `invalid ${H_QUEUE}: ${(err as Error).message}` }, 400);
+    }
+    if (!queueName.startsWith(prefix)) {
+      return json({ error: `queue ${JSON.stringify(queueName)} is not handled here (${prefix}…)` }, 400);
+    }
+    if (!/^[\u0021-\u007e]{1,256}$/.test(messageId)) return json({ error: `invalid ${H_ID}` }, 400);
+    if (!/^[1-9][0-9]{0,8}$/.test(rawAttempt)) return json({ error: `invalid ${H_ATTEMPT}` }, 400);
+    let message: unknown;
+    try {
+      const text = await req.text();
+      if (text.trim() === '') return json({ error: 'missing request body' }, 400);
+      message = decodeQueueMessage(text);
+    } catch (err) {
+      return json({ error: `invalid request body: ${(err as Error).message}` }, 400);
+    }
+    try {
+      const result = await handler(message, {
+        attempt: Number(rawAttempt),
+        queueName: queueName as ValidQueueName,
+        messageId: messageId as MessageId,
+      });
+      const t = (result as { timeoutSeconds?: unknown } | undefined)?.timeoutSeconds;
+      if (typeof t === 'number' && Number.isFinite(t)) return json({ timeoutSeconds: Math.max(0, t) }, 200);
+      return json({ ok: true }, 200);
+    } catch (err) {
+      return json({ error: err instanceof Error ? err.message || err.name : String(err) }, 500);
+    }
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Delivery.
+
+/** Where deliveries go: a base URL, a function answering one at delivery time, or (unset) `process.env.PORT`. */
+export type BaseUrlOption = string | (() => string | undefined | Promise<string | undefined>);
+
+/** How `startQueueDelivery` runs. */
+export interface QueueDeliveryOptions {
+  /** The open instance whose work items carry the messages (`{ work }` is enough). */
+  instance: { work: WorkQueue };
+  /**
+   * The app's base URL (`http://localhost:3000`), or a function answering it. Read at each delivery, not at
+   * start: the SDK's server learns its port only once it listens. [default: `http://localhost:$PORT`]
+   */
+  baseUrl?: BaseUrlOption;
+  /** The queue namespace whose messages to deliver [default: `WORKFLOW_QUEUE_NAMESPACE`, else none]. */
+  namespace?: string;
+  /** Deliveries under way at once [default: 50]. */
+  concurrency?: number;
+  /** The lease of each delivery, heartbeated every third of it, in ms [default: 300000]. */
+  leaseMs?: number;
+  /** How failed deliveries are retried (the worker's policy) [default: the worker's: 1 s doubling to 5 min]. */
+  retry?: RetryPolicy;
+  /** How long to wait before claiming again when nothing was ready, in ms [default: the worker's, 1000]. */
+  pollIntervalMs?: number;
+  /** How long `stop()` lets deliveries under way finish before aborting them, in ms [default: 30000]. */
+  graceMs?: number;
+  /** The lease owner [default: `<host>:<pid>:<random>`]. */
+  worker?: string;
+  /** Told of store failures the worker rides out (a claim that failed) [default: `console.error`]. */
+  onError?: (err: unknown) => void;
+}
+
+/** A running delivery (see `startQueueDelivery`). */
+export interface QueueDelivery {
+  /** The worker delivering (its events: `claimed`, `resolved`, `suspended`, `idle`, …). */
+  readonly worker: Worker;
+  /** Resolves once the worker has stopped (every completion committed). */
+  readonly done: Promise<void>;
+  /**
+   * Stops delivering: no more claims; deliveries under way get `graceMs` to finish, then are aborted and
+   * their messages handed back (no attempt spent) for the next delivery. Resolves once stopped.
+   */
+  stop(opts?: { graceMs?: number }): Promise<void>;
+}
+
+async function resolveBaseUrl(option: BaseUrlOption | undefined): Promise<string> {
+  const given = typeof option === 'function' ? await option() : option;
+  if (given !== undefined && given !== '') return given;
+  const port = process.env.PORT;
+  if (port && /^[0-9]{1,5}$/.test(port)) return `http://localhost:${port}`;
+  throw new Error('no base URL to deliver to: set the baseUrl option or PORT');
+}
+
+/** One POST; answers the status and (the start of) the body; rejects on a network error or an abort. */
+function post(
+  url: URL,
+  headers: Record<string, string>,
+  body: string,
+  signal: AbortSignal,
+): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const data = Buffer.from(body, 'utf8');
+    const req = send(
+      url,
+      { method: 'POST', headers: { ...headers, 'content-length': String(data.length) }, signal },
+      (res: IncomingMessage) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (c: Buffer) => {
+          if (size >= RESPONSE_MAX) return;
+          chunks.push(c);
+          size += c.length;
+        });
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }),
+        );
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(data);
+  });
+}
+
+/** What a delivery's durable step records: the answer's status, and the wait it asked for, if any. */
+interface Answer {
+  status: number;
+  timeoutSeconds?: number;
+}
+
+function readStored(item: WorkItem): StoredMessage {
+  const p = item.payload as Partial<StoredMessage> | null;
+  if (
+    p === null ||
+    typeof p !== 'object' ||
+    typeof p.queue !== 'string' ||
+    typeof p.body !== 'string' ||
+    (p.headers !== undefined && !Array.isArray(p.headers))
+  ) {
+    throw new FailNow(`work item ${item.id} holds no workflow queue message`);
+  }
+  return p as StoredMessage;
+}
+
+/** The worker's handler: replays the deliveries answered before, POSTs the next, sleeps if asked to. */
+function deliverer(baseUrl: BaseUrlOption | undefined) {
+  return async (item: WorkItem, ctx: HandlerContext): Promise<Answer> => {
+    const m = readStored(item);
+    const route = parseQueueName(m.queue).kind === 'workflow' ? 'flow' : 'step';
+    for (;;) {
+      const answer = await ctx.step('deliver', async (): Promise<Answer> => {
+        const base = await resolveBaseUrl(baseUrl);
+        const url = new URL(`${base.replace(/\/+$/, '')}/.well-known/workflow/v1/${route}`);
+        const res = await post(
+          url,
+          {
+            ...Object.fromEntries(m.headers ?? []),
+            'content-type': 'application/json',
+            [H_QUEUE]: encodeQueueNameHeader(m.queue),
+            [H_ID]: messageIdOf(item),
+            [H_ATTEMPT]: String(ctx.attempt),
+          },
+          m.body,
+          ctx.signal,
+        );
+        if (res.status < 200 || res.status > 299) {
+          throw new Error(`HTTP ${res.status} from ${url.pathname}: ${res.text.slice(0, ERROR_TEXT_MAX)}`);
+        }
+        let t: unknown;
+        try {
+          t = (JSON.parse(res.text) as { timeoutSeconds?: unknown } | null)?.timeoutSeconds;
+        } catch {
+          t = undefined;
+        }
+        return typeof t === 'number' && Number.isFinite(t)
+          ? { status: res.status, timeoutSeconds: Math.max(0, t) }
+          : { status: res.status };
+      });
+      if (answer.timeoutSeconds === undefined) return answer;
+      // At least 1 ms: the next delivery is a claim of its own (its attempt one more), never this one again.
+      const ms = Math.min(MAX_DELAY_MS, Math.max(1, Math.ceil(answer.timeoutSeconds * 1000)));
+      await ctx.sleep('redeliver', ms);
+    }
+  };
+}
+
+/**
+ * Starts delivering the World's messages of one namespace from `options.instance`: a worker
+ * (`createWorker`) claims them under a heartbeated lease (so one message is never delivered twice at once,
+ * also across processes) and POSTs each to `<baseUrl>/.well-known/workflow/v1/flow` (`/step` for step
+ * queues) with the `x-vqs-queue-name`, `x-vqs-message-id` and `x-vqs-message-attempt` headers. A 2xx answer
+ * `{ timeoutSeconds: n }` hands the message back for n seconds without spending an attempt; another 2xx
+ * completes it; another status or no answer fails the attempt, retried after the backoff while attempts last.
+ */
+export function startQueueDelivery(options: QueueDeliveryOptions): QueueDelivery {
+  const ns = resolveQueueNamespace(options.namespace);
+  const handler = deliverer(options.baseUrl);
+  const kinds = (['workflow', 'step'] as const).map((k) => kindOfPrefix(getQueueTopicPrefix(k, ns)));
+  const worker = createWorker({
+    instance: options.instance,
+    handlers: Object.fromEntries(kinds.map((k) => [k, handler])),
+    concurrency: options.concurrency ?? 50,
+    leaseMs: options.leaseMs ?? DEFAULT_DELIVERY_LEASE_MS,
+    ...(options.retry === undefined ? {} : { retry: options.retry }),
+    ...(options.pollIntervalMs === undefined ? {} : { pollIntervalMs: options.pollIntervalMs }),
+    ...(options.graceMs === undefined ? {} : { graceMs: options.graceMs }),
+    ...(options.worker === undefined ? {} : { worker: options.worker }),
+  });
+  const onError = options.onError ?? ((err: unknown) => console.error('[agentstate world] queue:', err));
+  worker.on('storeError', onError);
+  const done = worker.start();
+  // A failure ends the worker; it is reported, and `done` still rejects for whoever awaits it.
+  done.catch(onError);
+  return {
+    worker,
+    done,
+    stop: async (opts) => {
+      await worker.stop(opts).catch(() => {});
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The Queue of a World.
+
+/** How `createWorkflowQueue` makes the Queue of a World. */
+export interface WorkflowQueueOptions extends QueueDeliveryOptions {
+  /** What `getDeploymentId()` answers [default: `agentstate`]. */
+  deploymentId?: string;
+  /** Attempts per message (failed deliveries spend them; `{ timeoutSeconds }` does not) [default: 64]. */
+  maxDeliveries?: number;
+}
+
+/** The SDK's `Queue` on a store, with the start and stop of its delivery. */
+export interface WorkflowQueue extends Queue {
+  /** Writes the message as a work item (see `createWorkflowQueue`); always answers a message id. */
+  queue(
+    queueName: ValidQueueName,
+    message: QueuePayload,
+    opts?: QueueOptions,
+  ): Promise<{ messageId: MessageId }>;
+  /** Starts delivering (`startQueueDelivery`); a second call while running does nothing. */
+  start(): Promise<void>;
+  /** Stops delivering (see `QueueDelivery.stop`); the queue may be started again. */
+  close(): Promise<void>;
+  /** The delivery running, if started. */
+  readonly delivery: QueueDelivery | undefined;
+}
+
+/**
+ * The Queue part of a Workflow SDK World on an agentstate instance: `queue` writes a work item per message,
+ * `createQueueHandler` decodes what the delivery sends, `getDeploymentId` names the store, and `start` /
+ * `close` run and stop the delivery (`startQueueDelivery`). Every method works unbound (the SDK copies them).
+ */
+export function createWorkflowQueue(options: WorkflowQueueOptions): WorkflowQueue {
+  const maxDeliveries = options.maxDeliveries ?? DEFAULT_MAX_DELIVERIES;
+  if (!Number.isSafeInteger(maxDeliveries) || maxDeliveries < 1 || maxDeliveries > 1000) {
+    throw new InvalidInputError('createWorkflowQueue: maxDeliveries must be a whole number from 1 to 1000', {
+      field: 'maxDeliveries',
+    });
+  }
+  const deploymentId = options.deploymentId ?? DEFAULT_DEPLOYMENT_ID;
+  let delivery: QueueDelivery | undefined;
+  return {
+    getDeploymentId: async () => deploymentId,
+    queue: enqueueOn(options.instance.work, maxDeliveries),
+    createQueueHandler,
+    get delivery() {
+      return delivery;
+    },
+    start: async () => {
+      delivery ??= startQueueDelivery(options);
+    },
+    close: async () => {
+      const d = delivery;
+      delivery = undefined;
+      await d?.stop();
+    },
+  };
+}
+
+/**
+ * The recovery of a World's `start()`: enqueues every `pending` or `running` run again (the SDK's
+ * `reenqueueActiveRuns`; replaying a run is idempotent, so a message that was still queued costs one more
+ * replay, nothing else).
+ */
+export async function recoverActiveRuns(
+  runs: Storage['runs'],
+  queue: Queue['queue'],
+  namespace?: string,
+): Promise<void> {
+  await reenqueueActiveRuns(runs, queue, 'agentstate world', namespace);
+}
