@@ -10,16 +10,18 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { isAgentStateError } from '../../src/errors.js';
 import type { Instance } from '../../src/instance/instance.js';
 import {
-  createQueueHandler,
   createWorkflowQueue,
-  decodeQueueMessage,
-  encodeQueueMessage,
-  itemIdOf,
   type QueueDeliveryOptions,
-  type QueueMessageHandler,
   recoverActiveRuns,
   startQueueDelivery,
 } from '../../src/workflow-world/queue.js';
+import {
+  createQueueHandler,
+  decodeQueueMessage,
+  encodeQueueMessage,
+  itemIdOf,
+  type QueueMessageHandler,
+} from '../../src/workflow-world/wire.js';
 import { backendsForThisFile } from '../helpers/backends.js';
 
 const T0 = Date.parse('2026-03-01T08:00:00.000Z');
