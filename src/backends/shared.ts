@@ -19,7 +19,15 @@ import {
   WORK_ITEM_STATUSES,
   type WorkItemStatus,
 } from '../core/types.js';
-import { InvalidInputError, InvalidTransitionError } from '../errors.js';
+import { InvalidInputError, InvalidTransitionError, StateConflictError } from '../errors.js';
+
+/**
+ * A World entity insert (`entity`: run, step, hook, wait) met a row of that key, or a hook's token a live hook
+ * holds: nothing of the create is written.
+ */
+export function workflowEntityConflict(entity: string, id: string): StateConflictError {
+  return new StateConflictError(`workflow ${entity} ${JSON.stringify(id)} exists already`, { entity, id });
+}
 
 /** A write to workflow stream `name`, which was closed: nothing is written after a close. */
 export function streamClosed(name: string): InvalidTransitionError {

@@ -4,6 +4,7 @@
 import { InvalidInputError, NotFoundError } from '../errors.js';
 import type { EventQuery, NewEvent, StoreBackend, StoredEvent } from './backend.js';
 import { RUN_STREAM_TYPES } from './codecs/run-records.js';
+import { WORKFLOW_EVENT, WORKFLOW_RUN_STREAM_PREFIX } from './codecs/workflow-events.js';
 import { checkInput } from './input.js';
 import type { HeadAnchor } from './integrity.js';
 import { type Clock, parseTime, sleep } from './time.js';
@@ -33,6 +34,8 @@ export const SYSTEM_EVENT_TYPES = new Set([
   'state_committed',
   'ambiguity_escalated',
   'ambiguity_resolved',
+  // A Workflow SDK World's events: a forged one would be replayed by the run as what happened.
+  WORKFLOW_EVENT,
 ]);
 
 const EVENT_TYPE = /^[A-Za-z][A-Za-z0-9_.:-]*$/;
@@ -141,6 +144,13 @@ export class EventLog {
     if (i.stream?.startsWith('doc:')) {
       throw new InvalidInputError(
         'append: doc: streams belong to versioned documents and are written only by their commits; use another stream',
+        { field: 'stream' },
+      );
+    }
+    if (i.stream?.startsWith(WORKFLOW_RUN_STREAM_PREFIX)) {
+      // A World event's id is its place in the run's stream: any other event there would shift them.
+      throw new InvalidInputError(
+        `append: ${WORKFLOW_RUN_STREAM_PREFIX} streams belong to Workflow SDK runs and are written only by their World; use another stream`,
         { field: 'stream' },
       );
     }

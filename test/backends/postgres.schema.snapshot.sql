@@ -110,6 +110,35 @@ CREATE TABLE work_limits (
   updated_at bigint NOT NULL
 );
 
+CREATE TABLE workflow_hooks (
+  instance text NOT NULL,
+  hook_id text NOT NULL,
+  run_id text NOT NULL,
+  token text NOT NULL,
+  created_at bigint NOT NULL,
+  body text NOT NULL
+);
+
+CREATE TABLE workflow_runs (
+  instance text NOT NULL,
+  run_id text NOT NULL,
+  workflow_name text NOT NULL,
+  status text NOT NULL,
+  created_at bigint NOT NULL,
+  updated_at bigint NOT NULL,
+  body text NOT NULL
+);
+
+CREATE TABLE workflow_steps (
+  instance text NOT NULL,
+  run_id text NOT NULL,
+  step_id text NOT NULL,
+  status text NOT NULL,
+  created_at bigint NOT NULL,
+  updated_at bigint NOT NULL,
+  body text NOT NULL
+);
+
 CREATE TABLE workflow_stream_chunks (
   instance text NOT NULL,
   name text NOT NULL,
@@ -118,6 +147,16 @@ CREATE TABLE workflow_stream_chunks (
   data bytea NOT NULL,
   eof boolean NOT NULL DEFAULT false,
   created_at bigint NOT NULL
+);
+
+CREATE TABLE workflow_waits (
+  instance text NOT NULL,
+  run_id text NOT NULL,
+  correlation_id text NOT NULL,
+  status text NOT NULL,
+  created_at bigint NOT NULL,
+  updated_at bigint NOT NULL,
+  body text NOT NULL
 );
 
 ALTER TABLE document_history ADD CONSTRAINT document_history_actor_kind_check CHECK ((actor_kind = ANY (ARRAY['human'::text, 'model'::text, 'tool'::text, 'system'::text])));
@@ -168,11 +207,21 @@ ALTER TABLE work_limits ADD CONSTRAINT work_limits_rate_count_check CHECK ((rate
 
 ALTER TABLE work_limits ADD CONSTRAINT work_limits_rate_period_ms_check CHECK ((rate_period_ms >= 1));
 
+ALTER TABLE workflow_hooks ADD CONSTRAINT workflow_hooks_instance_token_key UNIQUE (instance, token);
+
+ALTER TABLE workflow_hooks ADD CONSTRAINT workflow_hooks_pkey PRIMARY KEY (instance, hook_id);
+
+ALTER TABLE workflow_runs ADD CONSTRAINT workflow_runs_pkey PRIMARY KEY (instance, run_id);
+
+ALTER TABLE workflow_steps ADD CONSTRAINT workflow_steps_pkey PRIMARY KEY (instance, run_id, step_id);
+
 ALTER TABLE workflow_stream_chunks ADD CONSTRAINT workflow_stream_chunks_check CHECK (((NOT eof) OR (octet_length(data) = 0)));
 
 ALTER TABLE workflow_stream_chunks ADD CONSTRAINT workflow_stream_chunks_chunk_index_check CHECK ((chunk_index >= 0));
 
 ALTER TABLE workflow_stream_chunks ADD CONSTRAINT workflow_stream_chunks_pkey PRIMARY KEY (instance, name, chunk_index);
+
+ALTER TABLE workflow_waits ADD CONSTRAINT workflow_waits_pkey PRIMARY KEY (instance, run_id, correlation_id);
 
 CREATE UNIQUE INDEX document_history_pkey ON agentstate.document_history USING btree (instance, kind, id, seq);
 
@@ -198,6 +247,8 @@ CREATE INDEX events_type ON agentstate.events USING btree (instance, type, "posi
 
 CREATE INDEX events_work_item ON agentstate.events USING btree (instance, work_item_id, "position") WHERE (work_item_id IS NOT NULL);
 
+CREATE INDEX events_workflow_correlation ON agentstate.events USING btree (instance, correlation_id, "position") WHERE (type = 'workflow_event'::text);
+
 CREATE UNIQUE INDEX schema_migrations_pkey ON agentstate.schema_migrations USING btree (name);
 
 CREATE UNIQUE INDEX work_item_blockers_pkey ON agentstate.work_item_blockers USING btree (instance, blocker, item);
@@ -222,9 +273,31 @@ CREATE INDEX work_items_status ON agentstate.work_items USING btree (instance, s
 
 CREATE UNIQUE INDEX work_limits_pkey ON agentstate.work_limits USING btree (instance, key);
 
+CREATE INDEX workflow_hooks_created ON agentstate.workflow_hooks USING btree (instance, created_at, hook_id);
+
+CREATE UNIQUE INDEX workflow_hooks_instance_token_key ON agentstate.workflow_hooks USING btree (instance, token);
+
+CREATE UNIQUE INDEX workflow_hooks_pkey ON agentstate.workflow_hooks USING btree (instance, hook_id);
+
+CREATE INDEX workflow_hooks_run ON agentstate.workflow_hooks USING btree (instance, run_id, created_at, hook_id);
+
+CREATE INDEX workflow_runs_created ON agentstate.workflow_runs USING btree (instance, created_at, run_id);
+
+CREATE INDEX workflow_runs_name ON agentstate.workflow_runs USING btree (instance, workflow_name, created_at, run_id);
+
+CREATE UNIQUE INDEX workflow_runs_pkey ON agentstate.workflow_runs USING btree (instance, run_id);
+
+CREATE INDEX workflow_runs_status ON agentstate.workflow_runs USING btree (instance, status, created_at, run_id);
+
+CREATE UNIQUE INDEX workflow_steps_pkey ON agentstate.workflow_steps USING btree (instance, run_id, step_id);
+
+CREATE INDEX workflow_steps_run ON agentstate.workflow_steps USING btree (instance, run_id, created_at, step_id);
+
 CREATE UNIQUE INDEX workflow_stream_chunks_pkey ON agentstate.workflow_stream_chunks USING btree (instance, name, chunk_index);
 
 CREATE INDEX workflow_stream_chunks_run ON agentstate.workflow_stream_chunks USING btree (instance, run_id, name) WHERE (chunk_index = 0);
+
+CREATE UNIQUE INDEX workflow_waits_pkey ON agentstate.workflow_waits USING btree (instance, run_id, correlation_id);
 
 CREATE TRIGGER document_history_no_update BEFORE UPDATE ON agentstate.document_history FOR EACH STATEMENT EXECUTE FUNCTION agentstate.refuse_change('document history is immutable: UPDATE');
 

@@ -8,6 +8,8 @@ CREATE INDEX events_type ON events (type, position);
 
 CREATE INDEX events_work_item ON events (work_item_id, position) WHERE work_item_id IS NOT NULL;
 
+CREATE INDEX events_workflow_correlation ON events (correlation_id, position) WHERE type = 'workflow_event';
+
 CREATE INDEX work_items_cascaded ON work_items (cascaded_from) WHERE cascaded_from IS NOT NULL;
 
 CREATE INDEX work_items_ended ON work_items (status, id) WHERE status IN ('failed', 'cancelled');
@@ -23,6 +25,18 @@ CREATE INDEX work_items_leases ON work_items (lease_expires_at) WHERE status = '
 CREATE INDEX work_items_ready ON work_items (priority DESC, created_at, id) WHERE status = 'pending';
 
 CREATE INDEX work_items_status ON work_items (status, updated_at);
+
+CREATE INDEX workflow_hooks_created ON workflow_hooks (created_at, hook_id);
+
+CREATE INDEX workflow_hooks_run ON workflow_hooks (run_id, created_at, hook_id);
+
+CREATE INDEX workflow_runs_created ON workflow_runs (created_at, run_id);
+
+CREATE INDEX workflow_runs_name ON workflow_runs (workflow_name, created_at, run_id);
+
+CREATE INDEX workflow_runs_status ON workflow_runs (status, created_at, run_id);
+
+CREATE INDEX workflow_steps_run ON workflow_steps (run_id, created_at, step_id);
 
 CREATE INDEX workflow_stream_chunks_run ON workflow_stream_chunks (run_id, name) WHERE chunk_index = 0;
 
@@ -127,6 +141,33 @@ CREATE TABLE work_limits (
   CHECK (max_in_flight IS NOT NULL OR rate_count IS NOT NULL)
 ) WITHOUT ROWID;
 
+CREATE TABLE workflow_hooks (
+  hook_id    TEXT PRIMARY KEY,
+  run_id     TEXT NOT NULL,
+  token      TEXT NOT NULL UNIQUE,
+  created_at INTEGER NOT NULL,
+  body       TEXT NOT NULL
+);
+
+CREATE TABLE workflow_runs (
+  run_id        TEXT PRIMARY KEY,
+  workflow_name TEXT NOT NULL,
+  status        TEXT NOT NULL,
+  created_at    INTEGER NOT NULL,
+  updated_at    INTEGER NOT NULL,
+  body          TEXT NOT NULL
+);
+
+CREATE TABLE workflow_steps (
+  run_id     TEXT NOT NULL,
+  step_id    TEXT NOT NULL,
+  status     TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  body       TEXT NOT NULL,
+  PRIMARY KEY (run_id, step_id)
+);
+
 CREATE TABLE workflow_stream_chunks (
   name        TEXT NOT NULL,
   chunk_index INTEGER NOT NULL CHECK (chunk_index >= 0),
@@ -136,6 +177,16 @@ CREATE TABLE workflow_stream_chunks (
   created_at  INTEGER NOT NULL,
   PRIMARY KEY (name, chunk_index),
   CHECK (eof = 0 OR length(data) = 0)
+);
+
+CREATE TABLE workflow_waits (
+  run_id         TEXT NOT NULL,
+  correlation_id TEXT NOT NULL,
+  status         TEXT NOT NULL,
+  created_at     INTEGER NOT NULL,
+  updated_at     INTEGER NOT NULL,
+  body           TEXT NOT NULL,
+  PRIMARY KEY (run_id, correlation_id)
 );
 
 CREATE TRIGGER document_history_no_replace BEFORE INSERT ON document_history

@@ -15,6 +15,7 @@ import {
 import { createLimitBackend } from './limits.js';
 import { migrate } from './migrate.js';
 import { createWorkItemBackend } from './work-items/backend.js';
+import { createWorkflowRunBackend } from './workflow-runs.js';
 import { createWorkflowStreamBackend } from './workflow-streams.js';
 
 export { redactUrl } from '../../core/redact.js';
@@ -64,6 +65,7 @@ export async function openPostgresBackend(opts: PostgresOptions): Promise<Postgr
     docs: createDocumentBackend(conn, hint),
     limits: createLimitBackend(conn, hint),
     workflowStreams: createWorkflowStreamBackend(conn, hint),
+    workflowRuns: createWorkflowRunBackend(conn, hint),
     async migrate() {
       return migrate(conn, Date.now());
     },

@@ -99,6 +99,10 @@ export interface Names {
   event_item_ids: string;
   claim_ready: string;
   workflow_stream_chunks: string;
+  workflow_runs: string;
+  workflow_steps: string;
+  workflow_hooks: string;
+  workflow_waits: string;
 }
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -122,6 +126,10 @@ export function names(schema: string): Names {
     event_item_ids: `${q}.event_item_ids`,
     claim_ready: `${q}.claim_ready`,
     workflow_stream_chunks: `${q}.workflow_stream_chunks`,
+    workflow_runs: `${q}.workflow_runs`,
+    workflow_steps: `${q}.workflow_steps`,
+    workflow_hooks: `${q}.workflow_hooks`,
+    workflow_waits: `${q}.workflow_waits`,
   };
 }
 

@@ -7,6 +7,7 @@ import { createEventBackend, listenForAppends } from './events.js';
 import { createLimitBackend } from './limits.js';
 import { migrate } from './migrate.js';
 import { createWorkItemBackend } from './work-items/backend.js';
+import { createWorkflowRunBackend } from './workflow-runs.js';
 import { createWorkflowStreamBackend } from './workflow-streams.js';
 
 export type { Durability, SqliteOptions } from './connection.js';
@@ -29,6 +30,7 @@ export async function openSqliteBackend(
     docs: createDocumentBackend(conn),
     limits: createLimitBackend(conn),
     workflowStreams: createWorkflowStreamBackend(conn),
+    workflowRuns: createWorkflowRunBackend(conn),
     dump: (options?: DumpOptions) => dumpRows(conn, options),
     async load(records: DumpRecord[]) {
       loadRows(conn, records);
