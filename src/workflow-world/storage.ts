@@ -5,7 +5,6 @@
 // to the instance's hash chain, on the run's stream `wf_run:<runId>`. A World event's id is its place in that
 // stream (`evnt_` + stream_seq, 26 digits): dense from 1, allocated at commit, so a reader's log is always a
 // prefix of the run's. Entities and event data keep bytes and dates losslessly (the codec's tagged JSON).
-import { randomBytes } from 'node:crypto';
 import type {
   CreateEventParams,
   Event,
@@ -37,6 +36,7 @@ import {
   workflowEvent,
   workflowEventSeq,
 } from '../core/codecs/workflow-events.js';
+import { newId } from '../core/ids.js';
 import { LIMITS } from '../core/input.js';
 import type { Clock } from '../core/time.js';
 import type { EventRecord } from '../core/types.js';
@@ -114,22 +114,6 @@ function checkId(field: string, value: unknown, path = true): string {
 
 /** Whether a looked-up id could name anything stored (a miss otherwise, with no query). */
 const storable = (value: unknown, path = true): value is string => idProblem(value, path) === null;
-
-const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
-
-/** A new run id: `wrun_` and a ULID of the store's time. */
-function mintRunId(now: number): string {
-  let time = '';
-  let t = now;
-  for (let i = 0; i < 10; i++) {
-    time = CROCKFORD[t % 32] + time;
-    t = Math.floor(t / 32);
-  }
-  const bytes = randomBytes(16);
-  let rand = '';
-  for (let i = 0; i < 16; i++) rand += CROCKFORD[(bytes[i] as number) % 32];
-  return `wrun_${time}${rand}`;
-}
 
 // ---- entities -----------------------------------------------------------------------------------------
 
@@ -366,7 +350,9 @@ export function createWorldStorage(store: WorldStorageStore, options: WorldStora
     }
     const request = data as Record<string, unknown>;
     const runId =
-      runIdIn === null && request.eventType === 'run_created' ? mintRunId(now) : checkId('runId', runIdIn);
+      runIdIn === null && request.eventType === 'run_created'
+        ? newId('wrun', now)
+        : checkId('runId', runIdIn);
     let size: number;
     try {
       size = Buffer.byteLength(JSON.stringify(toTagged(request)), 'utf8');
