@@ -1,8 +1,11 @@
 // `npm run test:workflow-world` after the build: the Workflow SDK's own World conformance suite
 // (@workflow/world-testing, pinned in test/workflow-world/sdk/package.json) against agentstate's World, on
 // SQLite and on PostgreSQL. The suite brings 486 packages of its own, so it is installed apart, from its own
-// lockfile, the first time (`npm ci` there; install scripts off: its workflows come prebuilt), and run with
-// its own vitest. Extra arguments go to vitest (e.g. `-- sqlite` for one backend).
+// lockfile, the first time, and run with its own vitest. Extra arguments go to vitest (e.g. `-- sqlite` for
+// one backend). The install is `npm install --no-save` on that lockfile, not `npm ci`: the lockfile names
+// optional platform packages of cbor-extract that a registry may not serve (npm ci then refuses the whole
+// lockfile as out of sync; npm install skips a missing optional package and leaves the lockfile as it is).
+// Install scripts are off: the suite's workflows come prebuilt.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -18,6 +21,6 @@ function run(command, args) {
 
 if (!existsSync(join(suite, 'node_modules', '@workflow', 'world-testing'))) {
   console.log('installing the Workflow SDK suite into test/workflow-world/sdk (once; about 40 s)');
-  run(npm, ['ci', '--ignore-scripts', '--no-audit', '--no-fund']);
+  run(npm, ['install', '--no-save', '--ignore-scripts', '--no-audit', '--no-fund']);
 }
 run(process.execPath, [join(suite, 'node_modules', 'vitest', 'vitest.mjs'), 'run', ...process.argv.slice(2)]);
