@@ -546,7 +546,7 @@ describe('createQueueHandler', () => {
     for (const [what, r] of cases) {
       const res = await handle(r);
       expect(res.status, what).toBe(400);
-      expect(((await res.json()) as { error: string }).error, what).toBeTruthy();
+      expect(((await res.json()) as { error: string }).error, what).toMatch(/\S/);
     }
     expect(called).toBe(0);
     expect(() => createQueueHandler('__nope_' as never, async () => {})).toThrow(/not a queue prefix/);
