@@ -5,7 +5,8 @@
 // one backend). The install is `npm install --no-save` on that lockfile, not `npm ci`: the lockfile names
 // optional platform packages of cbor-extract that a registry may not serve (npm ci then refuses the whole
 // lockfile as out of sync; npm install skips a missing optional package and leaves the lockfile as it is).
-// Install scripts are off: the suite's workflows come prebuilt.
+// Install scripts are off: the suite's own workflows come prebuilt; ours (workflows/, for the crash and
+// two-process tests) are compiled here by the SDK's `workflow build`, as an app would compile them.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -23,4 +24,5 @@ if (!existsSync(join(suite, 'node_modules', '@workflow', 'world-testing'))) {
   console.log('installing the Workflow SDK suite into test/workflow-world/sdk (once; about 40 s)');
   run(npm, ['install', '--no-save', '--ignore-scripts', '--no-audit', '--no-fund']);
 }
+run(process.execPath, [join(suite, 'node_modules', '@workflow', 'cli', 'bin', 'run.js'), 'build']);
 run(process.execPath, [join(suite, 'node_modules', 'vitest', 'vitest.mjs'), 'run', ...process.argv.slice(2)]);
