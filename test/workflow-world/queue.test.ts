@@ -120,7 +120,7 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-for (const backend of await backendsForThisFile()) {
+for (const backend of await backendsForThisFile({ pooled: true })) {
   describe(`the World's queue on ${backend.name}`, () => {
     /** An instance on the injected clock, a stand-in route, and a started delivery (all closed after). */
     async function setup(

@@ -17,7 +17,7 @@ import {
 import { createWorldStorage } from '../../src/workflow-world/storage.js';
 import { backendsForThisFile } from '../helpers/backends.js';
 
-const backends = await backendsForThisFile();
+const backends = await backendsForThisFile({ pooled: true });
 
 const T0 = Date.UTC(2026, 0, 15, 12, 0, 0);
 const bytes = (...b: number[]) => new Uint8Array(b);
