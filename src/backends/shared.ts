@@ -8,6 +8,12 @@ import type {
   HistoryRowDump,
   LimitRowDump,
   StoredEvent,
+  WorkflowChunkRowDump,
+  WorkflowHookRow,
+  WorkflowRowRecord,
+  WorkflowRunRow,
+  WorkflowStepRow,
+  WorkflowWaitRow,
   WorkItemRowDump,
 } from '../core/backend.js';
 import { toIso } from '../core/time.js';
@@ -162,10 +168,36 @@ export const DUMP_COLUMNS = {
     'override',
     'created_at',
   ],
+  workflow_runs: ['run_id', 'workflow_name', 'status', 'created_at', 'updated_at', 'body'],
+  workflow_steps: ['run_id', 'step_id', 'status', 'created_at', 'updated_at', 'body'],
+  workflow_hooks: ['hook_id', 'run_id', 'token', 'created_at', 'body'],
+  workflow_waits: ['run_id', 'correlation_id', 'status', 'created_at', 'updated_at', 'body'],
+  workflow_stream_chunks: ['name', 'chunk_index', 'run_id', 'data', 'eof', 'created_at'],
 } as const satisfies Record<string, readonly string[]>;
 
 /** How many work items or events a dump reads per query. */
 export const DUMP_PAGE = 5000;
+
+/** How many stream chunks a dump reads per query (a chunk holds up to 1 MiB). */
+export const DUMP_CHUNK_PAGE = 64;
+
+/**
+ * The tables of a Workflow SDK World a dump holds, in the order it yields them: each one's record type and
+ * the columns of its key, the order its rows are read in (page after page).
+ */
+export const WORKFLOW_DUMP = [
+  { table: 'workflow_runs', t: 'workflow_run', keys: ['run_id'] },
+  { table: 'workflow_steps', t: 'workflow_step', keys: ['run_id', 'step_id'] },
+  { table: 'workflow_hooks', t: 'workflow_hook', keys: ['hook_id'] },
+  { table: 'workflow_waits', t: 'workflow_wait', keys: ['run_id', 'correlation_id'] },
+  { table: 'workflow_stream_chunks', t: 'workflow_chunk', keys: ['name', 'chunk_index'] },
+] as const;
+
+/** A World table a dump holds. */
+export type WorkflowDumpTable = (typeof WORKFLOW_DUMP)[number]['table'];
+
+/** The values of a World row's key columns (WORKFLOW_DUMP), as a page after it names them. */
+export type WorkflowDumpKey = Array<string | number>;
 
 /** What a backend's dump reads, every read from the one snapshot the dump holds. */
 export interface DumpSource {
@@ -181,25 +213,48 @@ export interface DumpSource {
   limits(): Promise<LimitRowDump[]> | LimitRowDump[];
   /** The counter rows the backend keeps (see CounterRecord). */
   counters(): Promise<CounterRecord[]> | CounterRecord[];
+  /**
+   * At most `limit` rows of World table `table` (its DUMP_COLUMNS), in the order of its key columns
+   * (WORKFLOW_DUMP), after the row whose key is `after` (null: from the first).
+   */
+  workflow(
+    table: WorkflowDumpTable,
+    after: WorkflowDumpKey | null,
+    limit: number,
+  ): Promise<Array<Record<string, unknown>>> | Array<Record<string, unknown>>;
 }
 
-/** The rows `read` returns page after page (DUMP_PAGE each), each page after the `key` of the last row. */
+/** The rows `read` returns page after page (`size` each), each page after the `key` of the last row. */
 async function* pages<R, K>(
   read: (after: K, limit: number) => Promise<R[]> | R[],
   first: K,
   key: (row: R) => K,
+  size = DUMP_PAGE,
 ): AsyncIterable<R> {
   for (let after = first; ; ) {
-    const rows = await read(after, DUMP_PAGE);
+    const rows = await read(after, size);
     yield* rows;
-    if (rows.length < DUMP_PAGE) return;
+    if (rows.length < size) return;
     after = key(rows[rows.length - 1]!);
   }
 }
 
+/** A stream chunk as a dump holds it: its bytes in base64, its close flag a boolean (SQLite keeps 0/1). */
+function chunkDump(raw: Record<string, unknown>): WorkflowChunkRowDump {
+  return {
+    name: raw.name as string,
+    chunk_index: raw.chunk_index as number,
+    run_id: raw.run_id as string,
+    data: Buffer.from(raw.data as Uint8Array).toString('base64'),
+    eof: raw.eof === true || raw.eof === 1,
+    created_at: raw.created_at as number,
+  };
+}
+
 /**
  * A dump in the order both backends write it: the work items and the events (in pages, by key), then each
- * document followed by its history, then the limits; with `counters`, the counter rows last.
+ * document followed by its history, then the limits, then the Workflow World's runs, steps, hooks, waits and
+ * stream chunks (in pages, by key; the chunks unless `chunks` is false); with `counters`, the counter rows last.
  */
 export async function* dumpRecords(
   src: DumpSource,
@@ -224,6 +279,18 @@ export async function* dumpRecords(
     for (const h of await src.history(row)) yield { t: 'history', row: h };
   }
   for (const row of await src.limits()) yield { t: 'limit', row };
+  for (const { table, t, keys } of WORKFLOW_DUMP) {
+    const chunks = t === 'workflow_chunk';
+    if (chunks && options.chunks === false) continue;
+    for await (const raw of pages(
+      (a: WorkflowDumpKey | null, n) => src.workflow(table, a, n),
+      null,
+      (r) => keys.map((k) => r[k] as string | number),
+      chunks ? DUMP_CHUNK_PAGE : DUMP_PAGE,
+    )) {
+      yield chunks ? { t, row: chunkDump(raw) } : ({ t, row: raw } as unknown as WorkflowRowRecord);
+    }
+  }
   if (options.counters) yield* await src.counters();
 }
 
@@ -234,6 +301,11 @@ export function dumpTables(records: DumpRecord[]): {
   docs: DocumentRowDump[];
   history: HistoryRowDump[];
   limits: LimitRowDump[];
+  runs: WorkflowRunRow[];
+  steps: WorkflowStepRow[];
+  hooks: WorkflowHookRow[];
+  waits: WorkflowWaitRow[];
+  chunks: WorkflowChunkRowDump[];
 } {
   const tables = {
     items: [] as WorkItemRowDump[],
@@ -241,13 +313,45 @@ export function dumpTables(records: DumpRecord[]): {
     docs: [] as DocumentRowDump[],
     history: [] as HistoryRowDump[],
     limits: [] as LimitRowDump[],
+    runs: [] as WorkflowRunRow[],
+    steps: [] as WorkflowStepRow[],
+    hooks: [] as WorkflowHookRow[],
+    waits: [] as WorkflowWaitRow[],
+    chunks: [] as WorkflowChunkRowDump[],
   };
   for (const r of records) {
-    if (r.t === 'work_item') tables.items.push(r.row);
-    else if (r.t === 'event') tables.events.push(r.row);
-    else if (r.t === 'document') tables.docs.push(r.row);
-    else if (r.t === 'limit') tables.limits.push(r.row);
-    else tables.history.push(r.row);
+    switch (r.t) {
+      case 'work_item':
+        tables.items.push(r.row);
+        break;
+      case 'event':
+        tables.events.push(r.row);
+        break;
+      case 'document':
+        tables.docs.push(r.row);
+        break;
+      case 'history':
+        tables.history.push(r.row);
+        break;
+      case 'limit':
+        tables.limits.push(r.row);
+        break;
+      case 'workflow_run':
+        tables.runs.push(r.row);
+        break;
+      case 'workflow_step':
+        tables.steps.push(r.row);
+        break;
+      case 'workflow_hook':
+        tables.hooks.push(r.row);
+        break;
+      case 'workflow_wait':
+        tables.waits.push(r.row);
+        break;
+      case 'workflow_chunk':
+        tables.chunks.push(r.row);
+        break;
+    }
   }
   return tables;
 }

@@ -67,10 +67,17 @@ export function formatVerify(r: VerifyResult): string {
       c.counters || c.work_items + c.documents > 0
         ? `; ${plural(c.work_items, 'work item')} and ${plural(c.documents, 'document')} (${plural(c.history, 'version')}) match the log`
         : '';
+    const runs = c.workflow_runs;
+    const world =
+      runs === null
+        ? "; the Workflow World's tables are not checked (@workflow/world, whose rules the check replays, is not installed)"
+        : runs > 0
+          ? `; the Workflow World's tables (${plural(runs, 'run')}, with their steps, hooks and waits) match the log`
+          : '';
     const anchored = r.expected_head
       ? `; the given head #${r.expected_head.position} is still in the log`
       : '';
-    return `ok: ${r.events} events, chain intact${rows}${anchored}${r.anchor ? `\nhead ${r.anchor}` : ''}`;
+    return `ok: ${r.events} events, chain intact${rows}${world}${anchored}${r.anchor ? `\nhead ${r.anchor}` : ''}`;
   }
   const first = r.broken
     ? `BROKEN at event #${r.broken.position}: ${r.broken.reason} (${r.events} events verified before it)`

@@ -41,9 +41,13 @@ export const INSTANCE_COMMANDS = [
   }),
 ];
 
-/** A dump's counts on one line, and the head it holds. */
+/** A dump's counts on one line (a Workflow World's when it has one), and the head it holds. */
 const counts = (r: Moved) =>
-  `${r.work_items} work items, ${r.events} events, ${r.documents} documents (${r.history} versions)`;
+  `${r.work_items} work items, ${r.events} events, ${r.documents} documents (${r.history} versions)${
+    r.workflow_runs > 0 || r.workflow_chunks > 0
+      ? `, Workflow World: ${r.workflow_runs} runs (${r.workflow_steps} steps, ${r.workflow_hooks} hooks, ${r.workflow_waits} waits), ${r.workflow_chunks} stream chunks`
+      : ''
+  }`;
 const head = (r: Moved) => (r.anchor ? `\nhead ${r.anchor}` : '');
 
 export const INSTANCE_GROUP_COMMANDS = [

@@ -779,13 +779,38 @@ export interface LimitRowDump extends LimitRow {
   window_count: number;
 }
 
+/** A chunk of a Workflow SDK World's byte stream as a dump holds it: its row, the bytes in base64. */
+export interface WorkflowChunkRowDump {
+  /** The stream's name. */
+  name: string;
+  /** The row's dense, 0-based position in its stream. */
+  chunk_index: number;
+  /** The run the stream is filed under. */
+  run_id: string;
+  /** The chunk's bytes, base64 (empty for a close). */
+  data: string;
+  /** Whether this row is the stream's close. */
+  eof: boolean;
+  /** When it was written (epoch ms). */
+  created_at: number;
+}
+
 /** One record of a portable instance dump; events keep their exact stored data text and hashes. */
 export type DumpRecord =
   | { t: 'work_item'; row: WorkItemRowDump }
   | { t: 'event'; row: StoredEvent }
   | { t: 'document'; row: DocumentRowDump }
   | { t: 'history'; row: HistoryRowDump }
-  | { t: 'limit'; row: LimitRowDump };
+  | { t: 'limit'; row: LimitRowDump }
+  | WorkflowRowRecord
+  | { t: 'workflow_chunk'; row: WorkflowChunkRowDump };
+
+/** A row of a Workflow SDK World's runs, steps, hooks or waits, as a dump holds it (verbatim). */
+export type WorkflowRowRecord =
+  | { t: 'workflow_run'; row: WorkflowRunRow }
+  | { t: 'workflow_step'; row: WorkflowStepRow }
+  | { t: 'workflow_hook'; row: WorkflowHookRow }
+  | { t: 'workflow_wait'; row: WorkflowWaitRow };
 
 /**
  * A row kept beside the rows and the log, derived from them, for verify to check: a backend whose head is not
@@ -802,6 +827,8 @@ export type CounterRecord =
 export interface DumpOptions {
   /** Also yield the counter rows (after everything else), for verify. @default false */
   counters?: boolean;
+  /** Yield the chunks of the Workflow World's streams (verify has nothing to check them against). @default true */
+  chunks?: boolean;
 }
 
 /**

@@ -1,7 +1,8 @@
 // The integrity checker: from every record of an instance (as a backend's dump yields them) it checks the
 // event hash chain, each document and kept history entry against its state_committed events, each work item
-// against the fold of its events, and the rows that name event positions against the real head. A pure
-// function of the records, so verify (on every backend) and instance import judge alike.
+// against the fold of its events, a Workflow World's runs, steps, hooks and waits against the fold of its
+// events (workflow-integrity.ts, loaded when there are any), and the rows that name event positions against
+// the real head. A pure function of the records, so verify (on every backend) and instance import judge alike.
 
 import { InvalidInputError } from '../errors.js';
 import type {
@@ -14,6 +15,7 @@ import type {
   WorkItemRowDump,
 } from './backend.js';
 import { holderProblem, RUN_RECORD_TYPES, readRecord } from './codecs/run-records.js';
+import { WORKFLOW_EVENT } from './codecs/workflow-events.js';
 import { computeEventHash, GENESIS_HASH } from './hash.js';
 import { applyMergePatch, canonicalJson, contentHash } from './json.js';
 import { toIso } from './time.js';
@@ -27,6 +29,7 @@ import type {
 } from './types.js';
 import { WORK_ITEM_STATUSES } from './types.js';
 import { expandBatchEvent, ITEM_TYPE_OF_BATCH, isTerminal } from './work-rules.js';
+import type { WorkflowFold } from './workflow-integrity.js';
 
 /** An event position and its hash, as `verify`, `instance export` and the dashboard stamp print it. */
 export interface HeadAnchor {
@@ -66,6 +69,10 @@ export function formatHeadAnchor(head: HeadAnchor | null): string | null {
 
 /** Everything a dump or a verify snapshot yields. */
 export type InstanceRecord = DumpRecord | CounterRecord;
+
+/** Whether `r` belongs to a Workflow SDK World (its events or its rows), which only the World's fold checks. */
+const isWorkflowRecord = (r: InstanceRecord): boolean =>
+  r.t === 'event' ? r.row.type === WORKFLOW_EVENT : r.t.startsWith('workflow_') && r.t !== 'workflow_chunk';
 
 /** What an `IntegrityChecker` checks besides the hash chain, and how many problems it keeps. */
 export interface IntegrityOptions {
@@ -166,8 +173,9 @@ const when = (ms: number | null | undefined): Json => (ms === null || ms === und
  *
  * What it cannot see: a lease's expiry and `updated_at` (heartbeats write no event), a work item's payload,
  * max_attempts and not_before when its enqueued event predates `payload_hash`, a history entry's
- * provenance, override and request hash, a document's `forked_from`, and history removed from the oldest
- * end (retention does that). A log rewritten from its first changed event on, hashes included, is
+ * provenance, override and request hash, a document's `forked_from`, history removed from the oldest end
+ * (retention does that), a World hook's owner fields, and a World's stream chunks (in no event). A World's
+ * tables are checked only once `loadWorkflowCheck` has loaded their check. A log rewritten from its first changed event on, hashes included, is
  * consistent: only a head kept elsewhere (`head`) shows it.
  */
 export class IntegrityChecker {
@@ -205,6 +213,10 @@ export class IntegrityChecker {
   #hasCounters = false;
   /** The rows of work_item_blockers, when the records carry them. */
   #edges: Array<{ blocker: string; item: string }> | null = null;
+  /** The fold of a Workflow World's events, once loaded (`loadWorkflowCheck`). */
+  #world: WorkflowFold | null = null;
+  /** World records came that no fold checked. */
+  #worldUnchecked = false;
 
   constructor(options: IntegrityOptions = {}) {
     this.#anchor = options.head ?? null;
@@ -215,6 +227,35 @@ export class IntegrityChecker {
   /** Events checked so far. */
   get events(): number {
     return this.#scanned;
+  }
+
+  /**
+   * Loads the check of a Workflow SDK World's tables (its runs, steps, hooks and waits against its
+   * `workflow_event` events, replayed through the World's rules), which needs @workflow/world, an optional
+   * peer dependency. Call it before adding the first World record (`checkRecords` does); without it, or
+   * without the package, World records are left unchecked (`checked.workflow_runs` is null). Returns whether
+   * the check is loaded.
+   */
+  async loadWorkflowCheck(): Promise<boolean> {
+    if (this.#world !== null) return true;
+    if (!this.#rows) return false;
+    let mod: typeof import('./workflow-integrity.js');
+    try {
+      mod = await import('./workflow-integrity.js');
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException | null)?.code;
+      if (
+        (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') &&
+        String((err as Error).message).includes('@workflow/world')
+      )
+        return false;
+      throw err;
+    }
+    this.#world = new mod.WorkflowFold({
+      report: (problem, table, key, message, extra) => this.#report(problem, table, key, message, extra),
+      differs: (table, key, field, expected, actual) => this.#differs(table, key, field, expected, actual),
+    });
+    return true;
   }
 
   #report(
@@ -297,6 +338,15 @@ export class IntegrityChecker {
       case 'blocker_edges':
         this.#edges = r.row.edges;
         break;
+      case 'workflow_run':
+      case 'workflow_step':
+      case 'workflow_hook':
+      case 'workflow_wait':
+        if (!this.#rows) break;
+        if (this.#world) this.#world.row(r);
+        else this.#worldUnchecked = true;
+        break;
+      // Stream chunks are in no event: nothing to check them against.
     }
   }
 
@@ -362,7 +412,12 @@ export class IntegrityChecker {
     const isBatch = e.work_item_id === null && ITEM_TYPE_OF_BATCH[e.type] !== undefined;
     const isLimit = e.type === 'work_limit_set' || e.type === 'work_limit_removed';
     const isRecord = e.work_item_id !== null && RUN_RECORD_TYPES.includes(e.type);
-    if (e.type !== 'state_committed' && !isItem && !isBatch && !isLimit && !isRecord) return;
+    const isWorld = e.type === WORKFLOW_EVENT;
+    if (e.type !== 'state_committed' && !isItem && !isBatch && !isLimit && !isRecord && !isWorld) return;
+    if (isWorld && this.#world === null) {
+      this.#worldUnchecked = true;
+      return;
+    }
     let data: unknown;
     try {
       data = JSON.parse(e.data);
@@ -374,6 +429,7 @@ export class IntegrityChecker {
       return;
     }
     if (e.type === 'state_committed') this.#stateCommitted(e, data);
+    else if (isWorld) this.#world?.event(e, data);
     else if (isLimit) this.#limitEvent(e, data);
     else if (isRecord) this.#runRecord(e, e.work_item_id as string, data);
     else if (isBatch) {
@@ -667,11 +723,14 @@ export class IntegrityChecker {
         { field: 'position', expected: this.#anchor!.position, actual: this.#broken.position },
       );
     }
+    let workflowRuns: number | null = 0;
     if (this.#rows) {
       this.#checkItems();
       this.#checkLimits();
       this.#checkDocuments();
       if (this.#edges !== null) this.#checkEdges(this.#edges);
+      if (this.#world) workflowRuns = this.#world.finish();
+      else if (this.#worldUnchecked) workflowRuns = null;
     }
     if (this.#hasCounters) this.#checkCounters();
     const anchorOk = this.#anchor === null || this.#anchor.position === 0 || this.#anchorMatches;
@@ -689,6 +748,7 @@ export class IntegrityChecker {
         documents: this.#docRows.length,
         history: this.#historyRows.length,
         counters: this.#hasCounters,
+        workflow_runs: workflowRuns,
       },
       ...(this.#anchor
         ? { expected_head: { position: this.#anchor.position, hash: this.#anchor.hash, matches: anchorOk } }
@@ -1020,7 +1080,12 @@ export async function checkRecords(
   options: IntegrityOptions & { onProgress?: (events: number) => void } = {},
 ): Promise<VerifyResult> {
   const checker = new IntegrityChecker(options);
+  let world = false;
   for await (const r of records) {
+    if (!world && options.rows !== false && isWorkflowRecord(r)) {
+      world = true;
+      await checker.loadWorkflowCheck();
+    }
     checker.add(r);
     if (options.onProgress && r.t === 'event' && checker.events % 10_000 === 0)
       options.onProgress(checker.events);

@@ -1,6 +1,6 @@
 // Moving an instance between backends: a portable JSON Lines dump (work items, events with their
-// chain, documents with full history), and an import that checks it as verify would, loads it verbatim
-// and verifies the result.
+// chain, documents with full history, limits, a Workflow World's runs, steps, hooks, waits and stream
+// chunks), and an import that checks it as verify would, loads it verbatim and verifies the result.
 
 import { once } from 'node:events';
 import { createReadStream, createWriteStream, existsSync } from 'node:fs';
@@ -32,16 +32,52 @@ export interface DumpCounts {
   history: number;
   /** Limits per concurrency key. */
   limits: number;
+  /** A Workflow SDK World's runs. */
+  workflow_runs: number;
+  /** Their steps. */
+  workflow_steps: number;
+  /** Their live hooks. */
+  workflow_hooks: number;
+  /** Their waits. */
+  workflow_waits: number;
+  /** The chunks (and closes) of the World's streams. */
+  workflow_chunks: number;
 }
 
-const emptyCounts = (): DumpCounts => ({ work_items: 0, events: 0, documents: 0, history: 0, limits: 0 });
+const emptyCounts = (): DumpCounts => ({
+  work_items: 0,
+  events: 0,
+  documents: 0,
+  history: 0,
+  limits: 0,
+  workflow_runs: 0,
+  workflow_steps: 0,
+  workflow_hooks: 0,
+  workflow_waits: 0,
+  workflow_chunks: 0,
+});
 const countKey = {
   work_item: 'work_items',
   event: 'events',
   document: 'documents',
   history: 'history',
   limit: 'limits',
-} as const;
+  workflow_run: 'workflow_runs',
+  workflow_step: 'workflow_steps',
+  workflow_hook: 'workflow_hooks',
+  workflow_wait: 'workflow_waits',
+  workflow_chunk: 'workflow_chunks',
+} as const satisfies Record<DumpRecord['t'], keyof DumpCounts>;
+
+/** Counts a dump written before them has no trailer entry for (and no records of): 0. */
+const LATER_COUNTS: ReadonlySet<keyof DumpCounts> = new Set([
+  'limits',
+  'workflow_runs',
+  'workflow_steps',
+  'workflow_hooks',
+  'workflow_waits',
+  'workflow_chunks',
+]);
 
 /**
  * Writes every row of the instance, from one snapshot, to `path` (JSON Lines: a header, the records, a
@@ -171,8 +207,8 @@ export async function readDump(
   if (!header) fail(path, n, 'empty file');
   if (!trailer) fail(path, n, 'truncated: no end record');
   for (const k of Object.keys(counts) as Array<keyof DumpCounts>) {
-    // A dump written before limits were dumped has no count of them (and no limit records).
-    const said = trailer[k] ?? (k === 'limits' ? 0 : undefined);
+    // A dump written before limits, or the World's tables, were dumped has no count of them (and no records).
+    const said = trailer[k] ?? (LATER_COUNTS.has(k) ? 0 : undefined);
     if (counts[k] !== said)
       fail(path, n, `truncated or edited: ${counts[k]} ${k}, the end record says ${said}`);
   }

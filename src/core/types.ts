@@ -476,8 +476,15 @@ export interface IntegrityProblem {
     | 'event_heads'
     | 'event_streams'
     | 'work_item_blockers'
-    | 'work_limits';
-  /** The row: `#position` for events, the item id, `kind/id`, `kind/id@seq`, the stream name. */
+    | 'work_limits'
+    | 'workflow_runs'
+    | 'workflow_steps'
+    | 'workflow_hooks'
+    | 'workflow_waits';
+  /**
+   * The row: `#position` for events, the item id, `kind/id`, `kind/id@seq`, the stream name; a World run's
+   * or hook's id, `runId/stepId` for a step, `runId/correlationId` for a wait.
+   */
   key: string;
   /** The column that differs, when one does. */
   field?: string;
@@ -506,8 +513,19 @@ export interface VerifyResult {
   /** Problems found, in the order found (at most 1000; `problem_count` counts them all). */
   problems: IntegrityProblem[];
   problem_count: number;
-  /** How many rows were checked against the log; `counters` is true when the backend keeps counter rows. */
-  checked: { events: number; work_items: number; documents: number; history: number; counters: boolean };
+  /**
+   * How many rows were checked against the log; `counters` is true when the backend keeps counter rows.
+   * `workflow_runs` counts a Workflow World's runs checked (with their steps, hooks and waits); null when the
+   * instance has World events or rows but @workflow/world, whose rules the check replays, is not installed.
+   */
+  checked: {
+    events: number;
+    work_items: number;
+    documents: number;
+    history: number;
+    counters: boolean;
+    workflow_runs: number | null;
+  };
   /** The head given to verify, and whether the log still holds it unchanged. */
   expected_head?: { position: number; hash: string; matches: boolean };
 }

@@ -87,6 +87,12 @@ export interface CreateEventInput {
   attrSetRecorded?: boolean;
   /** The owner fields of the hooks this World creates. */
   hookOwner: HookOwner;
+  /**
+   * The request is an event already in the log, replayed to fold the entities it left (verify's check of
+   * the World's tables, src/core/workflow-integrity.ts): what only a new request is checked for — a client's
+   * run id minted near now — is not checked again, since a `run_started` may have created the run without it.
+   */
+  replay?: boolean;
 }
 
 /** What one `events.create` does: the events to append in order, entity writes, removals, the reply. */
@@ -297,7 +303,7 @@ function newRun(cx: Context, seed: RunSeed): WorkflowRun {
 /** `run_created`: a new pending run; a second for the same id is a conflict (the SDK treats it as done). */
 function runCreated(cx: Context, r: RequestOf<'run_created'>): CreateEventDecision {
   if (cx.run !== null) throw new EntityConflictError(`Workflow run "${cx.runId}" already exists`);
-  checkRunId(cx.runId, cx.now);
+  if (cx.replay !== true) checkRunId(cx.runId, cx.now);
   const run = newRun(cx, r.eventData);
   return { events: [draft(cx, r)], run: { op: 'insert', value: run }, removals: [], reply: { run } };
 }

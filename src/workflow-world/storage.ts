@@ -119,7 +119,8 @@ const storable = (value: unknown, path = true): value is string => idProblem(val
 
 const ms = (d: Date | undefined): number => (d instanceof Date ? d.getTime() : 0);
 
-function runRow(run: WorkflowRun): WorkflowRunRow {
+/** The row events.create writes for this entity (its columns, and its body as the codec encodes it). */
+export function runRow(run: WorkflowRun): WorkflowRunRow {
   return {
     run_id: run.runId,
     workflow_name: run.workflowName,
@@ -130,7 +131,8 @@ function runRow(run: WorkflowRun): WorkflowRunRow {
   };
 }
 
-function stepRow(step: Step): WorkflowStepRow {
+/** The row events.create writes for this entity (its columns, and its body as the codec encodes it). */
+export function stepRow(step: Step): WorkflowStepRow {
   return {
     run_id: step.runId,
     step_id: step.stepId,
@@ -141,7 +143,8 @@ function stepRow(step: Step): WorkflowStepRow {
   };
 }
 
-function hookRow(hook: Hook): WorkflowHookRow {
+/** The row events.create writes for this entity (its columns, and its body as the codec encodes it). */
+export function hookRow(hook: Hook): WorkflowHookRow {
   return {
     hook_id: hook.hookId,
     run_id: hook.runId,
@@ -152,7 +155,7 @@ function hookRow(hook: Hook): WorkflowHookRow {
 }
 
 /** A wait's row: keyed by its run and its events' correlationId (the wait's id is `<runId>-<correlationId>`). */
-function waitRow(wait: Wait, correlationId: string): WorkflowWaitRow {
+export function waitRow(wait: Wait, correlationId: string): WorkflowWaitRow {
   return {
     run_id: wait.runId,
     correlation_id: correlationId,

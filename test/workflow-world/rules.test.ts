@@ -198,6 +198,19 @@ describe('run_created', () => {
     expect(thrown(() => decide({ runId: 'wrun_ü|+', request: runCreatedRequest })).status).toBe(400);
   });
 
+  it("replaying a logged run_created (verify's fold) does not check its run id again: a run_started may have made it", () => {
+    // run_started with the run's data creates any id, and logs a run_created for it.
+    const started = decide({
+      runId: 'wrun_ü|+',
+      request: { eventType: 'run_started', eventData: runCreatedRequest.eventData },
+    });
+    expect(started.events.map((e) => e.eventType)).toEqual(['run_created', 'run_started']);
+    const replayed = decide({ runId: 'wrun_ü|+', request: runCreatedRequest, replay: true });
+    expect(replayed.run!.value).toMatchObject({ runId: 'wrun_ü|+', status: 'pending' });
+    const old = decide({ runId: runIdAt(NOW - 48 * HOUR), request: runCreatedRequest, replay: true });
+    expect(old.run!.value.status).toBe('pending');
+  });
+
   it('refuses reserved ($) attributes unless allowed, with a 400', () => {
     const request = (allow: boolean) => ({
       ...runCreatedRequest,

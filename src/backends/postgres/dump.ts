@@ -4,7 +4,7 @@
 import type { CounterRecord, DumpOptions, DumpRecord } from '../../core/backend.js';
 import { GENESIS_HASH } from '../../core/hash.js';
 import { InvalidInputError, storeClosedError } from '../../errors.js';
-import { DUMP_COLUMNS, dumpRecords, dumpTables } from '../shared.js';
+import { DUMP_COLUMNS, dumpRecords, dumpTables, WORKFLOW_DUMP } from '../shared.js';
 import { type PostgresConnection, recordset, type Tx } from './connection.js';
 import type { PgClient } from './driver.js';
 
@@ -100,6 +100,16 @@ export async function* dumpRows(
             { t: 'blocker_edges', row: { edges } },
           ];
         },
+        workflow: (table, after, limit) => {
+          const keys = WORKFLOW_DUMP.find((w) => w.table === table)!.keys.join(', ');
+          const from =
+            after === null ? '' : `AND (${keys}) > (${after.map((_, i) => `$${i + 3}`).join(', ')})`;
+          return query(
+            `SELECT ${DUMP_COLUMNS[table].join(', ')} FROM ${t[table]} WHERE instance = $1 ${from}
+             ORDER BY ${keys} LIMIT $2`,
+            [conn.instance, limit, ...(after ?? [])],
+          );
+        },
       },
       options,
     );
@@ -146,7 +156,7 @@ async function insertChunks<T>(
 /** Loads dump records verbatim into an empty instance, in one transaction. */
 export async function loadRows(conn: PostgresConnection, records: DumpRecord[]): Promise<void> {
   const t = conn.names;
-  const { items, events, docs, history, limits } = dumpTables(records);
+  const { items, events, docs, history, limits, runs, steps, hooks, waits, chunks } = dumpTables(records);
   await conn.transaction(async (tx) => {
     // The event head first: writers of this instance wait until the load commits (or rolls back).
     await tx.query(
@@ -158,7 +168,12 @@ export async function loadRows(conn: PostgresConnection, records: DumpRecord[]):
       `SELECT (SELECT count(*) FROM ${t.work_items} WHERE instance = $1)
             + (SELECT count(*) FROM ${t.events} WHERE instance = $1)
             + (SELECT count(*) FROM ${t.documents} WHERE instance = $1)
-            + (SELECT count(*) FROM ${t.work_limits} WHERE instance = $1) AS n`,
+            + (SELECT count(*) FROM ${t.work_limits} WHERE instance = $1)
+            + (SELECT count(*) FROM ${t.workflow_runs} WHERE instance = $1)
+            + (SELECT count(*) FROM ${t.workflow_steps} WHERE instance = $1)
+            + (SELECT count(*) FROM ${t.workflow_hooks} WHERE instance = $1)
+            + (SELECT count(*) FROM ${t.workflow_waits} WHERE instance = $1)
+            + (SELECT count(*) FROM ${t.workflow_stream_chunks} WHERE instance = $1) AS n`,
       [conn.instance],
     );
     if ((used.rows[0]?.n ?? 0) > 0) {
@@ -251,6 +266,52 @@ export async function loadRows(conn: PostgresConnection, records: DumpRecord[]):
          window_count int, created_at bigint, updated_at bigint`,
        )}`,
       (l) => ({ ...l, window_start: l.window_start ?? 0, window_count: l.window_count ?? 0 }),
+    );
+    // The Workflow World's rows, verbatim; stream chunks with their bytes from base64.
+    await insertChunks(
+      tx,
+      conn,
+      runs,
+      `INSERT INTO ${t.workflow_runs} (instance, ${DUMP_COLUMNS.workflow_runs.join(', ')})
+       SELECT $1, ${DUMP_COLUMNS.workflow_runs.join(', ')}
+       FROM ${recordset('$2', 'run_id text, workflow_name text, status text, created_at bigint, updated_at bigint, body text')}`,
+      (r) => ({ ...r }),
+    );
+    await insertChunks(
+      tx,
+      conn,
+      steps,
+      `INSERT INTO ${t.workflow_steps} (instance, ${DUMP_COLUMNS.workflow_steps.join(', ')})
+       SELECT $1, ${DUMP_COLUMNS.workflow_steps.join(', ')}
+       FROM ${recordset('$2', 'run_id text, step_id text, status text, created_at bigint, updated_at bigint, body text')}`,
+      (r) => ({ ...r }),
+    );
+    await insertChunks(
+      tx,
+      conn,
+      hooks,
+      `INSERT INTO ${t.workflow_hooks} (instance, ${DUMP_COLUMNS.workflow_hooks.join(', ')})
+       SELECT $1, ${DUMP_COLUMNS.workflow_hooks.join(', ')}
+       FROM ${recordset('$2', 'hook_id text, run_id text, token text, created_at bigint, body text')}`,
+      (r) => ({ ...r }),
+    );
+    await insertChunks(
+      tx,
+      conn,
+      waits,
+      `INSERT INTO ${t.workflow_waits} (instance, ${DUMP_COLUMNS.workflow_waits.join(', ')})
+       SELECT $1, ${DUMP_COLUMNS.workflow_waits.join(', ')}
+       FROM ${recordset('$2', 'run_id text, correlation_id text, status text, created_at bigint, updated_at bigint, body text')}`,
+      (r) => ({ ...r }),
+    );
+    await insertChunks(
+      tx,
+      conn,
+      chunks,
+      `INSERT INTO ${t.workflow_stream_chunks} (instance, name, chunk_index, run_id, data, eof, created_at)
+       SELECT $1, name, chunk_index, run_id, decode(data, 'base64'), eof, created_at
+       FROM ${recordset('$2', 'name text, chunk_index int, run_id text, data text, eof boolean, created_at bigint')}`,
+      (c) => ({ ...c }),
     );
     // What the writers keep next to the rows: history seqs, stream counters and the chain's head.
     await tx.query(

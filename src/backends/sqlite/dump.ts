@@ -10,7 +10,7 @@ import type {
   WorkItemRowDump,
 } from '../../core/backend.js';
 import { InvalidInputError } from '../../errors.js';
-import { DUMP_COLUMNS, dumpRecords } from '../shared.js';
+import { DUMP_COLUMNS, dumpRecords, WORKFLOW_DUMP } from '../shared.js';
 import { mapSqliteError, type SqliteConnection } from './connection.js';
 import { openSqlite, type SqliteDatabase, type SqliteStatement } from './driver.js';
 
@@ -90,6 +90,15 @@ export async function* dumpRows(
           );
           return [{ t: 'blocker_edges', row: { edges } }];
         },
+        workflow: (table, after, limit) => {
+          const keys = WORKFLOW_DUMP.find((w) => w.table === table)!.keys.join(', ');
+          const from = after === null ? '' : `WHERE (${keys}) > (${after.map(() => '?').join(', ')})`;
+          return all(
+            `SELECT ${DUMP_COLUMNS[table].join(', ')} FROM ${table} ${from} ORDER BY ${keys} LIMIT ?`,
+            ...(after ?? []),
+            limit,
+          );
+        },
       },
       options,
     );
@@ -109,6 +118,13 @@ const EVENT_COLS = DUMP_COLUMNS.events;
 const DOC_COLS = DUMP_COLUMNS.documents;
 const HISTORY_COLS = DUMP_COLUMNS.document_history;
 const LIMIT_COLS = DUMP_COLUMNS.work_limits;
+const CHUNK_COLS = DUMP_COLUMNS.workflow_stream_chunks;
+const WORKFLOW_TABLE = {
+  workflow_run: 'workflow_runs',
+  workflow_step: 'workflow_steps',
+  workflow_hook: 'workflow_hooks',
+  workflow_wait: 'workflow_waits',
+} as const;
 
 const insertSql = (table: string, cols: readonly string[]) =>
   `INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`;
@@ -119,7 +135,9 @@ export function loadRows(conn: SqliteConnection, records: DumpRecord[]): void {
     const counts = conn
       .stmt(
         `SELECT (SELECT COUNT(*) FROM work_items) + (SELECT COUNT(*) FROM events) + (SELECT COUNT(*) FROM documents)
-           + (SELECT COUNT(*) FROM work_limits) AS n`,
+           + (SELECT COUNT(*) FROM work_limits) + (SELECT COUNT(*) FROM workflow_runs)
+           + (SELECT COUNT(*) FROM workflow_steps) + (SELECT COUNT(*) FROM workflow_hooks)
+           + (SELECT COUNT(*) FROM workflow_waits) + (SELECT COUNT(*) FROM workflow_stream_chunks) AS n`,
       )
       .get() as { n: number };
     if (counts.n > 0)
@@ -158,6 +176,22 @@ export function loadRows(conn: SqliteConnection, records: DumpRecord[]): void {
             .stmt(insertSql('work_limits', LIMIT_COLS))
             .run(...LIMIT_COLS.map((c) => r.row[c] ?? (c.startsWith('window_') ? 0 : null)));
           break;
+        case 'workflow_run':
+        case 'workflow_step':
+        case 'workflow_hook':
+        case 'workflow_wait': {
+          const table = WORKFLOW_TABLE[r.t];
+          const row = r.row as unknown as Record<string, unknown>;
+          conn.stmt(insertSql(table, DUMP_COLUMNS[table])).run(...DUMP_COLUMNS[table].map((c) => row[c]));
+          break;
+        }
+        case 'workflow_chunk': {
+          const c = r.row;
+          conn
+            .stmt(insertSql('workflow_stream_chunks', CHUNK_COLS))
+            .run(c.name, c.chunk_index, c.run_id, Buffer.from(c.data, 'base64'), c.eof ? 1 : 0, c.created_at);
+          break;
+        }
         case 'history': {
           const h = r.row;
           conn
