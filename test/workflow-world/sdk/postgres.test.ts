@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestSuite } from '@workflow/world-testing';
 import pg from 'pg';
-import { afterAll } from 'vitest';
-import { WORLD_MODULE } from './world.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { verifyWorldInstance, WORLD_MODULE } from './world.js';
 
 const url = process.env.AGENTSTATE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const schema = `agentstate_wf_suite_${process.pid}`;
@@ -22,3 +22,12 @@ afterAll(async () => {
 });
 
 createTestSuite(WORLD_MODULE);
+
+describe('after the suite', () => {
+  it('verify finds every run, step, hook and wait the suite left in step with the hash chain', async () => {
+    const result = await verifyWorldInstance();
+    expect(result.problems).toEqual([]);
+    expect(result.ok).toBe(true);
+    expect(result.checked.workflow_runs).toBeGreaterThan(10);
+  });
+});
