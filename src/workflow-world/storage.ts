@@ -33,6 +33,7 @@ import {
   encodeWorkflowEntity,
   readWorkflowEvent,
   toTagged,
+  WORKFLOW_ID_CHARS,
   workflowEvent,
   workflowEventSeq,
 } from '../core/codecs/workflow-events.js';
@@ -69,7 +70,7 @@ export interface WorldStorageOptions {
 export const WORKFLOW_REQUEST_BYTES = LIMITS.jsonBytes;
 
 /** The longest id (run, step, hook, wait, token) the storage takes, in characters. */
-export const WORKFLOW_ID_CHARS = 1024;
+export { WORKFLOW_ID_CHARS };
 
 /** The rows a list returns when no limit is given, and the most it returns at once. */
 export const WORKFLOW_PAGE = { default: 100, max: 1000 } as const;
