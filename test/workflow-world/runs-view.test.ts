@@ -1,14 +1,15 @@
 // Seeing a Workflow SDK World's runs (issue 42): runs, steps, hooks, waits and streams written through the
-// World's own storage and streams, then read through the workflow_runs and workflow_run operations, the HTTP
-// API (both backends) and MCP. Newest first with keyset pages, filters by status and workflow, steps paged
-// in creation order, ids with `|`, `+`, spaces and non-ASCII intact, what is left out said (queue messages)
-// or never shown (hook tokens, payloads), and hostile ids refused with INVALID_INPUT before anything is
-// read. The clock is injected.
+// World's own storage and streams, then read through the workflow_runs and workflow_run operations, the CLI
+// (`agentstate runs`, `agentstate runs show`) and the HTTP API, on both backends. Newest first with keyset
+// pages, filters by status and workflow, steps paged in creation order, ids with `|`, `+`, spaces and
+// non-ASCII intact, what is left out said (queue messages) or never shown (hook tokens, payloads), and
+// hostile ids refused with INVALID_INPUT before anything is read. The clock is injected.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Storage } from '@workflow/world';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { runCli as runCliInProcess } from '../../src/cli/program.js';
 import type { Instance } from '../../src/instance/instance.js';
 import { runOperation } from '../../src/service/invoke.js';
 import { getOperation } from '../../src/service/table.js';
@@ -17,7 +18,7 @@ import type { WorldRunDetail, WorldRunSummary } from '../../src/workflow-world/i
 import { createWorldStorage } from '../../src/workflow-world/storage.js';
 import { createWorldStreams } from '../../src/workflow-world/streams.js';
 import { backendsForThisFile } from '../helpers/backends.js';
-import { CLI, cleanEnv } from '../helpers/cli.js';
+import { CLI, cleanEnv, runCli } from '../helpers/cli.js';
 import { PG_URL, postgresForThisFile } from '../helpers/postgres.js';
 import { startTestServer, type TestServer } from '../http/helpers.js';
 
@@ -247,6 +248,89 @@ describe.each(backends)('$name: seeing the World’s runs', (b) => {
         code: 'INVALID_INPUT',
         details: { field: 'after' },
       });
+    }
+  });
+
+  it('agentstate runs / runs show: tables for people, the operation’s result with --json, the error table’s exits', async () => {
+    const { key, inst, runs } = await fresh();
+    const at = b.cliArgs(key);
+    const listed = runCli(['runs', ...at, '--json']);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.json).toEqual(await runOperation(inst, 'workflow_runs', {}));
+    // `runs` alone and `runs list` are the same command.
+    expect(runCli(['runs', 'list', ...at, '--json']).json).toEqual(listed.json);
+    const table = runCli(['runs', ...at]);
+    expect(table.code, table.stderr).toBe(0);
+    const lines = table.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^RUN +STATUS +WORKFLOW +CREATED +ENDED +ERROR$/);
+    expect(lines.slice(1).map((l) => l.split(/ {2,}/).slice(0, 3))).toEqual([
+      [runs.live, 'running', ORDER],
+      [runs.refund, 'failed', REFUND],
+      [runs.order, 'completed', ORDER],
+    ]);
+    expect(lines[2]).toContain('card declined ü [E_CARD]');
+    const failed = runCli(['runs', '--status', 'failed', '--workflow', REFUND, ...at, '--json']);
+    expect((failed.json as WorldRunSummary[]).map((r) => r.run_id)).toEqual([runs.refund]);
+    const page = runCli(['runs', 'list', '-n', '1', '--after', runs.live, ...at]);
+    expect(page.stdout).toMatch(new RegExp(`^${runs.refund} +failed`, 'm'));
+    expect(page.stdout).toContain(`more: agentstate runs list --after "${runs.refund}"`);
+    expect(runCli(['runs', ...at, '--status', 'done']).code).toBe(2);
+
+    const shown = runCli(['runs', 'show', runs.live, ...at, '--json']);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.json).toEqual(await runOperation(inst, 'workflow_run', { run_id: runs.live }));
+    const human = runCli(['runs', 'show', runs.live, ...at]);
+    expect(human.code, human.stderr).toBe(0);
+    expect(human.stdout).toMatch(new RegExp(`^run +${runs.live}$`, 'm'));
+    expect(human.stdout).toMatch(/^status +running$/m);
+    expect(human.stdout).toMatch(/^STEP +NAME +STATUS +ATTEMPT +CREATED +ENDED +ERROR$/m);
+    expect(human.stdout).toMatch(/^step\|ü\+1 φ +step\/\/\.\/src\/ordér\/\/charge +completed +1 /m);
+    expect(human.stdout).toContain('carrier down');
+    expect(human.stdout).toMatch(/^hook\|ä\+1 +\d{4}-\d\d-\d\d \d\d:\d\d:\d\d +no$/m);
+    expect(human.stdout).toMatch(/^strm\|ü\+1 φ +2 +yes$/m);
+    expect(human.stdout).toContain('not shown: its queue messages');
+    expect(human.stdout).not.toContain('secret-token');
+    // A step id the World takes may hold characters a terminal acts on (a CSI, a right-to-left override):
+    // a table shows them escaped, --json as they are.
+    const evil = await createWorldStorage(inst).events.create(runs.live, {
+      eventType: 'step_created',
+      correlationId: 'evil\u009b2J\u202etxt.exe',
+      eventData: { stepName: 'x', input: bytes(0) },
+    });
+    expect(evil.step?.stepId).toBe('evil\u009b2J\u202etxt.exe');
+    const escaped = runCli(['runs', 'show', runs.live, ...at]);
+    expect(escaped.stdout).toContain('evil\\u{9b}2J\\u{202e}txt.exe');
+    expect(escaped.stdout).not.toMatch(/[\u009b\u202e]/);
+    const raw = runCli(['runs', 'show', runs.live, ...at, '--json']);
+    expect((raw.json as WorldRunDetail).steps.map((x) => x.step_id)).toContain('evil\u009b2J\u202etxt.exe');
+    const steps = runCli(['runs', 'show', runs.live, '--after', STEP_1, '--limit', '1', ...at, '--json']);
+    expect((steps.json as WorldRunDetail).steps.map((s) => s.step_id)).toEqual([STEP_2]);
+
+    const missing = runCli(['runs', 'show', 'wrun_01NONE', ...at]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/no workflow run "wrun_01NONE" \[NOT_FOUND\]/);
+    for (const id of HOSTILE.filter((h) => h !== '')) {
+      const r = runCli(['runs', 'show', id, ...at]);
+      expect(r.code, `${id.slice(0, 20)}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toMatch(/run_id .*\[INVALID_INPUT\]/);
+      expect(r.stderr.length).toBeLessThan(600);
+    }
+    const asJson = runCli(['runs', 'show', '__proto__', ...at, '--json']);
+    expect(asJson.errorJson).toMatchObject({ error: { code: 'INVALID_INPUT', field: 'run_id' } });
+    expect(runCli(['runs', 'list', '--after', '../x', ...at]).code).toBe(2);
+  });
+
+  it('a NUL in an id (no process receives one in argv) is INVALID_INPUT, exit 2, through the CLI in process', async () => {
+    const { key } = await fresh();
+    const err = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    const out = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
+    try {
+      expect(await runCliInProcess(['runs', 'show', 'a\u0000b', ...b.cliArgs(key)])).toBe(2);
+      expect(String(err.mock.calls.at(-1)?.[0])).toMatch(/run_id .*\[INVALID_INPUT\]/);
+    } finally {
+      err.mockRestore();
+      out.mockRestore();
+      process.exitCode = undefined;
     }
   });
 });
