@@ -297,9 +297,9 @@ export async function countWorkflowStatuses(
   // instance's range of their primary key (as the work items' gauges are counted), once per metrics scrape.
   const t = conn.names;
   const res = await conn.query<{ what: 'runs' | 'steps'; status: string; count: number }>(
-    `SELECT 'runs' AS what, status, COUNT(*)::int AS count FROM ${t.workflow_runs} WHERE instance = $1 GROUP BY status
+    `SELECT 'runs' AS what, status, COUNT(*) AS count FROM ${t.workflow_runs} WHERE instance = $1 GROUP BY status
      UNION ALL
-     SELECT 'steps', status, COUNT(*)::int FROM ${t.workflow_steps} WHERE instance = $1 GROUP BY status
+     SELECT 'steps', status, COUNT(*) FROM ${t.workflow_steps} WHERE instance = $1 GROUP BY status
      ORDER BY what, status`,
     [conn.instance],
   );
