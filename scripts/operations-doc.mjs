@@ -13,6 +13,7 @@ const GROUPS = {
   files: 'State files',
   reports: 'Reports',
   instance: 'Instances',
+  workflow: 'Workflow SDK runs',
 };
 
 function type(s) {

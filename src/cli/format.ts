@@ -213,3 +213,30 @@ export function formatRecord(r: RunRecord): string {
       return `  -  reset  ${name}  from place ${r.from_seq}  by ${r.actor ?? 'unknown'} (${r.actor_kind})${r.reason ? `: ${JSON.stringify(r.reason)}` : ''}`;
   }
 }
+
+/**
+ * A value as one table cell: characters a terminal would act on (C0 and C1 controls, line and paragraph
+ * separators, bidirectional overrides) written as `\u{…}`, and, past `max` characters, cut with an ellipsis.
+ */
+export function cell(value: string, max = Number.POSITIVE_INFINITY): string {
+  const safe = value.replace(
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: these are the characters escaped
+    /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/g,
+    (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`,
+  );
+  return safe.length > max ? `${safe.slice(0, max - 1)}…` : safe;
+}
+
+/** Rows under a header, each column as wide as its widest cell, two spaces apart (the last one not padded). */
+export function table(header: readonly string[], rows: ReadonlyArray<readonly string[]>): string {
+  const widths = header.map((h, k) => Math.max(h.length, ...rows.map((r) => (r[k] ?? '').length)));
+  const line = (r: readonly string[]) =>
+    r
+      .map((c, k) => (k === r.length - 1 ? c : c.padEnd(widths[k]!)))
+      .join('  ')
+      .trimEnd();
+  return [line(header), ...rows.map(line)].join('\n');
+}
+
+/** An ISO time as a table shows it (`2026-01-15 12:00:00`, UTC), or `—` for none. */
+export const when = (iso: string | null): string => (iso ? iso.replace('T', ' ').slice(0, 19) : '—');

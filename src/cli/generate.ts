@@ -36,6 +36,8 @@ export interface CliCommand<R = never> {
   op: string;
   /** The help line [default: the operation's description]. */
   description?: string;
+  /** The group's command when it is given none (`agentstate runs` runs `runs list`). */
+  isDefault?: boolean;
   /** Per field: more about its flag, or `false` when it is no flag (the command fills it in). */
   flags?: Record<string, FlagSpec | string | false>;
   /** Only these fields are flags [default: every field the positionals do not fill]. */
@@ -182,7 +184,9 @@ export function addCommands(parent: Command, commands: ReadonlyArray<CliCommand<
     const positionals = [...c.usage.matchAll(/[<[]([a-z][a-z0-9-]*)(\.\.\.)?[>\]]/g)].map(
       (m) => c.args?.[m[1]!] ?? snake(m[1]!),
     );
-    const command = parent.command(c.usage).description(c.description ?? helpLine(op.description));
+    const command = parent
+      .command(c.usage, c.isDefault ? { isDefault: true } : {})
+      .description(c.description ?? helpLine(op.description));
     const fields: Array<[field: string, key: string]> = [];
     for (const [field, s] of Object.entries(props)) {
       const own = c.flags?.[field];

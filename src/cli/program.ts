@@ -11,6 +11,7 @@ import { type GlobalOpts, Output } from './context.js';
 import { addEventCommands } from './event-commands.js';
 import { addInstanceCommands } from './instance-commands.js';
 import { addMcpCommand } from './mcp-command.js';
+import { addRunsCommands } from './runs-commands.js';
 import { addScheduleCommands } from './schedule-commands.js';
 import { addServeCommand } from './serve-command.js';
 import { addSessionCommands } from './session-commands.js';
@@ -80,6 +81,7 @@ export function buildProgram(): Command {
   addServeCommand(program);
   addAuthCommands(program);
   addCallCommand(program);
+  addRunsCommands(program);
   addWorkflowCommands(program);
   return program;
 }

@@ -542,6 +542,11 @@ export interface WorkflowStreamBackend {
   info(name: string): Promise<StreamState>;
   /** The names of the streams filed under `run_id` (by the write that created each), in name order. */
   names(run_id: string): Promise<string[]>;
+  /**
+   * The streams filed under `run_id` with their state (as `info` gives it), in name order, at most `limit`:
+   * what a person looking at the run is shown (how many chunks each holds, whether it was closed).
+   */
+  states(q: { run_id: string; limit: number }): Promise<Array<StreamState & { name: string }>>;
 }
 
 /**
@@ -672,6 +677,14 @@ export interface WorkflowCreateQuery {
   decide(read: WorkflowCreateRead): WorkflowCreatePlan;
 }
 
+/** How many rows of a World table are in one status. */
+export interface WorkflowStatusCount {
+  /** The status. */
+  status: string;
+  /** Rows in it. */
+  count: number;
+}
+
 /** A keyset page: rows after `after` (the last row a page showed) in the list's order, at most `limit`. */
 export interface WorkflowPage<K> {
   /** The last row of the previous page (its keys), or null for the first page. */
@@ -718,6 +731,12 @@ export interface WorkflowRunBackend {
   listHooks(
     q: { run_id: string | null } & WorkflowPage<{ created_at: number; id: string }>,
   ): Promise<WorkflowHookRow[]>;
+  /** A run's waits (until the run ends, which deletes them) in (created_at, correlation_id) order. */
+  listWaits(
+    q: { run_id: string } & WorkflowPage<{ created_at: number; id: string }>,
+  ): Promise<WorkflowWaitRow[]>;
+  /** How many runs, and how many steps of every run, are in each status (statuses with none left out). */
+  countStatuses(): Promise<{ runs: WorkflowStatusCount[]; steps: WorkflowStatusCount[] }>;
   /** A run's events in stream_seq order, after `after` (a stream_seq). */
   listEvents(q: { run_id: string } & WorkflowPage<number>): Promise<EventRecord[]>;
   /** The run's `seq`-th event, or null. */

@@ -211,8 +211,11 @@ export interface OperationContext {
   role: string | null;
 }
 
-/** The area an operation of the service table belongs to, for grouping in help, tool lists and routes. */
-export type OperationGroup = 'work' | 'events' | 'documents' | 'files' | 'reports' | 'instance';
+/**
+ * The area an operation of the service table belongs to, for grouping in help, tool lists and routes
+ * (`workflow`: the runs of a Workflow SDK World kept in the store).
+ */
+export type OperationGroup = 'work' | 'events' | 'documents' | 'files' | 'reports' | 'instance' | 'workflow';
 
 /**
  * An operation of the service table (src/service/): the one description every edge (CLI, workflows, MCP

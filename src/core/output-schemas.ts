@@ -277,3 +277,55 @@ export const VERIFY_RESULT: JsonSchema = {
 
 /** Results whose shape belongs to another module (scaffold, dashboard, retro, file views): any object. */
 export const OBJECT: JsonSchema = { type: 'object', additionalProperties: true };
+
+const WORLD_ERROR = nullable(obj({ message: strOrNull, code: strOrNull }));
+
+const WORLD_RUN_FIELDS = {
+  run_id: str,
+  workflow_name: str,
+  status: str,
+  created_at: str,
+  updated_at: str,
+  started_at: strOrNull,
+  completed_at: strOrNull,
+  error: WORLD_ERROR,
+} satisfies Record<string, JsonSchema>;
+
+/** A Workflow SDK World run as `workflow_runs` lists it. */
+export const WORKFLOW_RUN_SUMMARY: JsonSchema = obj(WORLD_RUN_FIELDS);
+
+export const WORKFLOW_RUN_SUMMARIES: JsonSchema = list(WORKFLOW_RUN_SUMMARY);
+
+/**
+ * `workflow_run`: the run (not its input or output), a page of its steps, its live hooks (not their tokens),
+ * its waits, its streams with their chunk counts, and the parts not shown with why.
+ */
+export const WORKFLOW_RUN_DETAIL: JsonSchema = obj({
+  run: obj({
+    ...WORLD_RUN_FIELDS,
+    deployment_id: strOrNull,
+    spec_version: intOrNull,
+    expired_at: strOrNull,
+    attributes: { type: 'object', additionalProperties: str },
+  }),
+  steps: list(
+    obj({
+      step_id: str,
+      step_name: strOrNull,
+      status: str,
+      attempt: int,
+      created_at: str,
+      updated_at: str,
+      started_at: strOrNull,
+      completed_at: strOrNull,
+      retry_after: strOrNull,
+      error: WORLD_ERROR,
+    }),
+  ),
+  hooks: list(obj({ hook_id: str, created_at: str, is_webhook: bool })),
+  waits: list(
+    obj({ wait_id: str, status: str, created_at: str, resume_at: strOrNull, completed_at: strOrNull }),
+  ),
+  streams: list(obj({ name: str, chunks: int, done: bool })),
+  not_included: list(obj({ part: str, reason: str })),
+});

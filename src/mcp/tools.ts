@@ -54,6 +54,7 @@ const WRAP: Record<string, string> = {
   get_document: 'document',
   read_events: 'events',
   list_steps: 'records',
+  workflow_runs: 'runs',
 };
 
 /**

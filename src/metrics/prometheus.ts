@@ -1,12 +1,14 @@
 // Prometheus metrics of agentstate instances: the queue (items by status and kind, attempts and retries,
 // the oldest ready item's age, expired and expiring leases, items blocked behind a failure, claim→resolve
-// durations per kind), the event log's head and the documents. Read from the store at scrape time (so every
+// durations per kind), the event log's head, the documents, and a Workflow SDK World's runs and steps by
+// status. Read from the store at scrape time (so every
 // process of every machine is counted, not only this one's calls) and written in the exposition format by
 // prom-client, which is loaded only here. Two things the store does not keep are this process's own: the
 // last verify it ran (with `serve --verify-every`, on a schedule) and the document commits and conflicts
 // made through it (counters that restart at 0 with the process, as Prometheus counters do). No label names an item: labels are the instance, the status and
 // the kind (the most frequent MAX_KINDS kinds; the rest summed as kind "_other").
 import { RUN_STREAM_TYPES } from '../core/codecs/run-records.js';
+import { WORKFLOW_RUN_STATUSES, WORKFLOW_STEP_STATUSES } from '../core/codecs/workflow-events.js';
 import type { Instance } from '../instance/instance.js';
 
 /** Upper bounds (seconds) of the claim→resolve duration histogram. */
@@ -99,6 +101,14 @@ function families(): Record<string, Family> {
       'Records of durable runs in the log, by type: steps completed and failed, sleeps, waits begun and ended, signals sent, resets.',
       'counter',
     ),
+    workflowRuns: f(
+      'agentstate_workflow_runs',
+      'Runs of the Workflow SDK World kept in the store, by status (every status the SDK has, 0 when none).',
+    ),
+    workflowSteps: f(
+      'agentstate_workflow_steps',
+      'Steps of those runs, by status (every status the SDK has, 0 when none).',
+    ),
     verifyOk: f(
       'agentstate_verify_ok',
       'Whether the last verify this process ran found no problem (1) or some (0); absent before one.',
@@ -138,7 +148,7 @@ function add(f: Family, labels: Record<string, string>, value: number, metricNam
 
 async function collect(fam: Record<string, Family>, name: string, inst: Instance): Promise<void> {
   const now = inst.clock();
-  const [stats, head, docs, records] = await Promise.all([
+  const [stats, head, docs, records, world] = await Promise.all([
     inst.work.stats({
       expiringWithinMs: EXPIRING_WITHIN_S * 1000,
       bucketsMs: DURATION_BUCKETS_S.map((s) => s * 1000),
@@ -147,6 +157,7 @@ async function collect(fam: Record<string, Family>, name: string, inst: Instance
     inst.events.head(),
     inst.docs.list({ limit: 100_000 }),
     inst.events.countTypes([...RUN_STREAM_TYPES]),
+    inst.backend.workflowRuns?.countStatuses() ?? null,
   ]);
   const i = { agentstate_instance: name };
   const byKind = new Map<string, number>();
@@ -181,6 +192,16 @@ async function collect(fam: Record<string, Family>, name: string, inst: Instance
   add(fam.head!, i, head?.position ?? 0);
   for (const r of records)
     add(fam.runRecords!, { ...i, type: r.type.replace(/^work_(step|item)_/, '') }, r.count);
+  if (world !== null) {
+    // Every status the SDK has, 0 when none is in it, so a status that empties reads 0 instead of vanishing.
+    for (const [family, known, counts] of [
+      [fam.workflowRuns!, WORKFLOW_RUN_STATUSES, world.runs],
+      [fam.workflowSteps!, WORKFLOW_STEP_STATUSES, world.steps],
+    ] as const) {
+      for (const status of known) add(family, { ...i, status }, 0);
+      for (const c of counts) add(family, { ...i, status: c.status }, c.count);
+    }
+  }
   for (const d of docs) {
     add(fam.documents!, { ...i, kind: d.kind }, 1);
     add(fam.versions!, { ...i, kind: d.kind }, d.version);

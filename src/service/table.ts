@@ -11,6 +11,7 @@ import { LIMIT_OPERATIONS } from './operations/limits.js';
 import { REPORT_OPERATIONS } from './operations/reports.js';
 import { RESUME_OPERATIONS } from './operations/resume.js';
 import { WORK_OPERATIONS } from './operations/work.js';
+import { WORKFLOW_RUN_OPERATIONS } from './operations/workflow-runs.js';
 
 type AnyOperation = Operation<never, unknown>;
 
@@ -22,6 +23,7 @@ const SERVICE_OPERATIONS = [
   ...DOCUMENT_OPERATIONS,
   ...FILE_OPERATIONS,
   ...REPORT_OPERATIONS,
+  ...WORKFLOW_RUN_OPERATIONS,
 ] as unknown as AnyOperation[];
 
 /** Where a kind's operations of a group go: after the group's way to run any kind's named operation. */
@@ -45,7 +47,10 @@ function withKindOperations(
   return out;
 }
 
-/** Every operation, grouped by area (work items, events, documents, state files, reports and instance). */
+/**
+ * Every operation, grouped by area (work items, events, documents, state files, reports and instance, the
+ * runs of a Workflow SDK World).
+ */
 export const OPERATIONS: readonly AnyOperation[] = withKindOperations(
   SERVICE_OPERATIONS,
   KIND_SERVICE_OPERATIONS as readonly AnyOperation[],

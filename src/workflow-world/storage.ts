@@ -5,6 +5,8 @@
 // to the instance's hash chain, on the run's stream `wf_run:<runId>`. A World event's id is its place in that
 // stream (`evnt_` + stream_seq, 26 digits): dense from 1, allocated at commit, so a reader's log is always a
 // prefix of the run's. Entities and event data keep bytes and dates losslessly (the codec's tagged JSON).
+
+import { type Attributes, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type {
   CreateEventParams,
   Event,
@@ -33,14 +35,17 @@ import {
   encodeWorkflowEntity,
   readWorkflowEvent,
   toTagged,
+  WORKFLOW_EVENT,
+  WORKFLOW_ID_CHARS,
   workflowEvent,
   workflowEventSeq,
 } from '../core/codecs/workflow-events.js';
 import { newId } from '../core/ids.js';
 import { LIMITS } from '../core/input.js';
 import type { Clock } from '../core/time.js';
+import { TRACER_NAME } from '../core/tracing.js';
 import type { EventRecord } from '../core/types.js';
-import { StateConflictError } from '../errors.js';
+import { isAgentStateError, StateConflictError } from '../errors.js';
 import {
   EntityConflictError,
   HookNotFoundError,
@@ -69,7 +74,7 @@ export interface WorldStorageOptions {
 export const WORKFLOW_REQUEST_BYTES = LIMITS.jsonBytes;
 
 /** The longest id (run, step, hook, wait, token) the storage takes, in characters. */
-export const WORKFLOW_ID_CHARS = 1024;
+export { WORKFLOW_ID_CHARS };
 
 /** The rows a list returns when no limit is given, and the most it returns at once. */
 export const WORKFLOW_PAGE = { default: 100, max: 1000 } as const;
@@ -330,6 +335,51 @@ function runsOf(store: WorldStorageStore): WorkflowRunBackend {
   return runs;
 }
 
+/** The SDK's event types as span names take them (a short snake_case word); anything else is left out. */
+const SPAN_EVENT_TYPE = /^[a-z][a-z_]{0,39}$/;
+
+/**
+ * Runs one `events.create` inside its span, `workflow_event <eventType>` (active while it runs, so the
+ * caller's span is its parent): the run, the event type and the correlation id (the step, hook or wait) as
+ * attributes, the id of the event it recorded, and a refusal as the span's error (`error.type` the store's
+ * code, or the SDK error's name). Through @opentelemetry/api only: without an SDK registered, a no-op.
+ */
+function tracedCreate(
+  create: (runId: string | null, data: unknown, params?: CreateEventParams) => Promise<EventResult>,
+): typeof create {
+  return (runId, data, params) => {
+    const request = (typeof data === 'object' && data !== null ? data : {}) as Record<string, unknown>;
+    const type = typeof request.eventType === 'string' ? request.eventType : '';
+    const attributes: Attributes = {};
+    if (SPAN_EVENT_TYPE.test(type)) attributes['agentstate.workflow.event_type'] = type;
+    if (typeof runId === 'string') attributes['agentstate.workflow.run_id'] = runId;
+    if (typeof request.correlationId === 'string')
+      attributes['agentstate.workflow.correlation_id'] = request.correlationId;
+    const name = SPAN_EVENT_TYPE.test(type) ? `${WORKFLOW_EVENT} ${type}` : WORKFLOW_EVENT;
+    return trace
+      .getTracer(TRACER_NAME)
+      .startActiveSpan(name, { kind: SpanKind.INTERNAL, attributes }, async (span) => {
+        try {
+          const result = await create(runId, data, params);
+          if (span.isRecording() && result.event) {
+            span.setAttribute('agentstate.workflow.run_id', result.event.runId);
+            span.setAttribute('agentstate.workflow.event_id', result.event.eventId);
+          }
+          return result;
+        } catch (err) {
+          if (span.isRecording()) {
+            span.setAttribute('error.type', isAgentStateError(err) ? err.code : (err as Error).name);
+            span.recordException(err as Error);
+            span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message });
+          }
+          throw err;
+        } finally {
+          span.end();
+        }
+      });
+  };
+}
+
 /**
  * The SDK's `Storage` (runs, steps, events, hooks) over a store: every change through `events.create`, one
  * transaction per call on the store's backend. Misses are the SDK's errors: `WorkflowRunNotFoundError`,
@@ -484,7 +534,7 @@ export function createWorldStorage(store: WorldStorageStore, options: WorldStora
       },
     } as Storage['steps'],
     events: {
-      create: create as Storage['events']['create'],
+      create: tracedCreate(create) as Storage['events']['create'],
       async get(runId, eventId, params) {
         const seq = typeof eventId === 'string' ? workflowEventSeq(eventId) : null;
         const record = seq !== null && storable(runId) ? await backend.getEvent(runId, seq) : null;

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_TABLE } from '../../src/errors.js';
 import { OPERATION_ROUTES } from '../../src/http/routes.js';
 import { OPERATIONS } from '../../src/service/table.js';
+import { createWorldStorage } from '../../src/workflow-world/storage.js';
 import { startTestServer, type TestServer } from './helpers.js';
 
 let s: TestServer;
@@ -170,6 +171,31 @@ describe('routes', () => {
       from_seq: 1,
       name: 'draft',
       reason: 'again',
+    });
+    // A Workflow SDK World's run, written by its storage on the same instance; the API lists and shows it.
+    const world = await s.instance('coder');
+    let runId: string;
+    try {
+      const storage = createWorldStorage(world);
+      const created = await storage.events.create(null, {
+        eventType: 'run_created',
+        eventData: { deploymentId: 'd', workflowName: 'wf|ü+1', input: new Uint8Array([0]) },
+      });
+      runId = created.run!.runId;
+      await storage.events.create(runId, {
+        eventType: 'step_created',
+        correlationId: 'step|ü+1',
+        eventData: { stepName: 'draft', input: new Uint8Array([0]) },
+      });
+    } finally {
+      await world.close();
+    }
+    expect(
+      (await run('workflow_runs', { workflow: 'wf|ü+1' })).map((r: { run_id: string }) => r.run_id),
+    ).toEqual([runId]);
+    expect(await run('workflow_run', { run_id: runId })).toMatchObject({
+      run: { run_id: runId, status: 'pending' },
+      steps: [expect.objectContaining({ step_id: 'step|ü+1', status: 'pending' })],
     });
     expect([...seen].sort()).toEqual(OPERATION_ROUTES.map((r) => r.op.name).sort());
   });

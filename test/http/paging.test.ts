@@ -1,11 +1,13 @@
 // Paged routes of the HTTP API (issue 40): every route whose operation pages (`page`) caps its page size
 // (a larger limit is 400 INVALID_INPUT naming the cap) and links the next page when one is full
 // (`Link: <url>; rel="next"`, RFC 8288); following the links from the first page reaches the end with every
-// record once, in order, on both backends. The OpenAPI document says both. A read_events page after the head
-// of the log says so (400 naming the head) instead of reading as "nothing new".
+// record once, in order, on both backends (a Workflow SDK World's runs, and a run's steps, among them). The
+// OpenAPI document says both. A read_events page after the head of the log says so (400 naming the head)
+// instead of reading as "nothing new".
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_TABLE } from '../../src/errors.js';
 import { MAX_PAGE_SIZE, OPERATION_ROUTES } from '../../src/http/routes.js';
+import { createWorldStorage } from '../../src/workflow-world/storage.js';
 import { PG_URL, postgresForThisFile } from '../helpers/postgres.js';
 import { startTestServer, type TestServer } from './helpers.js';
 
@@ -34,6 +36,7 @@ describe.each(backends)('paged routes on %s', (backend, url) => {
   const skip = url === 'skip';
   let s: TestServer;
   let item = '';
+  let runId = '';
   beforeAll(async () => {
     if (skip) return;
     s = await startTestServer(['pager'], url ? { url } : {});
@@ -59,6 +62,21 @@ describe.each(backends)('paged routes on %s', (backend, url) => {
       const held = await inst.work.claim({ worker: 'w', id: item });
       const r = await inst.work.run({ id: item, worker: 'w', attempt: held!.attempts });
       for (let n = 0; n < 8; n++) await r.step(`s${n % 3}`, () => n);
+      // A Workflow SDK World's runs (7), the last with 8 steps whose ids a URL must carry.
+      const world = createWorldStorage(inst);
+      for (let n = 0; n < 7; n++) {
+        const created = await world.events.create(null, {
+          eventType: 'run_created',
+          eventData: { deploymentId: 'd', workflowName: `wf|${n % 2}+ü`, input: new Uint8Array([n]) },
+        });
+        runId = created.run!.runId;
+      }
+      for (const id of ['a|b', 'a+b', 'x y', 'ünï', '日本', 'z&q=1', 'last#', '%2F'])
+        await world.events.create(runId, {
+          eventType: 'step_created',
+          correlationId: id,
+          eventData: { stepName: 's', input: new Uint8Array([0]) },
+        });
     } finally {
       await inst.close();
     }
@@ -107,6 +125,9 @@ describe.each(backends)('paged routes on %s', (backend, url) => {
       ['read_events', { reverse: true }, (e: Rec) => e.position, undefined],
       ['history', { kind: 'json', id: 'a/b' }, (h: Rec) => h.seq, 'entries'],
       ['history', { kind: 'json', id: 'a/b', reverse: true }, (h: Rec) => h.seq, 'entries'],
+      ['workflow_runs', {}, (r: Rec) => r.run_id, undefined],
+      ['workflow_runs', { workflow: 'wf|0+ü' }, (r: Rec) => r.run_id, undefined],
+      ['workflow_run', { run_id: runId }, (x: Rec) => x.step_id, 'steps'],
     ] as const;
 
   it.skipIf(skip)(
@@ -160,7 +181,9 @@ describe.each(backends)('paged routes on %s', (backend, url) => {
             ? { id: item }
             : r.op.name === 'history'
               ? { kind: 'json', id: 'a' }
-              : {};
+              : r.op.name === 'workflow_run'
+                ? { run_id: runId }
+                : {};
         const over = await read(q(r.op.name, { ...params, [field]: MAX_PAGE_SIZE + 1 }));
         expect(over.status, r.op.name).toBe(ERROR_TABLE.INVALID_INPUT.http);
         expect(over.json.error).toMatchObject({ code: 'INVALID_INPUT', field, max: MAX_PAGE_SIZE });
@@ -181,6 +204,8 @@ describe.each(backends)('paged routes on %s', (backend, url) => {
         q('list_documents', { after: 'json/nope' }),
         q('list_documents', { after: 'json' }),
         q('list_steps', { id: item, after: 1 }),
+        q('workflow_runs', { after: 'wrun_nope' }),
+        q('workflow_run', { run_id: runId, after: 'never' }),
       ]) {
         const r = await read(path);
         expect(r.status, path).toBe(400);

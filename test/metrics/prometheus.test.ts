@@ -9,11 +9,14 @@ import { readFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import parse from 'parse-prometheus-text-format';
 import { afterAll, describe, expect, it } from 'vitest';
+import { WORKFLOW_RUN_STATUSES } from '../../src/core/codecs/workflow-events.js';
 import type { WorkItem, WorkItemStatus } from '../../src/core/types.js';
 import { WORK_ITEM_STATUSES } from '../../src/core/types.js';
 import { startServer } from '../../src/http/serve.js';
 import type { Instance } from '../../src/instance/instance.js';
 import { DURATION_BUCKETS_S, MAX_KINDS, prometheusMetrics } from '../../src/metrics/prometheus.js';
+import { runOperation } from '../../src/service/invoke.js';
+import { createWorldStorage } from '../../src/workflow-world/storage.js';
 import { type BackendUnderTest, backendsForThisFile } from '../helpers/backends.js';
 
 const backends = await backendsForThisFile();
@@ -274,6 +277,94 @@ describe.each(backends)('/metrics on $name', (b) => {
       ]);
     }
   });
+
+  it("counts a Workflow SDK World's runs and steps by status, 0 for a status none is in", async () => {
+    const { inst, advance } = await open(b);
+    const none = scrape(await prometheusMetrics([{ name: 'h/wf', inst }]));
+    for (const status of WORKFLOW_RUN_STATUSES) {
+      expect(gauge(none, 'agentstate_workflow_runs', { status }), status).toBe(0);
+      expect(none.get('agentstate_workflow_runs')!.metrics.map((m) => m.labels?.status)).toContain(status);
+    }
+    const s = createWorldStorage(inst);
+    const newRun = async () => {
+      advance(1000);
+      const created = await s.events.create(null, {
+        eventType: 'run_created',
+        eventData: { deploymentId: 'd', workflowName: 'workflow//./src/w//ƒ|1', input: new Uint8Array([0]) },
+      });
+      return created.run!.runId;
+    };
+    const step = (runId: string, id: string, eventType: string, eventData?: unknown) =>
+      s.events.create(runId, { eventType, correlationId: id, eventData } as never);
+    // Completed with its step done; failed with its step failed; running with a step running and one
+    // pending; one pending; one cancelled.
+    const done = await newRun();
+    await s.events.create(done, { eventType: 'run_started' });
+    await step(done, 'st|1', 'step_created', { stepName: 'a', input: new Uint8Array([0]) });
+    await step(done, 'st|1', 'step_started');
+    await step(done, 'st|1', 'step_completed', { result: new Uint8Array([1]) });
+    await s.events.create(done, { eventType: 'run_completed', eventData: { output: new Uint8Array([1]) } });
+    const failed = await newRun();
+    await s.events.create(failed, { eventType: 'run_started' });
+    await step(failed, 'st+2', 'step_created', { stepName: 'b', input: new Uint8Array([0]) });
+    await step(failed, 'st+2', 'step_started');
+    await step(failed, 'st+2', 'step_failed', { error: { message: 'no' } });
+    await s.events.create(failed, { eventType: 'run_failed', eventData: { error: { message: 'no' } } });
+    const running = await newRun();
+    await s.events.create(running, { eventType: 'run_started' });
+    await step(running, 'st ü', 'step_created', { stepName: 'c', input: new Uint8Array([0]) });
+    await step(running, 'st ü', 'step_started');
+    await step(running, 'st φ', 'step_created', { stepName: 'd', input: new Uint8Array([0]) });
+    await newRun();
+    const cancelled = await newRun();
+    await s.events.create(cancelled, { eventType: 'run_cancelled' });
+
+    const text = await prometheusMetrics([{ name: 'h/wf', inst }]);
+    const fams = scrape(text);
+    const runs = (await runOperation(inst, 'workflow_runs', {})) as Array<{ run_id: string; status: string }>;
+    expect(runs).toHaveLength(5);
+    const steps: Array<{ status: string }> = [];
+    for (const r of runs) {
+      steps.push(
+        ...((await runOperation(inst, 'workflow_run', { run_id: r.run_id })) as { steps: [] }).steps,
+      );
+    }
+    expect(steps).toHaveLength(4);
+    for (const status of WORKFLOW_RUN_STATUSES) {
+      const labels = { agentstate_instance: 'h/wf', status };
+      expect(gauge(fams, 'agentstate_workflow_runs', labels), `runs ${status}`).toBe(
+        runs.filter((r) => r.status === status).length,
+      );
+      expect(gauge(fams, 'agentstate_workflow_runs', labels), `runs ${status}`).toBe(1);
+      expect(gauge(fams, 'agentstate_workflow_steps', labels), `steps ${status}`).toBe(
+        steps.filter((x) => x.status === status).length,
+      );
+    }
+    expect(gauge(fams, 'agentstate_workflow_steps', { status: 'cancelled' })).toBe(0);
+    expect(gauge(fams, 'agentstate_workflow_steps', { status: 'running' })).toBe(1);
+    expect(fams.get('agentstate_workflow_steps')!.type).toBe('GAUGE');
+    // No label value is a run or step id.
+    expect(text).not.toMatch(/wrun_|st\|1/);
+    const samples = officialParse(text);
+    if (samples) {
+      const of = (name: string) =>
+        Object.fromEntries(samples.filter((x) => x.name === name).map((x) => [x.labels.status, x.value]));
+      expect(of('agentstate_workflow_runs')).toEqual({
+        pending: 1,
+        running: 1,
+        completed: 1,
+        failed: 1,
+        cancelled: 1,
+      });
+      expect(of('agentstate_workflow_steps')).toEqual({
+        pending: 1,
+        running: 1,
+        completed: 1,
+        failed: 1,
+        cancelled: 0,
+      });
+    }
+  });
 });
 
 describe('/metrics labels and endpoint (SQLite)', () => {
@@ -301,6 +392,10 @@ describe('/metrics labels and endpoint (SQLite)', () => {
   it('GET /metrics on agentstate serve: the exposition format, behind the credential', async () => {
     const inst = await sqlite.open('served');
     await inst.work.enqueue({ title: 'one', kind: 'k' });
+    await createWorldStorage(inst).events.create(null, {
+      eventType: 'run_created',
+      eventData: { deploymentId: 'd', workflowName: 'w', input: new Uint8Array([0]) },
+    });
     const dir = inst.paths.dir;
     await inst.close();
     const server = await startServer({ target: { dir }, port: 0, token: 'metrics-token-0123456789' });
@@ -313,6 +408,8 @@ describe('/metrics labels and endpoint (SQLite)', () => {
     expect(r.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
     const fams = scrape(await r.text());
     expect(gauge(fams, 'agentstate_work_items', { status: 'pending', kind: 'k' })).toBe(1);
+    expect(gauge(fams, 'agentstate_workflow_runs', { status: 'pending' })).toBe(1);
+    expect(gauge(fams, 'agentstate_workflow_runs', { status: 'running' })).toBe(0);
   });
 
   it('serve --verify-every: the verify gauges turn 0 once a row is rewritten behind the log', async () => {

@@ -12,6 +12,7 @@ import type {
   WorkflowPage,
   WorkflowRunBackend,
   WorkflowRunRow,
+  WorkflowStatusCount,
   WorkflowStepRow,
   WorkflowWaitRow,
 } from '../../core/backend.js';
@@ -275,6 +276,38 @@ export async function listWorkflowHooks(
   return res.rows;
 }
 
+export async function listWorkflowWaits(
+  conn: PostgresConnection,
+  q: { run_id: string } & WorkflowPage<Key>,
+): Promise<WorkflowWaitRow[]> {
+  const params: unknown[] = [conn.instance, q.run_id];
+  const k = keyset(q, 'correlation_id', params);
+  const res = await conn.query<WorkflowWaitRow>(
+    `SELECT ${WAIT_COLS} FROM ${conn.names.workflow_waits} WHERE instance = $1 AND run_id = $2 AND ${k.where}
+     ${k.order} LIMIT $${params.push(q.limit)}`,
+    params,
+  );
+  return res.rows;
+}
+
+export async function countWorkflowStatuses(
+  conn: PostgresConnection,
+): Promise<{ runs: WorkflowStatusCount[]; steps: WorkflowStatusCount[] }> {
+  // One statement: the two counts are of the same snapshot. Runs by their status index; steps by the
+  // instance's range of their primary key (as the work items' gauges are counted), once per metrics scrape.
+  const t = conn.names;
+  const res = await conn.query<{ what: 'runs' | 'steps'; status: string; count: number }>(
+    `SELECT 'runs' AS what, status, COUNT(*) AS count FROM ${t.workflow_runs} WHERE instance = $1 GROUP BY status
+     UNION ALL
+     SELECT 'steps', status, COUNT(*) FROM ${t.workflow_steps} WHERE instance = $1 GROUP BY status
+     ORDER BY what, status`,
+    [conn.instance],
+  );
+  const of = (what: 'runs' | 'steps') =>
+    res.rows.filter((r) => r.what === what).map((r) => ({ status: r.status, count: r.count }));
+  return { runs: of('runs'), steps: of('steps') };
+}
+
 type StoredRow = Parameters<typeof toEventRecord>[0];
 
 export async function listWorkflowEvents(
@@ -333,6 +366,8 @@ export function createWorkflowRunBackend(
     getHook: (hookId) => getWorkflowHook(conn, hookId),
     getHookByToken: (token) => getWorkflowHookByToken(conn, token),
     listHooks: (q) => listWorkflowHooks(conn, q),
+    listWaits: (q) => listWorkflowWaits(conn, q),
+    countStatuses: () => countWorkflowStatuses(conn),
     listEvents: (q) => listWorkflowEvents(conn, q),
     getEvent: (runId, seq) => getWorkflowEvent(conn, runId, seq),
     listEventsByCorrelation: (q) => listWorkflowEventsByCorrelation(conn, q),

@@ -128,6 +128,22 @@ export async function listRunStreams(conn: PostgresConnection, runId: string): P
   return res.rows.map((r) => r.name);
 }
 
+export async function listRunStreamStates(
+  conn: PostgresConnection,
+  q: { run_id: string; limit: number },
+): Promise<Array<StreamState & { name: string }>> {
+  // Each stream of the run by its row at index 0 (the partial index), then its last row by the primary key.
+  const t = conn.names.workflow_stream_chunks;
+  const res = await conn.query<{ name: string; chunk_index: number; eof: boolean }>(
+    `SELECT s.name, l.chunk_index, l.eof FROM ${t} AS s
+     CROSS JOIN LATERAL (SELECT chunk_index, eof FROM ${t} AS m WHERE m.instance = s.instance AND m.name = s.name
+       ORDER BY chunk_index DESC LIMIT 1) AS l
+     WHERE s.instance = $1 AND s.run_id = $2 AND s.chunk_index = 0 ORDER BY s.name LIMIT $3`,
+    [conn.instance, q.run_id, q.limit],
+  );
+  return res.rows.map((r) => ({ name: r.name, ...streamStateOf(r) }));
+}
+
 /** The WorkflowStreamBackend of one PostgreSQL store: the operations above, on its connection and NOTIFY hint. */
 export function createWorkflowStreamBackend(
   conn: PostgresConnection,
@@ -139,5 +155,6 @@ export function createWorkflowStreamBackend(
     read: (q) => readStreamChunks(conn, q),
     info: (name) => streamInfo(conn, name),
     names: (runId) => listRunStreams(conn, runId),
+    states: (q) => listRunStreamStates(conn, q),
   };
 }

@@ -10,6 +10,7 @@ import type {
   WorkflowPage,
   WorkflowRunBackend,
   WorkflowRunRow,
+  WorkflowStatusCount,
   WorkflowStepRow,
   WorkflowWaitRow,
 } from '../../core/backend.js';
@@ -239,6 +240,34 @@ export async function listWorkflowHooks(
   );
 }
 
+export async function listWorkflowWaits(
+  conn: SqliteConnection,
+  q: { run_id: string } & WorkflowPage<Key>,
+): Promise<WorkflowWaitRow[]> {
+  const k = keyset(q, 'correlation_id');
+  return conn.read(
+    () =>
+      conn
+        .stmt(`SELECT ${WAIT_COLS} FROM workflow_waits WHERE run_id = ? AND ${k.where} ${k.order} LIMIT ?`)
+        .all(q.run_id, ...k.params, q.limit) as WorkflowWaitRow[],
+  );
+}
+
+export async function countWorkflowStatuses(
+  conn: SqliteConnection,
+): Promise<{ runs: WorkflowStatusCount[]; steps: WorkflowStatusCount[] }> {
+  // One read transaction: the two counts are of the same moment. Runs by their status index; steps by a scan
+  // of their table (as the work items' gauges are counted), which a metrics scrape pays once.
+  return conn.read(() => ({
+    runs: conn
+      .stmt('SELECT status, COUNT(*) AS count FROM workflow_runs GROUP BY status ORDER BY status')
+      .all() as WorkflowStatusCount[],
+    steps: conn
+      .stmt('SELECT status, COUNT(*) AS count FROM workflow_steps GROUP BY status ORDER BY status')
+      .all() as WorkflowStatusCount[],
+  }));
+}
+
 export async function listWorkflowEvents(
   conn: SqliteConnection,
   q: { run_id: string } & WorkflowPage<number>,
@@ -299,6 +328,8 @@ export function createWorkflowRunBackend(conn: SqliteConnection): WorkflowRunBac
     getHook: (hookId) => getWorkflowHook(conn, hookId),
     getHookByToken: (token) => getWorkflowHookByToken(conn, token),
     listHooks: (q) => listWorkflowHooks(conn, q),
+    listWaits: (q) => listWorkflowWaits(conn, q),
+    countStatuses: () => countWorkflowStatuses(conn),
     listEvents: (q) => listWorkflowEvents(conn, q),
     getEvent: (runId, seq) => getWorkflowEvent(conn, runId, seq),
     listEventsByCorrelation: (q) => listWorkflowEventsByCorrelation(conn, q),

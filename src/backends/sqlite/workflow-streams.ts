@@ -106,6 +106,29 @@ export async function listRunStreams(conn: SqliteConnection, runId: string): Pro
   return rows.map((r) => r.name);
 }
 
+export async function listRunStreamStates(
+  conn: SqliteConnection,
+  q: { run_id: string; limit: number },
+): Promise<Array<StreamState & { name: string }>> {
+  // Each stream of the run by its row at index 0, then its last row by the primary key: one seek per stream.
+  const rows = conn.read(
+    () =>
+      conn
+        .stmt(
+          `SELECT s.name AS name, l.chunk_index AS chunk_index, l.eof AS eof
+           FROM workflow_stream_chunks AS s
+           JOIN workflow_stream_chunks AS l ON l.name = s.name AND l.chunk_index =
+             (SELECT MAX(m.chunk_index) FROM workflow_stream_chunks AS m WHERE m.name = s.name)
+           WHERE s.run_id = ? AND s.chunk_index = 0 ORDER BY s.name LIMIT ?`,
+        )
+        .all(q.run_id, q.limit) as Array<{ name: string; chunk_index: number; eof: number }>,
+  );
+  return rows.map((r) => ({
+    name: r.name,
+    ...streamStateOf({ chunk_index: r.chunk_index, eof: r.eof === 1 }),
+  }));
+}
+
 /** The WorkflowStreamBackend of one SQLite store: the operations above, on its connection. */
 export function createWorkflowStreamBackend(conn: SqliteConnection): WorkflowStreamBackend {
   return {
@@ -114,5 +137,6 @@ export function createWorkflowStreamBackend(conn: SqliteConnection): WorkflowStr
     read: (q) => readStreamChunks(conn, q),
     info: (name) => streamInfo(conn, name),
     names: (runId) => listRunStreams(conn, runId),
+    states: (q) => listRunStreamStates(conn, q),
   };
 }

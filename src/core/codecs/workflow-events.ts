@@ -20,6 +20,22 @@ export function workflowRunStream(runId: string): string {
   return `${WORKFLOW_RUN_STREAM_PREFIX}${runId}`;
 }
 
+/** The longest id (run, step, hook, wait, token) a World stores, in characters. */
+export const WORKFLOW_ID_CHARS = 1024;
+
+/**
+ * The ids of a World's runs, steps, hooks and waits as its storage takes them (storage.ts `checkId`), as a
+ * pattern for an input schema: no control characters, no `/` or `\`, no leading `.`, and not `__proto__`,
+ * `constructor` or `prototype`. Length (1 to WORKFLOW_ID_CHARS) and portability (no unpaired surrogate)
+ * are the schema's other rules.
+ */
+export const WORKFLOW_ID_PATTERN =
+  '^(?!\\.)(?!(?:__proto__|constructor|prototype)$)[^\\u0000-\\u001f\\u007f/\\\\]+$';
+
+/** The statuses of a World run, and of a step (the SDK's). */
+export const WORKFLOW_RUN_STATUSES = ['pending', 'running', 'completed', 'failed', 'cancelled'] as const;
+export const WORKFLOW_STEP_STATUSES = ['pending', 'running', 'completed', 'failed', 'cancelled'] as const;
+
 /** The prefix of a World event id; the rest is the event's place in its run, zero-padded to 26 digits. */
 export const WORKFLOW_EVENT_ID_PREFIX = 'evnt_';
 
