@@ -161,6 +161,35 @@ export function workItemConformance(name: string, t: ConformanceTest): void {
       expect((await c.work.get(d.id)).status).toBe('pending');
     });
 
+    t('no claim hands out an item while one of its blockers is in flight', async (c) => {
+      await c.work.setLimit({ key: 'k', max_in_flight: 5 });
+      const a = await c.work.enqueue({ title: 'blocker' });
+      const plain = await c.work.enqueue({ title: 'plain', kind: 'job', blocked_by: [a.id], priority: 100 });
+      const keyed = await c.work.enqueue({
+        title: 'keyed',
+        kind: 'job',
+        blocked_by: [a.id],
+        priority: 100,
+        concurrency_key: 'k',
+      });
+      const other = await c.work.enqueue({ title: 'other', priority: 1 });
+      const held = (await c.work.claim({ id: a.id, worker: 'w', lease_ms: 60_000 }))!;
+      expect(held.status).toBe('in_flight');
+      // A claim of any shape: the next ready item, many, by id, by kind; each passes the blocked ones.
+      expect((await c.work.claim({ worker: 'w2' }))?.id).toBe(other.id);
+      expect(await c.work.claim({ worker: 'w2' })).toBeNull();
+      expect(await c.work.claimMany({ worker: 'w2', limit: 10 })).toEqual([]);
+      expect(await c.work.claim({ worker: 'w2', kind: 'job' })).toBeNull();
+      for (const id of [plain.id, keyed.id]) {
+        expect(await c.work.claim({ id, worker: 'w2' })).toBeNull();
+        expect((await c.work.get(id)).status).toBe('pending');
+      }
+      // Once the blocker is done, both are handed out.
+      await c.work.resolve({ id: a.id, worker: 'w', attempt: held.attempts, status: 'done' });
+      const freed = await c.work.claimMany({ worker: 'w2', limit: 10 });
+      expect(freed.map((i) => i.id).sort()).toEqual([plain.id, keyed.id].sort());
+    });
+
     t('not_before holds an item back until its time', async (c) => {
       const later = new Date(T0 + 60_000).toISOString();
       const item = await c.work.enqueue({ title: 'later', not_before: later });
