@@ -286,6 +286,45 @@ export function workItemConformance(name: string, t: ConformanceTest): void {
       await expectCode(c.work.resolve({ id: item.id, worker: 'w1', status: 'done' }), 'LEASE_LOST');
     });
 
+    t(
+      'a lease ends at its expiry instant: a resolve then, alone or in a batch, is LEASE_LOST and changes nothing',
+      async (c) => {
+        const [a, b, d] = await c.work.enqueueMany([{ title: 'a' }, { title: 'b' }, { title: 'd' }]);
+        const held = await c.work.claimMany({ worker: 'w', limit: 3, lease_ms: 1000 });
+        expect(held.map((i) => i.id)).toEqual([a!.id, b!.id, d!.id]);
+        // One millisecond before its expiry the lease still holds.
+        c.advance(999);
+        expect((await c.work.resolve({ id: d!.id, worker: 'w', attempt: 1, status: 'done' })).status).toBe(
+          'done',
+        );
+        c.advance(1);
+        const before = await eventCount(c);
+        const stored = [await c.work.get(a!.id), await c.work.get(b!.id)];
+        const details = await expectCode(
+          c.work.resolve({ id: a!.id, worker: 'w', attempt: 1, status: 'done', result: 'late' }),
+          'LEASE_LOST',
+        );
+        expect(details).toMatchObject({
+          lease_owner: 'w',
+          lease_expires_at: new Date(c.now()).toISOString(),
+        });
+        // Two done resolves in one call (PostgreSQL's one-statement path), and a failure to retry.
+        await expectCode(
+          c.work.resolveMany([
+            { id: a!.id, worker: 'w', attempt: 1, status: 'done' },
+            { id: b!.id, worker: 'w', attempt: 1, status: 'done' },
+          ]),
+          'LEASE_LOST',
+        );
+        await expectCode(
+          c.work.resolve({ id: b!.id, worker: 'w', status: 'failed', error: 'e', retry_at: '1s' }),
+          'LEASE_LOST',
+        );
+        expect([await c.work.get(a!.id), await c.work.get(b!.id)]).toEqual(stored);
+        expect(await eventCount(c)).toBe(before);
+      },
+    );
+
     t('the attempt number fences a worker that re-claimed under the same name', async (c) => {
       const item = await c.work.enqueue({ title: 'x' });
       const a1 = await c.work.claim({ worker: 'w', lease_ms: 1000 });
