@@ -325,6 +325,64 @@ export function workItemConformance(name: string, t: ConformanceTest): void {
       },
     );
 
+    t(
+      "a stale attempt's resolve after the same worker's newer attempt finished the item is LEASE_LOST, not a repeat",
+      async (c) => {
+        // Finished done on the newer attempt; then sent back to wait for a retry on it.
+        const done = await c.work.enqueue({ title: 'done' });
+        const retried = await c.work.enqueue({ title: 'retried' });
+        const retryAt = new Date(T0 + 60_000).toISOString();
+        const finished: WorkItem[] = [];
+        for (const item of [done, retried]) {
+          const first = await c.work.claim({ id: item.id, worker: 'w', lease_ms: 1000 });
+          expect(first!.attempts).toBe(1);
+          c.advance(1000);
+          // The same worker claims it again (its first run looked dead): attempt 2, the same lease owner.
+          const second = await c.work.claim({ id: item.id, worker: 'w', lease_ms: 1000 });
+          expect(second).toMatchObject({ attempts: 2, lease_owner: 'w' });
+          finished.push(
+            await c.work.resolve(
+              item === done
+                ? { id: item.id, worker: 'w', attempt: 2, status: 'done', result: 'second' }
+                : { id: item.id, worker: 'w', attempt: 2, status: 'failed', error: 'e', retry_at: retryAt },
+            ),
+          );
+        }
+        expect(finished.map((i) => [i.status, i.attempts])).toEqual([
+          ['done', 2],
+          ['pending', 2],
+        ]);
+        const before = await eventCount(c);
+        // The first run ends late with the very outcome the second committed: no retry of that resolve.
+        await expectCode(
+          c.work.resolve({ id: done.id, worker: 'w', attempt: 1, status: 'done', result: 'second' }),
+          'LEASE_LOST',
+        );
+        await expectCode(
+          c.work.resolve({
+            id: retried.id,
+            worker: 'w',
+            attempt: 1,
+            status: 'failed',
+            error: 'e',
+            retry_at: retryAt,
+          }),
+          'LEASE_LOST',
+        );
+        await expectCode(
+          c.work.resolveMany([{ id: done.id, worker: 'w', attempt: 1, status: 'done', result: 'second' }]),
+          'LEASE_LOST',
+        );
+        expect([await c.work.get(done.id), await c.work.get(retried.id)]).toEqual(finished);
+        expect(await eventCount(c)).toBe(before);
+        // The second attempt's own retry is still recognised, and writes nothing.
+        expect(
+          await c.work.resolve({ id: done.id, worker: 'w', attempt: 2, status: 'done', result: 'second' }),
+        ).toEqual(finished[0]);
+        expect(await eventCount(c)).toBe(before);
+      },
+    );
+
     t('the attempt number fences a worker that re-claimed under the same name', async (c) => {
       const item = await c.work.enqueue({ title: 'x' });
       const a1 = await c.work.claim({ worker: 'w', lease_ms: 1000 });
