@@ -383,6 +383,36 @@ export function workItemConformance(name: string, t: ConformanceTest): void {
       },
     );
 
+    t(
+      'a single resolve by a worker that does not hold the unexpired lease is LEASE_LOST and changes nothing',
+      async (c) => {
+        const item = await c.work.enqueue({ title: 'x' });
+        const held = (await c.work.claim({ worker: 'w1', lease_ms: 60_000 }))!;
+        const stored = await c.work.get(item.id);
+        const before = await eventCount(c);
+        for (const q of [
+          { status: 'done' as const, result: 'forged' },
+          { status: 'done' as const, attempt: held.attempts },
+          { status: 'failed' as const, attempt: held.attempts, error: 'forged' },
+          { status: 'failed' as const, error: 'forged', retry_at: '1s' },
+        ]) {
+          const details = await expectCode(c.work.resolve({ id: item.id, worker: 'w2', ...q }), 'LEASE_LOST');
+          expect(details).toMatchObject({ worker: 'w2', lease_owner: 'w1', status: 'in_flight' });
+        }
+        expect(await c.work.get(item.id)).toEqual(stored);
+        expect(await eventCount(c)).toBe(before);
+        // The holder's lease is intact: it finishes the item.
+        const done = await c.work.resolve({
+          id: item.id,
+          worker: 'w1',
+          attempt: held.attempts,
+          status: 'done',
+          result: 'mine',
+        });
+        expect(done).toMatchObject({ status: 'done', result: 'mine', lease_owner: 'w1' });
+      },
+    );
+
     t('the attempt number fences a worker that re-claimed under the same name', async (c) => {
       const item = await c.work.enqueue({ title: 'x' });
       const a1 = await c.work.claim({ worker: 'w', lease_ms: 1000 });
