@@ -1045,28 +1045,59 @@ suite('postgres: faults', () => {
     });
   });
 
-  it('a row lock held past lockTimeoutMs is LOCK_TIMEOUT, and the store works once it is released', async () => {
-    const b = await open(undefined, { lockTimeoutMs: 200 });
+  it('a row lock held past lockTimeoutMs is LOCK_TIMEOUT, while a handle with a longer one still waits; both work once it is released', async () => {
+    // Two handles on one instance, each with its own lock timeout (its own pool): the patient one queues on
+    // the held lock first, so were the option not honoured (one timeout for both), it would give up first.
+    const instance = `spec/${++n}`;
+    const hasty = await open(instance, { lockTimeoutMs: 200 });
+    const patient = await open(instance, { lockTimeoutMs: 3_600_000 });
+    const pg = (await import('pg')).default;
+    const holder = new pg.Client({ connectionString: PG_URL });
     try {
-      const log = services(b).events;
+      const log = services(hasty).events;
       await log.append({ type: 'first' });
-      const pg = (await import('pg')).default;
-      const holder = new pg.Client({ connectionString: PG_URL });
       await holder.connect();
+      const [{ pid }] = (await holder.query('SELECT pg_backend_pid() AS pid')).rows as [{ pid: number }];
       await holder.query('BEGIN');
       await holder.query(`SELECT 1 FROM "${schema}".event_heads WHERE instance = $1 FOR UPDATE`, [
-        b.instance,
+        hasty.instance,
       ]);
-      const started = Date.now();
-      await expect(log.append({ type: 'blocked' })).rejects.toMatchObject({ code: 'LOCK_TIMEOUT' });
-      expect(Date.now() - started).toBeLessThan(3000);
+      let waited: { ok: boolean; error?: unknown } | undefined;
+      const queued = services(patient)
+        .events.append({ type: 'patient' })
+        .then(
+          () => {
+            waited = { ok: true };
+          },
+          (error: unknown) => {
+            waited = { ok: false, error };
+          },
+        );
+      // A condition, not a time: the server shows the patient append waiting on the holder's lock.
+      while (
+        (
+          await adminQuery<{ n: number }>(
+            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND $1 = ANY(pg_blocking_pids(pid))",
+            [pid],
+          )
+        )[0]!.n === 0
+      ) {
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      const refused = await rejection(log.append({ type: 'blocked' }));
+      expect(refused).toMatchObject({ code: 'LOCK_TIMEOUT', details: { pg_code: '55P03' } });
+      // The hasty handle gave up on its own timeout; the patient one, waiting longer, has not.
+      expect(waited).toBeUndefined();
       await holder.query('ROLLBACK');
-      await holder.end();
+      await queued;
+      expect(waited).toEqual({ ok: true });
       await log.append({ type: 'after' });
-      expect((await log.read()).map((e) => e.type)).toEqual(['first', 'after']);
+      expect((await log.read()).map((e) => e.type)).toEqual(['first', 'patient', 'after']);
       expect((await log.verify()).ok).toBe(true);
     } finally {
-      await b.close();
+      await holder.end().catch(() => {});
+      await hasty.close();
+      await patient.close();
     }
   });
 

@@ -100,6 +100,30 @@ describe('sqlite: documents changed behind the store', () => {
       await inst.close();
     }
   });
+
+  it('two handles on one file: a commit built on a remembered version loses to A→B→A (the UPDATE checks the version)', async () => {
+    // Two handles on one file, as two processes would hold it; the second keeps one version of history.
+    const folder = fresh();
+    const a = await openInstance({ dir: folder });
+    const b = await openInstance({ dir: folder, retention: 1 });
+    try {
+      const doc = { kind: 'json', id: 'aba' };
+      // `a` remembers version 1, so its next commit at version 1 does not read the file first.
+      const v1 = await a.docs.commit({ ...doc, expected_version: 0, body: { n: 1 } });
+      await b.docs.commit({ ...doc, expected_version: 1, body: { n: 2 } });
+      const v3 = await b.docs.commit({ ...doc, expected_version: 2, body: { n: 1 } });
+      expect([v3.version, v3.content_hash]).toEqual([3, v1.content_hash]);
+      await expect(
+        a.docs.commit({ ...doc, expected_version: 1, merge_patch: { stale: true } }),
+      ).rejects.toMatchObject({ code: 'STATE_CONFLICT', details: { expected: 1, actual: 3 } });
+      expect(await b.docs.get(doc)).toMatchObject({ version: 3, body: { n: 1 } });
+      expect((await b.docs.history(doc)).entries.map((e) => e.version)).toEqual([3]);
+      expect((await a.events.verify()).problems).toEqual([]);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
 });
 
 describe('sqlite: connection settings', () => {

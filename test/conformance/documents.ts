@@ -525,6 +525,44 @@ export function documentConformance(name: string, t: ConformanceTest): void {
     );
 
     t(
+      'a commit built on a remembered version is STATE_CONFLICT once another writer moved the document on and back to that body (A→B→A)',
+      async (c) => {
+        // `a` commits version 1 and remembers it, so its next commit at version 1 reads nothing first. Another
+        // writer (another handle, one that keeps a single version, then one that keeps all) then writes
+        // version 2 and a version 3 whose body is version 1's: the content hash matches what `a` remembers,
+        // only the version differs. With the history pruned, nothing else would stop the stale write.
+        for (const [id, other] of [
+          ['pruned', c.docsKeeping(1)],
+          ['kept', c.docs],
+        ] as const) {
+          const a = c.over(c.backend).docs;
+          const doc = { kind: 'json', id };
+          const v1 = await a.commit({ ...doc, expected_version: 0, body: { a: 1 } });
+          await other.commit({ ...doc, expected_version: 1, body: { a: 2 } });
+          const v3 = await other.commit({ ...doc, expected_version: 2, body: { a: 1 } });
+          expect([v3.version, v3.content_hash]).toEqual([3, v1.content_hash]);
+          const stored = async () => ({
+            doc: await c.docs.get(doc),
+            history: (await c.docs.history(doc)).entries,
+            head: await c.backend.events.head(),
+          });
+          const before = await stored();
+          const details = await expectCode(
+            a.commit({ ...doc, expected_version: 1, merge_patch: { b: 1 } }),
+            'STATE_CONFLICT',
+          );
+          expect(details).toMatchObject({ expected: 1, actual: 3 });
+          expect(await stored()).toEqual(before);
+          // Built on the version that is there, the same change lands.
+          expect(await a.commit({ ...doc, expected_version: 3, merge_patch: { b: 1 } })).toMatchObject({
+            version: 4,
+            body: { a: 1, b: 1 },
+          });
+        }
+      },
+    );
+
+    t(
       'a store that remembers a version never builds on it once the storage holds another body at that version',
       async (c) => {
         // Another copy of the instance (a backup, a dump loaded elsewhere) whose documents are at the same

@@ -1,7 +1,7 @@
 // Store conformance, retries with backoff: a failed attempt resolved with `retry_at` goes back to pending,
 // not claimable before that time (the injected clock), while attempts remain; the last attempt fails.
 import { describe, expect } from 'vitest';
-import { type ConformanceTest, expectCode, T0 } from './setup.js';
+import { type ConformanceTest, eventCount, expectCode, T0 } from './setup.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -85,6 +85,69 @@ export function retryConformance(name: string, t: ConformanceTest): void {
       expect(again.status).toBe('pending');
       expect((await c.work.get(after.id)).status).toBe('pending');
     });
+
+    t(
+      'an item that failed its last attempt is final: no claim and no resolve takes it, long past its retry time',
+      async (c) => {
+        // The last attempt spent two ways: a failure resolved with retry_at, and a lease left to expire.
+        const resolved = await c.work.enqueue({ title: 'resolved', max_attempts: 2 });
+        const expired = await c.work.enqueue({ title: 'expired', max_attempts: 2 });
+        for (const attempt of [1, 2]) {
+          const held = await c.work.claimMany({ worker: 'w', limit: 2, lease_ms: 1000 });
+          expect(held.map((i) => [i.title, i.attempts])).toEqual([
+            ['resolved', attempt],
+            ['expired', attempt],
+          ]);
+          const r = await c.work.resolve({
+            id: resolved.id,
+            worker: 'w',
+            attempt,
+            status: 'failed',
+            error: `boom ${attempt}`,
+            retry_at: iso(c.now() + 500),
+          });
+          expect(r.status).toBe(attempt === 1 ? 'pending' : 'failed');
+          c.advance(1000);
+          expect((await c.work.reclaimExpired()).map((i) => [i.title, i.status])).toEqual([
+            ['expired', attempt === 1 ? 'pending' : 'failed'],
+          ]);
+        }
+        const last = [await c.work.get(resolved.id), await c.work.get(expired.id)];
+        expect(last.map((i) => [i.status, i.attempts, i.error])).toEqual([
+          ['failed', 2, 'boom 2'],
+          ['failed', 2, 'lease expired on attempt 2 of 2'],
+        ]);
+        c.advance(3_600_000);
+        const before = await eventCount(c);
+        expect(await c.work.claim({ worker: 'w2' })).toBeNull();
+        expect(await c.work.claimMany({ worker: 'w2', limit: 10 })).toEqual([]);
+        for (const id of [resolved.id, expired.id]) {
+          expect(await c.work.claim({ id, worker: 'w2' })).toBeNull();
+          // Its last worker may not finish it after all; nobody else may either.
+          // (Its own failure ended the first; the store took the second's lease back.)
+          const theirs = id === resolved.id ? 'INVALID_TRANSITION' : 'LEASE_LOST';
+          await expectCode(
+            c.work.resolve({ id, worker: 'w', attempt: 2, status: 'done', result: 'late' }),
+            theirs,
+          );
+          await expectCode(c.work.heartbeat({ id, worker: 'w', attempt: 2 }), theirs);
+          await expectCode(c.work.resolve({ id, worker: 'w2', status: 'done' }), 'LEASE_LOST');
+        }
+        // The failure itself, sent again (a lost reply), is that resolve's retry: the item as it is.
+        expect(
+          await c.work.resolve({
+            id: resolved.id,
+            worker: 'w',
+            attempt: 2,
+            status: 'failed',
+            error: 'boom 2',
+            retry_at: iso(c.now() + 500),
+          }),
+        ).toEqual(last[0]);
+        expect([await c.work.get(resolved.id), await c.work.get(expired.id)]).toEqual(last);
+        expect(await eventCount(c)).toBe(before);
+      },
+    );
 
     t('failed without retry_at fails now, whatever attempts remain (fail now)', async (c) => {
       const item = await c.work.enqueue({ title: 'bad input', max_attempts: 5 });

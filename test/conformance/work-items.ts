@@ -161,6 +161,35 @@ export function workItemConformance(name: string, t: ConformanceTest): void {
       expect((await c.work.get(d.id)).status).toBe('pending');
     });
 
+    t('no claim hands out an item while one of its blockers is in flight', async (c) => {
+      await c.work.setLimit({ key: 'k', max_in_flight: 5 });
+      const a = await c.work.enqueue({ title: 'blocker' });
+      const plain = await c.work.enqueue({ title: 'plain', kind: 'job', blocked_by: [a.id], priority: 100 });
+      const keyed = await c.work.enqueue({
+        title: 'keyed',
+        kind: 'job',
+        blocked_by: [a.id],
+        priority: 100,
+        concurrency_key: 'k',
+      });
+      const other = await c.work.enqueue({ title: 'other', priority: 1 });
+      const held = (await c.work.claim({ id: a.id, worker: 'w', lease_ms: 60_000 }))!;
+      expect(held.status).toBe('in_flight');
+      // A claim of any shape: the next ready item, many, by id, by kind; each passes the blocked ones.
+      expect((await c.work.claim({ worker: 'w2' }))?.id).toBe(other.id);
+      expect(await c.work.claim({ worker: 'w2' })).toBeNull();
+      expect(await c.work.claimMany({ worker: 'w2', limit: 10 })).toEqual([]);
+      expect(await c.work.claim({ worker: 'w2', kind: 'job' })).toBeNull();
+      for (const id of [plain.id, keyed.id]) {
+        expect(await c.work.claim({ id, worker: 'w2' })).toBeNull();
+        expect((await c.work.get(id)).status).toBe('pending');
+      }
+      // Once the blocker is done, both are handed out.
+      await c.work.resolve({ id: a.id, worker: 'w', attempt: held.attempts, status: 'done' });
+      const freed = await c.work.claimMany({ worker: 'w2', limit: 10 });
+      expect(freed.map((i) => i.id).sort()).toEqual([plain.id, keyed.id].sort());
+    });
+
     t('not_before holds an item back until its time', async (c) => {
       const later = new Date(T0 + 60_000).toISOString();
       const item = await c.work.enqueue({ title: 'later', not_before: later });
@@ -256,6 +285,133 @@ export function workItemConformance(name: string, t: ConformanceTest): void {
       c.advance(1001);
       await expectCode(c.work.resolve({ id: item.id, worker: 'w1', status: 'done' }), 'LEASE_LOST');
     });
+
+    t(
+      'a lease ends at its expiry instant: a resolve then, alone or in a batch, is LEASE_LOST and changes nothing',
+      async (c) => {
+        const [a, b, d] = await c.work.enqueueMany([{ title: 'a' }, { title: 'b' }, { title: 'd' }]);
+        const held = await c.work.claimMany({ worker: 'w', limit: 3, lease_ms: 1000 });
+        expect(held.map((i) => i.id)).toEqual([a!.id, b!.id, d!.id]);
+        // One millisecond before its expiry the lease still holds.
+        c.advance(999);
+        expect((await c.work.resolve({ id: d!.id, worker: 'w', attempt: 1, status: 'done' })).status).toBe(
+          'done',
+        );
+        c.advance(1);
+        const before = await eventCount(c);
+        const stored = [await c.work.get(a!.id), await c.work.get(b!.id)];
+        const details = await expectCode(
+          c.work.resolve({ id: a!.id, worker: 'w', attempt: 1, status: 'done', result: 'late' }),
+          'LEASE_LOST',
+        );
+        expect(details).toMatchObject({
+          lease_owner: 'w',
+          lease_expires_at: new Date(c.now()).toISOString(),
+        });
+        // Two done resolves in one call (PostgreSQL's one-statement path), and a failure to retry.
+        await expectCode(
+          c.work.resolveMany([
+            { id: a!.id, worker: 'w', attempt: 1, status: 'done' },
+            { id: b!.id, worker: 'w', attempt: 1, status: 'done' },
+          ]),
+          'LEASE_LOST',
+        );
+        await expectCode(
+          c.work.resolve({ id: b!.id, worker: 'w', status: 'failed', error: 'e', retry_at: '1s' }),
+          'LEASE_LOST',
+        );
+        expect([await c.work.get(a!.id), await c.work.get(b!.id)]).toEqual(stored);
+        expect(await eventCount(c)).toBe(before);
+      },
+    );
+
+    t(
+      "a stale attempt's resolve after the same worker's newer attempt finished the item is LEASE_LOST, not a repeat",
+      async (c) => {
+        // Finished done on the newer attempt; then sent back to wait for a retry on it.
+        const done = await c.work.enqueue({ title: 'done' });
+        const retried = await c.work.enqueue({ title: 'retried' });
+        const retryAt = new Date(T0 + 60_000).toISOString();
+        const finished: WorkItem[] = [];
+        for (const item of [done, retried]) {
+          const first = await c.work.claim({ id: item.id, worker: 'w', lease_ms: 1000 });
+          expect(first!.attempts).toBe(1);
+          c.advance(1000);
+          // The same worker claims it again (its first run looked dead): attempt 2, the same lease owner.
+          const second = await c.work.claim({ id: item.id, worker: 'w', lease_ms: 1000 });
+          expect(second).toMatchObject({ attempts: 2, lease_owner: 'w' });
+          finished.push(
+            await c.work.resolve(
+              item === done
+                ? { id: item.id, worker: 'w', attempt: 2, status: 'done', result: 'second' }
+                : { id: item.id, worker: 'w', attempt: 2, status: 'failed', error: 'e', retry_at: retryAt },
+            ),
+          );
+        }
+        expect(finished.map((i) => [i.status, i.attempts])).toEqual([
+          ['done', 2],
+          ['pending', 2],
+        ]);
+        const before = await eventCount(c);
+        // The first run ends late with the very outcome the second committed: no retry of that resolve.
+        await expectCode(
+          c.work.resolve({ id: done.id, worker: 'w', attempt: 1, status: 'done', result: 'second' }),
+          'LEASE_LOST',
+        );
+        await expectCode(
+          c.work.resolve({
+            id: retried.id,
+            worker: 'w',
+            attempt: 1,
+            status: 'failed',
+            error: 'e',
+            retry_at: retryAt,
+          }),
+          'LEASE_LOST',
+        );
+        await expectCode(
+          c.work.resolveMany([{ id: done.id, worker: 'w', attempt: 1, status: 'done', result: 'second' }]),
+          'LEASE_LOST',
+        );
+        expect([await c.work.get(done.id), await c.work.get(retried.id)]).toEqual(finished);
+        expect(await eventCount(c)).toBe(before);
+        // The second attempt's own retry is still recognised, and writes nothing.
+        expect(
+          await c.work.resolve({ id: done.id, worker: 'w', attempt: 2, status: 'done', result: 'second' }),
+        ).toEqual(finished[0]);
+        expect(await eventCount(c)).toBe(before);
+      },
+    );
+
+    t(
+      'a single resolve by a worker that does not hold the unexpired lease is LEASE_LOST and changes nothing',
+      async (c) => {
+        const item = await c.work.enqueue({ title: 'x' });
+        const held = (await c.work.claim({ worker: 'w1', lease_ms: 60_000 }))!;
+        const stored = await c.work.get(item.id);
+        const before = await eventCount(c);
+        for (const q of [
+          { status: 'done' as const, result: 'forged' },
+          { status: 'done' as const, attempt: held.attempts },
+          { status: 'failed' as const, attempt: held.attempts, error: 'forged' },
+          { status: 'failed' as const, error: 'forged', retry_at: '1s' },
+        ]) {
+          const details = await expectCode(c.work.resolve({ id: item.id, worker: 'w2', ...q }), 'LEASE_LOST');
+          expect(details).toMatchObject({ worker: 'w2', lease_owner: 'w1', status: 'in_flight' });
+        }
+        expect(await c.work.get(item.id)).toEqual(stored);
+        expect(await eventCount(c)).toBe(before);
+        // The holder's lease is intact: it finishes the item.
+        const done = await c.work.resolve({
+          id: item.id,
+          worker: 'w1',
+          attempt: held.attempts,
+          status: 'done',
+          result: 'mine',
+        });
+        expect(done).toMatchObject({ status: 'done', result: 'mine', lease_owner: 'w1' });
+      },
+    );
 
     t('the attempt number fences a worker that re-claimed under the same name', async (c) => {
       const item = await c.work.enqueue({ title: 'x' });

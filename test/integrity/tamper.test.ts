@@ -544,6 +544,11 @@ interface Case {
   head: string[];
   /** A substring of the problems' messages. */
   says?: RegExp;
+  /**
+   * Every row_differs problem, plain and anchored, as `<ids key>.<field>`: each rewritten field must be
+   * reported on its own (a check dropped for one field must fail the case even when others still differ).
+   */
+  differs?: string[];
 }
 
 const noteData = { text: 'forged' };
@@ -612,6 +617,49 @@ const cases: Case[] = [
     plain: ['row_differs'],
     head: ['row_differs'],
     says: /traceparent is "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", the log says null/,
+  },
+  {
+    name: 'a work item row: its kind, and the time it was created',
+    tamper: async (t, ids) => {
+      await t.setItem(ids.c!, { kind: 'other' });
+      await t.setItem(ids.b!, { created_at: T0 - 86_400_000 });
+    },
+    plain: ['row_differs'],
+    head: ['row_differs'],
+    differs: ['b.created_at', 'c.kind'],
+    says: /kind is "other", the log says "k"/,
+  },
+  {
+    name: "a work item row: an idempotency key given a document's doc: prefix (a human decision), and one taken off",
+    prepare: async (inst, ids) => {
+      // The TaskIR's escalated ambiguity: an item a document enqueued, so only a human answers it.
+      const asked = (await inst.work.list({ limit: 100 })).filter((i) =>
+        i.idempotency_key?.startsWith('doc:'),
+      );
+      expect(asked).toHaveLength(1);
+      ids.asked = asked[0]!.id;
+    },
+    tamper: async (t, ids) => {
+      await t.setItem(ids.human!, { idempotency_key: 'doc:json/plan#approve' });
+      await t.setItem(ids.asked!, { idempotency_key: null });
+    },
+    plain: ['row_differs'],
+    head: ['row_differs'],
+    differs: ['asked.idempotency_key', 'human.idempotency_key'],
+    says: /idempotency_key is "doc:json\/plan#approve", the log says null/,
+  },
+  {
+    name: 'a work item row: its blockers emptied, an error added, a concurrency key set',
+    tamper: async (t, ids) => {
+      await t.setItem(ids.b!, { blocked_by: [] });
+      await t.setItem(ids.c!, { error: 'forged' });
+      await t.setItem(ids.held!, { concurrency_key: 'openai:org-1' });
+    },
+    // The blocker row of b is still there: work_item_blockers names a blocker b's row no longer does.
+    plain: ['event_missing', 'row_differs'],
+    head: ['event_missing', 'row_differs'],
+    differs: ['b.blocked_by', 'c.error', 'held.concurrency_key'],
+    says: /concurrency_key is "openai:org-1", the log says null/,
   },
   {
     name: 'a document body, content hash left alone',
@@ -784,6 +832,15 @@ describe.each(backends)('$name: tampering and the verdicts of verify', (b) => {
       expect(anchored.expected_head?.matches).toBe(!c.head.includes('head_mismatch'));
       if (c.says) {
         expect([...plain.problems, ...anchored.problems].map((p) => p.message).join('\n')).toMatch(c.says);
+      }
+      if (c.differs) {
+        const name = new Map(Object.entries(ids).map(([k, id]) => [id, k]));
+        for (const r of [plain, anchored]) {
+          const got = r.problems
+            .filter((p) => p.problem === 'row_differs')
+            .map((p) => `${name.get(p.key) ?? p.key}.${p.field}`);
+          expect([...new Set(got)].sort(), JSON.stringify(r.problems)).toEqual([...c.differs].sort());
+        }
       }
     });
   }

@@ -140,6 +140,72 @@ for (const backend of await backendsForThisFile()) {
       }
     });
 
+    it("a stale run's outcome after its items were claimed again under the same worker name is dropped: the new attempt's lease stands", async () => {
+      let now = Date.parse('2026-12-04T08:00:00.000Z');
+      const inst = await backend.open(undefined, { clock: () => now });
+      try {
+        const ok = await inst.work.enqueue({ title: 'returns', kind: 'k', payload: { ok: true } });
+        const bad = await inst.work.enqueue({ title: 'throws', kind: 'k', payload: { ok: false } });
+        const started = gate();
+        const finish = gate();
+        let running = 0;
+        const w = createWorker({
+          instance: inst,
+          // A fixed name, as a restarted process or a second copy of one would claim under.
+          worker: 'host-1',
+          handlers: {
+            k: async (item) => {
+              if (++running === 2) started.open();
+              await finish.promise;
+              if (!(item.payload as { ok: boolean }).ok) throw new Error('stale failure');
+              return 'stale result';
+            },
+          },
+          retry: { baseMs: 0 },
+          concurrency: 2,
+          prefetch: 2,
+          leaseMs: 60_000,
+          // No heartbeat while the test runs: the store's clock alone ends the leases.
+          heartbeatMs: LONG,
+          pollIntervalMs: LONG,
+        });
+        const lost: string[] = [];
+        w.on('lost', (id) => lost.push(id));
+        const resolved: string[] = [];
+        w.on('resolved', (item) => resolved.push(item.id));
+        const done = w.drain();
+        await started.promise;
+        // Both leases run out while the handlers run, and the items are claimed again under the same name.
+        now += 60_000;
+        const again = await inst.work.claimMany({ worker: 'host-1', limit: 2, lease_ms: 60_000 });
+        expect(again.map((i) => [i.id, i.attempts])).toEqual([
+          [ok.id, 2],
+          [bad.id, 2],
+        ]);
+        finish.open();
+        await done;
+        // The first attempts' outcomes are not the second attempts': refused, reported lost, nothing written.
+        expect(resolved).toEqual([]);
+        expect(lost.sort()).toEqual([ok.id, bad.id].sort());
+        for (const held of again) expect(await inst.work.get(held.id)).toEqual(held);
+        expect((await inst.events.read({ type: 'work_item_resolved' })).length).toBe(0);
+        // The new holder still finishes each on its own attempt.
+        for (const held of again) {
+          const r = await inst.work.resolve({
+            id: held.id,
+            worker: 'host-1',
+            attempt: held.attempts,
+            status: 'done',
+            result: 'fresh',
+          });
+          expect(r).toMatchObject({ status: 'done', result: 'fresh', attempts: 2 });
+        }
+        expect((await inst.events.verify()).ok).toBe(true);
+      } finally {
+        await inst.close();
+      }
+    });
+
     it('`*` runs any kind; an item changed under its handler is dropped as lost, the rest of its batch committed', async () => {
       const inst = await backend.open();
       try {

@@ -4,7 +4,18 @@
 // give the same shape for the same payload. Each runner runs once on embedded SQLite and once more with
 // AGENTSTATE_URL naming a PostgreSQL schema of its own (when a server answers; see helpers/postgres.ts).
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { basename, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openPostgresBackend } from '../../src/backends/postgres/backend.js';
@@ -705,20 +716,40 @@ describe.each(RUNNERS)('workflow contract via %s', (label, run, storage) => {
           /both MF_TRIGGER_PAYLOAD_JSON and MF_TRIGGER_PAYLOAD_FILE/,
         ],
       ];
-      for (const [what, extra, message] of cases) {
-        const dir = freshDir(label);
-        const started = Date.now();
-        const err = fails(
-          run('EnqueueWorkItem', { HOME: home, MF_INSTANCE_DIR: dir, ...extra }),
-          'INVALID_INPUT',
-          2,
-        );
-        expect(err.message, what).toMatch(message);
-        expect(err.message, what).toMatch(/MF_TRIGGER_PAYLOAD_FILE/);
-        expect(err.field, what).toBe('payload');
-        expect(Date.now() - started, what).toBeLessThan(30_000);
-        // Refused before the instance was opened: no folder, no database, no schema written.
-        expect(existsSync(dir), what).toBe(false);
+      // A FIFO with bytes waiting in it, held open here (so opening it cannot block): what the run leaves there.
+      const full = join(files, 'full-fifo');
+      expect(spawnSync('mkfifo', [full]).status).toBe(0);
+      const waiting = '{"title":"waiting in the fifo"}';
+      const fd = openSync(full, constants.O_RDWR | constants.O_NONBLOCK);
+      writeSync(fd, waiting);
+      cases.push(['a FIFO with bytes in it', { MF_TRIGGER_PAYLOAD_FILE: full }, /FIFO.*refused unread/]);
+      try {
+        for (const [what, extra, message] of cases) {
+          const dir = freshDir(label);
+          // The run ended on its own, exit 2 (`fails`): one blocked on the FIFO's open, or reading /dev/zero
+          // without end, is killed by the runner's guard and has no exit code.
+          const err = fails(
+            run('EnqueueWorkItem', { HOME: home, MF_INSTANCE_DIR: dir, ...extra }),
+            'INVALID_INPUT',
+            2,
+          );
+          expect(err.message, what).toMatch(message);
+          expect(err.message, what).toMatch(/MF_TRIGGER_PAYLOAD_FILE/);
+          expect(err.field, what).toBe('payload');
+          // Refused before the instance was opened: no folder, no database, no schema written.
+          expect(existsSync(dir), what).toBe(false);
+        }
+        // Unread: every byte is still in the FIFO (none at all: EAGAIN).
+        const left = Buffer.alloc(waiting.length + 1);
+        let kept = '';
+        try {
+          kept = left.subarray(0, readSync(fd, left, 0, left.length, null)).toString();
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') throw err;
+        }
+        expect(kept, 'what the refusals left in the FIFO').toBe(waiting);
+      } finally {
+        closeSync(fd);
       }
     },
   );

@@ -65,6 +65,9 @@ const HISTORY_COLS =
 const SELECT_HEAD = 'SELECT version, content_hash FROM documents WHERE kind = ? AND id = ?';
 const INSERT_DOCUMENT = `INSERT INTO documents (kind, id, version, body, content_hash, forked_from, created_at, updated_at)
   VALUES (?, ?, 1, ?, ?, ?, ?, ?) ON CONFLICT (kind, id) DO NOTHING`;
+// Both tests are needed: a store that remembers the version it committed writes without reading first, and
+// after A→B→A (another handle writes version 2, then a version 3 with version 1's body) the content hash
+// alone matches; with the history pruned, nothing else would stop the stale write (conformance: A→B→A).
 const UPDATE_DOCUMENT = `UPDATE documents SET version = version + 1, body = ?, content_hash = ?, updated_at = ?
   WHERE kind = ? AND id = ? AND version = ? AND content_hash = ?`;
 const NEXT_SEQ = 'SELECT MAX(seq) AS s FROM document_history WHERE kind = ? AND id = ?';
