@@ -215,6 +215,8 @@ function figures(r) {
     aloneStepP50: pct(aloneSteps, 50),
     aloneRunPerStep: median(r.warmRunMs) / steps,
     bytesPerRun: r.bytesPerRun,
+    cpuMsPerRun: r.cpuMsPerRun,
+    partsPerRun: r.partsPerRun,
     writesPerRun: (r.calls.batch['events.create'] ?? []).length / r.runs,
     writeP50: pct(r.calls.batch['events.create'] ?? [], 50),
     // Per method of the World: calls per run and the p50 of one call, alone and in the batch.
@@ -246,6 +248,7 @@ const METRICS = [
   ['aloneStepP50', 'step p50 ms, alone', 'lower'],
   ['aloneRunPerStep', 'run ms ÷ steps, alone', 'lower'],
   ['bytesPerRun', 'bytes/run', 'lower'],
+  ['cpuMsPerRun', 'CPU ms/run', 'lower'],
   ['writesPerRun', 'writes/run', 'lower'],
   ['writeP50', 'write p50 ms', 'lower'],
 ];
@@ -379,6 +382,20 @@ async function main() {
             .join(', ')}`,
         );
       }
+    }
+    out.push(
+      '',
+      'Where the bytes go: bytes per run by table (with its indexes and TOAST) or folder, the largest first:',
+      '',
+    );
+    for (const world of worlds) {
+      const rs = rounds[workload][world].filter(Boolean);
+      const names = [...new Set(rs.flatMap((f) => Object.keys(f.partsPerRun)))];
+      const parts = names
+        .map((k) => ({ k, b: median(rs.map((f) => f.partsPerRun[k] ?? 0)) }))
+        .filter((p) => p.b >= 1)
+        .sort((x, y) => y.b - x.b);
+      out.push(`- ${NAMES[world]}: ${parts.map((p) => `${p.k} ${fmt(p.b, 0)}`).join(', ')}`);
     }
     const local = rounds[workload]['world-local'];
     if (local?.some(Boolean)) {

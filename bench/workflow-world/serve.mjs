@@ -83,7 +83,10 @@ async function openWorld() {
   }
 }
 
-/** Bytes of storage the World holds now (see driver.mjs for what counts, per World). */
+/**
+ * Bytes of storage the World holds now (see driver.mjs for what counts, per World), in all (`bytes`) and by
+ * part (`parts`: by table with its indexes, or world-local's folder).
+ */
 async function storageBytes() {
   if (WORLD.startsWith('agentstate-sqlite')) {
     // The database as a fresh connection sees it (the WAL's commits included): page_count × page_size is the
@@ -94,7 +97,15 @@ async function storageBytes() {
       const pages = db.pragma('page_count', { simple: true });
       const size = db.pragma('page_size', { simple: true });
       const others = folderBytes(DIR, (name) => !/^state\.sqlite(-wal|-shm)?$/.test(name)).apparent;
-      return { bytes: pages * size + others };
+      const parts = {};
+      const rows = db
+        .prepare(
+          `SELECT coalesce(m.tbl_name, d.name) AS part, sum(d.pgsize) AS bytes
+             FROM dbstat d LEFT JOIN sqlite_schema m ON m.name = d.name GROUP BY part`,
+        )
+        .all();
+      for (const r of rows) parts[r.part] = r.bytes;
+      return { bytes: pages * size + others, parts };
     } finally {
       db.close();
     }
@@ -102,7 +113,13 @@ async function storageBytes() {
   if (WORLD === 'world-local') {
     // Its JSON files: blocks on disk (what `du` counts) and their apparent length (`du -b`).
     const { apparent, allocated } = folderBytes(DIR, () => true);
-    return { bytes: allocated, apparent };
+    const parts = {};
+    for (const entry of readdirSync(DIR, { withFileTypes: true })) {
+      parts[entry.name] = entry.isDirectory()
+        ? folderBytes(join(DIR, entry.name), () => true).allocated
+        : statSync(join(DIR, entry.name)).blocks * 512;
+    }
+    return { bytes: allocated, apparent, parts };
   }
   // PostgreSQL: pg_total_relation_size (heap, indexes, TOAST) of every table of the World's schemas.
   const { default: pg } = await import('pg');
@@ -110,12 +127,18 @@ async function storageBytes() {
   await client.connect();
   try {
     const r = await client.query(
-      `SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint AS bytes
+      `SELECT c.relname AS part, pg_total_relation_size(c.oid)::bigint AS bytes
          FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
         WHERE n.nspname = ANY($1) AND c.relkind IN ('r', 'm')`,
       [PG_SCHEMAS],
     );
-    return { bytes: Number(r.rows[0].bytes) };
+    const parts = {};
+    let bytes = 0;
+    for (const row of r.rows) {
+      parts[row.part] = (parts[row.part] ?? 0) + Number(row.bytes);
+      bytes += Number(row.bytes);
+    }
+    return { bytes, parts };
   } finally {
     await client.end();
   }
@@ -294,6 +317,7 @@ const before = await storageBytes();
 const deliveriesBefore = { ...deliveries };
 const first = WARM;
 phase = 'batch';
+const cpu0 = process.cpuUsage();
 const t0 = performance.now();
 const started = await Promise.all(
   Array.from({ length: RUNS }, (_, k) => start(workload.fn, workload.args(first + k))),
@@ -301,6 +325,7 @@ const started = await Promise.all(
 const ids = started.map((r) => r.runId);
 await waitAll(ids);
 const ms = performance.now() - t0;
+const cpu = process.cpuUsage(cpu0);
 phase = null;
 
 // 3. Outside the timing: what the batch left in storage (after the queue's own bookkeeping settles), its rows,
@@ -320,6 +345,10 @@ process.stdout.write(
     storageBefore: before.bytes,
     storageAfter: after.bytes,
     bytesPerRun: (after.bytes - before.bytes) / RUNS,
+    partsPerRun: Object.fromEntries(
+      Object.keys(after.parts).map((k) => [k, (after.parts[k] - (before.parts[k] ?? 0)) / RUNS]),
+    ),
+    cpuMsPerRun: (cpu.user + cpu.system) / 1000 / RUNS,
     ...(after.apparent !== undefined
       ? { apparentBytesPerRun: (after.apparent - before.apparent) / RUNS }
       : {}),
