@@ -200,15 +200,16 @@ function fmt(x, digits) {
 function figures(r) {
   const steps = STEPS[r.workload];
   const aloneSteps = r.warmSteps;
-  const tl = (t) => ({
+  const tl = (t, w) => ({
+    wait: pct(w, 50),
     pickup: median(t.pickup),
     toFirst: median(t.toFirst),
     between: median(t.between),
     end: median(t.end),
   });
   return {
-    timeline: tl(r.timeline),
-    aloneTimeline: tl(r.warmTimeline),
+    timeline: tl(r.timeline, r.waits.batch),
+    aloneTimeline: tl(r.warmTimeline, r.waits.alone),
     runsPerSec: r.runsPerSec,
     stepP50: pct(r.steps, 50),
     stepP99: pct(r.steps, 99),
@@ -340,16 +341,17 @@ async function main() {
     }
     out.push(
       '',
-      "Where a run's time goes, by the World's rows (ms; medians in a round, median over rounds): pickup = run createdAt → startedAt, first = run startedAt → first step startedAt, step = startedAt → completedAt, between = a step's completedAt → the next one's startedAt, end = last step completedAt → run completedAt",
+      "Where a run's time goes, by the World's rows (ms; medians in a round, median over rounds): queued = queue() returned → the message's first POST reached the route, pickup = run createdAt → startedAt, first = run startedAt → first step startedAt, step = startedAt → completedAt, between = a step's completedAt → the next one's startedAt, end = last step completedAt → run completedAt",
       '',
-      '| World | alone: pickup | first | step | between | end | batch: pickup | first | step | between | end |',
-      '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+      '| World | alone: queued | pickup | first | step | between | end | batch: queued | pickup | first | step | between | end |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     );
     for (const world of worlds) {
       const rs = rounds[workload][world].filter(Boolean);
       const cell = (which, k) => fmt(median(rs.map((f) => f[which][k])), 1);
       const part = (which, stepKey) =>
         [
+          cell(which, 'wait'),
           cell(which, 'pickup'),
           cell(which, 'toFirst'),
           fmt(median(rs.map((f) => f[stepKey])), 1),

@@ -254,7 +254,18 @@ for (const part of ['runs', 'steps', 'events', 'hooks']) {
     if (typeof obj[k] === 'function') obj[k] = timed(`${part}.${k}`, obj[k].bind(obj));
   }
 }
-world.queue = timed('queue', world.queue.bind(world));
+// And how long a message waits for its first delivery: from the moment `queue()` returned its message id to the
+// moment a POST carrying that id reaches the route (per phase, the first delivery of each message).
+const queuedAt = new Map();
+const waits = { alone: [], batch: [] };
+const queueTimed = timed('queue', world.queue.bind(world));
+world.queue = async (...a) => {
+  const at = phase;
+  const r = await queueTimed(...a);
+  if (at && r?.messageId) queuedAt.set(r.messageId, { at, t: performance.now() });
+  return r;
+};
+
 setWorld(world);
 
 // The step route is served too, though SDK v5 runs steps inline in the flow route: a World that queued a
@@ -280,6 +291,11 @@ const server = createServer(async (req, res) => {
       return;
     }
     deliveries[path.endsWith('/flow') ? 'flow' : 'step']++;
+    const queued = queuedAt.get(req.headers['x-vqs-message-id']);
+    if (queued) {
+      queuedAt.delete(req.headers['x-vqs-message-id']);
+      waits[queued.at].push(performance.now() - queued.t);
+    }
     const chunks = [];
     for await (const c of req) chunks.push(c);
     const headers = new Headers();
@@ -359,6 +375,7 @@ process.stdout.write(
     warmRunMs: warm.runs,
     warmTimeline: warm.timeline,
     calls,
+    waits,
     deliveries: {
       flow: deliveries.flow - deliveriesBefore.flow,
       step: deliveries.step - deliveriesBefore.step,
