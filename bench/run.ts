@@ -6,6 +6,9 @@
 // the worker runtime against graphile-worker, pg-boss and a hand-written SQLite loop (r1, r2, r3 for its parts; only by name,
 // about 5 minutes), on plain node in its own process with its own table; runs = bench/runs.ts, durable runs against DBOS
 // Transact and a raw better-sqlite3 loop (only by name, about 5 minutes, 3 rounds unless --rounds is given), the same way),
+// workflow-world = bench/workflow-world/driver.mjs, agentstate's Workflow SDK World against @workflow/world-local and
+// @workflow/world-postgres on compiled workflows (only by name, about 7 minutes; installs its own pinned packages
+// into bench/workflow-world the first time; plain node, each contender in its own child process),
 // --json PATH (write the results of the sections in
 // this process).
 import { spawnSync } from 'node:child_process';
@@ -723,6 +726,7 @@ async function main(): Promise<void> {
       ['results', () => separateBench('results')],
       ['runtime', runtimeBench],
       ['runs', runsBench],
+      ['workflow-world', workflowWorldBench],
     ];
     for (const [id, run] of sections) {
       const wanted =
@@ -757,6 +761,20 @@ async function runsBench(): Promise<void> {
   // Its own default is 3 rounds (about 5 minutes here); a --rounds given to run.ts is passed on.
   const given = process.argv.some((a) => a === '--rounds' || a.startsWith('--rounds='));
   await runBundled('runs', given ? ['--rounds', String(ROUNDS)] : []);
+}
+
+/**
+ * The Workflow SDK World (issue 42): bench/workflow-world/driver.mjs on plain node, with its own packages (its
+ * table on stdout). A --rounds given to run.ts is passed on; --json writes its rounds next to the given path.
+ */
+async function workflowWorldBench(): Promise<void> {
+  const given = process.argv.some((a) => a === '--rounds' || a.startsWith('--rounds='));
+  const driver = new URL('./workflow-world/driver.mjs', import.meta.url).pathname;
+  const json = args.json ? ['--json', `${args.json.replace(/\.json$/, '')}.workflow-world.json`] : [];
+  const r = spawnSync(process.execPath, [driver, ...(given ? ['--rounds', String(ROUNDS)] : []), ...json], {
+    stdio: 'inherit',
+  });
+  if (r.status !== 0) throw new Error(`bench/workflow-world/driver.mjs exited with ${r.status ?? r.signal}`);
 }
 
 /** The MCP, LangGraph and HTTP benchmarks load their SDKs or a server, so they run as processes of their own (table on stdout). */
