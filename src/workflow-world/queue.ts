@@ -401,6 +401,14 @@ export function createWorkflowQueue(options: WorkflowQueueOptions): WorkflowQueu
       field: 'maxDeliveries',
     });
   }
+  // The SDK's own rule for a namespace (checked by it only when the queue starts): refused here, at once.
+  const ns = resolveQueueNamespace(options.namespace);
+  if (ns !== undefined && !/^[a-z][a-z0-9]{0,62}$/.test(ns)) {
+    throw new InvalidInputError(
+      `queue namespace must be lowercase letters and digits, starting with a letter (at most 63), got ${JSON.stringify(ns.slice(0, 100))}`,
+      { field: 'namespace' },
+    );
+  }
   const deploymentId = options.deploymentId ?? DEFAULT_DEPLOYMENT_ID;
   let delivery: QueueDelivery | undefined;
   return {
