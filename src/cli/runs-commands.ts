@@ -88,7 +88,7 @@ function runDetail(d: WorldRunDetail, input: Record<string, unknown>): string {
   );
   const notShown = d.not_included.map((n) =>
     n.part === 'work_items'
-      ? 'not shown: its queue messages (work items of kind wf:…, found by payload only: agentstate list --kind wf:__wkf_workflow_)'
+      ? 'not shown: its queue messages (work items of kind wf:…, titled with the run id: agentstate list --kind wf:__wkf_step_)'
       : `not shown: some ${n.part} (${n.reason})`,
   );
   return [head.join('\n'), steps, hooks, waits, streams, ...notShown].join('\n\n');

@@ -18,7 +18,7 @@ export const WORLD_RUN_PARTS_MAX = 1000;
 
 /** Why a run's work items (its queue messages) are not shown. */
 export const NOT_INCLUDED_WORK_ITEMS =
-  'the queue messages are work items of kinds wf:__wkf_workflow_ and wf:__wkf_step_ (wf:__<namespace>_wkf_… when namespaced) that carry the run id only inside their payload, which no index reaches: finding one run’s would read every message (list them with list_items and a kind)';
+  'the queue messages are work items of kinds wf:__wkf_workflow_ and wf:__wkf_step_ (wf:__<namespace>_wkf_… when namespaced), titled flow <run id> <workflow> and step <run id> <step>; no index finds them by run, so finding one run’s would read every message: list them with list_items and a kind, and tell this run’s by its id in their titles (the dashboard’s items list filters by that text)';
 
 /** An error a run or step ended with, as far as the store can read it. */
 export interface WorldErrorView {

@@ -137,6 +137,37 @@ function delayOf(delaySeconds: unknown): string | undefined {
   return `${Math.min(MAX_DELAY_MS, Math.ceil(delaySeconds * 1000))}ms`;
 }
 
+/** The longest run id a message's title names (the SDK's are `wrun_` and a ULID, 31 characters). */
+const TITLE_RUN_ID_MAX = 200;
+
+/**
+ * The title of a message's work item: `flow <runId> <workflowName>` for a flow message (its `runId`), `step
+ * <runId> <stepName>` for a step message (its `workflowRunId`), so a run's messages are found by its id in
+ * the items' titles (the dashboard's text filter, `agentstate list`); `queue <queueName>` for any other
+ * message (a health check) or a run id that is no plain text. At most LIMITS.title characters: a name that
+ * would make it longer is cut, ending in `…`. Nothing reads the title back: delivery uses the payload.
+ */
+export function messageTitle(queueName: string, message: unknown): string {
+  const parsed = parseQueueName(queueName);
+  const m = typeof message === 'object' && message !== null ? (message as Record<string, unknown>) : {};
+  const runId = parsed.kind === 'workflow' ? m.runId : m.workflowRunId;
+  if (
+    typeof runId !== 'string' ||
+    runId.length === 0 ||
+    runId.length > TITLE_RUN_ID_MAX ||
+    hasControl(runId) ||
+    !isPortableText(runId)
+  ) {
+    return `queue ${queueName}`;
+  }
+  const title = `${parsed.kind === 'workflow' ? 'flow' : 'step'} ${runId} ${parsed.id}`;
+  if (title.length <= LIMITS.title) return title;
+  // Cut before a surrogate pair is split: a title is portable text.
+  let cut = title.slice(0, LIMITS.title - 1);
+  if (/[\ud800-\udbff]$/.test(cut)) cut = cut.slice(0, -1);
+  return `${cut}…`;
+}
+
 /**
  * `queue(queueName, message, opts)` of a World on `work`: one work item per call, or the item an earlier
  * call with the same `opts.idempotencyKey` wrote (its message id is answered again; nothing is written).
@@ -161,7 +192,7 @@ function enqueueOn(
     const key = storeKey(opts?.idempotencyKey);
     const payload: StoredMessage = { queue: queueName, body, ...(headers.length ? { headers } : {}) };
     const item = await work.enqueue({
-      title: `queue ${queueName}`,
+      title: messageTitle(queueName, message),
       kind: kindOfPrefix(parsed.prefix),
       payload: payload as unknown as JsonObject,
       max_attempts: maxDeliveries,

@@ -21,7 +21,7 @@ export function hasControl(s: string): boolean {
   }
   return false;
 }
-/** The longest queue name (it is the item's title). */
+/** The longest queue name (so a message's title `queue <name>`, when it names no run, fits). */
 const NAME_MAX = LIMITS.title - 'queue '.length;
 /** The parts of a queue name: its prefix, whether it is a workflow or a step queue, and the id after it. */
 export interface ParsedQueueName {

@@ -3,8 +3,10 @@
 // hidden in a sideways-scrolling box, times wrapping onto several lines, ids broken mid-string, a failed
 // item's error cut off on a phone; times relative with the exact time on hover; a decision's answer sent in a
 // POST body, never the URL, and an empty answer told as such; error pages with navigation; an axe-core pass
-// with no serious or critical violations on every page. Screenshots go to test/http/screenshots/.
+// with no serious or critical violations on every page (the Workflow SDK runs' list and a run's page among
+// them). Screenshots go to test/http/screenshots/.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createWorldStorage } from '../../src/workflow-world/storage.js';
 import { HAVE_CHROMIUM, launchChromium, SHOTS, seriousViolations, signedIn as signIn } from './chromium.js';
 import { startTestServer, type TestServer } from './helpers.js';
 
@@ -56,6 +58,44 @@ beforeAll(async () => {
     },
   });
   ids.decision = (await call('escalate', { id: 'parser' })).decisions[0].id;
+  // A Workflow SDK run with a failed step, written through the World's storage (the Runs pages).
+  const world = createWorldStorage(await s.instance('ops'));
+  const created = await world.events.create(null, {
+    eventType: 'run_created',
+    eventData: {
+      deploymentId: 'agentstate',
+      workflowName: 'workflow//./src/workflows/release-notes.ts//buildReleaseNotes',
+      input: new Uint8Array([0]),
+    },
+  });
+  ids.run = created.run!.runId;
+  await world.events.create(ids.run, { eventType: 'run_started' });
+  const step = 'step_01HZX3K9Q2|collect+ü';
+  await world.events.create(ids.run, {
+    eventType: 'step_created',
+    correlationId: step,
+    eventData: {
+      stepName: 'step//./src/workflows/release-notes.ts//collectMergedPullRequests',
+      input: new Uint8Array([0]),
+    },
+  });
+  await world.events.create(ids.run, { eventType: 'step_started', correlationId: step });
+  await world.events.create(ids.run, {
+    eventType: 'step_failed',
+    correlationId: step,
+    eventData: {
+      error: {
+        message: `GitHub answered 502: ${'upstream connect error or disconnect/reset before headers. '.repeat(3)}`,
+      },
+    },
+  });
+  await world.events.create(ids.run, {
+    eventType: 'run_failed',
+    eventData: {
+      error: { message: 'collectMergedPullRequests failed after 1 attempt' },
+      errorCode: 'STEP_FAILED',
+    },
+  });
   for (let k = 0; k < 3; k++) {
     await call('append_event', {
       type: 'deploy_note',
@@ -114,7 +154,7 @@ async function axe(page: Page, where: string): Promise<void> {
 
 describe.skipIf(!HAVE_CHROMIUM)('the dashboard layout in Chromium', () => {
   for (const width of WIDTHS) {
-    it(`at ${width} px: work items, a failed item, the events, without the defects`, async () => {
+    it(`at ${width} px: work items, a failed item, the events, workflow runs, without the defects`, async () => {
       const page = await signedIn(width);
       try {
         // Work items: a finished item shows who last held it, never a dangling "until".
@@ -163,6 +203,22 @@ describe.skipIf(!HAVE_CHROMIUM)('the dashboard layout in Chromium', () => {
         await noSidewaysScroll(page, `events ${width}`);
         await page.screenshot({ path: `${SHOTS}layout-events-${width}.png`, fullPage: true });
         await axe(page, `events ${width}`);
+
+        // Workflow runs: the list, and a failed run with its timeline and steps.
+        await page.goto(`${s.url}/runs?instance=h/ops`);
+        expect(await page.locator('tbody tr').count()).toBe(1);
+        await noSidewaysScroll(page, `runs ${width}`);
+        await timesReadable(page, `runs ${width}`);
+        await page.screenshot({ path: `${SHOTS}layout-runs-${width}.png`, fullPage: true });
+        await axe(page, `runs ${width}`);
+        await page.goto(`${s.url}/runs/${ids.run}?instance=h/ops`);
+        expect(await page.locator('section[aria-labelledby="h-steps"] .problem').textContent()).toContain(
+          'GitHub answered 502',
+        );
+        await noSidewaysScroll(page, `run ${width}`);
+        await timesReadable(page, `run ${width}`);
+        await page.screenshot({ path: `${SHOTS}layout-run-${width}.png`, fullPage: true });
+        await axe(page, `run ${width}`);
 
         // The overview.
         await page.goto(`${s.url}/?instance=h/ops`);

@@ -228,6 +228,59 @@ for (const backend of await backendsForThisFile({ pooled: true })) {
       });
     });
 
+    it("titles a run's messages with its run id (flow <runId> <workflow>, step <runId> <step>), the rest by queue; delivery is the same", async () => {
+      const { inst, route, queue } = await setup();
+      const RUN = 'wrun_01HZ|+é日本';
+      const flow = await queue.queue(WORKFLOW, { runId: RUN });
+      const step = await queue.queue(`${STEP}step//./src/ä|b+c//charge` as ValidQueueName, {
+        workflowName: 'w',
+        workflowRunId: RUN,
+        workflowStartedAt: T0,
+        stepId: 'step_1',
+      });
+      const health = await queue.queue(`${STEP}health` as ValidQueueName, {
+        __healthCheck: true,
+        correlationId: 'c1',
+      });
+      // A run id that is no plain text (a control character, too long, not a string): titled by the queue.
+      const odd = await Promise.all(
+        ['wrun_a\u001bb', 'x'.repeat(201), 42].map((runId) =>
+          queue.queue(WORKFLOW, { runId } as unknown as QueuePayload),
+        ),
+      );
+      // A step name (the longest a queue name holds) that takes the title past its 1,000 characters: cut at
+      // 999 and `…`, here just before an emoji, never inside its surrogate pair.
+      const before = 999 - `step ${RUN} `.length;
+      const longName = `${'x'.repeat(before - 1)}😀yyy`;
+      expect(`${STEP}${longName}`).toHaveLength(994);
+      const long = await queue.queue(`${STEP}${longName}` as ValidQueueName, {
+        workflowName: 'w',
+        workflowRunId: RUN,
+        workflowStartedAt: T0,
+        stepId: 'step_2',
+      });
+      const title = async (m: { messageId: string }) => (await inst.work.get(itemIdOf(m.messageId)!)).title;
+      expect(await title(flow)).toBe(`flow ${RUN} workflow//./src/wörk|flow+1//日本`);
+      expect(await title(step)).toBe(`step ${RUN} step//./src/ä|b+c//charge`);
+      expect(await title(health)).toBe(`queue ${STEP}health`);
+      expect(await Promise.all(odd.map(title))).toEqual(Array(3).fill(`queue ${WORKFLOW}`));
+      const cut = await title(long);
+      expect(cut).toBe(`step ${RUN} ${'x'.repeat(before - 1)}…`);
+      // The run's messages are the items whose title holds its id.
+      const mine = (await items(inst)).filter((i) => i.title.includes(` ${RUN} `)).map((i) => i.id);
+      expect(mine.sort()).toEqual([flow, step, long].map((m) => itemIdOf(m.messageId)!).sort());
+      // Delivered as before: every message once, its body as queued.
+      await queue.start();
+      await until('all delivered', async () => (await items(inst)).every((i) => i.status === 'done'));
+      expect(route.posts).toHaveLength(7);
+      expect(route.of(step.messageId)[0]!.message).toEqual({
+        workflowName: 'w',
+        workflowRunId: RUN,
+        workflowStartedAt: T0,
+        stepId: 'step_1',
+      });
+    });
+
     it('reads the base URL at delivery time: PORT set after the delivery started is where it POSTs', async () => {
       const saved = process.env.PORT;
       delete process.env.PORT;

@@ -47,7 +47,7 @@ header strong{font-size:1.1rem}nav{display:flex;flex-wrap:wrap;gap:.75rem}nav a[
 header form{margin:0;display:flex;gap:.4rem;align-items:center}.spacer{flex:1}
 main{padding:1rem;max-width:1400px;margin:0 auto}h1{font-size:1.35rem;margin:.2rem 0 1rem}h2{font-size:1.1rem;margin:1.4rem 0 .5rem}
 .counts{display:flex;flex-wrap:wrap;gap:.5rem;list-style:none;padding:0;margin:0}.counts li{border:1px solid var(--line);border-radius:6px;padding:.5rem .8rem;min-width:7.5rem}
-.counts b{display:block;font-size:1.4rem}.failed b,.st-failed{color:var(--bad)}.waiting_human b,.st-waiting_human{color:var(--warn)}.done b,.st-done{color:var(--ok)}
+.counts b{display:block;font-size:1.4rem}.failed b,.st-failed{color:var(--bad)}.waiting_human b,.st-waiting_human{color:var(--warn)}.done b,.st-done,.st-completed{color:var(--ok)}.st-running{color:var(--accent)}
 .grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,680px),1fr));gap:0 1.5rem}
 table{border-collapse:collapse;width:100%;font-size:.92rem}th,td{text-align:left;padding:.35rem .5rem;border-bottom:1px solid var(--line);vertical-align:top}
 th{font-weight:600;color:var(--muted)}td{overflow-wrap:anywhere}td.num{white-space:nowrap;font-variant-numeric:tabular-nums}.wrap{overflow-x:auto}
@@ -66,6 +66,7 @@ figure.chart svg{display:block;height:auto}figure.chart text{font-size:10px;fill
 .depth{fill:#d3e3fd}.depth-line{fill:none;stroke:var(--accent);stroke-width:1.5}figure.chart details{font-size:.85rem}
 svg.timeline{display:block;border:1px solid var(--line);border-radius:6px;margin-bottom:.5rem}
 .o-done{fill:var(--ok);color:var(--ok)}.o-failed{fill:var(--bad);color:var(--bad)}.o-retry,.o-expired,.o-parked{fill:var(--warn);color:var(--warn)}.o-released,.o-cancelled{fill:var(--muted);color:var(--muted)}.o-running{fill:var(--accent);color:var(--accent)}rect.mark{fill:var(--fg);stroke:var(--bg);stroke-width:.6}rect.m-failed{fill:var(--bad)}rect.m-pause{fill:var(--accent)}.badge.m-done{color:var(--ok)}.badge.m-failed{color:var(--bad)}.badge.m-pause{color:var(--accent)}
+pre.setup{white-space:pre-wrap;overflow-wrap:anywhere}
 .option label{display:inline;margin-left:.3rem;color:var(--fg);font-size:1rem}fieldset{border:1px solid var(--line);border-radius:6px}.pager{display:flex;gap:1rem;margin:.75rem 0}
-@media (max-width:640px){main{padding:.6rem}table.stack thead{display:none}table.stack tr{display:block;border-bottom:1px solid var(--line);padding:.3rem 0}table.stack td{display:inline-block;border:0;padding:.15rem .4rem;max-width:100%}table.stack td.data{display:block}.grid{grid-template-columns:1fr}th.opt,td.opt{display:none}header{padding:.5rem}figure.chart text{font-size:14px}}
+@media (max-width:640px){main{padding:.6rem}table.stack thead{display:none}table.stack tr{display:block;border-bottom:1px solid var(--line);padding:.3rem 0}table.stack td{display:inline-block;border:0;padding:.15rem .4rem;max-width:100%}table.stack td.data{display:block}table.stack td[data-label]::before{content:attr(data-label) ": ";color:var(--muted)}table.stack td[data-label]:empty{display:none}.grid{grid-template-columns:1fr}th.opt,td.opt{display:none}header{padding:.5rem}figure.chart text{font-size:14px}}
 `;

@@ -10,6 +10,7 @@ import { runOperation } from '../../service/invoke.js';
 import { getOperation } from '../../service/table.js';
 import { type AppContext, type AppEnv, attributed, instanceOf } from '../context.js';
 import { type Html, h, href } from './html.js';
+import type { Section } from './layout.js';
 
 export type C = Context<AppEnv>;
 
@@ -106,12 +107,7 @@ export async function opened(c: C, ctx: AppContext) {
   return { inst, key: `${inst.host}/${inst.name}` };
 }
 
-export async function frame(
-  c: C,
-  ctx: AppContext,
-  section: 'overview' | 'items' | 'events' | 'documents' | 'files',
-  title: string,
-) {
+export async function frame(c: C, ctx: AppContext, section: Section, title: string) {
   const { inst, key } = await opened(c, ctx);
   const caller = c.get('caller');
   return {
@@ -201,7 +197,7 @@ function back(c: C): string {
 export function errorPage(c: C, err: unknown): Response {
   const e = toAgentStateError(err);
   if (e.code === 'UNAUTHENTICATED') return c.redirect('/login', 303);
-  const body = h`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${e.code} · agentstate</title><link rel="stylesheet" href="/assets/app.css"></head><body><header><strong>agentstate</strong><nav aria-label="Sections"><a href="/">Overview</a><a href="/items">Work items</a><a href="/events">Events</a><a href="/documents">Documents</a><a href="/files">State files</a></nav></header><main><h1>${e.code}</h1><p class="problem" role="alert">${e.message}</p><p><a href="${back(c)}">Back</a> · <a href="/">Overview</a></p></main></body></html>`;
+  const body = h`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${e.code} · agentstate</title><link rel="stylesheet" href="/assets/app.css"></head><body><header><strong>agentstate</strong><nav aria-label="Sections"><a href="/">Overview</a><a href="/items">Work items</a><a href="/runs">Runs</a><a href="/events">Events</a><a href="/documents">Documents</a><a href="/files">State files</a></nav></header><main><h1>${e.code}</h1><p class="problem" role="alert">${e.message}</p><p><a href="${back(c)}">Back</a> · <a href="/">Overview</a></p></main></body></html>`;
   return c.html(body.value, ERROR_TABLE[e.code].http as 400);
 }
 

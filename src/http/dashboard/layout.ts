@@ -2,10 +2,13 @@
 import type { InstanceSummary } from '../../core/types.js';
 import { type Html, h, href } from './html.js';
 
+/** The navigation's entries, each a page group. */
+export type Section = 'overview' | 'items' | 'runs' | 'events' | 'documents' | 'files';
+
 export interface PageFrame {
   title: string;
   /** Which navigation entry is current. */
-  section: 'overview' | 'items' | 'events' | 'documents' | 'files';
+  section: Section;
   instance: string;
   instances: InstanceSummary[];
   actor: string | null;
@@ -25,7 +28,7 @@ export function page(f: PageFrame, body: Html): Html {
     (i) =>
       h`<option value="${i.instance}"${i.instance === f.instance ? h` selected` : ''}>${i.instance}</option>`,
   )}</select><button type="submit">Open</button></form>
-<nav aria-label="Sections">${nav('overview', '/', 'Overview')}${nav('items', '/items', 'Work items')}${nav('events', '/events', 'Events')}${nav('documents', '/documents', 'Documents')}${nav('files', '/files', 'State files')}</nav>
+<nav aria-label="Sections">${nav('overview', '/', 'Overview')}${nav('items', '/items', 'Work items')}${nav('runs', '/runs', 'Runs')}${nav('events', '/events', 'Events')}${nav('documents', '/documents', 'Documents')}${nav('files', '/files', 'State files')}</nav>
 <span class="spacer"></span><span id="live-status" class="muted" role="status" aria-live="polite">${f.live ? 'connecting…' : ''}</span>
 ${f.actor ? h`<span class="muted">signed in as <b>${f.actor}</b></span><form method="post" action="/logout"><input type="hidden" name="_csrf" value="${f.csrf ?? ''}"><button type="submit">Sign out</button></form>` : ''}
 </header><main>${body}</main><script src="/assets/app.js" defer></script></body></html>`;

@@ -8,6 +8,7 @@ import { mountDocumentPages } from './documents.js';
 import { mountEvents } from './events.js';
 import { mountItems } from './items.js';
 import { mountOverview } from './overview.js';
+import { mountRuns } from './runs.js';
 
 /** Mounts the dashboard at /. */
 export function mountDashboard(app: Hono<AppEnv>, ctx: AppContext): void {
@@ -19,6 +20,7 @@ export function mountDashboard(app: Hono<AppEnv>, ctx: AppContext): void {
   );
   mountOverview(app, ctx);
   mountItems(app, ctx);
+  mountRuns(app, ctx);
   mountEvents(app, ctx);
   mountDocumentPages(app, ctx);
 }
