@@ -180,6 +180,22 @@ export function workflowEvent(e: WorkflowEventDraft, now: number, actor: string 
 
 const isObj = (x: unknown): x is JsonObject => typeof x === 'object' && x !== null && !Array.isArray(x);
 
+/** What a hook's token reads as wherever events are shown. */
+export const HOOK_TOKEN_MASK = '***';
+
+/**
+ * `e` as the store's views show it (read_events, watch_events and every edge over them): a World hook event's
+ * `token` masked, since the token resumes the hook as a webhook URL would, and reading the log is not meant
+ * to grant that. The stored event, its hash and what verify and `instance export` read are untouched.
+ */
+export function viewableEvent<E extends Pick<EventRecord, 'type' | 'data'>>(e: E): E {
+  if (e.type !== WORKFLOW_EVENT || !isObj(e.data)) return e;
+  const d = e.data;
+  if (typeof d.event_type !== 'string' || !d.event_type.startsWith('hook_') || !isObj(d.event_data)) return e;
+  if (!('token' in d.event_data)) return e;
+  return { ...e, data: { ...d, event_data: { ...d.event_data, token: HOOK_TOKEN_MASK } } };
+}
+
 /** A World event read back from its store event, or null when the event is none (another type, malformed). */
 export function readWorkflowEvent(
   e: Pick<EventRecord, 'type' | 'data' | 'stream' | 'stream_seq' | 'created_at' | 'position'>,

@@ -1,4 +1,5 @@
 // Event-log operations: append, read by range/stream/type/time, and verify against the log.
+import { viewableEvent } from '../../core/codecs/workflow-events.js';
 import { APPEND_INPUT, READ_INPUT } from '../../core/event-log.js';
 import { inputSchema } from '../../core/json-schema.js';
 import { EVENT, EVENTS, VERIFY_RESULT } from '../../core/output-schemas.js';
@@ -47,7 +48,7 @@ export const EVENT_OPERATIONS = [
         i.reverse ? { until: last.position - 1 } : { after: last.position },
     },
     async run(inst, i: ReadEventsInput) {
-      const events = await inst.events.read(i);
+      const events = (await inst.events.read(i)).map(viewableEvent);
       // An empty page after a position past the head names events this log never had (another store's, or a
       // typo): said, as watch_events does, instead of an empty page that reads as "nothing new". Checked only
       // when the page is empty, so a read costs one query.
@@ -85,13 +86,16 @@ export const EVENT_OPERATIONS = [
           { field: 'after', head },
         );
       }
+      const events = inst.events.tail(i, {
+        after,
+        ...(pollMs === undefined ? {} : { pollMs }),
+        ...(signal ? { signal } : {}),
+      });
       return {
         after,
-        events: inst.events.tail(i, {
-          after,
-          ...(pollMs === undefined ? {} : { pollMs }),
-          ...(signal ? { signal } : {}),
-        }),
+        events: (async function* () {
+          for await (const e of events) yield viewableEvent(e);
+        })(),
       };
     },
   }),
