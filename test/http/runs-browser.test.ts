@@ -14,24 +14,16 @@ import { type Instance, openInstance } from '../../src/instance/instance.js';
 import { createWorkflowQueue } from '../../src/workflow-world/queue.js';
 import { createWorldStorage } from '../../src/workflow-world/storage.js';
 import { createWorldStreams } from '../../src/workflow-world/streams.js';
+import { bytes, HOOK, ORDER, REFUND, STEP_1, STEP_2, STREAM, TOKEN, WAIT } from '../helpers/world-values.js';
 import { HAVE_CHROMIUM, launchChromium, seriousViolations, signIn } from './chromium.js';
 import { startTestServer, type TestServer } from './helpers.js';
 
 type Browser = import('playwright-core').Browser;
 type Page = import('playwright-core').Page;
 
-const ORDER = 'workflow//./src/ordér|1+x//placeOrder';
-const REFUND = 'workflow//./src/refund//refund';
 const BATCH = 'workflow//./src/batch//importAll';
-const STEP_1 = 'step|ü+1 φ';
-const STEP_2 = 'step+2|漢';
-const HOOK = 'hook|ä+1';
-const TOKEN = 'secret-token|€+x 漢';
-const WAIT = 'wait|ü+1';
-const STREAM = 'strm|ü+1 φ';
 /** Steps of the batch run: more than a page of them (50), and so more than a page of events. */
 const BATCH_STEPS = 55;
-const bytes = (...b: number[]) => new Uint8Array(b);
 
 let s: TestServer;
 let browser: Browser;

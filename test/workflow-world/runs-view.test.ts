@@ -20,21 +20,13 @@ import { createWorldStreams } from '../../src/workflow-world/streams.js';
 import { backendsForThisFile } from '../helpers/backends.js';
 import { CLI, cleanEnv, runCli } from '../helpers/cli.js';
 import { PG_URL, postgresForThisFile } from '../helpers/postgres.js';
+import { bytes, HOOK, ORDER, REFUND, STEP_1, STEP_2, STREAM, TOKEN, WAIT } from '../helpers/world-values.js';
 import { startTestServer, type TestServer } from '../http/helpers.js';
 
 const backends = await backendsForThisFile();
 const schema = await postgresForThisFile();
 
 const T0 = Date.UTC(2026, 0, 15, 12, 0, 0);
-const ORDER = 'workflow//./src/ordér|1+x//placeOrder';
-const REFUND = 'workflow//./src/refund//refund';
-const STEP_1 = 'step|ü+1 φ';
-const STEP_2 = 'step+2|漢';
-const HOOK = 'hook|ä+1';
-const TOKEN = 'secret-token|€+x 漢';
-const WAIT = 'wait|ü+1';
-const STREAM = 'strm|ü+1 φ';
-const bytes = (...b: number[]) => new Uint8Array(b);
 const HOSTILE = ['../x', '..', '.hidden', 'a/b', 'a\\b', '__proto__', 'constructor', 'x'.repeat(10_000), ''];
 
 const open: Instance[] = [];
