@@ -1,0 +1,99 @@
+// After `stryker run` (npm run mutate): folds the run's report (reports/mutation/mutation.json, not committed)
+// into the committed record of the trust core's scores, reports/mutation/scores.json, and writes
+// reports/mutation/README.md from it: per module the mutants killed, timed out, survived and not covered, the
+// score (detected ÷ valid, as Stryker counts it), the goal (90%), the date and commit of its last run, and each
+// survivor with its place and replacement. A run of some modules (`npm run mutate -- --mutate <file>`) updates
+// only their rows.
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const dir = join(root, 'reports', 'mutation');
+const reportFile = join(dir, 'mutation.json');
+const scoresFile = join(dir, 'scores.json');
+const GOAL = 90;
+
+if (!existsSync(reportFile)) {
+  console.error(`${reportFile} is missing: run npm run mutate first`);
+  process.exit(2);
+}
+const report = JSON.parse(readFileSync(reportFile, 'utf8'));
+const scores = existsSync(scoresFile) ? JSON.parse(readFileSync(scoresFile, 'utf8')) : { modules: {} };
+let commit = 'unknown';
+try {
+  commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
+} catch {
+  // Not a git checkout: the date alone.
+}
+const date = new Date().toISOString().slice(0, 10);
+
+for (const [file, { mutants }] of Object.entries(report.files)) {
+  const count = (status) => mutants.filter((m) => m.status === status).length;
+  const row = {
+    killed: count('Killed'),
+    timeout: count('Timeout'),
+    survived: count('Survived'),
+    noCoverage: count('NoCoverage'),
+    ignored: count('Ignored'),
+    errors: count('CompileError') + count('RuntimeError'),
+    date,
+    commit,
+    survivors: mutants
+      .filter((m) => m.status === 'Survived' || m.status === 'NoCoverage')
+      .map((m) => ({
+        line: m.location.start.line,
+        column: m.location.start.column,
+        mutator: m.mutatorName,
+        replacement: String(m.replacement ?? '').slice(0, 120),
+        status: m.status,
+      }))
+      .sort((a, b) => a.line - b.line || a.column - b.column),
+  };
+  const valid = row.killed + row.timeout + row.survived + row.noCoverage;
+  row.score = valid === 0 ? null : Math.round(((row.killed + row.timeout) / valid) * 1000) / 10;
+  scores.modules[file] = row;
+}
+writeFileSync(scoresFile, `${JSON.stringify(scores, null, 2)}\n`);
+
+const files = Object.keys(scores.modules).sort();
+const lines = [
+  '# Mutation scores of the trust core',
+  '',
+  'Written by `npm run mutate` (Stryker over the modules of `stryker.config.mjs`, with the tests of',
+  '`vitest.mutate.config.ts`; then `scripts/mutation-report.mjs`). Score = mutants detected (killed or timed',
+  `out) ÷ valid mutants (those plus survived and not covered). Goal: ${GOAL}% in each module. A module's row is`,
+  'from its last run (date and commit); the modules not listed have not been run yet.',
+  '',
+  '| module | score | killed | timeout | survived | no coverage | last run |',
+  '|---|---:|---:|---:|---:|---:|---|',
+  ...files.map((f) => {
+    const r = scores.modules[f];
+    const score = r.score === null ? '—' : `${r.score}%${r.score >= GOAL ? '' : ' (below goal)'}`;
+    return `| \`${f}\` | ${score} | ${r.killed} | ${r.timeout} | ${r.survived} | ${r.noCoverage} | ${r.date} ${r.commit} |`;
+  }),
+  '',
+  '## Survivors',
+  '',
+  'Each is a test to write or a reason it is equivalent to record (line:column, mutator, replacement).',
+  '',
+];
+for (const f of files) {
+  const { survivors } = scores.modules[f];
+  if (survivors.length === 0) continue;
+  lines.push(`### \`${f}\``, '');
+  for (const s of survivors) {
+    const what = s.replacement.replace(/\s+/g, ' ').replace(/`/g, "'");
+    lines.push(
+      `- ${s.line}:${s.column} ${s.mutator}${s.status === 'NoCoverage' ? ' (no test covers it)' : ''}: \`${what}\``,
+    );
+  }
+  lines.push('');
+}
+writeFileSync(join(dir, 'README.md'), lines.join('\n'));
+console.log(`reports/mutation/README.md: ${files.length} module(s)`);
+for (const f of Object.keys(report.files)) {
+  const r = scores.modules[f];
+  console.log(`  ${f}: ${r.score ?? '—'}% (${r.survived} survived, ${r.noCoverage} not covered)`);
+}
