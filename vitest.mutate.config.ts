@@ -17,6 +17,7 @@ export default defineConfig({
       'test/http/auth.test.ts',
       'test/http/principals.test.ts',
       'test/mcp/tools.test.ts',
+      'test/mcp/attribution-rules.test.ts',
     ],
     pool: 'forks',
     testTimeout: 60_000,
