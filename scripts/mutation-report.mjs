@@ -21,6 +21,8 @@ if (!existsSync(reportFile)) {
 }
 const report = JSON.parse(readFileSync(reportFile, 'utf8'));
 const scores = existsSync(scoresFile) ? JSON.parse(readFileSync(scoresFile, 'utf8')) : { modules: {} };
+// Why a survivor is left alive, written by hand in scores.json: `"notes": { "<file>:<line>:<column>": "why" }`.
+scores.notes ??= {};
 let commit = 'unknown';
 try {
   commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
@@ -76,7 +78,8 @@ const lines = [
   '',
   '## Survivors',
   '',
-  'Each is a test to write or a reason it is equivalent to record (line:column, mutator, replacement).',
+  'Each is a test to write or a reason it is equivalent to record (line:column, mutator, replacement; a',
+  "reason, when one is recorded in scores.json's `notes`, follows the dash).",
   '',
 ];
 for (const f of files) {
@@ -85,8 +88,9 @@ for (const f of files) {
   lines.push(`### \`${f}\``, '');
   for (const s of survivors) {
     const what = s.replacement.replace(/\s+/g, ' ').replace(/`/g, "'");
+    const note = scores.notes[`${f}:${s.line}:${s.column}`];
     lines.push(
-      `- ${s.line}:${s.column} ${s.mutator}${s.status === 'NoCoverage' ? ' (no test covers it)' : ''}: \`${what}\``,
+      `- ${s.line}:${s.column} ${s.mutator}${s.status === 'NoCoverage' ? ' (no test covers it)' : ''}: \`${what}\`${note ? ` — ${note}` : ''}`,
     );
   }
   lines.push('');

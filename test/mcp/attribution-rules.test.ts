@@ -52,6 +52,7 @@ describe('attributed', () => {
       const err = refusal(() => attributed(def, props, { worker }, origin));
       expect(isAgentStateError(err) && err.code, JSON.stringify(worker)).toBe('PERMISSION_DENIED');
       expect(err.message).toContain(`claim: worker ${JSON.stringify(worker)} is not this session's`);
+      expect((err as { details?: unknown }).details).toEqual({ field: 'worker', operation: 'claim' });
     }
     // A session that is not a named principal's may name any worker.
     expect(attributed(def, props, { worker: 'other' }, { ...origin, ownWorkersOnly: false }).worker).toBe(
@@ -70,7 +71,12 @@ describe('attributed', () => {
     expect(bare).toEqual({ id: 'x' });
   });
 
-  it('leaves a provenance that is no object for the schema to refuse', () => {
+  it('fills a provenance object the call gives, and leaves one that is no object for the schema to refuse', () => {
+    expect(attributed(def, props, { provenance: { prompt_ref: 'p' } }, origin).provenance).toMatchObject({
+      prompt_ref: 'p',
+      via: 'mcp',
+    });
+    expect(attributed(def, props, { provenance: null }, origin).provenance).toBe(null);
     expect(attributed(def, props, { provenance: 'text' }, origin).provenance).toBe('text');
     expect(attributed(def, props, { provenance: ['a'] }, origin).provenance).toEqual(['a']);
   });
