@@ -23,7 +23,7 @@ import { PG_URL, postgresForThisFile } from '../helpers/postgres.js';
 import { bytes, HOOK, ORDER, REFUND, STEP_1, STEP_2, STREAM, TOKEN, WAIT } from '../helpers/world-values.js';
 import { startTestServer, type TestServer } from '../http/helpers.js';
 
-const backends = await backendsForThisFile();
+const backends = await backendsForThisFile({ pooled: true });
 const schema = await postgresForThisFile();
 
 const T0 = Date.UTC(2026, 0, 15, 12, 0, 0);

@@ -25,7 +25,7 @@ import { type BackendUnderTest, backendsForThisFile } from '../helpers/backends.
 import { PG_URL } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/tmp.js';
 
-const backends = await backendsForThisFile();
+const backends = await backendsForThisFile({ pooled: true });
 const root = tempDir();
 
 const T0 = Date.UTC(2026, 0, 15, 12, 0, 0);
