@@ -151,6 +151,37 @@ export function blockerFailureConformance(name: string, t: ConformanceTest): voi
       await finishNext(c, d.id);
     });
 
+    t(
+      'the dependants one blocker cancels are recorded in claim order (priority first), not in the order written',
+      async (c) => {
+        const a = await c.work.enqueue({ title: 'a' });
+        const low = await c.work.enqueue({
+          title: 'low',
+          priority: 1,
+          blocked_by: [a.id],
+          on_blocker_failure: 'cascade',
+        });
+        const high = await c.work.enqueue({
+          title: 'high',
+          priority: 9,
+          blocked_by: [a.id],
+          on_blocker_failure: 'cascade',
+        });
+        const mid = await c.work.enqueue({
+          title: 'mid',
+          priority: 5,
+          blocked_by: [a.id],
+          on_blocker_failure: 'cascade',
+        });
+        const head = await eventCount(c);
+        await failByResolve(c, a.id);
+        const cancelled = (await c.events.read({ after: head }))
+          .filter((e) => e.type === 'work_item_cancelled' && e.work_item_id !== a.id)
+          .map((e) => e.work_item_id);
+        expect(cancelled).toEqual([high.id, mid.id, low.id]);
+      },
+    );
+
     t('only cascade dependants are cancelled; a waiting one next to them is reported', async (c) => {
       const a = await c.work.enqueue({ title: 'a' });
       const cascade = await c.work.enqueue({ title: 'x', blocked_by: [a.id], on_blocker_failure: 'cascade' });

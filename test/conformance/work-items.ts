@@ -231,6 +231,25 @@ export function workItemConformance(name: string, t: ConformanceTest): void {
       await expectCode(c.work.heartbeat({ id: item.id, worker: 'w2' }), 'LEASE_LOST');
     });
 
+    t('a refused heartbeat or release names the action, the item and who holds the lease', async (c) => {
+      const item = await c.work.enqueue({ title: 'x' });
+      await c.work.claim({ worker: 'w1|ü', lease_ms: 1000 });
+      const message = async (p: Promise<unknown>) => {
+        try {
+          await p;
+        } catch (err) {
+          return (err as Error).message;
+        }
+        throw new Error('expected a refusal, got none');
+      };
+      expect(await message(c.work.heartbeat({ id: item.id, worker: 'w2+1' }))).toBe(
+        `cannot heartbeat work item ${item.id}: it is leased to w1|ü, not w2+1`,
+      );
+      expect(await message(c.work.release({ id: item.id, worker: 'w2+1' }))).toBe(
+        `cannot release work item ${item.id}: it is leased to w1|ü, not w2+1`,
+      );
+    });
+
     t(
       'an expired lease is reclaimed by the next claim, with work_item_reclaimed, and the old owner gets LEASE_LOST',
       async (c) => {
