@@ -8,6 +8,8 @@ export default defineConfig({
     include: [
       'test/backends/sqlite.conformance.test.ts',
       'test/backends/postgres.conformance.test.ts',
+      'test/backends/sqlite.specific.test.ts',
+      'test/backends/postgres.specific.test.ts',
       'test/integrity/*.test.ts',
       'test/core/*.test.ts',
       'test/security/*.test.ts',
