@@ -10,6 +10,7 @@ export default defineConfig({
       'test/backends/postgres.conformance.test.ts',
       'test/backends/sqlite.specific.test.ts',
       'test/backends/postgres.specific.test.ts',
+      'test/backends/agreement.test.ts',
       'test/integrity/*.test.ts',
       'test/core/*.test.ts',
       'test/security/*.test.ts',

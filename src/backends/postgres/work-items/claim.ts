@@ -298,12 +298,17 @@ async function reclaimAndClaim(
       r._claimed ? { attempt: item.attempts - 1, status: 'pending' } : undefined,
     ),
   );
-  for (const [k, item] of claimed.entries()) {
-    const kind = claimerKind(claim!.claimers, claimedRows[k]!._rn ?? 0);
-    events.push(claimedEvent(item, item.lease_owner as string, kind, now));
-  }
+  const claimedEvents = claimed.map((item, k) =>
+    claimedEvent(
+      item,
+      item.lease_owner as string,
+      claimerKind(claim!.claimers, claimedRows[k]!._rn ?? 0),
+      now,
+    ),
+  );
   const reclaimed = reclaimedRows.map((x) => x.item);
-  // An item whose last attempt expired failed: its cascade dependants are cancelled with it.
+  // An item whose last attempt expired failed: its cascade dependants are cancelled with it, before the
+  // claim is recorded (cause before effect, in the order SQLite writes them).
   const cascaded = await cascadeRows(
     tx,
     conn,
@@ -313,7 +318,7 @@ async function reclaimAndClaim(
   return {
     reclaimed,
     claimed,
-    events: [...batchEvents(events), ...cascaded],
+    events: [...batchEvents(events), ...cascaded, ...batchEvents(claimedEvents)],
     limited: row?.limited === true,
   };
 }
