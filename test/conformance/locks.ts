@@ -25,6 +25,9 @@ export function lockConformance(name: string, t: ConformanceTest): void {
       await c.work.enqueue({ title: 'real work' });
       expect((await c.work.claimMany({ worker: 'w', limit: 10 })).map((i) => i.title)).toEqual(['real work']);
       expect(await c.work.claim({ worker: 'w' })).toBeNull();
+      // Not even to a claim of their kind: a lock is held by its name.
+      expect(await c.work.claimMany({ worker: 'w', kind: LOCK_KIND, limit: 10 })).toEqual([]);
+      expect(await c.work.claim({ worker: 'w', kind: LOCK_KIND })).toBeNull();
       const next = (await c.work.claim({ key, worker: 'agent-b' }))!;
       expect([next.id, next.lease_owner]).toEqual([held.id, 'agent-b']);
       // Its lease running out frees it too.

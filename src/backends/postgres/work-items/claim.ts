@@ -61,8 +61,9 @@ function claimParams(
   const kind = q.kind === null ? 'NULL::text' : `${p.add(q.kind)}::text`;
   if (q.kind !== null) filter += ` AND w.kind = ${kind}`;
   if (q.id !== null) filter += ` AND w.id = ${p.add(q.id)}`;
-  // Locks (claim by key) are held by name, never handed out as the next item.
-  else if (q.kind === null) filter += ` AND w.kind IS DISTINCT FROM '${LOCK_KIND}'`;
+  // Locks (claim by key) are held by name, never handed out as the next item, not even to a claim of
+  // their kind (docs/api.md).
+  else filter += ` AND w.kind IS DISTINCT FROM '${LOCK_KIND}'`;
   return { claimers, filter, kind, limit: p.add(hi) };
 }
 
@@ -203,8 +204,9 @@ function readyItems(
         WHERE w.instance = $1 AND ${ready(t, now)}${filter}
         ${ORDER} LIMIT ${limit} FOR UPDATE SKIP LOCKED`;
   }
-  // Locks (claim by key) are held by name, never handed out as the next item.
-  const notKind = q.kind === null ? `'${LOCK_KIND}'::text` : 'NULL::text';
+  // Locks (claim by key) are held by name, never handed out as the next item, not even to a claim of
+  // their kind.
+  const notKind = `'${LOCK_KIND}'::text`;
   return `SELECT r.id, r.priority, r.created_at, r.inst, r.concurrency_key
         FROM ${t.claim_ready}($1, ${now}::bigint, (${limit})::bigint, ${kind}, ${notKind}) AS r`;
 }

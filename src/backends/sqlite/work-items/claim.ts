@@ -69,8 +69,9 @@ export async function claim(conn: SqliteConnection, q: ClaimQuery): Promise<Work
     if (q.id !== null) {
       filter += ' AND w.id = ?';
       filters.push(q.id);
-    } else if (q.kind === null) {
-      // Locks (claim by key) are held by name, never handed out as the next item.
+    } else {
+      // Locks (claim by key) are held by name, never handed out as the next item, not even to a claim of
+      // their kind (docs/api.md).
       filter += ` AND w.kind IS NOT '${LOCK_KIND}'`;
     }
     const room = keyRoom(conn, now);
