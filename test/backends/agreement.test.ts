@@ -1,7 +1,8 @@
 // The same work on both backends writes the same record. PostgreSQL claims and resolves in one statement when
 // it pays (the statement builds the events as SQL text); SQLite goes row by row through the library's event
-// builders. Over generated scripts of claims, resolves (done, failed, retried, stale, by the wrong worker,
-// repeated, at different times, of mixed actor kinds), heartbeats and releases, every answer, every item and
+// builders. Over generated scripts of claims (under limits, of a kind, by id), resolves (done, failed,
+// retried, stale, by the wrong worker, repeated, at different times, of mixed actor kinds, of items waiting
+// for a human: a run's question, a document's decision), heartbeats and releases, every answer, every item and
 // every stored event (its bytes and its hash) must be the same on both. A change to either path that the
 // other does not make shows here as the first call that differs.
 import { join } from 'node:path';
@@ -77,10 +78,12 @@ async function runScript(b: StoreBackend, seed: number): Promise<Answer[]> {
     id,
     title: `item ${k}`,
     kind: r.pick([null, null, 'mail', 'job|ü']),
-    status: 'pending',
+    // Some wait for a human: a resolve finishes them outside a lease (or is refused, for a run's question).
+    status: r.chance(0.15) ? 'waiting_human' : 'pending',
     priority: r.int(0, 2),
     payload: { k },
-    idempotency_key: null,
+    // A run's question (only a human answers it) or a document's decision (refused to any resolve).
+    idempotency_key: r.pick([null, null, null, null, `run:parent|${k}#ask#q+${k}#1`, `doc:plan/p é#${k}`]),
     // Some wait for an earlier item: a failure then cancels them, or leaves them waiting.
     blocked_by: k > 0 && r.chance(0.5) ? [ids[r.int(0, k - 1)] as string] : [],
     not_before: null,
@@ -147,7 +150,8 @@ async function runScript(b: StoreBackend, seed: number): Promise<Answer[]> {
     const qs: ResolveQuery[] = [];
     for (const i of current) {
       const isHeld = i.status === 'in_flight';
-      if (style === 'mixed' ? !(isHeld ? r.chance(0.75) : r.chance(0.15)) : !isHeld) continue;
+      const asks = i.status === 'waiting_human';
+      if (style === 'mixed' ? !(isHeld ? r.chance(0.75) : r.chance(asks ? 0.6 : 0.15)) : !isHeld) continue;
       const failed = style === 'mixed' && r.chance(0.35);
       const wild = style === 'mixed';
       qs.push({
@@ -173,7 +177,6 @@ async function runScript(b: StoreBackend, seed: number): Promise<Answer[]> {
       ]);
     }
     if (qs.length > 1 && r.chance(0.1)) qs.push({ ...(qs[0] as ResolveQuery) });
-      console.log(b.name, style, JSON.stringify(qs.map((q) => [q.id, q.worker, q.attempt, q.status, q.now])));
     if (qs.length > 0) {
       if (r.chance(0.5)) log.push({ ok: true, value: outcomes(await b.work.resolveEach(qs)) });
       else log.push(await answer(b.work.resolve(qs)));
@@ -209,13 +212,15 @@ async function everything(b: StoreBackend): Promise<{ events: StoredEvent[] }> {
 const seen = new Set<string>();
 suite('the same work on both backends writes the same record', () => {
   // The scripts reach what they are for: batches of one actor kind and of several, failures, retries after
-  // them, cascades, expired leases, refusals (checked after the last script).
+  // them, cascades, expired leases, limits, refusals (a human's question to anyone else among them), checked
+  // after the last script.
   afterAll(() => {
     if (seen.size === 0) return; // only some scripts were selected (-t)
     expect([...seen].sort()).toEqual(
       expect.arrayContaining([
         '"code":"INVALID_TRANSITION"',
         '"code":"LEASE_LOST"',
+        '"code":"PERMISSION_DENIED"',
         'failed',
         'kinds',
         'one kind',
@@ -225,6 +230,7 @@ suite('the same work on both backends writes the same record', () => {
         'work_item_resolved',
         'work_items_claimed',
         'work_items_resolved',
+        'work_limit_set',
       ]),
     );
   });
