@@ -13,6 +13,7 @@ import { createWorker } from '../../src/worker/worker.js';
 import { runCli } from '../helpers/cli.js';
 import { type PgBouncer, pgbouncerForThisFile } from '../helpers/pgbouncer.js';
 import { PG_URL, postgresForThisFile } from '../helpers/postgres.js';
+import { rejection } from '../helpers/refusals.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const schema = await postgresForThisFile();
@@ -30,17 +31,6 @@ const suite = strict === null || lenient === null ? describe.skip : describe;
 let n = 0;
 
 const pooled = (b: PgBouncer | null) => `${b!.url}?pool_mode=transaction&schema=${schema}`;
-
-async function rejection(
-  p: Promise<unknown>,
-): Promise<Error & { code?: string; details?: Record<string, unknown> }> {
-  try {
-    await p;
-  } catch (err) {
-    return err as Error & { code?: string };
-  }
-  throw new Error('expected a rejection, but the call succeeded');
-}
 
 /** Runs `sql` on `clients` connections through the pooler at once, each inside a transaction it holds until all have answered. */
 async function onEveryServerConnection<R>(url: string, clients: number, sql: string): Promise<R[]> {

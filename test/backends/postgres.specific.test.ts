@@ -22,6 +22,7 @@ import { WorkQueue } from '../../src/core/work-queue.js';
 import { batchEvents, claimedEvent, resolvedEvent } from '../../src/core/work-rules.js';
 import { getKind, validateSchema } from '../../src/kinds/registry.js';
 import { adminQuery, PG_URL, postgresForThisFile } from '../helpers/postgres.js';
+import { rejection } from '../helpers/refusals.js';
 import { tempDir } from '../helpers/tmp.js';
 import { enqueueStuck, expectBlockerRowsReported, type StuckIds } from './stuck-fixture.js';
 
@@ -46,15 +47,6 @@ function services(backend: StoreBackend, actor = 'agent') {
       kinds: async () => ({ get: getKind, validateSchema }),
     }),
   };
-}
-
-async function rejection(p: Promise<unknown>): Promise<Error & { code?: string; details?: unknown }> {
-  try {
-    await p;
-  } catch (err) {
-    return err as Error & { code?: string };
-  }
-  throw new Error('expected a rejection, but the call succeeded');
 }
 
 function event(type: string, extra: Partial<NewEvent> = {}): NewEvent {

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { isAgentStateError } from '../../src/errors.js';
 import { attributed, type CallOrigin, provenance } from '../../src/mcp/attribution.js';
 import type { ToolDefinition } from '../../src/mcp/tools.js';
+import { refusal } from '../helpers/refusals.js';
 
 const def = {
   name: 'claim',
@@ -21,15 +22,6 @@ const origin: CallOrigin = {
   session: 'sess-1',
   request: 7,
 };
-
-function refusal(f: () => unknown): Error & { code?: string; details?: Record<string, unknown> } {
-  try {
-    f();
-  } catch (err) {
-    return err as Error & { code?: string };
-  }
-  throw new Error('expected a refusal, got none');
-}
 
 describe('attributed', () => {
   it('refuses an owned field from the arguments, saying who sets it', () => {

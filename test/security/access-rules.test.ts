@@ -6,20 +6,12 @@
 import { describe, expect, it } from 'vitest';
 import { attributeTo, checkAccess, ownsWorker, type Principal } from '../../src/auth/access.js';
 import { isAgentStateError } from '../../src/errors.js';
+import { refusal } from '../helpers/refusals.js';
 
 const agent: Principal = { name: 'planner|ü+1', role: 'agent', read_only: false };
 const human: Principal = { name: 'ada', role: 'human', read_only: false };
 const reader: Principal = { name: 'viewer', role: 'human', read_only: true };
 const props = { actor: {}, actor_kind: {}, worker: {}, id: {} };
-
-function refusal(f: () => unknown): Error & { code?: string; details?: Record<string, unknown> } {
-  try {
-    f();
-  } catch (err) {
-    return err as Error & { code?: string };
-  }
-  throw new Error('expected a refusal, got none');
-}
 
 describe('attributeTo', () => {
   it('takes an actor, actor kind and worker equal to the principal’s own as given', () => {

@@ -20,6 +20,7 @@ import { createWorldStreams } from '../../src/workflow-world/streams.js';
 import { backendsForThisFile } from '../helpers/backends.js';
 import { CLI, cleanEnv, runCli } from '../helpers/cli.js';
 import { PG_URL, postgresForThisFile } from '../helpers/postgres.js';
+import { rejection } from '../helpers/refusals.js';
 import { bytes, HOOK, ORDER, REFUND, STEP_1, STEP_2, STREAM, TOKEN, WAIT } from '../helpers/world-values.js';
 import { startTestServer, type TestServer } from '../http/helpers.js';
 
@@ -35,14 +36,6 @@ afterAll(async () => {
 });
 
 /** The error `p` rejects with (the test fails if it resolves). */
-async function rejection(p: Promise<unknown>): Promise<Error & Record<string, unknown>> {
-  try {
-    await p;
-  } catch (err) {
-    return err as Error & Record<string, unknown>;
-  }
-  throw new Error('expected a rejection, got none');
-}
 
 interface Written {
   order: string;

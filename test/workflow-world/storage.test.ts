@@ -16,6 +16,7 @@ import {
 } from '../../src/workflow-world/errors.js';
 import { createWorldStorage } from '../../src/workflow-world/storage.js';
 import { backendsForThisFile } from '../helpers/backends.js';
+import { rejection } from '../helpers/refusals.js';
 
 const backends = await backendsForThisFile({ pooled: true });
 
@@ -40,14 +41,6 @@ afterAll(async () => {
 });
 
 /** The error `p` rejects with (the test fails if it resolves). */
-async function rejection(p: Promise<unknown>): Promise<Error & Record<string, unknown>> {
-  try {
-    await p;
-  } catch (err) {
-    return err as Error & Record<string, unknown>;
-  }
-  throw new Error('expected a rejection, got none');
-}
 
 const runCreated = (workflowName = 'workflow//./src/w//ƒ|1', input: unknown = INPUT) => ({
   eventType: 'run_created' as const,
