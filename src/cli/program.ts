@@ -153,6 +153,27 @@ function commandPath(cmd: Command): string {
   return words.join(' ');
 }
 
+/**
+ * What a usage error says. A word after a group that runs its default command when given none (`agentstate
+ * runs wrun_1`) is read as an argument of that command; say instead that the group has no such command, and
+ * what it has.
+ */
+function usageMessage(err: CommanderError, failed: Command, argv: string[]): string {
+  const group = failed.parent;
+  const isDefault =
+    group !== null &&
+    (group as unknown as { _defaultCommandName?: string })._defaultCommandName === failed.name();
+  if (err.code === 'commander.excessArguments' && isDefault && !argv.includes(failed.name())) {
+    const word = failed.args[0] ?? '';
+    const names = group.commands.map((c) => c.name());
+    const show = names.find((n) => n === 'show');
+    return `${commandPath(group)} has no command ${JSON.stringify(word)}: its commands are ${names.join(', ')}${
+      show ? ` (to show one: ${commandPath(group)} show ${word})` : ''
+    } (see ${commandPath(group)} --help)`;
+  }
+  return `${err.message.replace(/^error: /, '')} (see ${commandPath(failed)} --help)`;
+}
+
 /** Runs the CLI with `argv` (without node and script); returns the exit code. */
 export async function runCli(argv: string[]): Promise<number> {
   const program = await programFor(argv);
@@ -183,7 +204,7 @@ export async function runCli(argv: string[]): Promise<number> {
       if (err.exitCode === 0 || err.code === 'commander.help' || err.code === 'commander.helpDisplayed') {
         return err.exitCode === 0 ? 0 : EXIT_CODES.INVALID_INPUT;
       }
-      const message = `${err.message.replace(/^error: /, '')} (see ${commandPath(failed)} --help)`;
+      const message = usageMessage(err, failed, argv);
       process.stderr.write(
         wantsJson
           ? `${JSON.stringify({ error: { code: 'INVALID_INPUT', message } })}\n`

@@ -260,6 +260,13 @@ describe.each(backends)('$name: seeing the World’s runs', (b) => {
     expect(page.stdout).toMatch(new RegExp(`^${runs.refund} +failed`, 'm'));
     expect(page.stdout).toContain(`more: agentstate runs list --after "${runs.refund}"`);
     expect(runCli(['runs', ...at, '--status', 'done']).code).toBe(2);
+    // A run id without `show` is no argument of the default `list`: the error says what the group has.
+    const bare = runCli(['runs', runs.live, ...at]);
+    expect([bare.code, bare.stdout]).toEqual([2, '']);
+    expect(bare.stderr).toContain(
+      `agentstate runs has no command "${runs.live}": its commands are list, show (to show one: agentstate runs show ${runs.live})`,
+    );
+    expect(runCli(['runs', 'list', 'extra', ...at]).stderr).toContain("too many arguments for 'list'");
 
     const shown = runCli(['runs', 'show', runs.live, ...at, '--json']);
     expect(shown.code, shown.stderr).toBe(0);
