@@ -1,6 +1,6 @@
 // The overview at size (issue 15, point 5): over 10,000 items and 100,000 events it shows failures first and
 // stays a bounded page, because it reads counts and bounded pages only. How fast it is belongs to the
-// benchmark (`npm run bench -- --only http`, BENCHMARKS.md: about 5 ms of server time), not to a timed test.
+// benchmark (`npm run bench -- --only http`, BENCHMARKS.md: about 14 ms of server time), not to a timed test.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer, TOKEN } from './helpers.js';
 
