@@ -2,7 +2,8 @@
 // it pays (the statement builds the events as SQL text); SQLite goes row by row through the library's event
 // builders. Over generated scripts of claims (under limits, of a kind, by id), resolves (done, failed,
 // retried, stale, by the wrong worker, repeated, at different times, of mixed actor kinds, of items waiting
-// for a human: a run's question, a document's decision), heartbeats and releases, every answer, every item and
+// for a human: a run's question, a document's decision), heartbeats, retries, releases and a restart's
+// sweep and replay, every answer, every item and
 // every stored event (its bytes and its hash) must be the same on both. A change to either path that the
 // other does not make shows here as the first call that differs.
 import { join } from 'node:path';
@@ -177,9 +178,27 @@ async function runScript(b: StoreBackend, seed: number): Promise<Answer[]> {
       ]);
     }
     if (qs.length > 1 && r.chance(0.1)) qs.push({ ...(qs[0] as ResolveQuery) });
+    // Callers' order, not the items' (answers and entries follow the calls).
+    if (r.chance(0.5)) qs.reverse();
     if (qs.length > 0) {
       if (r.chance(0.5)) log.push({ ok: true, value: outcomes(await b.work.resolveEach(qs)) });
       else log.push(await answer(b.work.resolve(qs)));
+    }
+    // Failed and cancelled items tried again (their cancelled dependants reopen with them).
+    const ended = (await Promise.all(ids.map((id) => b.work.get(id)))).filter(
+      (i): i is WorkItem => i?.status === 'failed' || i?.status === 'cancelled',
+    );
+    if (ended.length > 0 && r.chance(0.4)) {
+      const again = ended
+        .filter(() => r.chance(0.6))
+        .map((i) => ({
+          id: i.id,
+          reason: r.pick([null, 'try "again" é']),
+          actor: r.pick(WORKERS),
+          actor_kind: r.pick(KINDS),
+          now,
+        }));
+      if (again.length > 0) log.push(await answer(b.work.retry(again)));
     }
     // Now and then an item given back.
     const stillHeld = (await Promise.all(ids.map((id) => b.work.get(id)))).filter(
@@ -202,6 +221,9 @@ async function runScript(b: StoreBackend, seed: number): Promise<Answer[]> {
       );
     }
   }
+  // A restart: expired leases swept, then every unfinished item replayed, in claim order.
+  log.push(await answer(b.work.reclaimExpired(t0 + 60_000, 'restarter')));
+  log.push(await answer(b.work.replayUnfinished(t0 + 60_001, 'restarter')));
   return log;
 }
 

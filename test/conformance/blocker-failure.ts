@@ -179,6 +179,13 @@ export function blockerFailureConformance(name: string, t: ConformanceTest): voi
           .filter((e) => e.type === 'work_item_cancelled' && e.work_item_id !== a.id)
           .map((e) => e.work_item_id);
         expect(cancelled).toEqual([high.id, mid.id, low.id]);
+        // Tried again, the blocker reopens them in the same order.
+        const before = await eventCount(c);
+        await c.work.retry({ id: a.id });
+        const reopened = (await c.events.read({ after: before }))
+          .filter((e) => e.work_item_id !== a.id)
+          .map((e) => [e.type, e.work_item_id]);
+        expect(reopened).toEqual([high, mid, low].map((i) => ['work_item_reopened', i.id]));
       },
     );
 
