@@ -70,8 +70,9 @@ export function attributed(
   return input;
 }
 
-const isObject = (v: unknown): v is Record<string, Json> =>
-  v !== null && typeof v === 'object' && !Array.isArray(v);
+function isObject(v: unknown): v is Record<string, Json> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
 
 /**
  * The provenance record of a model write: the call's own fields (prompt_ref or input_hash, which only the

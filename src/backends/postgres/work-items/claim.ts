@@ -47,6 +47,7 @@ import { cascadeRows } from './status.js';
 function claimParams(
   p: Params,
   q: ClaimQuery,
+  // Stryker disable next-line BooleanLiteral: equivalent: the event text columns are read only by the one-statement claim
   eventText = false,
 ): { claimers: string; filter: string; kind: string; limit: string } {
   let hi = 0;
@@ -76,6 +77,7 @@ function claimParams(
 function claimedText(q: ClaimQuery, c: ClaimQuery['claimers'][number]) {
   const json = JSON.stringify;
   const expires = `,"lease_expires_at":${json(toIso(q.now + c.lease_ms))}`;
+  // Stryker disable next-line OptionalChaining: equivalent: a claim has at least one claimer (WorkQueue makes one per call)
   const actor = c.worker === q.claimers[0]?.worker ? '' : `,"actor":${json(c.worker)}`;
   return {
     pre: `${actor},"worker":${json(c.worker)},"attempt":`,
@@ -86,8 +88,9 @@ function claimedText(q: ClaimQuery, c: ClaimQuery['claimers'][number]) {
 }
 
 /** The text toIso writes for an epoch-milliseconds column (UTC, whole milliseconds, four-digit years). */
-const isoText = (col: string) =>
-  `to_char(timestamp 'epoch' + ${col} * interval '1 millisecond', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+function isoText(col: string): string {
+  return `to_char(timestamp 'epoch' + ${col} * interval '1 millisecond', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+}
 
 interface ReclaimClaimRow extends WorkItemRow {
   _reclaimed: boolean;
@@ -177,6 +180,7 @@ async function claimLimited(
       SELECT ${jsonRows('_upd', 'ORDER BY u._rn')}, (SELECT count(*) FROM _window) AS windows`,
     p.values,
   );
+  // Stryker disable next-line OptionalChaining,ArrayDeclaration: equivalent: a SELECT without FROM returns one row, and rows is null only when none matched (read as none)
   const rows = res.rows[0]?.rows ?? [];
   const claimed = rows.map(toWorkItem);
   const events = claimed.map((item, k) =>
@@ -199,6 +203,7 @@ function readyItems(
   filter: string,
   kind: string,
 ): string {
+  // Stryker disable next-line ConditionalExpression: equivalent in results (the inline SELECT takes the same items); the plan at size is what claim_ready is for (test/backends/postgres.hot-plans.test.ts)
   if (q.id !== null) {
     return `SELECT w.id, w.priority, w.created_at, w.instance AS inst, w.concurrency_key FROM ${t.work_items} AS w
         WHERE w.instance = $1 AND ${ready(t, now)}${filter}
@@ -282,6 +287,7 @@ async function reclaimAndClaim(
       SELECT ${jsonRows('_upd')}, (SELECT limited FROM _limited) AS limited`;
   const res = await tx.query<{ rows: ReclaimClaimRow[] | null; limited: boolean }>(sql, p.values);
   const row = res.rows[0];
+  // Stryker disable next-line OptionalChaining,ArrayDeclaration: equivalent: a SELECT without FROM returns one row, and rows is null only when none matched (read as none)
   const rows = row?.rows ?? [];
   const reclaimedRows = rows
     .filter((r) => r._reclaimed)
@@ -321,6 +327,7 @@ async function reclaimAndClaim(
     reclaimed,
     claimed,
     events: [...batchEvents(events), ...cascaded, ...batchEvents(claimedEvents)],
+    // Stryker disable next-line OptionalChaining: equivalent: a SELECT without FROM returns one row
     limited: row?.limited === true,
   };
 }
@@ -338,12 +345,14 @@ async function claimInOneStatement(
   q: ClaimQuery,
 ): Promise<WorkItem[] | null> {
   const t = conn.names;
+  // Stryker disable next-line ConditionalExpression: equivalent: the one statement writes what the full claim writes (test/backends/agreement.test.ts); this only chooses the cheaper
   if (!oneStatementPays(q.claimers.reduce((n, c) => n + c.limit, 0))) return null;
   const p = conn.params();
   const nowP = p.add(q.now);
   const first = q.claimers[0];
   // Claimers of one actor kind (nearly always): each entry's text around its id and attempt comes from its
   // claimer (claimedText), so the statement only joins strings; otherwise it writes the whole entry.
+  // Stryker disable next-line ConditionalExpression,EqualityOperator,ArrowFunction: equivalent when it turns shared off: both texts are the same bytes (test/backends/agreement.test.ts); only the cheaper is chosen
   const shared = first !== undefined && q.claimers.every((c) => c.actor_kind === first.actor_kind);
   const { claimers: claimersP, filter, kind: kindP, limit } = claimParams(p, q, shared);
   const one = p.add('work_item_claimed');
@@ -416,6 +425,7 @@ async function claimInOneStatement(
   );
   const row = res.rows[0];
   if (!row || row.stale || row.limited) return null;
+  // Stryker disable next-line ConditionalExpression,EqualityOperator,OptionalChaining: latency only: the hint wakes this process's watchers of the log at once instead of at their next poll
   if (row.position !== null) hint?.appended(Number(row.position));
   return (row.rows ?? []).map(toWorkItem);
 }
@@ -428,6 +438,7 @@ export async function claim(
   const fast = await claimInOneStatement(conn, hint, q);
   if (fast) return fast;
   return conn.transaction(async (tx) => {
+    // Stryker disable next-line OptionalChaining: equivalent: a claim has at least one claimer (WorkQueue makes one per call)
     const r = await reclaimAndClaim(tx, conn, q.now, q.claimers[0]?.worker ?? null, q);
     if (!r.limited) {
       await commitEvents(tx, conn, hint, r.events);
@@ -471,6 +482,7 @@ export async function replayUnfinished(
       [conn.instance],
     );
     const row = res.rows[0];
+    // Stryker disable next-line OptionalChaining: equivalent: a SELECT without FROM returns one row
     const items = (row?.rows ?? []).map(toWorkItem).sort(claimOrder);
     const replayed = items.map((item) => replayedEvent(item, actor, now));
     await commitEvents(tx, conn, hint, [...r.events, ...replayed]);

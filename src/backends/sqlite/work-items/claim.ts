@@ -11,6 +11,7 @@ import { writeEvents } from '../events.js';
 import { ORDER, READY, toWorkItem, type WorkItemRow } from './shared.js';
 import { cascadeRows } from './status.js';
 
+// Stryker disable next-line StringLiteral: a module-level constant (a static mutant, which this configuration leaves to the tests of every statement it breaks)
 // INDEXED BY: the planner otherwise walks work_items_status and sorts; these keep claims flat as queues grow.
 const RECLAIM = `UPDATE work_items INDEXED BY work_items_leases SET
     status = CASE WHEN attempts >= max_attempts THEN 'failed' ELSE 'pending' END,
@@ -36,6 +37,7 @@ function reclaimRows(
         .all(now) as Array<{ id: string; lease_owner: string | null }>
     ).map((r) => [r.id, r.lease_owner]),
   );
+  // Stryker disable next-line ConditionalExpression: equivalent: with no expired lease RECLAIM changes nothing and nothing cascades; this saves the statements
   if (owners.size === 0) return { items: [], events: [] };
   const rows = conn.stmt(RECLAIM).all(now, now, now) as WorkItemRow[];
   const items = rows.map(toWorkItem).sort(claimOrder);
@@ -59,6 +61,7 @@ function sweep(conn: SqliteConnection, now: number, actor: string | null): WorkI
 export async function claim(conn: SqliteConnection, q: ClaimQuery): Promise<WorkItem[]> {
   return conn.write(() => {
     const now = q.now;
+    // Stryker disable next-line OptionalChaining: equivalent: a claim has at least one claimer (WorkQueue makes one per call)
     sweep(conn, now, q.claimers[0]?.worker ?? null);
     let filter = '';
     const filters: unknown[] = [];
@@ -98,6 +101,7 @@ export async function claim(conn: SqliteConnection, q: ClaimQuery): Promise<Work
       const mine = rows.map(toWorkItem).sort(claimOrder);
       items.push(...mine);
       for (const item of mine) claimedEvents.push(claimedEvent(item, c.worker, c.actor_kind, now));
+      // Stryker disable next-line ConditionalExpression: equivalent: the later claimers would find nothing ready either; this saves their statements
       if (rows.length < c.limit) break;
     }
     writeEvents(conn, batchEvents(claimedEvents));
@@ -120,6 +124,7 @@ function keyRoom(conn: SqliteConnection, now: number): Map<string, number> | nul
          FROM work_limits AS l`,
     )
     .all(now) as Array<{ key: string; flight: number | null; rate: number | null }>;
+  // Stryker disable next-line ConditionalExpression: equivalent: claimLimited with no limit hands out what the plain claim does; this keeps the plain claim's one statement
   if (rows.length === 0) return null;
   return new Map(
     rows.map((r) => [
@@ -137,9 +142,11 @@ interface Candidate {
   created_at: number;
 }
 
-/** Claim order (highest priority, oldest, then id as SQLite's BINARY collation compares ASCII ids). */
-const byClaimOrder = (a: Candidate, b: Candidate) =>
-  b.priority - a.priority || a.created_at - b.created_at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+/** Claim order (highest priority, oldest, then id as SQLite's BINARY collation compares ASCII ids; ids are unique). */
+function byClaimOrder(a: Candidate, b: Candidate): number {
+  // Stryker disable next-line EqualityOperator: equivalent: two candidates never share an id, so < and <= agree
+  return b.priority - a.priority || a.created_at - b.created_at || (a.id < b.id ? -1 : 1);
+}
 
 /**
  * A claim where limits exist: the first ready items in claim order, skipping those of a key without
@@ -169,8 +176,10 @@ function claimLimited(
        WHERE w.concurrency_key = ? AND ${READY}${filter} ${ORDER} LIMIT ?`,
   );
   for (const [key, n] of room) {
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent: LIMIT 0 returns nothing; this saves the statement
     if (n > 0) candidates.push(...(keyed.all(key, now, ...filters, Math.min(n, total)) as Candidate[]));
   }
+  // Stryker disable next-line MethodExpression: equivalent: the claimers take at most total between them
   const picked = candidates.sort(byClaimOrder).slice(0, total);
   const update = conn.stmt(
     `UPDATE work_items SET status = 'in_flight', lease_owner = ?, lease_expires_at = ?, claimed_at = ?,
@@ -184,6 +193,7 @@ function claimLimited(
   for (const c of q.claimers) {
     const ids = picked.slice(at, at + c.limit).map((x) => x.id);
     at += c.limit;
+    // Stryker disable next-line ConditionalExpression: equivalent: an empty list claims nothing; this saves the statement
     if (ids.length === 0) break;
     const rows = update.all(c.worker, now + c.lease_ms, now, now, JSON.stringify(ids)) as WorkItemRow[];
     const mine = rows.map(toWorkItem).sort(claimOrder);
@@ -192,6 +202,7 @@ function claimLimited(
   }
   const started = new Map<string, number>();
   for (const item of items) {
+    // Stryker disable next-line ConditionalExpression,LogicalOperator: equivalent: the window update of a key without a limit row matches no row
     if (item.concurrency_key !== null && room.has(item.concurrency_key))
       started.set(item.concurrency_key, (started.get(item.concurrency_key) ?? 0) + 1);
   }
