@@ -1093,6 +1093,58 @@ suite('postgres: faults', () => {
     }
   });
 
+  it('a cascade waits for a dependant another transaction is changing, and leaves it as that one left it', async () => {
+    const b = await open();
+    const pg = (await import('pg')).default;
+    const holder = new pg.Client({ connectionString: PG_URL });
+    try {
+      const { work, events } = services(b);
+      const blocker = await work.enqueue({ title: 'blocker', max_attempts: 1 });
+      const dep = await work.enqueue({
+        title: 'dep',
+        blocked_by: [blocker.id],
+        on_blocker_failure: 'cascade',
+      });
+      await work.claim({ worker: 'w' });
+      await holder.connect();
+      const [{ pid }] = (await holder.query('SELECT pg_backend_pid() AS pid')).rows as [{ pid: number }];
+      // Another transaction has the dependant (it takes it out of the queue, not yet committed).
+      await holder.query('BEGIN');
+      await holder.query(
+        `UPDATE "${schema}".work_items SET status = 'cancelled', error = 'by another', resolved_at = $3, updated_at = $3
+         WHERE instance = $1 AND id = $2`,
+        [b.instance, dep.id, Date.now()],
+      );
+      const failing = work.resolve({ id: blocker.id, worker: 'w', status: 'failed', error: 'boom' });
+      // A condition, not a time: the server shows the cascade waiting on the other transaction's row lock.
+      while (
+        (
+          await adminQuery<{ n: number }>(
+            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND $1 = ANY(pg_blocking_pids(pid))",
+            [pid],
+          )
+        )[0]!.n === 0
+      ) {
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      await holder.query('COMMIT');
+      expect((await failing).status).toBe('failed');
+      // The cascade saw the dependant as the other transaction left it (no longer pending) and left it alone:
+      // it did not write its own cancellation over that one.
+      expect(await work.get(dep.id)).toMatchObject({
+        status: 'cancelled',
+        error: 'by another',
+        cascaded_from: null,
+      });
+      expect((await events.read({ work_item_id: dep.id })).map((e) => e.type)).toEqual([
+        'work_item_enqueued',
+      ]);
+    } finally {
+      await holder.end().catch(() => {});
+      await b.close();
+    }
+  });
+
   it('a transaction failing after its conditional write rolls back everything', async () => {
     const b = await open();
     try {
