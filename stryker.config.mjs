@@ -15,15 +15,16 @@ export default {
   // A static mutant (a constant's initializer) runs every test; the per-test ones carry the guarantees.
   ignoreStatic: true,
   // Whole modules where the module is the guarantee; line ranges (file:first-last) where a larger module
-  // carries it in some functions: the worker's completion path (its retry delay, running a handler through
-  // committing or dropping its outcome), the document commit path (stale-version retries, replay of a
+  // carries it in some functions: the worker's completion path (its retry delay, a handler's outcome, and
+  // committing or dropping it), the document commit path (stale-version retries, replay of a
   // request, #write) and the backends' commit statements. Keep the ranges on those functions when they move.
   mutate: [
     'src/core/work-rules.ts',
     'src/backends/sqlite/work-items/{claim,lease,status}.ts',
     'src/backends/postgres/work-items/{claim,lease,status}.ts',
     'src/worker/worker.ts:292-308',
-    'src/worker/worker.ts:690-934',
+    'src/worker/worker.ts:748-789',
+    'src/worker/worker.ts:874-921',
     'src/core/document-store.ts:307-345',
     'src/core/document-store.ts:454-545',
     'src/core/document-store.ts:557-792',

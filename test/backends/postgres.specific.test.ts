@@ -49,6 +49,18 @@ function services(backend: StoreBackend, actor = 'agent') {
   };
 }
 
+/** Returns once the server shows a session waiting on a lock held by the backend `pid`. */
+async function untilBlockedBy(pid: number): Promise<void> {
+  const waiting = async () =>
+    (
+      await adminQuery<{ n: number }>(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND $1 = ANY(pg_blocking_pids(pid))",
+        [pid],
+      )
+    )[0]!.n > 0;
+  while (!(await waiting())) await new Promise((r) => setTimeout(r, 10));
+}
+
 function event(type: string, extra: Partial<NewEvent> = {}): NewEvent {
   return {
     type,
@@ -1066,16 +1078,7 @@ suite('postgres: faults', () => {
           },
         );
       // A condition, not a time: the server shows the patient append waiting on the holder's lock.
-      while (
-        (
-          await adminQuery<{ n: number }>(
-            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND $1 = ANY(pg_blocking_pids(pid))",
-            [pid],
-          )
-        )[0]!.n === 0
-      ) {
-        await new Promise((r) => setTimeout(r, 10));
-      }
+      await untilBlockedBy(pid);
       const refused = await rejection(log.append({ type: 'blocked' }));
       expect(refused).toMatchObject({ code: 'LOCK_TIMEOUT', details: { pg_code: '55P03' } });
       // The hasty handle gave up on its own timeout; the patient one, waiting longer, has not.
@@ -1117,16 +1120,7 @@ suite('postgres: faults', () => {
       );
       const failing = work.resolve({ id: blocker.id, worker: 'w', status: 'failed', error: 'boom' });
       // A condition, not a time: the server shows the cascade waiting on the other transaction's row lock.
-      while (
-        (
-          await adminQuery<{ n: number }>(
-            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND $1 = ANY(pg_blocking_pids(pid))",
-            [pid],
-          )
-        )[0]!.n === 0
-      ) {
-        await new Promise((r) => setTimeout(r, 10));
-      }
+      await untilBlockedBy(pid);
       await holder.query('COMMIT');
       expect((await failing).status).toBe('failed');
       // The cascade saw the dependant as the other transaction left it (no longer pending) and left it alone:

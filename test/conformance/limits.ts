@@ -38,6 +38,25 @@ export function limitConformance(name: string, t: ConformanceTest): void {
       ]);
     });
 
+    t(
+      'where limits exist, equal items go in id order across keys, and a lock is still never handed out',
+      async (c) => {
+        await c.work.setLimit({ key: 'k', max_in_flight: 5 });
+        // One priority, one time: claim order falls to the id, which grows in the order they were made. The
+        // free item comes first, though the limited key's candidates are read apart from the free ones.
+        const free = await c.work.enqueue({ title: 'free' });
+        const keyed = await c.work.enqueue({ title: 'keyed', concurrency_key: 'k' });
+        await c.work.enqueue({ title: 'keyed2', concurrency_key: 'k' });
+        expect(free.id < keyed.id).toBe(true);
+        const lock = (await c.work.claim({ key: 'path:a|b', worker: 'holder' }))!;
+        await c.work.release({ id: lock.id, worker: 'holder' });
+        expect(titles(await c.work.claimMany({ worker: 'w', limit: 1 }))).toEqual(['free']);
+        // A claim that takes a limited key's items (under the limit locks) passes the free lock by.
+        expect(titles(await c.work.claimMany({ worker: 'w', limit: 5 }))).toEqual(['keyed', 'keyed2']);
+        expect((await c.work.get(lock.id)).status).toBe('pending');
+      },
+    );
+
     t('single and coalesced claims respect the limit; an expired lease frees its place', async (c) => {
       await c.work.setLimit({ key: 'k', max_in_flight: 1 });
       await c.work.enqueueMany([

@@ -139,7 +139,6 @@ async function resolveInOneStatement(
   conn: PostgresConnection,
   hint: AppendHint | null,
   qs: ResolveQuery[],
-  // Stryker disable next-line BlockStatement: equivalent: without this statement every batch takes the full resolve, which writes the same record (test/backends/agreement.test.ts)
 ): Promise<WorkItem[] | null> {
   const t = conn.names;
   const first = qs[0];
