@@ -206,6 +206,93 @@ for (const backend of await backendsForThisFile()) {
       }
     });
 
+    it('a completion the store refuses by its item is reported lost; the rest of its batch commits together', async () => {
+      const inst = await backend.open();
+      try {
+        const ids: string[] = [];
+        for (const title of ['a', 'b', 'c']) ids.push((await inst.work.enqueue({ title, kind: 'k' })).id);
+        const started = gate();
+        const finish = gate();
+        let running = 0;
+        const w = createWorker({
+          instance: inst,
+          handlers: {
+            k: async (item) => {
+              if (++running === 3) started.open();
+              await finish.promise;
+              return { done: item.title };
+            },
+          },
+          concurrency: 3,
+          prefetch: 3,
+          leaseMs: LONG,
+          heartbeatMs: LONG,
+          pollIntervalMs: LONG,
+        });
+        const lost: string[] = [];
+        w.on('lost', (id) => lost.push(id));
+        const done = w.drain();
+        await started.promise;
+        // A person cancels b while it runs: its outcome is refused when the batch of three commits.
+        await inst.work.cancel({ id: ids[1]!, reason: 'not needed', actor: 'ana', actor_kind: 'human' });
+        const head = (await inst.events.head())?.position ?? 0;
+        finish.open();
+        await done;
+        expect(lost).toEqual([ids[1]]);
+        const resolved = (await inst.events.read({ after: head })).filter((e) => e.type.includes('resolved'));
+        // a and c in one event, as the batch would have been without b: not one by one.
+        expect(
+          resolved.map((e) => [
+            e.type,
+            (e.data as { items?: Array<{ id: string }> }).items?.map((x) => x.id),
+          ]),
+        ).toEqual([['work_items_resolved', [ids[0], ids[2]]]]);
+        expect((await inst.work.get(ids[1]!)).status).toBe('cancelled');
+      } finally {
+        await inst.close();
+      }
+    });
+
+    it('a result the store refuses at commit (over its size limit) fails that item alone, final; the others commit', async () => {
+      const inst = await backend.open();
+      try {
+        const small = await inst.work.enqueue({ title: 'small', kind: 'k' });
+        const big = await inst.work.enqueue({ title: 'big', kind: 'k' });
+        const started = gate();
+        const finish = gate();
+        let running = 0;
+        const w = createWorker({
+          instance: inst,
+          handlers: {
+            k: async (item) => {
+              if (++running === 2) started.open();
+              await finish.promise;
+              return item.title === 'big' ? 'x'.repeat(1024 * 1024 + 1) : 'fine';
+            },
+          },
+          retry: { baseMs: 0 },
+          concurrency: 2,
+          prefetch: 2,
+          leaseMs: LONG,
+          heartbeatMs: LONG,
+          pollIntervalMs: LONG,
+        });
+        const lost: string[] = [];
+        w.on('lost', (id) => lost.push(id));
+        const done = w.drain();
+        await started.promise;
+        finish.open();
+        await done;
+        expect(lost).toEqual([]);
+        expect(await inst.work.get(small.id)).toMatchObject({ status: 'done', result: 'fine' });
+        const refused = await inst.work.get(big.id);
+        expect(refused).toMatchObject({ status: 'failed', result: null, attempts: 1 });
+        expect(refused.error).toMatch(/^result refused: .*byte limit/);
+      } finally {
+        await inst.close();
+      }
+    });
+
     it('`*` runs any kind; an item changed under its handler is dropped as lost, the rest of its batch committed', async () => {
       const inst = await backend.open();
       try {
