@@ -17,6 +17,7 @@ export default defineConfig({
       'test/worker/worker.test.ts',
       'test/worker/pipeline.test.ts',
       'test/worker/runs.test.ts',
+      'test/worker/tracing.test.ts',
       'test/http/auth.test.ts',
       'test/http/principals.test.ts',
       'test/mcp/tools.test.ts',

@@ -206,6 +206,42 @@ for (const backend of await backendsForThisFile()) {
       }
     });
 
+    it("a handler's heartbeat extends its own lease from the store's clock; its log lines are the worker's log events", async () => {
+      let now = Date.parse('2026-12-04T08:00:00.000Z');
+      const inst = await backend.open(undefined, { clock: () => now });
+      try {
+        const item = await inst.work.enqueue({ title: 'long', kind: 'k' });
+        const leases: Array<string | null> = [];
+        const w = createWorker({
+          instance: inst,
+          handlers: {
+            k: async (_i, ctx) => {
+              ctx.log('halfway', { step: 1 });
+              leases.push((await inst.work.get(item.id)).lease_expires_at);
+              now += 1_000;
+              await ctx.heartbeat();
+              leases.push((await inst.work.get(item.id)).lease_expires_at);
+              return 'ok';
+            },
+          },
+          leaseMs: 60_000,
+          heartbeatMs: LONG,
+          pollIntervalMs: LONG,
+        });
+        const logs: unknown[] = [];
+        w.on('log', (i, message, data) => logs.push([i.id, message, data]));
+        await w.drain();
+        expect(leases).toEqual([
+          new Date(Date.parse('2026-12-04T08:00:00.000Z') + 60_000).toISOString(),
+          new Date(Date.parse('2026-12-04T08:00:01.000Z') + 60_000).toISOString(),
+        ]);
+        expect(logs).toEqual([[item.id, 'halfway', { step: 1 }]]);
+        expect((await inst.work.get(item.id)).status).toBe('done');
+      } finally {
+        await inst.close();
+      }
+    });
+
     it('a completion the store refuses by its item is reported lost; the rest of its batch commits together', async () => {
       const inst = await backend.open();
       try {
@@ -835,6 +871,13 @@ describe('retryDelay: the backoff of a failed attempt', () => {
     expect(retryDelay(own as never, item, 3, new Error('x'))).toBe(777);
     expect(retryDelay({ ...policy, delayMs: () => undefined }, item, 1, new Error('x'), () => 0)).toBe(1_000);
     expect(retryDelay({ ...policy, delayMs: () => Number.NaN }, item, 1, new Error('x'))).toBeNull();
+    expect(retryDelay({ ...policy, delayMs: () => -1 }, item, 1, new Error('x'))).toBeNull();
+    expect(
+      retryDelay({ ...policy, delayMs: () => Number.POSITIVE_INFINITY }, item, 1, new Error('x')),
+    ).toBeNull();
+    // Zero is a retry at once, not a final failure; a fraction rounds up to the next millisecond.
+    expect(retryDelay({ ...policy, delayMs: () => 0 }, item, 1, new Error('x'))).toBe(0);
+    expect(retryDelay({ ...policy, delayMs: () => 0.2 }, item, 1, new Error('x'))).toBe(1);
   });
   it('createWorker refuses a malformed policy', () => {
     const instance = { work: {} } as never;
