@@ -5,19 +5,34 @@
 import { describe, expect, it } from 'vitest';
 import type { WorkItem } from '../../src/core/types.js';
 import {
+  canTransition,
+  checkRecord,
+  checkSignal,
+  checkUnless,
   claimerKind,
   digestBatchEvent,
+  enqueuedEvent,
   expandBatchEvent,
   explainLeaseFailure,
   explainRetryFailure,
   historyBuckets,
   humanDecisionRefusal,
+  isRefusal,
   isRepeatedHumanResolution,
   isRepeatedResolve,
+  isTerminal,
+  noLimit,
   ownerOf,
+  replayedEvent,
+  retriedEvent,
   runParentOf,
+  runQuestionRefusal,
+  runSignalName,
   STORE_ACTOR_KIND,
+  unmatchedResolve,
+  wakesFor,
 } from '../../src/core/work-rules.js';
+import { StorageUnavailableError } from '../../src/errors.js';
 import { refusal } from '../helpers/refusals.js';
 
 const T = '2027-01-01T00:00:00.000Z';
@@ -365,5 +380,231 @@ describe('small rules', () => {
       { created: 3, done: 0, failed: 0, cancelled: 1 },
       { created: 0, done: 1, failed: 3, cancelled: 0 },
     ]);
+  });
+});
+
+describe('events the rules build', () => {
+  it('work_item_enqueued names only what is set, then what verify checks the row against', () => {
+    const plain = enqueuedEvent(item({ status: 'pending', payload: { a: 1 } }), 'p', 'tool', 5);
+    expect(Object.keys(plain.data as object)).toEqual([
+      'title',
+      'priority',
+      'payload_hash',
+      'max_attempts',
+      'actor_kind',
+    ]);
+    const full = enqueuedEvent(
+      item({
+        status: 'waiting_human',
+        kind: 'mail',
+        blocked_by: ['b'],
+        idempotency_key: 'k|1',
+        on_blocker_failure: 'cascade',
+        concurrency_key: 'ck',
+        traceparent: '00-aa-bb-01',
+        not_before: T,
+      }),
+      'p',
+      'human',
+      5,
+    );
+    expect(full.data).toMatchObject({
+      kind: 'mail',
+      blocked_by: ['b'],
+      idempotency_key: 'k|1',
+      status: 'waiting_human',
+      on_blocker_failure: 'cascade',
+      concurrency_key: 'ck',
+      traceparent: '00-aa-bb-01',
+      not_before: T,
+      actor_kind: 'human',
+    });
+  });
+
+  it('work_item_replayed and work_item_retried record what the item was', () => {
+    expect(replayedEvent(item(), 'restarter', 9).data).toEqual({
+      status: 'in_flight',
+      attempts: 2,
+      lease_owner: 'w1',
+      actor_kind: STORE_ACTOR_KIND,
+    });
+    const previous = item({ status: 'cancelled', error: 'blocker b ended failed', cascaded_from: 'b' });
+    const q = { id: 'wi|1+é', reason: null, actor: 'ana', actor_kind: 'human' as const, now: 9 };
+    expect(retriedEvent(item({ status: 'pending' }), previous, q).data).toEqual({
+      status: 'pending',
+      max_attempts: 3,
+      previous_status: 'cancelled',
+      previous_error: 'blocker b ended failed',
+      previous_attempts: 2,
+      previous_blocker: 'b',
+      actor_kind: 'human',
+    });
+    const plain = retriedEvent(item({ status: 'pending' }), item({ status: 'failed' }), {
+      ...q,
+      reason: 'again',
+    });
+    expect(plain.data).not.toHaveProperty('previous_blocker');
+    expect(plain.data).toMatchObject({ reason: 'again' });
+    expect(retriedEvent(item(), item({ status: 'failed' }), q).data).not.toHaveProperty('reason');
+  });
+});
+
+describe('durable-run and signal rules', () => {
+  const record = (over: object = {}) => ({
+    id: 'wi|1+é',
+    lease: { worker: 'w1', attempt: 2 },
+    events: [],
+    release: null,
+    now: Date.parse(T) - 1,
+    ...over,
+  });
+
+  it('a record under a lease needs the unexpired lease of that worker on that attempt', () => {
+    expect(() => checkRecord(item(), record())).not.toThrow();
+    expect(refusal(() => checkRecord(null, record())).code).toBe('NOT_FOUND');
+    for (const current of [
+      item({ status: 'pending' }),
+      item({ lease_owner: 'w2' }),
+      item({ attempts: 3 }),
+      item({ lease_expires_at: null }),
+    ]) {
+      expect(refusal(() => checkRecord(current, record())).code, JSON.stringify(current)).toMatch(
+        /LEASE_LOST|INVALID_TRANSITION/,
+      );
+    }
+    // At the lease's end it has run out.
+    const e = refusal(() => checkRecord(item(), record({ now: Date.parse(T) })));
+    expect([e.code, e.message]).toEqual([
+      'LEASE_LOST',
+      'cannot record a step of work item wi|1+é: the lease of w1 expired',
+    ]);
+  });
+
+  it("a person's reset (no lease) needs the item, not in flight", () => {
+    const missing = refusal(() => checkRecord(null, record({ lease: null })));
+    expect([missing.code, missing.message, missing.details]).toEqual([
+      'NOT_FOUND',
+      'work item wi|1+é not found',
+      { id: 'wi|1+é' },
+    ]);
+    const busy = refusal(() => checkRecord(item(), record({ lease: null })));
+    expect([busy.code, busy.details]).toEqual(['INVALID_TRANSITION', { id: 'wi|1+é', from: 'in_flight' }]);
+    expect(busy.message).toBe(
+      'cannot reset a step of work item wi|1+é: it is in flight (held by w1); reset it once that attempt has ended',
+    );
+    expect(() => checkRecord(item({ status: 'pending' }), record({ lease: null }))).not.toThrow();
+  });
+
+  it('a wait that a signal came for meanwhile is refused; a signal needs an unfinished item', () => {
+    const q = record({ unless: { signal: 'go|1', count: 2 } });
+    expect(() => checkUnless(q, 1)).not.toThrow();
+    expect(() => checkUnless(record(), 5)).not.toThrow();
+    const came = refusal(() => checkUnless(q, 2));
+    expect([came.code, came.message, came.details]).toEqual([
+      'STATE_CONFLICT',
+      'work item wi|1+é was sent signal "go|1" meanwhile: the wait takes it instead of handing the item back',
+      { id: 'wi|1+é', reason: 'signal_arrived', signal: 'go|1' },
+    ]);
+    const signal = { id: 'wi|1+é', name: 'go', build: () => ({}) as never, now: 0 };
+    const gone = refusal(() => checkSignal(null, signal));
+    expect([gone.code, gone.message, gone.details]).toEqual([
+      'NOT_FOUND',
+      'work item wi|1+é not found',
+      { id: 'wi|1+é' },
+    ]);
+    const ended = refusal(() => checkSignal(item({ status: 'done' }), signal));
+    expect([ended.code, ended.details]).toEqual(['INVALID_TRANSITION', { id: 'wi|1+é', from: 'done' }]);
+    expect(ended.message).toBe(
+      'cannot signal work item wi|1+é: it is done, and no run of it will wait again (retry it first)',
+    );
+    expect(() => checkSignal(item(), signal)).not.toThrow();
+  });
+
+  it('a signal wakes an item handed back by a wait for that name only', () => {
+    const waiting = { type: 'waiting', name: 'go' };
+    expect(wakesFor(item({ status: 'pending' }), waiting, 'go')).toBe(true);
+    expect(wakesFor(item({ status: 'in_flight' }), waiting, 'go')).toBe(false);
+    expect(wakesFor(item({ status: 'pending' }), waiting, 'stop')).toBe(false);
+    expect(wakesFor(item({ status: 'pending' }), { type: 'step', name: 'go' }, 'go')).toBe(false);
+    expect(wakesFor(item({ status: 'pending' }), null, 'go')).toBe(false);
+  });
+
+  it("a run's question: its signal, and who may end it", () => {
+    expect([runSignalName('ask', 'q'), runSignalName('spawn', 's')]).toEqual(['answer:q', 'join:s']);
+    const question = item({ status: 'waiting_human', idempotency_key: 'run:parent|1#ask#q#1' });
+    const e = runQuestionRefusal(question, 'cancel');
+    expect(e.message).toMatch(
+      /^cannot cancel work item wi\|1\+é: it is a question the run of parent\|1 asked a person; a human answers it/,
+    );
+    expect(e.details).toEqual({ id: 'wi|1+é', run: 'parent|1', rule: 'human-decision' });
+  });
+});
+
+describe('what a resolve that matched no row comes to', () => {
+  const q = {
+    id: 'wi|1+é',
+    worker: 'w1',
+    attempt: 2,
+    actor_kind: 'model' as const,
+    status: 'done' as const,
+    result: { a: 1 },
+    error: null,
+    retry_at: null,
+    now: 7,
+  };
+  it('a repeat: nothing; waiting for a human: the status change; else the refusal, naming the resolve', () => {
+    expect(unmatchedResolve(item({ status: 'done' }), q)).toBeNull();
+    expect(unmatchedResolve(item({ status: 'waiting_human', lease_owner: null }), q)).toMatchObject({
+      from: ['waiting_human'],
+      to: 'done',
+      event: 'work_item_resolved',
+      actor: 'w1',
+    });
+    expect(refusal(() => unmatchedResolve(item({ lease_owner: 'w2' }), q)).message).toBe(
+      'cannot resolve work item wi|1+é: it is leased to w2, not w1',
+    );
+    const decision = refusal(() =>
+      unmatchedResolve(item({ status: 'waiting_human', idempotency_key: 'doc:plan/p#k' }), q),
+    );
+    expect(decision.message).toMatch(
+      /^cannot resolve work item wi\|1\+é: it is a human decision of plan\/p; a human answers it/,
+    );
+    const question = refusal(() =>
+      unmatchedResolve(item({ status: 'waiting_human', idempotency_key: 'run:p#ask#q#1' }), q),
+    );
+    expect(question.message).toMatch(
+      /^cannot resolve work item wi\|1\+é: it is a question the run of p asked/,
+    );
+    expect(
+      unmatchedResolve(item({ status: 'waiting_human', idempotency_key: 'run:p#ask#q#1' }), {
+        ...q,
+        actor_kind: 'human',
+      }),
+    ).toMatchObject({ to: 'done' });
+  });
+});
+
+describe('refusals and states', () => {
+  it('a refusal is an item-level answer; a storage failure or a plain error is not', () => {
+    const lost = refusal(() => explainLeaseFailure(item({ lease_owner: 'w2' }), lease(), 'resolve'));
+    expect(isRefusal(lost)).toBe(true);
+    expect(isRefusal(new Error('boom'))).toBe(false);
+    expect(isRefusal(new StorageUnavailableError('down'))).toBe(false);
+    expect(isRefusal(noLimit('k'))).toBe(true);
+    expect([noLimit('k|1').message, noLimit('k|1').details]).toEqual([
+      'concurrency key k|1 has no limit',
+      { key: 'k|1' },
+    ]);
+  });
+
+  it('the state machine: terminal states and one-step moves', () => {
+    expect(['done', 'failed', 'cancelled', 'pending'].map((s) => isTerminal(s as never))).toEqual([
+      true,
+      true,
+      true,
+      false,
+    ]);
+    expect(canTransition('pending', 'in_flight')).toBe(true);
+    expect(canTransition('done', 'pending')).toBe(false);
   });
 });
