@@ -6,6 +6,7 @@
 // condition (an event of the worker, a gate the test opens), and leases are far longer than any test.
 import { once } from 'node:events';
 import { describe, expect, it } from 'vitest';
+import type { WorkItem } from '../../src/core/types.js';
 import { createWorker, FailNow, type Handler, RetryAfter, retryDelay } from '../../src/worker/worker.js';
 import { auditOf } from '../helpers/audit.js';
 import { backendsForThisFile } from '../helpers/backends.js';
@@ -20,6 +21,22 @@ function gate<T = void>(): { promise: Promise<T>; open: (v: T) => void } {
     open = r;
   });
   return { promise, open };
+}
+
+/**
+ * A handler that holds each item until `n` of them run (then `started` opens) and `finish` is opened, then
+ * returns what `outcome` makes of its item (or throws what it throws).
+ */
+function heldUntil(n: number, outcome: (item: WorkItem) => unknown) {
+  const started = gate();
+  const finish = gate();
+  let running = 0;
+  const handler = async (item: WorkItem) => {
+    if (++running === n) started.open();
+    await finish.promise;
+    return outcome(item);
+  };
+  return { started, finish, handler };
 }
 
 for (const backend of await backendsForThisFile()) {
@@ -146,21 +163,15 @@ for (const backend of await backendsForThisFile()) {
       try {
         const ok = await inst.work.enqueue({ title: 'returns', kind: 'k', payload: { ok: true } });
         const bad = await inst.work.enqueue({ title: 'throws', kind: 'k', payload: { ok: false } });
-        const started = gate();
-        const finish = gate();
-        let running = 0;
+        const { started, finish, handler } = heldUntil(2, (item) => {
+          if (!(item.payload as { ok: boolean }).ok) throw new Error('stale failure');
+          return 'stale result';
+        });
         const w = createWorker({
           instance: inst,
           // A fixed name, as a restarted process or a second copy of one would claim under.
           worker: 'host-1',
-          handlers: {
-            k: async (item) => {
-              if (++running === 2) started.open();
-              await finish.promise;
-              if (!(item.payload as { ok: boolean }).ok) throw new Error('stale failure');
-              return 'stale result';
-            },
-          },
+          handlers: { k: handler },
           retry: { baseMs: 0 },
           concurrency: 2,
           prefetch: 2,
@@ -247,18 +258,10 @@ for (const backend of await backendsForThisFile()) {
       try {
         const ids: string[] = [];
         for (const title of ['a', 'b', 'c']) ids.push((await inst.work.enqueue({ title, kind: 'k' })).id);
-        const started = gate();
-        const finish = gate();
-        let running = 0;
+        const { started, finish, handler } = heldUntil(3, (item) => ({ done: item.title }));
         const w = createWorker({
           instance: inst,
-          handlers: {
-            k: async (item) => {
-              if (++running === 3) started.open();
-              await finish.promise;
-              return { done: item.title };
-            },
-          },
+          handlers: { k: handler },
           concurrency: 3,
           prefetch: 3,
           leaseMs: LONG,
@@ -294,18 +297,12 @@ for (const backend of await backendsForThisFile()) {
       try {
         const small = await inst.work.enqueue({ title: 'small', kind: 'k' });
         const big = await inst.work.enqueue({ title: 'big', kind: 'k' });
-        const started = gate();
-        const finish = gate();
-        let running = 0;
+        const { started, finish, handler } = heldUntil(2, (item) =>
+          item.title === 'big' ? 'x'.repeat(1024 * 1024 + 1) : 'fine',
+        );
         const w = createWorker({
           instance: inst,
-          handlers: {
-            k: async (item) => {
-              if (++running === 2) started.open();
-              await finish.promise;
-              return item.title === 'big' ? 'x'.repeat(1024 * 1024 + 1) : 'fine';
-            },
-          },
+          handlers: { k: handler },
           retry: { baseMs: 0 },
           concurrency: 2,
           prefetch: 2,
