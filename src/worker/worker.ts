@@ -300,6 +300,8 @@ export function retryDelay(
   if (err instanceof FailNow || err instanceof JoinFailed || policy === false) return null;
   // Stryker disable next-line ConditionalExpression: equivalent: attempt >= undefined is false
   if (policy.maxAttempts !== undefined && attempt >= policy.maxAttempts) return null;
+  // The item's own last attempt: the store makes this failure final whatever delay is asked for.
+  if (attempt >= item.max_attempts) return null;
   if (err instanceof RetryAfter) return err.ms;
   const own = policy.delayMs?.(item, attempt, err);
   if (own !== undefined) return Number.isFinite(own) && own >= 0 ? Math.ceil(own) : null;

@@ -10,7 +10,7 @@ import {
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWorker, FailNow } from '../../src/worker/worker.js';
+import { createWorker, FailNow, RetryAfter } from '../../src/worker/worker.js';
 import { backendsForThisFile } from '../helpers/backends.js';
 
 const backends = await backendsForThisFile();
@@ -195,6 +195,108 @@ describe.each(backends)('durable-run spans on $name', (b) => {
         expect(parentOf(step)).toBe(process[k]!.spanContext().spanId);
         expect(step.attributes['agentstate.step.name']).toBe('call-model');
       }
+    } finally {
+      await inst.close();
+    }
+  });
+});
+
+describe.each(backends)('durable-call span names on $name', (b) => {
+  it('every durable call of the context is a span named for what it does and its name; a suspended process span says until when', async () => {
+    exporter.reset();
+    const now = Date.parse('2026-12-06T09:00:00.000Z');
+    const inst = await b.open(undefined, { clock: () => now });
+    try {
+      const all = await inst.work.enqueue({ title: 'every call', kind: 'run', priority: 2 });
+      const asker = await inst.work.enqueue({ title: 'asks', kind: 'run', priority: 1 });
+      const napper = await inst.work.enqueue({ title: 'naps', kind: 'run' });
+      // Sent before the wait: the wait takes it at once.
+      await inst.work.signal({ id: all.id, name: 'go', payload: 1, actor: 'ada', actor_kind: 'human' });
+      const w = createWorker({
+        instance: inst,
+        handlers: {
+          run: async (item, ctx) => {
+            if (item.id === asker.id)
+              return ctx.ask('approve', { question: 'Ship it?', options: ['yes', 'no'] });
+            if (item.id === napper.id) return ctx.sleep('nap', '1h');
+            await ctx.step('plan', () => 1);
+            await ctx.sleep('no wait', 0);
+            await ctx.sleepUntil('already due', new Date(now - 1));
+            await ctx.waitFor('go');
+            // Children of a kind no handler takes: the join hands the run back until they end.
+            await ctx.spawn('kids', [{ title: 'kid', kind: 'kid' }]);
+            return ctx.join('kids');
+          },
+        },
+        concurrency: 1,
+        leaseMs: LONG,
+        pollIntervalMs: 5,
+      });
+      await w.drain();
+      const spans = exporter.getFinishedSpans();
+      const process = new Map(
+        spans
+          .filter((s) => s.name === 'process run')
+          .map((s) => [s.attributes['messaging.message.id'] as string, s]),
+      );
+      const callsOf = (id: string) =>
+        spans
+          .filter((s) => s.parentSpanContext?.spanId === process.get(id)!.spanContext().spanId)
+          .map((s) => [
+            s.name,
+            s.attributes['agentstate.step.name'],
+            s.attributes['agentstate.work_item.id'],
+          ]);
+      expect(callsOf(all.id)).toEqual(
+        [
+          ['step plan', 'plan'],
+          ['sleep no wait', 'no wait'],
+          ['sleep already due', 'already due'],
+          ['wait go', 'go'],
+          ['spawn kids', 'kids'],
+          ['join kids', 'kids'],
+        ].map((c) => [...c, all.id]),
+      );
+      expect(callsOf(asker.id)).toEqual([['ask approve', 'approve', asker.id]]);
+      expect(callsOf(napper.id)).toEqual([['sleep nap', 'nap', napper.id]]);
+      // Each was handed back; the process span records until when (the nap's: an hour on the store's clock).
+      expect(process.get(napper.id)!.attributes['agentstate.suspended_until']).toBe(
+        '2026-12-06T10:00:00.000Z',
+      );
+      for (const id of [all.id, asker.id])
+        expect(process.get(id)!.attributes).toHaveProperty('agentstate.suspended_until');
+      for (const id of [all.id, asker.id, napper.id])
+        expect(await inst.work.get(id)).toMatchObject({ status: 'pending', lease_owner: null });
+    } finally {
+      await inst.close();
+    }
+  });
+
+  it('a failed attempt that will be tried again records the delay on its span; a final failure records none', async () => {
+    exporter.reset();
+    const inst = await b.open();
+    try {
+      const again = await inst.work.enqueue({ title: 'again', kind: 'flaky', max_attempts: 3 });
+      const last = await inst.work.enqueue({ title: 'last', kind: 'flaky', max_attempts: 1 });
+      await createWorker({
+        instance: inst,
+        handlers: {
+          flaky: async () => {
+            throw new RetryAfter(5_000);
+          },
+        },
+        leaseMs: LONG,
+        pollIntervalMs: 5,
+      }).drain();
+      const span = (id: string) =>
+        exporter
+          .getFinishedSpans()
+          .find((s) => s.name === 'process flaky' && s.attributes['messaging.message.id'] === id)!;
+      expect(span(again.id).attributes['agentstate.retry_in_ms']).toBe(5_000);
+      expect(span(last.id).attributes).not.toHaveProperty('agentstate.retry_in_ms');
+      expect(span(last.id).status.code).toBe(SpanStatusCode.ERROR);
+      expect(await inst.work.get(again.id)).toMatchObject({ status: 'pending', attempts: 1 });
+      expect(await inst.work.get(last.id)).toMatchObject({ status: 'failed' });
     } finally {
       await inst.close();
     }

@@ -866,6 +866,12 @@ describe('retryDelay: the backoff of a failed attempt', () => {
     expect(retryDelay({ ...policy, maxAttempts: 2 }, item, 1, new Error('x'), () => 0)).toBe(1_000);
     expect(() => new RetryAfter(-1)).toThrow(RangeError);
   });
+  it("the item's own last attempt is final, whatever the policy or RetryAfter asks", () => {
+    const capped = { id: 'wi', payload: {}, max_attempts: 2 } as never;
+    expect(retryDelay(policy, capped, 2, new RetryAfter(5))).toBeNull();
+    expect(retryDelay(policy, capped, 2, new Error('x'), () => 0)).toBeNull();
+    expect(retryDelay(policy, capped, 1, new RetryAfter(5))).toBe(5);
+  });
   it('a per-item delay (from the item) wins over the backoff; a bad one is final', () => {
     const own = { ...policy, delayMs: (i: { payload: { retry_ms: number } }) => i.payload.retry_ms };
     expect(retryDelay(own as never, item, 3, new Error('x'))).toBe(777);
@@ -889,5 +895,41 @@ describe('retryDelay: the backoff of a failed attempt', () => {
     expect(() =>
       createWorker({ instance, handlers: { k: { handler: () => null, retry: { jitter: -1 } } } }),
     ).toThrow(/handlers\.k\.retry\.jitter/);
+  });
+});
+
+describe('worker runtime: a store that fails at commit', () => {
+  it('a failure that is not a refusal is a storeError, not a lost item: nothing is written, the item waits out its lease', async () => {
+    const backend = (await backendsForThisFile())[0]!;
+    const inst = await backend.open();
+    try {
+      const item = await inst.work.enqueue({ title: 'cannot commit' });
+      // The connection drops under every commit.
+      const dropped = Object.assign(new Error('Connection terminated unexpectedly'), { code: 'ECONNRESET' });
+      const work = new Proxy(inst.work, {
+        get(target, prop, receiver) {
+          if (prop === 'resolveMany' || prop === 'resolve') return async () => Promise.reject(dropped);
+          const v = Reflect.get(target, prop, receiver);
+          return typeof v === 'function' ? v.bind(target) : v;
+        },
+      });
+      const w = createWorker({
+        instance: { work },
+        handlers: { '*': () => 'done' },
+        leaseMs: LONG,
+        pollIntervalMs: 5,
+      });
+      const errors: unknown[] = [];
+      const lost: string[] = [];
+      w.on('storeError', (err) => errors.push(err));
+      w.on('lost', (id) => lost.push(id));
+      await w.drain();
+      expect(errors).toEqual([dropped]);
+      expect(lost).toEqual([]);
+      // Nothing was written: the item is still in flight on its lease, for another claim once it runs out.
+      expect(await inst.work.get(item.id)).toMatchObject({ status: 'in_flight', attempts: 1, result: null });
+    } finally {
+      await inst.close();
+    }
   });
 });
