@@ -11,6 +11,7 @@ export default defineConfig({
       'test/backends/sqlite.specific.test.ts',
       'test/backends/postgres.specific.test.ts',
       'test/backends/agreement.test.ts',
+      'test/backends/postgres.documents.test.ts',
       'test/integrity/*.test.ts',
       'test/core/*.test.ts',
       'test/security/*.test.ts',
