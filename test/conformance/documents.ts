@@ -525,6 +525,73 @@ export function documentConformance(name: string, t: ConformanceTest): void {
     );
 
     t(
+      'a write or no-op naming a version of a document that does not exist is STATE_CONFLICT with actual 0 and writes nothing',
+      async (c) => {
+        const hash = contentHash({ a: 1 });
+        for (const w of [
+          craftedWrite('json', 'ghost', 1, hash, { a: 2 }, c.now()),
+          craftedWrite('json', 'ghost', 1, hash, { a: 1 }, c.now(), true),
+        ]) {
+          const details = await expectCode(c.backend.docs.commit(w), 'STATE_CONFLICT');
+          expect(details, `noop: ${w.noop}`).toMatchObject({
+            kind: 'json',
+            id: 'ghost',
+            expected: 1,
+            actual: 0,
+          });
+        }
+        expect(await c.docs.find('json', 'ghost')).toBeNull();
+        expect(await eventCount(c)).toBe(0);
+      },
+    );
+
+    t(
+      'a no-op naming an older version is STATE_CONFLICT even when the document is back at that body (A→B→A)',
+      async (c) => {
+        const v1 = await c.docs.commit({ ...doc, expected_version: 0, body: { a: 1 } });
+        await c.docs.commit({ ...doc, expected_version: 1, body: { a: 2 } });
+        await c.docs.commit({ ...doc, expected_version: 2, body: { a: 1 } });
+        const before = { head: await c.backend.events.head(), history: (await c.docs.history(doc)).entries };
+        const details = await expectCode(
+          c.backend.docs.commit(craftedWrite('json', 'plan', 1, v1.content_hash, { a: 1 }, c.now(), true)),
+          'STATE_CONFLICT',
+        );
+        expect(details).toMatchObject({ expected: 1, actual: 3 });
+        expect({ head: await c.backend.events.head(), history: (await c.docs.history(doc)).entries }).toEqual(
+          before,
+        );
+      },
+    );
+
+    t(
+      'a store that remembers a document the storage no longer holds is STATE_CONFLICT (actual 0) for a change, a no-op or no change',
+      async (c) => {
+        // Another copy of the instance (a backup from before the document was written) put under the store.
+        const restored = await c.another();
+        const storage = swappable(c.backend);
+        const s = c.over(storage.backend);
+        const writes = [
+          { merge_patch: { b: 1 } },
+          { noop: true, reason: 'checked' },
+          { body: { a: 1 } },
+        ] as const;
+        for (const k of writes.keys()) {
+          await s.docs.commit({ kind: 'json', id: `gone-${k}`, expected_version: 0, body: { a: 1 } });
+        }
+        storage.swap(restored.backend);
+        for (const [k, w] of writes.entries()) {
+          const details = await expectCode(
+            s.docs.commit({ kind: 'json', id: `gone-${k}`, expected_version: 1, ...w }),
+            'STATE_CONFLICT',
+          );
+          expect(details, JSON.stringify(w)).toMatchObject({ expected: 1, actual: 0 });
+        }
+        expect(await restored.docs.list({})).toEqual([]);
+        expect(await eventCount(restored)).toBe(0);
+      },
+    );
+
+    t(
       'a commit built on a remembered version is STATE_CONFLICT once another writer moved the document on and back to that body (A→B→A)',
       async (c) => {
         // `a` commits version 1 and remembers it, so its next commit at version 1 reads nothing first. Another
