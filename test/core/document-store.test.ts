@@ -49,15 +49,25 @@ describe('isStaleVersion', () => {
   });
 });
 
-/** `backend` with its document operations seen by `hook` first (which may count them or fail one). */
-function watched(backend: StoreBackend, hook: (op: string) => void): StoreBackend {
+/**
+ * `backend` with its document operations seen by `hook` first (which may count them or fail one), and the
+ * answer of those named in `after` handed to it before the caller gets it (to stage what another process
+ * does in between).
+ */
+function watched(
+  backend: StoreBackend,
+  hook: (op: string) => void,
+  after: Record<string, (answer: unknown, args: unknown[]) => Promise<unknown>> = {},
+): StoreBackend {
   const docs = new Proxy(backend.docs, {
     get(target, prop, receiver) {
       const v = Reflect.get(target, prop, receiver);
       if (typeof v !== 'function') return v;
-      return (...args: unknown[]) => {
+      return async (...args: unknown[]) => {
         hook(String(prop));
-        return (v as (...a: unknown[]) => unknown).apply(target, args);
+        const answer = await (v as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+        const then = after[String(prop)];
+        return then ? then(answer, args) : answer;
       };
     },
   });
@@ -211,6 +221,53 @@ for (const b of backends) {
           [2, false, 'step-2'],
         ]);
         expect(inst.docs.writeCounts().get('json')).toEqual({ commits: 3, conflicts: 0 });
+      } finally {
+        await inst.close();
+      }
+    });
+
+    it('a replay whose version retention removes while it is being read still answers with the original result', async () => {
+      const { inst, over } = await open();
+      try {
+        // Retention running in another process between the replay's lookup of the write id and its read of
+        // the version: here, a prune staged right after the lookup.
+        let pruneAfterLookup: string | null = null;
+        const docs = over(
+          watched(inst.backend, () => undefined, {
+            findWrite: async (found, [kind, id]) => {
+              if (pruneAfterLookup === id) {
+                pruneAfterLookup = null;
+                await inst.backend.docs.prune(kind as string, id as string, 1);
+              }
+              return found;
+            },
+          }),
+        );
+        const change = { kind: 'json', id: 'kept', expected_version: 0, body: { n: 1 }, write_id: 'w1' };
+        const first = await inst.docs.commit(change);
+        await inst.docs.commit({ kind: 'json', id: 'kept', expected_version: 1, body: { n: 2 } });
+        pruneAfterLookup = 'kept';
+        // The change's entry kept its body: that is the answer.
+        expect(await docs.commit(change)).toEqual({ ...first, replayed: true });
+
+        await inst.docs.commit({ kind: 'json', id: 'looked', expected_version: 0, body: { n: 1 } });
+        const noop = {
+          kind: 'json',
+          id: 'looked',
+          expected_version: 1,
+          noop: true,
+          reason: 'ok',
+          write_id: 'l1',
+        };
+        const r = await inst.docs.commit(noop);
+        await inst.docs.commit({ kind: 'json', id: 'looked', expected_version: 1, body: { n: 2 } });
+        pruneAfterLookup = 'looked';
+        // A no-op's entry keeps no body and the version it left unchanged is gone: still an object body.
+        expect(await docs.commit(noop)).toEqual({ ...r, replayed: true, body: {} });
+        expect(pruneAfterLookup).toBeNull();
+        expect(
+          (await inst.docs.history({ kind: 'json', id: 'looked' })).entries.map((e) => e.version),
+        ).toEqual([2]);
       } finally {
         await inst.close();
       }
