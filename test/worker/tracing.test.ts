@@ -218,7 +218,7 @@ describe.each(backends)('durable-call span names on $name', (b) => {
           run: async (item, ctx) => {
             if (item.id === asker.id)
               return ctx.ask('approve', { question: 'Ship it?', options: ['yes', 'no'] });
-            if (item.id === napper.id) return ctx.sleep('nap', '1h');
+            if (item.id === napper.id) return ctx.sleepUntil('nap', new Date(now + 3_600_000));
             await ctx.step('plan', () => 1);
             await ctx.sleep('no wait', 0);
             await ctx.sleepUntil('already due', new Date(now - 1));
@@ -259,7 +259,7 @@ describe.each(backends)('durable-call span names on $name', (b) => {
       );
       expect(callsOf(asker.id)).toEqual([['ask approve', 'approve', asker.id]]);
       expect(callsOf(napper.id)).toEqual([['sleep nap', 'nap', napper.id]]);
-      // Each was handed back; the process span records until when (the nap's: an hour on the store's clock).
+      // Each was handed back; the process span records until when (the nap's: the time it asked for).
       expect(process.get(napper.id)!.attributes['agentstate.suspended_until']).toBe(
         '2026-12-06T10:00:00.000Z',
       );
