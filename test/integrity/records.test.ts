@@ -378,12 +378,24 @@ describe('event data', () => {
   });
 
   it('an enqueued event with a status that is no status starts the item pending', async () => {
-    const { rs, a } = await workRecords();
+    const { inst } = await open();
+    const a = await inst.work.enqueue({ title: 'a|ü' });
+    const rs = await dumpOf(inst);
+    await inst.close();
+    expect(itemRow(rs, a.id).status).toBe('pending');
     rechain(rs, (e) => {
-      if (e.type === 'work_item_enqueued' && e.work_item_id === a)
+      if (e.type === 'work_item_enqueued')
         e.data = JSON.stringify({ ...JSON.parse(e.data), status: 'bogus' });
     });
     expect((await checkRecords(rs)).problems).toEqual([]);
+    // A status the log does give is the fold's.
+    rechain(rs, (e) => {
+      if (e.type === 'work_item_enqueued')
+        e.data = JSON.stringify({ ...JSON.parse(e.data), status: 'waiting_human' });
+    });
+    expect((await checkRecords(rs)).problems).toMatchObject([
+      { problem: 'row_differs', field: 'status', expected: 'waiting_human', actual: 'pending' },
+    ]);
   });
 
   it('notes that are not an object (an array, null) make an annotation malformed', async () => {
@@ -516,6 +528,16 @@ describe("a Workflow World's check", () => {
     (wait.row as { status: string }).status = 'completed';
     expect((await checkRecords(changed)).problems).toMatchObject([
       { problem: 'row_differs', table: 'workflow_waits', field: 'status' },
+    ]);
+    // A World row removed: reported missing, in the World check's words.
+    const removed = rowsFirst.filter((r) => r.t !== 'workflow_hook');
+    expect((await checkRecords(removed)).problems).toMatchObject([
+      {
+        problem: 'row_missing',
+        table: 'workflow_hooks',
+        key: 'hook|1',
+        message: expect.stringContaining('hook|1'),
+      },
     ]);
     // Without rows, neither loaded nor checked.
     expect(await checkRecords(changed, { rows: false })).toMatchObject({
