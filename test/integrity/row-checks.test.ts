@@ -115,10 +115,12 @@ for (const b of backends) {
           },
         );
         rowOf(other, 'limit', (r) => r.key === NAMES.limitNoRate).max_in_flight = 6;
-        expect((await problemsOf(other)).map((p) => [p.key, p.field, p.expected, p.actual])).toEqual([
-          [NAMES.limitNoRate, 'max_in_flight', 5, 6],
-          [NAMES.limitKept, 'rate', { count: 30, period_ms: 1000 }, null],
-        ]);
+        expect((await problemsOf(other)).map((p) => [p.table, p.key, p.field, p.expected, p.actual])).toEqual(
+          [
+            ['work_limits', NAMES.limitNoRate, 'max_in_flight', 5, 6],
+            ['work_limits', NAMES.limitKept, 'rate', { count: 30, period_ms: 1000 }, null],
+          ],
+        );
       });
 
       it('a limit the log sets with no row is reported missing', async () => {
@@ -269,6 +271,28 @@ for (const b of backends) {
             actual: iso(resolved_at - 1),
             message: `work_items ${rich.ids.done}: resolved_at is "${iso(resolved_at - 1)}", the log says "${iso(resolved_at)}"`,
           },
+        ]);
+      });
+
+      it('concurrency_key, traceparent and created_at are those of the enqueue', async () => {
+        const rs = fresh();
+        const row = item(rs, rich.ids.done);
+        const created = row.created_at;
+        Object.assign(row, {
+          concurrency_key: NAMES.limitNoRate,
+          traceparent: null,
+          created_at: created + 1,
+        });
+        expect((await problemsOf(rs)).map((p) => [p.table, p.key, p.field, p.expected, p.actual])).toEqual([
+          ['work_items', rich.ids.done, 'concurrency_key', NAMES.limitKept, NAMES.limitNoRate],
+          [
+            'work_items',
+            rich.ids.done,
+            'traceparent',
+            '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+            null,
+          ],
+          ['work_items', rich.ids.done, 'created_at', iso(created), iso(created + 1)],
         ]);
       });
 
@@ -630,10 +654,12 @@ for (const b of backends) {
             message: `document_history of ${plan} lacks v3, though v1 is kept`,
           },
         ]);
-        // The oldest ones removed, as retention does: no gap.
-        const pruned = fresh();
-        drop(pruned, 'history', (r) => r.id === NAMES.doc && r.version <= 2);
-        expect(await problemsOf(pruned)).toEqual([]);
+        // The oldest ones removed, as retention does: no gap; a no-op at the oldest kept version stays valid.
+        for (const upTo of [1, 2]) {
+          const pruned = fresh();
+          drop(pruned, 'history', (r) => r.id === NAMES.doc && r.version <= upTo && !(upTo === 1 && r.noop));
+          expect(await problemsOf(pruned), `v1-v${upTo} removed`).toEqual([]);
+        }
       });
 
       it('a no-op kept below the oldest kept version', async () => {
@@ -719,9 +745,15 @@ for (const b of backends) {
         ]);
       });
 
-      it('an empty log needs no head row', async () => {
+      it('an empty log needs no head row, and its head row names position 0', async () => {
         const rs: Rec[] = [{ t: 'event_stream', row: { stream: `doc:${doc('never')}`, seq: 0 } }];
         expect(await checkRecords(rs)).toMatchObject({ ok: true, problems: [], checked: { counters: true } });
+        const empty: Rec[] = [{ t: 'event_head', row: { position: 0, hash: GENESIS_HASH } }];
+        expect(await checkRecords(empty)).toMatchObject({
+          ok: true,
+          problems: [],
+          checked: { counters: true },
+        });
       });
 
       it('a head row behind the log, or naming another hash', async () => {
