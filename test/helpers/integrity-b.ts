@@ -2,10 +2,11 @@
 // and the tools of a forger with write access to the log: rewrite an event's data, append or drop events, and
 // recompute every hash after it so the chain stays intact, as anyone who can write the storage can.
 import type { DumpRecord, StoredEvent } from '../../src/core/backend.js';
-import { computeEventHash, GENESIS_HASH } from '../../src/core/hash.js';
+import { computeEventHash } from '../../src/core/hash.js';
 import type { Json, JsonObject } from '../../src/core/types.js';
 import type { Instance } from '../../src/instance/instance.js';
 import type { BackendUnderTest } from './backends.js';
+import { rechain } from './forge.js';
 
 export const T0 = Date.parse('2026-03-01T00:00:00.000Z');
 
@@ -232,19 +233,11 @@ export async function recordsOf(inst: Instance): Promise<DumpRecord[]> {
   return out;
 }
 
+export { rechain };
+
 /** The events among `rs`, in log order (the objects themselves: editing them edits the records). */
 export const eventsOf = (rs: DumpRecord[]): StoredEvent[] =>
   rs.flatMap((r) => (r.t === 'event' ? [r.row] : []));
-
-/** Recomputes prev_hash and hash of every event, from the first on: a forger's rewrite, consistent. */
-export function rechain(rs: DumpRecord[]): void {
-  let prev = GENESIS_HASH;
-  for (const e of eventsOf(rs)) {
-    e.prev_hash = prev;
-    e.hash = computeEventHash(prev, e);
-    prev = e.hash;
-  }
-}
 
 /** The one event of `type` about item `id` (its own event, or the batch event naming it), or throws. */
 export function eventOf(rs: DumpRecord[], type: string, id: string | null, nth = 0): StoredEvent {

@@ -3,11 +3,12 @@
 // flagged), and problems listed in full rather than only the first broken link.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { DumpRecord, StoredEvent } from '../../src/core/backend.js';
-import { computeEventHash, GENESIS_HASH } from '../../src/core/hash.js';
+import type { DumpRecord } from '../../src/core/backend.js';
+import { GENESIS_HASH } from '../../src/core/hash.js';
 import { checkRecords, formatHeadAnchor, parseHeadAnchor } from '../../src/core/integrity.js';
 import { contentHash } from '../../src/core/json.js';
 import { openInstance } from '../../src/instance/instance.js';
+import { rechain } from '../helpers/forge.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const root = tempDir();
@@ -28,18 +29,6 @@ async function records(): Promise<DumpRecord[]> {
   for await (const r of inst.backend.dump!()) out.push(r as DumpRecord);
   await inst.close();
   return out;
-}
-
-/** Rewrites events with `edit` and re-chains the whole log, as a dump written by an older version would read. */
-function rechain(rs: DumpRecord[], edit: (e: StoredEvent) => void): void {
-  let prev = GENESIS_HASH;
-  for (const r of rs) {
-    if (r.t !== 'event') continue;
-    edit(r.row);
-    r.row.prev_hash = prev;
-    r.row.hash = computeEventHash(prev, r.row);
-    prev = r.row.hash;
-  }
 }
 
 describe('heads', () => {

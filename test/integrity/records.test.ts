@@ -7,8 +7,8 @@
 // them in memory and check them again.
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { DumpRecord, StoredEvent } from '../../src/core/backend.js';
-import { computeEventHash, GENESIS_HASH } from '../../src/core/hash.js';
+import type { DumpRecord } from '../../src/core/backend.js';
+import { GENESIS_HASH } from '../../src/core/hash.js';
 import {
   checkRecords,
   formatHeadAnchor,
@@ -20,6 +20,7 @@ import { contentHash } from '../../src/core/json.js';
 import { type Instance, openInstance } from '../../src/instance/instance.js';
 import { createWorldStorage } from '../../src/workflow-world/storage.js';
 import { createWorldStreams } from '../../src/workflow-world/streams.js';
+import { rechain } from '../helpers/forge.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const root = tempDir();
@@ -36,18 +37,6 @@ async function dumpOf(inst: Instance, counters = false): Promise<DumpRecord[]> {
   const out: DumpRecord[] = [];
   for await (const r of inst.backend.dump!({ counters })) out.push(r as DumpRecord);
   return out;
-}
-
-/** Rewrites events with `edit` and re-chains the whole log, as a forger who recomputes every hash would. */
-function rechain(rs: InstanceRecord[], edit: (e: StoredEvent) => void): void {
-  let prev = GENESIS_HASH;
-  for (const r of rs) {
-    if (r.t !== 'event') continue;
-    edit(r.row);
-    r.row.prev_hash = prev;
-    r.row.hash = computeEventHash(prev, r.row);
-    prev = r.row.hash;
-  }
 }
 
 const eventsOf = (rs: InstanceRecord[]) => rs.flatMap((r) => (r.t === 'event' ? [r.row] : []));

@@ -5,12 +5,13 @@
 // state_committed (retention removes the oldest versions only), blocker edges against blocked_by, and
 // PostgreSQL's head and stream counters against the log.
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { HistoryRowDump, StoredEvent } from '../../src/core/backend.js';
-import { computeEventHash, GENESIS_HASH } from '../../src/core/hash.js';
+import type { HistoryRowDump } from '../../src/core/backend.js';
+import { GENESIS_HASH } from '../../src/core/hash.js';
 import { checkRecords } from '../../src/core/integrity.js';
 import { contentHash } from '../../src/core/json.js';
 import type { IntegrityProblem } from '../../src/core/types.js';
 import { backendsForThisFile } from '../helpers/backends.js';
+import { rechain } from '../helpers/forge.js';
 import { NAMES, type Rec, type Rich, richRecords } from '../helpers/integrity-c.js';
 
 const backends = await backendsForThisFile();
@@ -32,19 +33,6 @@ function drop<T extends Rec['t']>(rs: Rec[], t: T, pick: (row: RowOf<T>) => bool
     if (r.t === t && pick(r.row as RowOf<T>)) rs.splice(i, 1);
   }
   if (rs.length === before) throw new Error(`no ${t} record to drop`);
-}
-
-/** Rewrites events with `edit` and re-chains the log (a forger who recomputes every hash), head row included. */
-function rechain(rs: Rec[], edit: (e: StoredEvent) => void): void {
-  let prev = GENESIS_HASH;
-  for (const r of rs) {
-    if (r.t !== 'event') continue;
-    edit(r.row);
-    r.row.prev_hash = prev;
-    r.row.hash = computeEventHash(prev, r.row);
-    prev = r.row.hash;
-  }
-  for (const r of rs) if (r.t === 'event_head') r.row.hash = prev;
 }
 
 const problemsOf = async (rs: Rec[]): Promise<IntegrityProblem[]> => (await checkRecords(rs)).problems;
