@@ -10,7 +10,9 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const dir = join(root, 'reports', 'mutation');
+// --dir <folder>: where the report and the record are [default: reports/mutation] (the script's test uses it).
+const dirFlag = process.argv.indexOf('--dir');
+const dir = dirFlag === -1 ? join(root, 'reports', 'mutation') : process.argv[dirFlag + 1];
 const reportFile = join(dir, 'mutation.json');
 const scoresFile = join(dir, 'scores.json');
 const GOAL = 90;
@@ -34,7 +36,24 @@ try {
 }
 const date = new Date().toISOString().slice(0, 10);
 
+/** `{a,b}` in a pattern of `mutate` spelled out (the only glob the config uses). */
+const expand = (pattern) => {
+  const m = /\{([^{}]*)\}/.exec(pattern);
+  return m
+    ? m[1]
+        .split(',')
+        .flatMap((alt) => expand(pattern.slice(0, m.index) + alt + pattern.slice(m.index + m[0].length)))
+    : [pattern];
+};
+// The files this run mutated (`--mutate` or the config's list, a line range cut off). An incremental run's
+// report also carries the earlier verdicts of every other module it knows: those keep their own row, date and
+// commit instead of being restamped with this run's.
+const mutated = new Set(
+  (report.config?.mutate ?? Object.keys(report.files)).flatMap((p) => expand(p.replace(/:\d+-\d+$/, ''))),
+);
+
 for (const [file, { mutants }] of Object.entries(report.files)) {
+  if (!mutated.has(file)) continue;
   const count = (status) => mutants.filter((m) => m.status === status).length;
   const row = {
     killed: count('Killed'),
@@ -137,7 +156,7 @@ for (const f of files) {
 }
 writeFileSync(join(dir, 'README.md'), lines.join('\n'));
 console.log(`reports/mutation/README.md: ${files.length} module(s)`);
-for (const f of Object.keys(report.files)) {
+for (const f of Object.keys(report.files).filter((f) => mutated.has(f))) {
   const r = scores.modules[f];
   console.log(`  ${f}: ${r.score ?? '—'}% (${r.survived} survived, ${r.noCoverage} not covered)`);
 }
