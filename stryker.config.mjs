@@ -1,7 +1,8 @@
 // Mutation testing of the trust core (issue 43): `npm run mutate` puts one-line bugs into the modules that
 // carry the four guarantees — fencing (work rules, the work-item SQL of both backends, the worker's
 // completion), compare-and-swap (the document commit path), verify (the hash and the checker) and access
-// (the matrix and attribution) — and runs the tests of vitest.mutate.config.ts against each. Incremental:
+// (the matrix, the one attribution policy and the edge pipeline that applies both) — and runs the tests of
+// vitest.mutate.config.ts against each. Incremental:
 // reports/mutation/incremental.json (local, not committed; the scheduled job caches it) remembers each
 // mutant's verdict, so a later run tests only the mutants of code or tests that changed. `npm run mutate -- --mutate <file>` runs one module;
 // scripts/mutation-report.mjs writes the score per module to reports/mutation/README.md. Not in CI (hours on
@@ -35,6 +36,8 @@ export default {
     'src/core/hash.ts',
     'src/core/integrity.ts',
     'src/auth/access.ts',
+    'src/auth/attribution.ts',
+    'src/service/edge.ts',
     'src/mcp/attribution.ts',
   ],
   incremental: true,

@@ -23,6 +23,7 @@ export default defineConfig({
       'test/http/principals.test.ts',
       'test/mcp/tools.test.ts',
       'test/mcp/attribution-rules.test.ts',
+      'test/service/edge.test.ts',
     ],
     pool: 'forks',
     testTimeout: 60_000,

@@ -1,5 +1,7 @@
 // agentstate's public API: named exports only; anything exported here is public.
 
+export type { Principal, Role } from './auth/access.js';
+export { principalWriter, type Writer } from './auth/attribution.js';
 export { type Durability, openSqliteBackend, type SqliteOptions } from './backends/sqlite/backend.js';
 export type {
   BackendCapabilities,
@@ -145,6 +147,7 @@ export {
 } from './metrics/prometheus.js';
 export { type DashboardResult, regenerateDashboard, renderDashboard } from './reports/dashboard.js';
 export { type RetroInput, type RetroResult, type RetroSummary, retrospective } from './reports/retro.js';
+export { callOperation, type EdgeCall } from './service/edge.js';
 export { type InstanceFlags, resolveInstance } from './service/instance-resolver.js';
 export { type InvokeOptions, invoke, runOperation } from './service/invoke.js';
 export type { Operation, OperationGroup, RunContext } from './service/operation.js';

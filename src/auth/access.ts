@@ -1,12 +1,12 @@
-// Who may run which operation at a network edge, and who a call is recorded as: the one principal × operation
-// matrix the HTTP API and MCP both apply (docs/http.md, "Principals and roles"). The CLI and the library run
-// as the machine's user, who owns the store, and are not checked here.
+// Who may run which operation at a network edge: the one principal × operation matrix the HTTP API, the
+// dashboard and MCP apply (docs/http.md, "Principals and roles"); who a call is recorded as is attribution.ts.
+// The CLI and the library run as the machine's user, who owns the store, and are not checked here.
 import type { ActorKind } from '../core/types.js';
 import { PermissionDeniedError } from '../errors.js';
-import type { Operation } from '../service/operation.js';
 
 /** The roles a principal is created with (`agentstate auth add <name> --role …`). */
 export const ROLES = ['agent', 'human', 'admin'] as const;
+/** A principal's role: an agent's writes are a model's, a human's and an admin's a person's. */
 export type Role = (typeof ROLES)[number];
 
 /**
@@ -39,7 +39,7 @@ export const ADMIN_OPERATIONS: ReadonlySet<string> = new Set(['import_instance',
  * human decision is answered, cancelled, parked or retried by a human only) the store checks on the item,
  * from the actor kind this edge records.
  */
-export function checkAccess(p: Principal, op: Pick<Operation, 'name' | 'writes'>): void {
+export function checkAccess(p: Principal, op: { name: string; writes: boolean }): void {
   if (p.read_only && op.writes) {
     throw new PermissionDeniedError(`${op.name} writes, and ${p.name} is a read-only principal`, {
       operation: op.name,
@@ -54,51 +54,4 @@ export function checkAccess(p: Principal, op: Pick<Operation, 'name' | 'writes'>
       rule: 'admin-only',
     });
   }
-}
-
-/** Whether `worker` is one of `name`'s lease owners: the name itself, or `<name>/<anything>`. */
-export function ownsWorker(name: string, worker: string): boolean {
-  return worker === name || worker.startsWith(`${name}/`);
-}
-
-/**
- * The input a principal's call runs with: the actor is the principal and the actor kind its role's; the
- * lease owner defaults to the principal, and an agent's must be it (or one of its `<name>/…` workers). A
- * call that names another actor or actor kind, or an agent naming another's worker, is PERMISSION_DENIED:
- * nobody writes as someone else. The owner's input stands as given.
- * `properties` are the operation's input properties (which fields it has).
- */
-export function attributeTo(
-  p: Principal,
-  opName: string,
-  properties: Record<string, unknown>,
-  input: Record<string, unknown>,
-): Record<string, unknown> {
-  if (p.role === 'owner') return input;
-  const kind = actorKindOf(p.role);
-  const refuse = (field: string, given: unknown, rule: string) =>
-    new PermissionDeniedError(
-      `${opName}: ${field} ${JSON.stringify(given)} is not yours: ${p.name} writes as ${rule}`,
-      { operation: opName, principal: p.name, field },
-    );
-  const out = { ...input };
-  if ('actor' in properties) {
-    if (out.actor !== undefined && out.actor !== p.name) throw refuse('actor', out.actor, `actor ${p.name}`);
-    out.actor = p.name;
-  }
-  if ('actor_kind' in properties) {
-    if (out.actor_kind !== undefined && out.actor_kind !== kind) {
-      throw refuse('actor_kind', out.actor_kind, `actor_kind ${kind} (role ${p.role})`);
-    }
-    out.actor_kind = kind;
-  }
-  if ('worker' in properties) {
-    const w = out.worker;
-    // An agent holds only its own leases; a person (human, admin) may act on anyone's, as a supervisor.
-    if (p.role === 'agent' && w !== undefined && (typeof w !== 'string' || !ownsWorker(p.name, w))) {
-      throw refuse('worker', w, `worker ${p.name} or ${p.name}/<anything>`);
-    }
-    out.worker ??= p.name;
-  }
-  return out;
 }

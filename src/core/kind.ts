@@ -304,6 +304,12 @@ export interface RunContext {
    * it for an answer a person gave through the host's form (`via: 'elicitation'`).
    */
   provenance?: Provenance;
+  /**
+   * The position each worker's last resume returned, kept by an edge for its callers (the MCP server's, so a
+   * model's `resume` reads what is new since its last call): resume starts after the worker's when the call
+   * names no `after`, and records the position it returns.
+   */
+  cursors?: Map<string, number>;
 }
 
 /** Optional parts of a kind beyond validation; the core and the edges use them when present. */

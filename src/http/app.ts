@@ -5,8 +5,7 @@ import { createRequire } from 'node:module';
 import { type Context, Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { getCookie, setCookie } from 'hono/cookie';
-import { checkAccess, OWNER, type Principal } from '../auth/access.js';
-import { withRemoteParent } from '../core/tracing.js';
+import { OWNER, type Principal } from '../auth/access.js';
 import {
   AgentStateError,
   errorBody,
@@ -17,12 +16,12 @@ import {
   UnauthenticatedError,
 } from '../errors.js';
 import { bearerOf, hostAllowed, MAX_MCP_BYTES, originAllowed, sameSecret } from '../net/guards.js';
-import { runOperation } from '../service/invoke.js';
+import { callOperation } from '../service/edge.js';
 import { csrfValid, isActorName, SESSION_COOKIE, SESSION_MS, Sessions } from './auth.js';
 import {
   type AppContext,
   type AppEnv,
-  attributed,
+  edgeCallOf,
   errorResponse,
   instanceOf,
   type ServeAppOptions,
@@ -299,19 +298,18 @@ export function createServeApp(options: ServeAppOptions): { app: Hono<AppEnv>; c
     app.on(route.method, route.path, async (c) => {
       const url = new URL(c.req.url);
       const raw = route.method === 'GET' ? inputFromQuery(op, url.searchParams) : await jsonBody(c);
-      const caller = c.get('caller');
-      checkAccess(caller.principal, op);
-      checkPageSize(op, raw);
-      // Anything but an object is left for the operation's schema to refuse.
-      const input =
-        raw !== null && typeof raw === 'object' && !Array.isArray(raw)
-          ? attributed(op, raw as Record<string, unknown>, caller)
-          : raw;
-      const inst = op.instance === 'none' ? null : await instanceOf(c, ctx.registry);
+      const inst = () => (op.instance === 'none' ? Promise.resolve(null) : instanceOf(c, ctx.registry));
       // A caller's W3C traceparent header makes the operation's span a child of the caller's.
-      const result = await withRemoteParent(c.req.header('traceparent'), () =>
-        runOperation(inst, op.name, input),
-      );
+      const call = edgeCallOf(c.get('caller'), c.req.header('traceparent'));
+      // The input as it ran (attributed): a full page's Link is made from it.
+      let input: unknown = raw;
+      const result = await callOperation(inst, op.name, raw, {
+        ...call,
+        fit: (_op, i) => {
+          checkPageSize(op, i);
+          input = i;
+        },
+      });
       // A full page of a paged route links the next one (the same query, the cursor after its last record).
       const link =
         route.method === 'GET' && input !== null && typeof input === 'object'

@@ -1,11 +1,12 @@
 // What every part of `agentstate serve` shares: who is calling, the served instances, the error response of
 // the one error table, and how a signed-in human's writes are attributed.
 import type { Context } from 'hono';
-import { attributeTo, checkAccess, type Principal } from '../auth/access.js';
+import type { Principal } from '../auth/access.js';
+import { principalWriter } from '../auth/attribution.js';
 import type { PrincipalStore } from '../auth/principals.js';
 import { ERROR_TABLE, errorBody, toAgentStateError } from '../errors.js';
 import type { Instance } from '../instance/instance.js';
-import type { Operation } from '../service/operation.js';
+import type { EdgeCall } from '../service/edge.js';
 import type { SessionInfo, Sessions } from './auth.js';
 import type { InstanceRegistry } from './instances.js';
 import { INSTANCE_PARAM } from './routes.js';
@@ -83,16 +84,11 @@ export function instanceOf(c: Context, registry: InstanceRegistry): Promise<Inst
 }
 
 /**
- * The input a caller's call of `op` runs with, after the access check of the principal × operation matrix
- * (service/access.ts): a principal's and a signed-in human's writes are recorded as theirs (actor, the actor
- * kind of their role) and naming anyone else is PERMISSION_DENIED; the owner's token stands as given, as the
- * CLI's does (the operations default to `system`).
+ * The edge call of a request's caller: its principal, checked against the principal × operation matrix, and
+ * its writer — a principal's and a signed-in human's writes are recorded as theirs (actor, the actor kind of
+ * their role) and naming anyone else is PERMISSION_DENIED; the owner's token stands as given, as the CLI's
+ * does (the operations default to `system`). `traceparent` is the request's W3C trace context.
  */
-export function attributed(
-  op: Pick<Operation, 'name' | 'writes' | 'input'>,
-  input: Record<string, unknown>,
-  caller: Caller,
-): Record<string, unknown> {
-  checkAccess(caller.principal, op);
-  return attributeTo(caller.principal, op.name, op.input.properties, input);
+export function edgeCallOf(caller: Caller, traceparent?: string): EdgeCall {
+  return { principal: caller.principal, writer: principalWriter(caller.principal), traceparent };
 }

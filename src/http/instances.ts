@@ -5,6 +5,7 @@ import { NotFoundError } from '../errors.js';
 import { type Instance, type OpenInstanceOptions, openInstance } from '../instance/instance.js';
 import { listInstances } from '../instance/list.js';
 import { checkName, instanceRoot } from '../instance/paths.js';
+import { callOperation } from '../service/edge.js';
 import { inEdgeTerms } from '../service/instance-resolver.js';
 import { dirTokenFile, TOKEN_FILE } from './auth.js';
 
@@ -46,7 +47,7 @@ export class InstanceRegistry {
   async list(): Promise<InstanceSummary[]> {
     if (this.single) {
       const inst = await this.open(undefined);
-      const head = await inst.events.head();
+      const head = (await callOperation(inst, 'event_head', {})) as { position: number } | null;
       return [
         {
           instance: `${inst.host}/${inst.name}`,

@@ -3,6 +3,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { hostAllowed, listen } from '../net/guards.js';
+import { callOperation } from '../service/edge.js';
 import type { InstanceRegistry } from './instances.js';
 
 /** The address the `--metrics-port` listener binds: this machine only. */
@@ -76,7 +77,7 @@ export function verifyEvery(registry: InstanceRegistry, everyMs: number): { stop
       if (i.error !== undefined) continue;
       await registry
         .open(i.instance)
-        .then((inst) => inst.events.verify())
+        .then((inst) => callOperation(inst, 'verify', {}))
         .catch(() => {});
     }
   };

@@ -5,10 +5,10 @@
 import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { InvalidInputError, isAgentStateError } from '../errors.js';
-import { runOperation } from '../service/invoke.js';
+import { callOperation } from '../service/edge.js';
 import type { EventWatch } from '../service/operations/events.js';
 import { getOperation } from '../service/table.js';
-import { type AppContext, instanceOf } from './context.js';
+import { type AppContext, type AppEnv, edgeCallOf, instanceOf } from './context.js';
 import { inputFromQuery } from './routes.js';
 
 /** Comment lines keep idle connections (and proxies) open. */
@@ -27,7 +27,7 @@ function position(raw: string | undefined, field: string): number | undefined {
  * defaults to the head, so a new client sees what happens from now on; `after=0` replays the whole log.
  * `type` (repeatable), `stream` and `work_item_id` keep only those events.
  */
-export async function eventStream(c: Context, ctx: AppContext): Promise<Response> {
+export async function eventStream(c: Context<AppEnv>, ctx: AppContext): Promise<Response> {
   const inst = await instanceOf(c, ctx.registry);
   const resume = position(c.req.header('last-event-id'), 'Last-Event-ID');
   // The query is watch_events' input, checked by the operation (unknown parameters refused); the browser's
@@ -39,7 +39,7 @@ export async function eventStream(c: Context, ctx: AppContext): Promise<Response
   const ac = new AbortController();
   let watch: EventWatch;
   try {
-    watch = (await runOperation(inst, 'watch_events', input, {
+    watch = (await callOperation(inst, 'watch_events', input, edgeCallOf(c.get('caller')), {
       signal: ac.signal,
       pollMs: ctx.pollMs,
     })) as EventWatch;

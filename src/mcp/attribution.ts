@@ -1,9 +1,9 @@
-// Who a write through MCP is recorded as: the session's actor with actor_kind `model` and a provenance record
-// built from what the server knows (client, session, request, the host's model id) plus what the call passed.
-import { ownsWorker } from '../auth/access.js';
+// Who a write through MCP is recorded as: the session's actor, with actor_kind `model` (or `human` for a human
+// or admin principal's client), and a provenance record built from what the server knows (client, session,
+// request, the host's model id) plus what the call passed. The policy itself is the edges' one
+// (auth/attribution.ts); this is the MCP writer it is given.
+import type { Writer } from '../auth/attribution.js';
 import type { ActorKind, Json } from '../core/types.js';
-import { InvalidInputError, PermissionDeniedError } from '../errors.js';
-import type { ToolDefinition } from './tools.js';
 
 /** What the server knows about one tool call. */
 export interface CallOrigin {
@@ -26,52 +26,23 @@ export interface CallOrigin {
 }
 
 /**
- * The operation input of a tool call: the caller's arguments, with the fields the MCP edge owns filled in
- * (actor, actor_kind, provenance) and the session's worker as the default lease owner. A call that
- * sets an owned field is refused (INVALID_INPUT naming it): a model cannot write as a human or as someone else.
+ * The writer of a tool call: the fields the MCP edge owns (actor, actor_kind, override, traceparent) are
+ * refused from arguments, naming where each comes from (a model cannot write as a human or as someone else),
+ * the session's worker is the default lease owner, and every write carries the call's provenance.
  */
-export function attributed(
-  def: ToolDefinition,
-  properties: Record<string, unknown>,
-  args: Record<string, unknown>,
-  origin: CallOrigin,
-): Record<string, unknown> {
-  for (const f of def.owned) {
-    if (Object.hasOwn(args, f)) {
-      if (f === 'traceparent')
-        throw new InvalidInputError(
-          `${def.name}: traceparent is set by the MCP server from the request's params._meta.traceparent (W3C trace context), not from arguments`,
-          { field: f },
-        );
-      throw new InvalidInputError(
-        `${def.name}: ${f} is set by the MCP server: writes through MCP are recorded as the session's (actor ${JSON.stringify(origin.actor)}, actor_kind ${origin.actorKind})`,
-        { field: f },
-      );
-    }
-  }
-  const input: Record<string, unknown> = { ...args };
-  const w = input.worker;
-  if (origin.ownWorkersOnly && 'worker' in properties && w !== undefined) {
-    if (typeof w !== 'string' || !ownsWorker(origin.actor, w)) {
-      throw new PermissionDeniedError(
-        `${def.name}: worker ${JSON.stringify(w)} is not this session's: it works as ${JSON.stringify(origin.actor)} (or ${origin.actor}/<anything>)`,
-        { field: 'worker', operation: def.name },
-      );
-    }
-  }
-  if ('worker' in properties && input.worker === undefined) input.worker = origin.actor;
-  if ('actor' in properties) input.actor = origin.actor;
-  if ('actor_kind' in properties) input.actor_kind = origin.actorKind;
-  // A provenance that is no object is left for the operation's schema to refuse.
-  const given = args.provenance;
-  if ('provenance' in properties && (given === undefined || isObject(given))) {
-    input.provenance = provenance(given, origin);
-  }
-  return input;
-}
-
-function isObject(v: unknown): v is Record<string, Json> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
+export function mcpWriter(origin: CallOrigin): Writer {
+  return {
+    actor: origin.actor,
+    actorKind: origin.actorKind,
+    who: 'this session',
+    ownWorkersOnly: origin.ownWorkersOnly,
+    setByEdge: (field) =>
+      field === 'traceparent'
+        ? "is set by the MCP server from the request's params._meta.traceparent (W3C trace context), not from arguments"
+        : `is set by the MCP server: writes through MCP are recorded as the session's (actor ${JSON.stringify(origin.actor)}, actor_kind ${origin.actorKind})`,
+    provenance: (given) => provenance(given, origin),
+    ...(origin.principal === undefined ? {} : { principal: origin.principal }),
+  };
 }
 
 /**

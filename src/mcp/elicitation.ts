@@ -18,7 +18,7 @@ import type { Provenance, WorkItem } from '../core/types.js';
 import { isRunQuestion, ownerOf } from '../core/work-rules.js';
 import { InvalidInputError, InvalidTransitionError, PermissionDeniedError } from '../errors.js';
 import type { Instance } from '../instance/instance.js';
-import { runOperation } from '../service/invoke.js';
+import { callOperation } from '../service/edge.js';
 import type { CallOrigin } from './attribution.js';
 import type { ToolDefinition } from './tools.js';
 
@@ -136,7 +136,7 @@ function parseArgs(raw: unknown): { id: string; note?: string } {
 
 /** The item, which must be waiting for a human (INVALID_TRANSITION naming its status otherwise). */
 async function waitingItem(inst: Instance, id: string): Promise<WorkItem> {
-  const item = (await runOperation(inst, 'get_item', { id })) as WorkItem;
+  const item = (await callOperation(inst, 'get_item', { id })) as WorkItem;
   if (item.status !== 'waiting_human') {
     throw new InvalidTransitionError(
       `${ASK_HUMAN}: work item ${id} is ${item.status}, not waiting_human: there is nothing to ask a person`,
@@ -158,7 +158,7 @@ async function optionsOf(inst: Instance, item: WorkItem): Promise<string[]> {
   const owner = ownerOf(item);
   if (owner?.kind !== 'task-ir') return [];
   const p = item.payload as { ambiguity_id?: unknown };
-  const doc = (await runOperation(inst, 'get_document', { kind: owner.kind, id: owner.id }).catch(
+  const doc = (await callOperation(inst, 'get_document', { kind: owner.kind, id: owner.id }).catch(
     () => null,
   )) as { body: { ambiguities?: Array<{ id: string; options?: unknown }> } } | null;
   const options = doc?.body.ambiguities?.find((a) => a.id === p.ambiguity_id)?.options;
@@ -328,7 +328,7 @@ export async function askHuman(a: AskContext, raw: unknown, ctx: ServerContext):
     });
   }
   if (view.action !== 'accept') {
-    const item = (await runOperation(a.inst, 'get_item', { id: args.id })) as WorkItem;
+    const item = (await callOperation(a.inst, 'get_item', { id: args.id })) as WorkItem;
     return result({ id: args.id, asked: true, action: view.action, status: item.status });
   }
   const content = checkedContent(view.content, asked);
@@ -352,10 +352,11 @@ export async function askHuman(a: AskContext, raw: unknown, ctx: ServerContext):
         rule: 'elicitation-schema',
       });
     }
-    after = (await runOperation(
+    after = (await callOperation(
       a.inst,
       'resolve',
       { id: args.id, status: 'done', result: { answer }, ...by },
+      {},
       run,
     )) as WorkItem;
   } else {
@@ -363,10 +364,11 @@ export async function askHuman(a: AskContext, raw: unknown, ctx: ServerContext):
     answer = content.decision!;
     const comment = content.comment?.trim();
     const reason = comment ? { reason: comment } : {};
-    after = (await runOperation(
+    after = (await callOperation(
       a.inst,
       answer === 'approve' ? 'unpark' : 'cancel',
       { id: args.id, ...reason, ...by },
+      {},
       run,
     )) as WorkItem;
   }

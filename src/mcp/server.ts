@@ -15,16 +15,15 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import { checkAccess, type Principal } from '../auth/access.js';
-import { withRemoteParent } from '../core/tracing.js';
 import type { DocumentRecord, EventRecord } from '../core/types.js';
 import { digestBatchEvent } from '../core/work-rules.js';
 import { InvalidInputError, isAgentStateError, toAgentStateError, toolError } from '../errors.js';
 import type { Instance } from '../instance/instance.js';
 import { kindNames } from '../kinds/registry.js';
-import { runOperation } from '../service/invoke.js';
+import { callOperation } from '../service/edge.js';
 import type { EventWatch } from '../service/operations/events.js';
 import { getOperation } from '../service/table.js';
-import { attributed, type CallOrigin } from './attribution.js';
+import { type CallOrigin, mcpWriter } from './attribution.js';
 import { DEFAULT_MAX_RESULT_CHARS, fitResult, parseBudget } from './budget.js';
 import {
   ASK_HUMAN,
@@ -126,6 +125,22 @@ function principalOfAuth(auth: { extra?: Record<string, unknown> } | undefined):
   return p && typeof p.name === 'string' && typeof p.role === 'string' ? p : undefined;
 }
 
+/**
+ * Caps what one call may ask for at what one result can show: a large document comes as its outline within
+ * the budget (read on by paths), and claim_many claims no more items than it can show (none is held unseen).
+ * Only a number is clamped: anything else is the schema's to refuse.
+ */
+function fitToBudget(tool: string, input: Record<string, unknown>, budget: number): void {
+  if (tool === 'get_document') {
+    const most = documentChars(budget);
+    const given = input.max_chars;
+    if (given === undefined || (typeof given === 'number' && given > most)) input.max_chars = most;
+  } else if (tool === 'claim_many') {
+    const most = claimsShown(budget);
+    if (typeof input.limit === 'number' && input.limit > most) input.limit = most;
+  }
+}
+
 /** The SDK copies the arguments object; an own "__proto__" key became its prototype on the way: refused. */
 function refuseProto(tool: string, raw: unknown): void {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return;
@@ -201,10 +216,11 @@ export function createAgentStateMcp(options: AgentStateMcpOptions): AgentStateMc
     void (async () => {
       try {
         // From the head: every commit after this point is seen.
-        const watch = (await runOperation(
+        const watch = (await callOperation(
           inst,
           'watch_events',
           { type: 'state_committed' },
+          {},
           { signal: ac.signal, pollMs: options.pollMs ?? 250 },
         )) as EventWatch;
         fixed();
@@ -390,7 +406,6 @@ export function createAgentStateMcp(options: AgentStateMcpOptions): AgentStateMc
     principal: Principal | undefined,
   ) {
     const op = getOperation(def.name);
-    const properties = op.input.properties;
     server.registerTool(
       def.name,
       {
@@ -402,49 +417,33 @@ export function createAgentStateMcp(options: AgentStateMcpOptions): AgentStateMc
       async (args: unknown, ctx: ServerContext) => {
         try {
           const o = origin(ctx);
-          if (principal) checkAccess(principal, op);
           const raw = args === undefined || args === null ? {} : args;
           refuseProto(def.name, raw);
-          // Arguments are a plain JSON object; anything else is the schema's to refuse, below.
-          const input =
-            typeof raw === 'object' && !Array.isArray(raw)
-              ? attributed(def, properties, raw as Record<string, unknown>, o)
-              : raw;
-          if (def.name === 'resume' && typeof input === 'object' && input !== null) {
-            const r = input as { worker?: string; after?: number };
-            const last = cursors.get(r.worker ?? o.actor);
-            if (r.after === undefined && last !== undefined) r.after = last;
-          }
-          // A large document comes as its outline within the budget, read on by paths.
-          if (def.name === 'get_document' && typeof input === 'object' && input !== null) {
-            const g = input as { max_chars?: unknown };
-            const most = documentChars(budget);
-            // Only a number is clamped: anything else is the schema's to refuse.
-            if (g.max_chars === undefined || (typeof g.max_chars === 'number' && g.max_chars > most)) {
-              g.max_chars = most;
-            }
-          }
-          // Claimed items are never left out of an answer: claim no more than one can show.
-          if (def.name === 'claim_many' && typeof input === 'object' && input !== null) {
-            const c = input as { limit?: unknown };
-            const most = claimsShown(budget);
-            if (typeof c.limit === 'number' && c.limit > most) c.limit = most;
-          }
           // A client's W3C trace context (params._meta.traceparent) is the parent of the operation's span.
           const tp = ctx.mcpReq._meta?.traceparent;
-          const result = await withRemoteParent(typeof tp === 'string' ? tp : undefined, () =>
-            runOperation(inst, def.name, input),
+          // The input as it ran (attributed, fitted): a cut result names its next page from it.
+          let input: Record<string, unknown> = {};
+          const result = await callOperation(
+            inst,
+            def.name,
+            raw,
+            {
+              principal,
+              writer: mcpWriter(o),
+              traceparent: typeof tp === 'string' ? tp : undefined,
+              fit: (_op, i) => {
+                fitToBudget(def.name, i, budget);
+                input = i;
+              },
+            },
+            { cursors },
           );
-          if (def.name === 'resume') {
-            const r = result as { worker: string; position: number };
-            cursors.set(r.worker, r.position);
-          }
           const fitted = fitResult({
             tool: def.name,
             wrap: def.wrap,
             page: op.page,
             writes: op.writes,
-            input: (typeof input === 'object' && input !== null ? input : {}) as Record<string, unknown>,
+            input,
             result: agentView(def.name, result),
             budget,
             text: (r, brief) => textOf(def.name, r, brief),
@@ -466,7 +465,7 @@ export function createAgentStateMcp(options: AgentStateMcpOptions): AgentStateMc
       new ResourceTemplate('agentstate://{kind}/{id}', {
         list: async () => {
           // Resources are views of the table's operations, like the tools.
-          const docs = (await runOperation(inst, 'list_documents', { limit: 1000 })) as Array<
+          const docs = (await callOperation(inst, 'list_documents', { limit: 1000 })) as Array<
             Omit<DocumentRecord, 'body'>
           >;
           return {
@@ -492,7 +491,7 @@ export function createAgentStateMcp(options: AgentStateMcpOptions): AgentStateMc
           );
         }
         try {
-          const d = (await runOperation(inst, 'get_document', ref)) as DocumentRecord;
+          const d = (await callOperation(inst, 'get_document', ref)) as DocumentRecord;
           return {
             contents: [
               {

@@ -2,6 +2,7 @@
 // and the tool definitions (schemas, annotations) generated from the table — lean, because a host sends the
 // whole tools/list to the model on every request.
 
+import { EDGE_OWNED } from '../auth/attribution.js';
 import type { JsonSchema } from '../core/json-schema.js';
 import { InvalidInputError } from '../errors.js';
 import { kindNames } from '../kinds/registry.js';
@@ -36,14 +37,9 @@ export const TOOLSETS: Record<string, readonly string[]> = {
 /** At most this many tools, whatever `--tools` asks for (DESIGN.md: agents pay for every tool). */
 export const MAX_TOOLS = 10;
 
-/**
- * Input fields the MCP edge decides, so a model cannot set them: who wrote (the session's actor, and
- * `actor_kind` always `model` through MCP, never silently a human) and rule overrides, which a person
- * grants, not the writer itself; and the W3C traceparent an item carries, which comes from the request's
- * `params._meta.traceparent` (OpenTelemetry's MCP convention), not from a model. Any operation with such a
- * field loses it from its tool schema.
- */
-export const EDGE_OWNED = ['actor', 'actor_kind', 'override', 'traceparent'] as const;
+// The fields the MCP edge decides (EDGE_OWNED, the one attribution policy's): an operation with one loses it
+// from its tool schema.
+export { EDGE_OWNED };
 
 /** Result fields for telemetry, not for models: left out of output schemas (results still carry them). */
 const NOT_FOR_MODELS = new Set(['traceparent']);

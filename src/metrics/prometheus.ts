@@ -6,13 +6,16 @@
 // prom-client, which is loaded only here. Two things the store does not keep are this process's own: the
 // last verify it ran (with `serve --verify-every`, on a schedule) and the document commits and conflicts
 // made through it (counters that restart at 0 with the process, as Prometheus counters do). No label names an item: labels are the instance, the status and
-// the kind (the most frequent MAX_KINDS kinds; the rest summed as kind "_other").
-import { RUN_STREAM_TYPES } from '../core/codecs/run-records.js';
+// the kind (the most frequent MAX_KINDS kinds; the rest summed as kind "_other"). The figures are the
+// instance_metrics operation's; this module only names and labels them.
 import { WORKFLOW_RUN_STATUSES, WORKFLOW_STEP_STATUSES } from '../core/codecs/workflow-events.js';
 import type { Instance } from '../instance/instance.js';
+import { callOperation } from '../service/edge.js';
+import type { InstanceMetrics } from '../service/operations/metrics.js';
+import { DURATION_BUCKETS_MS } from '../service/operations/work.js';
 
 /** Upper bounds (seconds) of the claim→resolve duration histogram. */
-export const DURATION_BUCKETS_S = [0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600, 14400] as const;
+export const DURATION_BUCKETS_S: readonly number[] = DURATION_BUCKETS_MS.map((ms) => ms / 1000);
 /** Leases that run out within this many seconds count as expiring. */
 export const EXPIRING_WITHIN_S = 60;
 /** Items waiting for a human longer than this many seconds count as waiting long. */
@@ -148,17 +151,11 @@ function add(f: Family, labels: Record<string, string>, value: number, metricNam
 
 async function collect(fam: Record<string, Family>, name: string, inst: Instance): Promise<void> {
   const now = inst.clock();
-  const [stats, head, docs, records, world] = await Promise.all([
-    inst.work.stats({
-      expiringWithinMs: EXPIRING_WITHIN_S * 1000,
-      bucketsMs: DURATION_BUCKETS_S.map((s) => s * 1000),
-      waitingLongerThanMs: WAITING_LONG_S * 1000,
-    }),
-    inst.events.head(),
-    inst.docs.list({ limit: 100_000 }),
-    inst.events.countTypes([...RUN_STREAM_TYPES]),
-    inst.backend.workflowRuns?.countStatuses() ?? null,
-  ]);
+  const m = (await callOperation(inst, 'instance_metrics', {
+    expiring_within_ms: EXPIRING_WITHIN_S * 1000,
+    waiting_longer_than_ms: WAITING_LONG_S * 1000,
+  })) as InstanceMetrics;
+  const stats = m.queue;
   const i = { agentstate_instance: name };
   const byKind = new Map<string, number>();
   for (const g of stats.groups) if (g.kind !== null) byKind.set(g.kind, (byKind.get(g.kind) ?? 0) + g.count);
@@ -169,53 +166,50 @@ async function collect(fam: Record<string, Family>, name: string, inst: Instance
     add(fam.attempts!, l, g.attempts);
     add(fam.retried!, l, g.retried);
   }
-  add(
-    fam.oldest!,
-    i,
-    stats.oldestReadySince === null ? 0 : Math.max(0, (now - stats.oldestReadySince) / 1000),
-  );
-  add(fam.expired!, i, stats.leasesExpired);
-  add(fam.expiring!, i, stats.leasesExpiring);
-  add(fam.stuck!, i, stats.blockedOnFailure);
-  add(fam.lastAttempt!, i, stats.lastAttempt);
-  add(fam.waitingLong!, i, stats.waitingLong);
+  const oldest = stats.oldest_ready_since === null ? null : Date.parse(stats.oldest_ready_since);
+  add(fam.oldest!, i, oldest === null ? 0 : Math.max(0, (now - oldest) / 1000));
+  add(fam.expired!, i, stats.leases_expired);
+  add(fam.expiring!, i, stats.leases_expiring);
+  add(fam.stuck!, i, stats.blocked_on_failure);
+  add(fam.lastAttempt!, i, stats.last_attempt);
+  add(fam.waitingLong!, i, stats.waiting_long);
   const h = fam.duration!;
   for (const d of stats.durations) {
     const l = { ...i, kind: kind(d.kind) };
-    DURATION_BUCKETS_S.forEach((le, k) => {
-      add(h, { ...l, le: String(le) }, d.buckets[k] ?? 0, `${h.name}_bucket`);
-    });
+    for (const ms of DURATION_BUCKETS_MS) {
+      add(h, { ...l, le: String(ms / 1000) }, d.buckets[String(ms)] ?? 0, `${h.name}_bucket`);
+    }
     add(h, { ...l, le: '+Inf' }, d.count, `${h.name}_bucket`);
-    add(h, l, d.sumMs / 1000, `${h.name}_sum`);
+    add(h, l, d.sum_ms / 1000, `${h.name}_sum`);
     add(h, l, d.count, `${h.name}_count`);
   }
-  add(fam.head!, i, head?.position ?? 0);
-  for (const r of records)
+  add(fam.head!, i, m.head);
+  for (const r of m.run_records)
     add(fam.runRecords!, { ...i, type: r.type.replace(/^work_(step|item)_/, '') }, r.count);
-  if (world !== null) {
+  if (m.workflow !== null) {
     // Every status the SDK has, 0 when none is in it, so a status that empties reads 0 instead of vanishing.
     for (const [family, known, counts] of [
-      [fam.workflowRuns!, WORKFLOW_RUN_STATUSES, world.runs],
-      [fam.workflowSteps!, WORKFLOW_STEP_STATUSES, world.steps],
+      [fam.workflowRuns!, WORKFLOW_RUN_STATUSES, m.workflow.runs],
+      [fam.workflowSteps!, WORKFLOW_STEP_STATUSES, m.workflow.steps],
     ] as const) {
       for (const status of known) add(family, { ...i, status }, 0);
       for (const c of counts) add(family, { ...i, status: c.status }, c.count);
     }
   }
-  for (const d of docs) {
-    add(fam.documents!, { ...i, kind: d.kind }, 1);
-    add(fam.versions!, { ...i, kind: d.kind }, d.version);
+  for (const d of m.documents) {
+    add(fam.documents!, { ...i, kind: d.kind }, d.documents);
+    add(fam.versions!, { ...i, kind: d.kind }, d.versions);
   }
-  for (const [k, c] of inst.docs.writeCounts()) {
-    add(fam.commits!, { ...i, kind: k }, c.commits);
-    add(fam.conflicts!, { ...i, kind: k }, c.conflicts);
+  for (const c of m.commits) {
+    add(fam.commits!, { ...i, kind: c.kind }, c.commits);
+    add(fam.conflicts!, { ...i, kind: c.kind }, c.conflicts);
   }
-  const v = inst.events.lastVerify;
+  const v = m.last_verify;
   if (v !== null) {
     add(fam.verifyOk!, i, v.ok ? 1 : 0);
     add(fam.verifyProblems!, i, v.problem_count);
     add(fam.verifyEvents!, i, v.events);
-    add(fam.verifyAt!, i, v.at / 1000);
+    add(fam.verifyAt!, i, Date.parse(v.at) / 1000);
   }
 }
 

@@ -8,6 +8,7 @@ import { DOCUMENT_OPERATIONS } from './operations/documents.js';
 import { EVENT_OPERATIONS } from './operations/events.js';
 import { FILE_OPERATIONS } from './operations/files.js';
 import { LIMIT_OPERATIONS } from './operations/limits.js';
+import { METRICS_OPERATIONS } from './operations/metrics.js';
 import { REPORT_OPERATIONS } from './operations/reports.js';
 import { RESUME_OPERATIONS } from './operations/resume.js';
 import { WORK_OPERATIONS } from './operations/work.js';
@@ -23,6 +24,7 @@ const SERVICE_OPERATIONS = [
   ...DOCUMENT_OPERATIONS,
   ...FILE_OPERATIONS,
   ...REPORT_OPERATIONS,
+  ...METRICS_OPERATIONS,
   ...WORKFLOW_RUN_OPERATIONS,
 ] as unknown as AnyOperation[];
 

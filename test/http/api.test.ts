@@ -118,6 +118,9 @@ describe('routes', () => {
       'note_added',
     ]);
     expect((await run('verify')).ok).toBe(true);
+    const head = await run('event_head');
+    expect(head).toMatchObject({ position: ev.position });
+    expect(head.hash).toMatch(/^[0-9a-f]{64}$/);
     await run('commit', { kind: 'json', id: 'cfg', expected_version: 0, body: { a: 1 } });
     await run('commit', { kind: 'json', id: 'cfg', expected_version: 1, merge_patch: { b: 2 } });
     expect((await run('get_document', { kind: 'json', id: 'cfg' })).body).toEqual({ a: 1, b: 2 });
@@ -126,6 +129,10 @@ describe('routes', () => {
     await run('diff', { kind: 'json', id: 'cfg', from: 1, to: 2 });
     await run('fork', { kind: 'json', id: 'cfg', new_id: 'cfg2' });
     expect((await run('list_documents', { kind: 'json' })).length).toBe(2);
+    const metrics = await run('instance_metrics');
+    expect(metrics.documents).toContainEqual({ kind: 'json', documents: 2, versions: 3 });
+    expect(metrics.last_verify).toMatchObject({ ok: true });
+    expect(metrics.head).toBeGreaterThan(ev.position);
     await run('prune', { kind: 'json', id: 'cfg', keep: 1 });
     const task = {
       goal: 'g',

@@ -1,20 +1,19 @@
-// What the MCP edge writes a call as (src/mcp/attribution.ts), as rules: the fields it owns are refused from
+// What the MCP edge writes a call as (src/mcp/attribution.ts's writer through src/auth/attribution.ts), as rules: the fields it owns are refused from
 // arguments with a message naming the field (traceparent's saying where it comes from), a named principal's
 // session holds only its own workers (not a lookalike, not a non-string), the session's worker, actor and
 // actor kind are filled in, and a model write's provenance keeps the caller's run and step unless they are
 // empty, names the host's model, client and principal only when known. Written for the mutants Stryker
 // found alive (reports/mutation/README.md).
 import { describe, expect, it } from 'vitest';
+import { attribute } from '../../src/auth/attribution.js';
 import { isAgentStateError } from '../../src/errors.js';
-import { attributed, type CallOrigin, provenance } from '../../src/mcp/attribution.js';
-import type { ToolDefinition } from '../../src/mcp/tools.js';
+import { type CallOrigin, mcpWriter, provenance } from '../../src/mcp/attribution.js';
 import { refusal } from '../helpers/refusals.js';
 
-const def = {
-  name: 'claim',
-  owned: ['actor', 'actor_kind', 'traceparent'],
-} as unknown as ToolDefinition;
-const props = { worker: {}, actor: {}, actor_kind: {}, provenance: {}, id: {} };
+const props = { worker: {}, actor: {}, actor_kind: {}, provenance: {}, traceparent: {}, id: {} };
+/** A tool call of claim through the one attribution policy, with the MCP writer of `o`. */
+const attributed = (properties: Record<string, unknown>, args: Record<string, unknown>, o: CallOrigin) =>
+  attribute('claim', properties, args, mcpWriter(o));
 const origin: CallOrigin = {
   actor: 'planner|ü+1',
   ownWorkersOnly: true,
@@ -25,13 +24,13 @@ const origin: CallOrigin = {
 
 describe('attributed', () => {
   it('refuses an owned field from the arguments, saying who sets it', () => {
-    const tp = refusal(() => attributed(def, props, { traceparent: '00-abc' }, origin));
+    const tp = refusal(() => attributed(props, { traceparent: '00-abc' }, origin));
     expect(isAgentStateError(tp) && tp.code).toBe('INVALID_INPUT');
     expect(tp.message).toBe(
       "claim: traceparent is set by the MCP server from the request's params._meta.traceparent (W3C trace context), not from arguments",
     );
     expect((tp as { details?: unknown }).details).toMatchObject({ field: 'traceparent' });
-    const actor = refusal(() => attributed(def, props, { actor: 'someone' }, origin));
+    const actor = refusal(() => attributed(props, { actor: 'someone' }, origin));
     expect(actor.message).toBe(
       `claim: actor is set by the MCP server: writes through MCP are recorded as the session's (actor "planner|ü+1", actor_kind model)`,
     );
@@ -39,38 +38,38 @@ describe('attributed', () => {
   });
 
   it('holds a named session to its own workers: its name or <name>/…, never a lookalike or a non-string', () => {
-    expect(attributed(def, props, { worker: 'planner|ü+1/w2' }, origin).worker).toBe('planner|ü+1/w2');
+    expect(attributed(props, { worker: 'planner|ü+1/w2' }, origin).worker).toBe('planner|ü+1/w2');
     for (const worker of ['planner|ü+1x', 'other', 5, null]) {
-      const err = refusal(() => attributed(def, props, { worker }, origin));
+      const err = refusal(() => attributed(props, { worker }, origin));
       expect(isAgentStateError(err) && err.code, JSON.stringify(worker)).toBe('PERMISSION_DENIED');
-      expect(err.message).toContain(`claim: worker ${JSON.stringify(worker)} is not this session's`);
+      expect(err.message).toContain(
+        `claim: worker ${JSON.stringify(worker)} is not yours: this session works as`,
+      );
       expect((err as { details?: unknown }).details).toEqual({ field: 'worker', operation: 'claim' });
     }
     // A session that is not a named principal's may name any worker.
-    expect(attributed(def, props, { worker: 'other' }, { ...origin, ownWorkersOnly: false }).worker).toBe(
-      'other',
-    );
+    expect(attributed(props, { worker: 'other' }, { ...origin, ownWorkersOnly: false }).worker).toBe('other');
   });
 
   it('fills in the worker, actor and actor kind only where the operation has them', () => {
-    expect(attributed(def, props, { id: 'x' }, origin)).toMatchObject({
+    expect(attributed(props, { id: 'x' }, origin)).toMatchObject({
       id: 'x',
       worker: 'planner|ü+1',
       actor: 'planner|ü+1',
       actor_kind: 'model',
     });
-    const bare = attributed(def, { id: {} }, { id: 'x' }, origin);
+    const bare = attributed({ id: {} }, { id: 'x' }, origin);
     expect(bare).toEqual({ id: 'x' });
   });
 
   it('fills a provenance object the call gives, and leaves one that is no object for the schema to refuse', () => {
-    expect(attributed(def, props, { provenance: { prompt_ref: 'p' } }, origin).provenance).toMatchObject({
+    expect(attributed(props, { provenance: { prompt_ref: 'p' } }, origin).provenance).toMatchObject({
       prompt_ref: 'p',
       via: 'mcp',
     });
-    expect(attributed(def, props, { provenance: null }, origin).provenance).toBe(null);
-    expect(attributed(def, props, { provenance: 'text' }, origin).provenance).toBe('text');
-    expect(attributed(def, props, { provenance: ['a'] }, origin).provenance).toEqual(['a']);
+    expect(attributed(props, { provenance: null }, origin).provenance).toBe(null);
+    expect(attributed(props, { provenance: 'text' }, origin).provenance).toBe('text');
+    expect(attributed(props, { provenance: ['a'] }, origin).provenance).toEqual(['a']);
   });
 });
 

@@ -1,10 +1,11 @@
-// The access matrix and attribution of src/auth/access.ts as rules (the edges' tests run them through HTTP and
+// The access matrix (src/auth/access.ts) and a principal's attribution (src/auth/attribution.ts) as rules (the edges' tests run them through HTTP and
 // MCP): a principal may name itself as the actor, its own actor kind, and its own name or `<name>/…` as the
 // worker, and nothing else; every refusal says which rule and what to do. Written for the mutants Stryker
 // found alive (reports/mutation/README.md): an agent whose worker is exactly its name, an actor or actor kind
 // given equal to the principal's own, a worker that is not a string, and the refusals' messages.
 import { describe, expect, it } from 'vitest';
-import { attributeTo, checkAccess, ownsWorker, type Principal } from '../../src/auth/access.js';
+import { checkAccess, OWNER, type Principal } from '../../src/auth/access.js';
+import { attribute, ownsWorker, principalWriter } from '../../src/auth/attribution.js';
 import { isAgentStateError } from '../../src/errors.js';
 import { refusal } from '../helpers/refusals.js';
 
@@ -12,8 +13,15 @@ const agent: Principal = { name: 'planner|ü+1', role: 'agent', read_only: false
 const human: Principal = { name: 'ada', role: 'human', read_only: false };
 const reader: Principal = { name: 'viewer', role: 'human', read_only: true };
 const props = { actor: {}, actor_kind: {}, worker: {}, id: {} };
+/** A principal's call through the one attribution policy, as HTTP and the dashboard make it. */
+const attributeTo = (p: Principal, op: string, properties: object, input: Record<string, unknown>) =>
+  attribute(op, properties as Record<string, unknown>, input, principalWriter(p)!);
 
-describe('attributeTo', () => {
+describe('attribution of a principal’s calls', () => {
+  it('leaves the owner’s input as given (no writer), as the CLI’s', () => {
+    expect(principalWriter(OWNER)).toBeNull();
+  });
+
   it('takes an actor, actor kind and worker equal to the principal’s own as given', () => {
     expect(
       attributeTo(agent, 'claim', props, {
@@ -53,11 +61,11 @@ describe('attributeTo', () => {
     );
     const kind = refusal(() => attributeTo(agent, 'append_event', props, { actor_kind: 'human' }));
     expect(kind.message).toBe(
-      `append_event: actor_kind "human" is not yours: ${agent.name} writes as actor_kind model (role agent)`,
+      `append_event: actor_kind "human" is not yours: ${agent.name} writes as actor_kind model`,
     );
     const worker = refusal(() => attributeTo(agent, 'claim', props, { worker: 'other' }));
     expect(worker.message).toBe(
-      `claim: worker "other" is not yours: ${agent.name} writes as worker ${agent.name} or ${agent.name}/<anything>`,
+      `claim: worker "other" is not yours: ${agent.name} works as ${agent.name} or ${agent.name}/<anything>`,
     );
   });
 });

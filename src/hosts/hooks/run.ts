@@ -7,10 +7,15 @@
 import { realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
+import type { DocumentRecord, StatusCounts, WorkItem } from '../../core/types.js';
 import { type ErrorCode, InvalidInputError, isAgentStateError } from '../../errors.js';
 import { inside } from '../../fs/confine.js';
 import type { Instance } from '../../instance/instance.js';
 import type { Session, Todo, WorkflowSessions } from '../../kinds/workflow-sessions/model.js';
+import { callOperation } from '../../service/edge.js';
+import type { Operation } from '../../service/operation.js';
+import { DOCUMENT_OPERATIONS } from '../../service/operations/documents.js';
+import { WORK_OPERATIONS } from '../../service/operations/work.js';
 import { type ContextParts, renderContext } from './context.js';
 import type { HookPayload } from './input.js';
 import { lastListInTranscript, type TodoChange, type TodoEntry, todoChange } from './todos.js';
@@ -100,9 +105,38 @@ export async function runHook(
   }
 }
 
+/**
+ * Runs an operation of the table through the edges' one pipeline, as the machine's user (a hook runs as the
+ * CLI does: it names its own actor, `tool`).
+ */
+const call = <T = unknown>(inst: Instance, op: HookOperation, input: Record<string, unknown>) =>
+  callOperation(inst, OPERATIONS.get(op)!, input) as Promise<T>;
+
+/**
+ * The operations the hooks run, taken from their groups rather than the whole table: a hook is a short
+ * process on every tool call of the host, and loads only what it runs.
+ */
+const OPERATIONS = new Map(
+  ([...DOCUMENT_OPERATIONS, ...WORK_OPERATIONS] as unknown as Operation<never, unknown>[]).map((o) => [
+    o.name,
+    o,
+  ]),
+);
+type HookOperation = 'get_document' | 'apply' | 'list_items' | 'count_items' | 'release' | 'list_documents';
+
+/** A session document, or null when there is none. */
+async function findPlan(inst: Instance, doc: string): Promise<DocumentRecord | null> {
+  try {
+    return await call<DocumentRecord>(inst, 'get_document', { kind: KIND, id: doc });
+  } catch (err) {
+    if (isAgentStateError(err, 'NOT_FOUND')) return null;
+    throw err;
+  }
+}
+
 /** The document's active session, or null. */
 async function activeSession(inst: Instance, doc: string): Promise<Session | null> {
-  const d = await inst.docs.find(KIND, doc);
+  const d = await findPlan(inst, doc);
   if (!d) return null;
   const w = d.body as unknown as WorkflowSessions;
   return w.sessions.find((s) => s.id === w.activeSessionId && s.status === 'active') ?? null;
@@ -124,7 +158,7 @@ async function apply(
   operation: string,
   args: Record<string, unknown>,
 ): Promise<string> {
-  await inst.docs.apply({ kind: KIND, id: doc, operation, args: args as never, ...writer(p) });
+  await call(inst, 'apply', { kind: KIND, id: doc, operation, args, ...writer(p) });
   return `${operation} ${doc}`;
 }
 
@@ -276,7 +310,7 @@ async function subagentStart(inst: Instance, p: HookPayload): Promise<HookOutcom
     }
   }
   const worker = workerOf(p);
-  const held = await inst.work.list({ status: 'in_flight', limit: 50 });
+  const held = await call<WorkItem[]>(inst, 'list_items', { status: 'in_flight', limit: 50 });
   const others = held.filter((w) => w.lease_owner !== worker);
   const lines = [
     `# agentstate — you are a sub-agent; your worker id is ${worker}.`,
@@ -317,10 +351,10 @@ async function subagentStop(inst: Instance, p: HookPayload): Promise<string[]> {
     }
   }
   const worker = workerOf(p);
-  for (const item of await inst.work.list({ status: 'in_flight', limit: 1000 })) {
+  for (const item of await call<WorkItem[]>(inst, 'list_items', { status: 'in_flight', limit: 1000 })) {
     if (item.lease_owner !== worker) continue;
     try {
-      await inst.work.release({ id: item.id, worker, actor_kind: 'tool' });
+      await call(inst, 'release', { id: item.id, worker, actor_kind: 'tool' });
       wrote.push(`release ${item.id}`);
     } catch (err) {
       // The lease ran out or was taken over meanwhile: nothing of this sub-agent's to give back.
@@ -338,13 +372,13 @@ async function sessionContext(inst: Instance, p: HookPayload): Promise<string> {
   const doc = docIdOf(p, false);
   const worker = workerOf(p, false);
   const [found, counts, inFlight, ready, waiting, stuck, docs] = await Promise.all([
-    inst.docs.find(KIND, doc),
-    inst.work.counts(),
-    inst.work.list({ status: 'in_flight', limit: 200 }),
-    inst.work.list({ ready: true, limit: 5 }),
-    inst.work.list({ status: 'waiting_human', limit: 50 }),
-    inst.work.list({ blocked_on_failure: true, limit: 20 }),
-    inst.docs.list({ kind: KIND, limit: 100_000 }),
+    findPlan(inst, doc),
+    call<StatusCounts>(inst, 'count_items', {}),
+    call<WorkItem[]>(inst, 'list_items', { status: 'in_flight', limit: 200 }),
+    call<WorkItem[]>(inst, 'list_items', { ready: true, limit: 5 }),
+    call<WorkItem[]>(inst, 'list_items', { status: 'waiting_human', limit: 50 }),
+    call<WorkItem[]>(inst, 'list_items', { blocked_on_failure: true, limit: 20 }),
+    call<Array<{ id: string; updated_at: string }>>(inst, 'list_documents', { kind: KIND, limit: 100_000 }),
   ]);
   let plan: ContextParts['plan'] = null;
   if (found) {
@@ -376,7 +410,7 @@ async function sessionContext(inst: Instance, p: HookPayload): Promise<string> {
     .slice(0, 5);
   const otherPlans: ContextParts['otherPlans'] = [];
   for (const d of recent) {
-    const body = (await inst.docs.find(KIND, d.id))?.body as unknown as WorkflowSessions | undefined;
+    const body = (await findPlan(inst, d.id))?.body as unknown as WorkflowSessions | undefined;
     const active = body?.sessions.find((s) => s.status === 'active');
     const open = (active?.todos ?? []).filter((t) => t.status !== 'completed');
     if (open.length > 0)

@@ -6,9 +6,8 @@ import type { EventRecord, WorkItem } from '../../core/types.js';
 import { attemptsText, isRunQuestion, ownerOf } from '../../core/work-rules.js';
 import { ERROR_TABLE, toAgentStateError } from '../../errors.js';
 import type { Instance } from '../../instance/instance.js';
-import { runOperation } from '../../service/invoke.js';
-import { getOperation } from '../../service/table.js';
-import { type AppContext, type AppEnv, attributed, instanceOf } from '../context.js';
+import { callOperation } from '../../service/edge.js';
+import { type AppContext, type AppEnv, edgeCallOf, instanceOf } from '../context.js';
 import { type Html, h, href } from './html.js';
 import type { Section } from './layout.js';
 
@@ -125,12 +124,13 @@ export async function frame(c: C, ctx: AppContext, section: Section, title: stri
   };
 }
 
+/** A read the page makes (any signed-in caller may read), through the edges' one pipeline. */
 export const run = <T>(inst: Instance, op: string, input: Record<string, unknown> = {}) =>
-  runOperation(inst, op, input) as Promise<T>;
+  callOperation(inst, op, input) as Promise<T>;
 
 /** A write the page makes for the signed-in caller: checked against their access, recorded as theirs. */
 export const runAs = (c: C, inst: Instance, op: string, input: Record<string, unknown>) =>
-  runOperation(inst, op, attributed(getOperation(op), input, c.get('caller')));
+  callOperation(inst, op, input, edgeCallOf(c.get('caller')));
 
 /** The path of an item's page. */
 export const itemPath = (id: string) => `/items/${encodeURIComponent(id)}`;

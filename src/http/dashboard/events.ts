@@ -20,7 +20,7 @@ export function mountEvents(app: Hono<AppEnv>, ctx: AppContext): void {
         ...filter,
         ...(until !== undefined && Number.isSafeInteger(until) && until >= 0 ? { until } : {}),
       });
-      const head = await inst.events.head();
+      const head = await run<{ position: number; hash: string } | null>(inst, 'event_head');
       const verify =
         c.req.query('verify') === '1'
           ? await run<{ ok: boolean; problems?: unknown[]; head?: unknown }>(inst, 'verify')

@@ -1,7 +1,7 @@
 // Event-log operations: append, read by range/stream/type/time, and verify against the log.
 import { viewableEvent } from '../../core/codecs/workflow-events.js';
 import { APPEND_INPUT, READ_INPUT } from '../../core/event-log.js';
-import { inputSchema } from '../../core/json-schema.js';
+import { inputSchema, type JsonSchema } from '../../core/json-schema.js';
 import { EVENT, EVENTS, VERIFY_RESULT } from '../../core/output-schemas.js';
 import type { AppendEventInput, EventRecord, ReadEventsInput } from '../../core/types.js';
 import { InvalidInputError } from '../../errors.js';
@@ -22,6 +22,12 @@ export interface EventWatch {
   after: number;
   events: AsyncIterable<EventRecord>;
 }
+
+const EVENT_HEAD: JsonSchema = {
+  type: ['object', 'null'],
+  properties: { position: { type: 'integer' }, hash: { type: 'string' } },
+  required: ['position', 'hash'],
+};
 
 export const EVENT_OPERATIONS = [
   operation({
@@ -98,6 +104,16 @@ export const EVENT_OPERATIONS = [
         })(),
       };
     },
+  }),
+  operation({
+    name: 'event_head',
+    group: 'events',
+    description:
+      "The log's head: the newest event's position and hash (null for an empty log); as position:hash, verify's head.",
+    input: inputSchema({}),
+    output: EVENT_HEAD,
+    writes: false,
+    run: (inst) => inst.events.head(),
   }),
   operation({
     name: 'verify',

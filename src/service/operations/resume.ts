@@ -300,6 +300,12 @@ export const RESUME_OPERATIONS = [
     }),
     output: RESUME_RESULT,
     writes: false,
-    run: (inst, i: ResumeInput) => resumeAgent(inst, i),
+    // "Since your last call": an edge that keeps its callers' positions (MCP) starts after the worker's last.
+    run: async (inst, i: ResumeInput, { cursors }) => {
+      const last = i.after === undefined ? cursors?.get(i.worker ?? inst.work.defaultWorker) : undefined;
+      const r = await resumeAgent(inst, last === undefined ? i : { ...i, after: last });
+      cursors?.set(r.worker, r.position);
+      return r;
+    },
   }),
 ] as const;

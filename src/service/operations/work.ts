@@ -29,13 +29,16 @@ import type {
   WorkItem,
 } from '../../core/types.js';
 import { WORK_INPUTS } from '../../core/work-queue.js';
+import type { Instance } from '../../instance/instance.js';
 import { type Operation, operation } from '../operation.js';
 
 /** Upper bounds (ms) of queue_stats' claim→resolve duration buckets: the same as the Prometheus histogram's. */
-const DURATION_BUCKETS_MS = [100, 500, 1000, 5000, 15_000, 60_000, 300_000, 900_000, 3_600_000, 14_400_000];
+export const DURATION_BUCKETS_MS = [
+  100, 500, 1000, 5000, 15_000, 60_000, 300_000, 900_000, 3_600_000, 14_400_000,
+];
 
 const int: JsonSchema = { type: 'integer' };
-const QUEUE_STATS: JsonSchema = {
+export const QUEUE_STATS: JsonSchema = {
   type: 'object',
   properties: {
     groups: {
@@ -95,6 +98,52 @@ const QUEUE_HISTORY: JsonSchema = {
   },
   required: ['since', 'bucket_ms', 'open', 'buckets'],
 };
+
+/** queue_stats' input: its windows (also instance_metrics'). */
+export const QUEUE_STATS_INPUT = inputSchema(
+  {
+    expiring_within_ms: { type: 'int', min: 0, max: 86_400_000 },
+    waiting_longer_than_ms: { type: 'int', min: 0, max: 30 * 86_400_000 },
+  },
+  {
+    expiring_within_ms: 'leases ending within this many ms count as expiring (default 60000)',
+    waiting_longer_than_ms:
+      'items waiting for a human longer than this count as waiting long (default 3600000)',
+  },
+);
+
+/** queue_stats' windows: when a lease counts as expiring, an item as waiting long for a human. */
+export interface QueueStatsInput {
+  expiring_within_ms?: number;
+  waiting_longer_than_ms?: number;
+}
+
+/** The queue's health as queue_stats answers it (also the queue part of instance_metrics). */
+export async function queueStats(inst: Instance, i: QueueStatsInput) {
+  const s = await inst.work.stats({
+    expiringWithinMs: i.expiring_within_ms ?? 60_000,
+    bucketsMs: DURATION_BUCKETS_MS,
+    ...(i.waiting_longer_than_ms === undefined ? {} : { waitingLongerThanMs: i.waiting_longer_than_ms }),
+  });
+  return {
+    groups: s.groups,
+    oldest_ready_since: s.oldestReadySince === null ? null : new Date(s.oldestReadySince).toISOString(),
+    leases_expired: s.leasesExpired,
+    leases_expiring: s.leasesExpiring,
+    blocked_on_failure: s.blockedOnFailure,
+    last_attempt: s.lastAttempt,
+    waiting_long: s.waitingLong,
+    durations: s.durations.map((d) => ({
+      kind: d.kind,
+      count: d.count,
+      sum_ms: d.sumMs,
+      buckets: Object.fromEntries(DURATION_BUCKETS_MS.map((b, k) => [String(b), d.buckets[k] ?? 0])),
+    })),
+  };
+}
+
+/** What queue_stats answers. */
+export type QueueStatsResult = Awaited<ReturnType<typeof queueStats>>;
 
 const { limit: _limit, ...CLAIM_ONE } = WORK_INPUTS.claim;
 
@@ -322,41 +371,10 @@ export const WORK_OPERATIONS = [
     group: 'work',
     description:
       'Queue health: items by status and kind, the oldest ready item, leases, items blocked on a failure, on their last attempt or waiting long for a human, durations.',
-    input: inputSchema(
-      {
-        expiring_within_ms: { type: 'int', min: 0, max: 86_400_000 },
-        waiting_longer_than_ms: { type: 'int', min: 0, max: 30 * 86_400_000 },
-      },
-      {
-        expiring_within_ms: 'leases ending within this many ms count as expiring (default 60000)',
-        waiting_longer_than_ms:
-          'items waiting for a human longer than this count as waiting long (default 3600000)',
-      },
-    ),
+    input: QUEUE_STATS_INPUT,
     output: QUEUE_STATS,
     writes: false,
-    run: async (inst, i: { expiring_within_ms?: number; waiting_longer_than_ms?: number }) => {
-      const s = await inst.work.stats({
-        expiringWithinMs: i.expiring_within_ms ?? 60_000,
-        bucketsMs: DURATION_BUCKETS_MS,
-        ...(i.waiting_longer_than_ms === undefined ? {} : { waitingLongerThanMs: i.waiting_longer_than_ms }),
-      });
-      return {
-        groups: s.groups,
-        oldest_ready_since: s.oldestReadySince === null ? null : new Date(s.oldestReadySince).toISOString(),
-        leases_expired: s.leasesExpired,
-        leases_expiring: s.leasesExpiring,
-        blocked_on_failure: s.blockedOnFailure,
-        last_attempt: s.lastAttempt,
-        waiting_long: s.waitingLong,
-        durations: s.durations.map((d) => ({
-          kind: d.kind,
-          count: d.count,
-          sum_ms: d.sumMs,
-          buckets: Object.fromEntries(DURATION_BUCKETS_MS.map((b, k) => [String(b), d.buckets[k] ?? 0])),
-        })),
-      };
-    },
+    run: (inst, i: QueueStatsInput) => queueStats(inst, i),
   }),
   operation({
     name: 'replay',
