@@ -32,8 +32,8 @@ export interface Writer {
   setByEdge?: (field: string) => string;
   /** The provenance record of the writes, from the call's own (only an object) and what the edge knows. */
   provenance?: (given: Record<string, Json> | undefined) => Record<string, Json>;
-  /** The named principal the edge authenticated, recorded in a refusal's details. */
-  principal?: string;
+  /** The named principal the edge authenticated, recorded in a refusal's details (none: undefined). */
+  principal?: string | undefined;
 }
 
 /** Whether `worker` is one of `name`'s lease owners: the name itself, or `<name>/<anything>`. */

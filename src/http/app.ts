@@ -28,7 +28,7 @@ import {
 } from './context.js';
 import { mountDashboard } from './dashboard/routes.js';
 import { openApiDocument } from './openapi.js';
-import { checkPageSize, inputFromQuery, nextPageLink, OPERATION_ROUTES } from './routes.js';
+import { checkPageSize, inputFromQuery, nextPageLink, operationRoutes } from './routes.js';
 import { eventStream } from './sse.js';
 
 const VERSION = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
@@ -289,11 +289,13 @@ export function createServeApp(options: ServeAppOptions): { app: Hono<AppEnv>; c
     return c.body(m.text, 200, { 'content-type': m.contentType });
   });
 
-  app.get('/api/v1/openapi.json', (c) => c.json(openApiDocument(VERSION)));
+  // The table as it is now: the operations of every kind registered before the server was made.
+  const routes = operationRoutes();
+  app.get('/api/v1/openapi.json', (c) => c.json(openApiDocument(VERSION, routes)));
   app.get('/api/v1/instances', async (c) => c.json(await ctx.registry.list()));
   app.get('/api/v1/events', (c) => eventStream(c, ctx));
 
-  for (const route of OPERATION_ROUTES) {
+  for (const route of routes) {
     const { op } = route;
     app.on(route.method, route.path, async (c) => {
       const url = new URL(c.req.url);

@@ -5,5 +5,5 @@ export { dirTokenFile, loadOrCreateToken, type ServeToken, TOKEN_FILE } from './
 export type { AppContext, Caller, ServeAppOptions } from './context.js';
 export { InstanceRegistry, type ServeTarget } from './instances.js';
 export { openApiDocument } from './openapi.js';
-export { INSTANCE_PARAM, OPERATION_ROUTES, type OperationRoute } from './routes.js';
+export { INSTANCE_PARAM, OPERATION_ROUTES, type OperationRoute, operationRoutes } from './routes.js';
 export { type RunningServer, type ServeOptions, startServer } from './serve.js';

@@ -2,7 +2,7 @@
 
 import type { JsonSchema } from '../core/json-schema.js';
 import { ERROR_TABLE } from '../errors.js';
-import { INSTANCE_PARAM, MAX_PAGE_SIZE, OPERATION_ROUTES } from './routes.js';
+import { INSTANCE_PARAM, MAX_PAGE_SIZE, type OperationRoute, operationRoutes } from './routes.js';
 
 const ERROR_SCHEMA: JsonSchema = {
   type: 'object',
@@ -52,12 +52,16 @@ const NEXT_LINK = {
 
 /**
  * The OpenAPI document: one path per served operation (GET with query parameters for reads, POST with a
- * JSON body for writes), the instance list and the event stream; errors from the one error table.
+ * JSON body for writes), the instance list and the event stream; errors from the one error table. `routes`:
+ * those the server serves [default: the table as it is now].
  */
-export function openApiDocument(version: string): Record<string, unknown> {
+export function openApiDocument(
+  version: string,
+  routes: readonly OperationRoute[] = operationRoutes(),
+): Record<string, unknown> {
   const errors = errorResponses();
   const paths: Record<string, unknown> = {};
-  for (const r of OPERATION_ROUTES) {
+  for (const r of routes) {
     const { op } = r;
     const required = new Set(op.input.required ?? []);
     const ok = {

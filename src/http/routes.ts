@@ -18,15 +18,19 @@ export interface OperationRoute {
 
 /**
  * Every operation the HTTP API answers once, in table order (a streaming one, watch_events, is served as
- * Server-Sent Events at GET /api/v1/events).
+ * Server-Sent Events at GET /api/v1/events), the operations of kinds registered so far included: a server
+ * serves the routes of the table as it is when the server is made.
  */
-export const OPERATION_ROUTES: readonly OperationRoute[] = OPERATIONS.filter(
-  (op) => op.local !== true && op.streams !== true,
-).map((op) => ({
-  method: op.writes ? 'POST' : 'GET',
-  path: `/api/v1/${op.name}`,
-  op: op as unknown as Operation<Record<string, unknown>, unknown>,
-}));
+export function operationRoutes(): OperationRoute[] {
+  return OPERATIONS.filter((op) => op.local !== true && op.streams !== true).map((op) => ({
+    method: op.writes ? 'POST' : 'GET',
+    path: `/api/v1/${op.name}`,
+    op: op as unknown as Operation<Record<string, unknown>, unknown>,
+  }));
+}
+
+/** The routes of the table as it loaded (`operationRoutes()` has those of kinds registered since). */
+export const OPERATION_ROUTES: readonly OperationRoute[] = operationRoutes();
 
 /**
  * An operation's input from a query string, typed by its schema (see `inputFromParams`); `instance` is the

@@ -15,7 +15,7 @@ import { gridMissionKind } from './grid-mission/kind.js';
 import { jsonKind } from './json/kind.js';
 import { schemaRule } from './rules.js';
 import { scheduleKind } from './schedule/kind.js';
-import { checkServiceOperations } from './service-operations.js';
+import { declareServiceOperations } from './service-operations.js';
 import { taskIrKind } from './task-ir/kind.js';
 import { workflowSessionsKind } from './workflow-sessions/kind.js';
 
@@ -50,15 +50,16 @@ for (const k of [
   workflowSessionsKind,
   scheduleKind,
 ]) {
-  checkServiceOperations(k.name, k.serviceOperations);
+  declareServiceOperations(k.name, k.serviceOperations);
   kinds.set(k.name, guarded(k));
   claimEventTypes(k.name, k.emits);
 }
 
 /**
  * Adds (or replaces) a kind. A kind with a `file` view and no `checkId` gets `checkFileId`: its ids
- * become file names, so ids such as `../x` are refused before they are stored. A kind that declares service
- * operations the table does not serve is refused (only the built-in kinds' are).
+ * become file names, so ids such as `../x` are refused before they are stored. The service operations it
+ * declares join the table (replacing those it declared before); one the table cannot serve, or whose name
+ * another operation has, is refused with INVALID_INPUT and nothing is registered.
  */
 export function registerKind(def: KindDefinition): void {
   if (!/^[a-z][a-z0-9-]{0,63}$/.test(def.name)) {
@@ -66,7 +67,7 @@ export function registerKind(def: KindDefinition): void {
       `kind name ${JSON.stringify(def.name)} must be lowercase letters, digits and '-'`,
     );
   }
-  checkServiceOperations(def.name, def.serviceOperations);
+  declareServiceOperations(def.name, def.serviceOperations);
   const old = kinds.get(def.name);
   if (ajv && validators.has(def.name) && typeof old?.schema.$id === 'string')
     ajv.removeSchema(old.schema.$id);

@@ -41,7 +41,7 @@ export function mcpWriter(origin: CallOrigin): Writer {
         ? "is set by the MCP server from the request's params._meta.traceparent (W3C trace context), not from arguments"
         : `is set by the MCP server: writes through MCP are recorded as the session's (actor ${JSON.stringify(origin.actor)}, actor_kind ${origin.actorKind})`,
     provenance: (given) => provenance(given, origin),
-    ...(origin.principal === undefined ? {} : { principal: origin.principal }),
+    principal: origin.principal,
   };
 }
 

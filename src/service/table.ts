@@ -1,8 +1,13 @@
 // The operation table: every operation of the service, the one list the CLI, the bundle workflows, MCP
 // tools, HTTP routes and OpenAPI are built from. The service's own operations name no kind; the kinds'
-// (KindExtensions.serviceOperations, e.g. a task-ir's escalate) come from src/kinds/.
+// (KindExtensions.serviceOperations, e.g. a task-ir's escalate) come from src/kinds/: the built-in kinds'
+// when the table loads, and those of a kind registered later when it is registered.
 import { InvalidInputError } from '../errors.js';
-import { KIND_SERVICE_OPERATIONS } from '../kinds/service-operations.js';
+import {
+  declaredOperations,
+  KIND_SERVICE_OPERATIONS,
+  onDeclaredOperations,
+} from '../kinds/service-operations.js';
 import type { Operation, OperationGroup } from './operation.js';
 import { DOCUMENT_OPERATIONS } from './operations/documents.js';
 import { EVENT_OPERATIONS } from './operations/events.js';
@@ -49,20 +54,48 @@ function withKindOperations(
   return out;
 }
 
+const table: AnyOperation[] = [];
+const names: string[] = [];
+const byName = new Map<string, AnyOperation>();
+
+/** The table with the built-in kinds' operations and those of the kinds registered later (`later`). */
+function rebuild(later: readonly AnyOperation[]): void {
+  const next = withKindOperations(SERVICE_OPERATIONS, [
+    ...(KIND_SERVICE_OPERATIONS as readonly AnyOperation[]),
+    ...later,
+  ]);
+  const index = new Map(next.map((op) => [op.name, op]));
+  if (index.size !== next.length) throw new Error('two operations share a name');
+  table.splice(0, table.length, ...next);
+  names.splice(0, names.length, ...next.map((op) => op.name));
+  byName.clear();
+  for (const [name, op] of index) byName.set(name, op);
+}
+rebuild(declaredOperations() as AnyOperation[]);
+// A kind registered from now on declares its operations here: refused when one's name is served already.
+onDeclaredOperations({
+  accept(ops, replacing) {
+    for (const op of ops) {
+      if (byName.has(op.name) && !replacing.some((r) => r.name === op.name)) {
+        throw new InvalidInputError(
+          `operation ${JSON.stringify(op.name)} is in the table already: a kind's operation takes a name of its own`,
+          { field: 'serviceOperations' },
+        );
+      }
+    }
+  },
+  apply: (ops) => rebuild(ops as AnyOperation[]),
+});
+
 /**
  * Every operation, grouped by area (work items, events, documents, state files, reports and instance, the
- * runs of a Workflow SDK World).
+ * runs of a Workflow SDK World), the kinds' in their groups. A kind registered later adds its operations to
+ * this same list.
  */
-export const OPERATIONS: readonly AnyOperation[] = withKindOperations(
-  SERVICE_OPERATIONS,
-  KIND_SERVICE_OPERATIONS as readonly AnyOperation[],
-);
-
-const byName = new Map(OPERATIONS.map((op) => [op.name, op]));
-if (byName.size !== OPERATIONS.length) throw new Error('two operations share a name');
+export const OPERATIONS: readonly AnyOperation[] = table;
 
 /** The name of every operation of the table, in table order (the names `invoke` and `runOperation` take). */
-export const OPERATION_NAMES: readonly string[] = OPERATIONS.map((op) => op.name);
+export const OPERATION_NAMES: readonly string[] = names;
 
 /** The operation, or INVALID_INPUT listing the known ones. */
 export function getOperation(name: string): Operation<Record<string, unknown>, unknown> {

@@ -45,8 +45,16 @@ describe('attributed', () => {
       expect(err.message).toContain(
         `claim: worker ${JSON.stringify(worker)} is not yours: this session works as`,
       );
-      expect((err as { details?: unknown }).details).toEqual({ field: 'worker', operation: 'claim' });
+      // No principal: none named, not even as undefined.
+      expect((err as { details?: unknown }).details).toStrictEqual({ field: 'worker', operation: 'claim' });
     }
+    // A named principal's session is named in the refusal's details.
+    const named = refusal(() => attributed(props, { worker: 'other' }, { ...origin, principal: 'ada' }));
+    expect((named as { details?: unknown }).details).toEqual({
+      field: 'worker',
+      operation: 'claim',
+      principal: 'ada',
+    });
     // A session that is not a named principal's may name any worker.
     expect(attributed(props, { worker: 'other' }, { ...origin, ownWorkersOnly: false }).worker).toBe('other');
   });

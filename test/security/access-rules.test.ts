@@ -63,7 +63,9 @@ describe('attribution of a principal’s calls', () => {
     expect(kind.message).toBe(
       `append_event: actor_kind "human" is not yours: ${agent.name} writes as actor_kind model`,
     );
+    expect(actor.details).toEqual({ operation: 'append_event', field: 'actor', principal: agent.name });
     const worker = refusal(() => attributeTo(agent, 'claim', props, { worker: 'other' }));
+    expect(worker.details).toEqual({ operation: 'claim', field: 'worker', principal: agent.name });
     expect(worker.message).toBe(
       `claim: worker "other" is not yours: ${agent.name} works as ${agent.name} or ${agent.name}/<anything>`,
     );
