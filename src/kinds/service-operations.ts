@@ -4,8 +4,9 @@
 // imports what its operations need when one runs (a test holds this list to the kinds' own declarations).
 // A kind registered later declares its own through the registry: they are handed to the table, which the
 // service subscribes (`onDeclaredOperations`), so a kind's operations are served wherever the table is.
-import type { OperationGroup, ServiceOperation } from '../core/kind.js';
+
 import { specOf } from '../core/json-schema.js';
+import type { OperationGroup, ServiceOperation } from '../core/kind.js';
 import { InvalidInputError } from '../errors.js';
 import { scheduleServiceOperations } from './schedule/operations.js';
 import { taskIrServiceOperations } from './task-ir/operations.js';
