@@ -5,9 +5,8 @@
 import { checkAccess, type Principal } from '../auth/access.js';
 import { attribute, type Writer } from '../auth/attribution.js';
 import { withRemoteParent } from '../core/tracing.js';
-import type { Instance } from '../instance/instance.js';
 import type { Operation, RunContext } from './operation.js';
-import { execute } from './run.js';
+import { execute, type InstanceSource } from './run.js';
 
 /** Who calls through an edge, and what the edge knows of the call beyond its input. */
 export interface EdgeCall {
@@ -30,12 +29,13 @@ export interface EdgeCall {
 /**
  * Runs operation `name` for a caller: the access check, the writer's attribution, the caller's trace context,
  * then the one check of the input and the run. Anything refused throws a typed error before anything has run.
- * `inst` may be a function that opens the instance: it is called once the call is let in and attributed.
+ * `inst` may be a function that opens the instance: it is called once the call is let in, attributed and
+ * its input checked.
  * `name` is an operation's name in the table, or the operation itself.
  * @example await callOperation(inst, 'claim', { kind: 'triage' }, { principal, writer: principalWriter(principal) })
  */
 export async function callOperation(
-  inst: Instance | null | (() => Promise<Instance | null>),
+  inst: InstanceSource,
   name: string | Operation<never, unknown>,
   raw: unknown,
   call: EdgeCall = {},
@@ -58,8 +58,5 @@ export async function callOperation(
     call.fit?.(op, attributed);
     input = attributed;
   }
-  const target = typeof inst === 'function' ? await inst() : inst;
-  return withRemoteParent(call.traceparent, () =>
-    execute(op as Operation<never, unknown>, target, input, ctx),
-  );
+  return withRemoteParent(call.traceparent, () => execute(op as Operation<never, unknown>, inst, input, ctx));
 }

@@ -1,12 +1,11 @@
-// Running an operation: validate the input from its schema, open the instance the operation needs (the one
-// resolver), run it, close. Every edge calls this; only parsing and printing are theirs.
+// Running an operation as the machine's user (the CLI, the bundle workflows, the library): find the instance
+// the operation needs (the one resolver), then run.ts's check → prepare → open → run, and close. The network
+// edges, the hooks and the metrics go through edge.ts, which adds access and attribution to the same run.
 import { type Instance, openInstance } from '../instance/instance.js';
 import { type InstanceFlags, namesAnInstance, resolveInstance } from './instance-resolver.js';
 import type { Operation, Progress, RunContext } from './operation.js';
 import { execute } from './run.js';
 import { getOperation } from './table.js';
-import { traced } from './trace.js';
-import { validateInput } from './validate.js';
 
 /**
  * Runs operation `name` on an instance that is already open (the library's way, and what servers that
@@ -38,28 +37,30 @@ export interface InvokeOptions {
  * @example await invoke('claim', { worker: 'w1' }, { instance: { name: 'planner' } })
  */
 export async function invoke(name: string, input: unknown = {}, opts: InvokeOptions = {}): Promise<unknown> {
-  return traced(name, input, () => invokeOperation(name, input, opts));
-}
-
-async function invokeOperation(name: string, input: unknown, opts: InvokeOptions): Promise<unknown> {
   const op = getOperation(name);
-  const i = validateInput(op, input);
   const env = opts.env ?? process.env;
   const flags = opts.instance ?? {};
   const mode = op.instance ?? 'required';
   const location = resolveInstance(flags, env);
-  const progress = opts.progress ? { progress: opts.progress } : {};
-  const prepared = op.prepare ? await op.prepare(i, progress) : undefined;
-  const ctx: RunContext = { prepared, ...progress };
+  const ctx = opts.progress ? { progress: opts.progress } : {};
   if (mode === 'none' || (mode === 'optional' && !namesAnInstance(flags, env))) {
-    return op.run(null as unknown as Instance, i, ctx);
+    return execute(op as Operation<never, unknown>, null, input, ctx);
   }
-  // Only the operations whose job is to make an instance (init, import) create one; every other refuses a
-  // missing instance with NOT_FOUND, creating nothing.
-  const inst = await openInstance({ ...location, create: mode === 'create' });
+  // Opened once the input passed and the preparation ran (a refusal opens nothing). Only the operations whose
+  // job is to make an instance (init, import) create one; every other refuses a missing instance with
+  // NOT_FOUND, creating nothing.
+  let opened: Instance | undefined;
   try {
-    return await op.run(inst, i, ctx);
+    return await execute(
+      op as Operation<never, unknown>,
+      async () => {
+        opened = await openInstance({ ...location, create: mode === 'create' });
+        return opened;
+      },
+      input,
+      ctx,
+    );
   } finally {
-    await inst.close();
+    await opened?.close();
   }
 }
