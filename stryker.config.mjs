@@ -35,6 +35,7 @@ export default {
     'src/backends/postgres/documents.ts:332-361',
     'src/core/hash.ts',
     'src/core/integrity.ts',
+    'src/core/codecs/work-items.ts',
     'src/auth/access.ts',
     'src/auth/attribution.ts',
     'src/service/edge.ts',

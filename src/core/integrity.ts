@@ -15,20 +15,13 @@ import type {
   WorkItemRowDump,
 } from './backend.js';
 import { holderProblem, RUN_RECORD_TYPES, readRecord } from './codecs/run-records.js';
+import { enqueuedFold, type FoldedEvent, ITEM_EVENT_CODECS, type ItemFold } from './codecs/work-items.js';
 import { WORKFLOW_EVENT } from './codecs/workflow-events.js';
 import { computeEventHash, GENESIS_HASH } from './hash.js';
-import { applyMergePatch, canonicalJson, contentHash } from './json.js';
+import { canonicalJson, contentHash } from './json.js';
 import { toIso } from './time.js';
-import type {
-  IntegrityProblem,
-  IntegrityProblemKind,
-  Json,
-  JsonObject,
-  VerifyResult,
-  WorkItemStatus,
-} from './types.js';
-import { WORK_ITEM_STATUSES } from './types.js';
-import { expandBatchEvent, ITEM_TYPE_OF_BATCH, isTerminal } from './work-rules.js';
+import type { IntegrityProblem, IntegrityProblemKind, Json, JsonObject, VerifyResult } from './types.js';
+import { expandBatchEvent, ITEM_TYPE_OF_BATCH } from './work-rules.js';
 import type { WorkflowFold } from './workflow-integrity.js';
 
 /** An event position and its hash, as `verify`, `instance export` and the dashboard stamp print it. */
@@ -103,35 +96,6 @@ interface DocumentLog {
 }
 
 /** A work item as its events fold it; undefined/null fields the events did not record are unchecked. */
-interface ItemFold {
-  title: Json | undefined;
-  kind: Json;
-  priority: Json | undefined;
-  blocked_by: Json;
-  idempotency_key: Json;
-  status: WorkItemStatus;
-  attempts: number;
-  /** null: recorded by an event written before max_attempts was (unchecked). */
-  max_attempts: number | null;
-  lease_owner: Json;
-  /** The result as an event written before result_hash recorded it (checked by value). */
-  result: Json;
-  /** The content hash of the result, as events record it now; null: checked by value (`result`). */
-  result_hash: string | null;
-  error: Json;
-  notes: Json;
-  /** null: unchecked (an event written before payload_hash was). */
-  payload_hash: string | null;
-  /** undefined: unchecked. */
-  not_before: number | null | undefined;
-  created_at: number;
-  claimed_at: number | null;
-  resolved_at: number | null;
-  on_blocker_failure: Json;
-  cascaded_from: Json;
-  concurrency_key: Json;
-  traceparent: Json;
-}
 
 type StoredDocument = Omit<DocumentRowDump, 'body'> & { body_hash: string };
 type StoredHistory = Omit<HistoryRowDump, 'body'> & { body_hash: string | null };
@@ -154,8 +118,6 @@ const ITEM_EVENTS = new Set([
 ]);
 
 const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
-const isStatus = (v: unknown): v is WorkItemStatus =>
-  typeof v === 'string' && (WORK_ITEM_STATUSES as readonly string[]).includes(v);
 const docKey = (kind: string, id: string) => `${kind}/${id}`;
 
 function show(v: Json | undefined): string {
@@ -539,163 +501,19 @@ export class IntegrityChecker {
   }
 
   #itemEvent(e: StoredEvent, id: string, d: JsonObject): void {
+    const at: FoldedEvent = { type: e.type, position: e.position, item: id, created_at: e.created_at };
+    const report = (message: string) => this.#report('event_malformed', 'events', `#${e.position}`, message);
     if (e.type === 'work_item_enqueued') {
       if (this.#items.has(id)) {
-        this.#report(
-          'event_malformed',
-          'events',
-          `#${e.position}`,
-          `event #${e.position} enqueues work item ${id} a second time`,
-        );
+        report(`event #${e.position} enqueues work item ${id} a second time`);
         return;
       }
-      const recorded = typeof d.payload_hash === 'string';
-      this.#items.set(id, {
-        title: d.title,
-        kind: d.kind ?? null,
-        priority: d.priority,
-        blocked_by: d.blocked_by ?? [],
-        idempotency_key: d.idempotency_key ?? null,
-        status: isStatus(d.status) ? d.status : 'pending',
-        attempts: 0,
-        max_attempts: recorded && typeof d.max_attempts === 'number' ? d.max_attempts : null,
-        lease_owner: null,
-        result: null,
-        result_hash: null,
-        error: null,
-        notes: {},
-        payload_hash: recorded ? (d.payload_hash as string) : null,
-        not_before: recorded
-          ? typeof d.not_before === 'string'
-            ? Date.parse(d.not_before)
-            : null
-          : undefined,
-        created_at: e.created_at,
-        claimed_at: null,
-        resolved_at: null,
-        on_blocker_failure: d.on_blocker_failure ?? 'wait',
-        cascaded_from: null,
-        // An event written before concurrency keys existed: the item had none.
-        concurrency_key: d.concurrency_key ?? null,
-        // An event written before items carried a traceparent: the item had none.
-        traceparent: d.traceparent ?? null,
-      });
+      this.#items.set(id, enqueuedFold(at, d));
       return;
     }
     const s = this.#enqueued(e, id);
     if (!s) return;
-    const status = (v: Json | undefined): WorkItemStatus | null => {
-      if (isStatus(v)) return v;
-      this.#report(
-        'event_malformed',
-        'events',
-        `#${e.position}`,
-        `event #${e.position} (${e.type}) names no status`,
-      );
-      return null;
-    };
-    switch (e.type) {
-      case 'work_item_claimed':
-        s.status = 'in_flight';
-        s.lease_owner = d.worker ?? null;
-        s.attempts = typeof d.attempt === 'number' ? d.attempt : s.attempts + 1;
-        s.claimed_at = e.created_at;
-        break;
-      case 'work_item_reclaimed': {
-        const to = status(d.status);
-        if (to === null) return;
-        s.status = to;
-        if (typeof d.attempt === 'number') s.attempts = d.attempt;
-        s.lease_owner = null;
-        s.error = d.error ?? null;
-        s.resolved_at = isTerminal(to) ? e.created_at : null;
-        break;
-      }
-      case 'work_item_released':
-        s.status = 'pending';
-        s.lease_owner = null;
-        // The attempt stays spent (a fencing token is never reused); the item gets one more instead.
-        if (s.max_attempts !== null) s.max_attempts += 1;
-        // A durable sleep or wait holds the item back until then.
-        if (typeof d.not_before === 'string') s.not_before = Date.parse(d.not_before);
-        break;
-      case 'work_item_annotated':
-        if (!isObject(d.notes)) {
-          this.#report(
-            'event_malformed',
-            'events',
-            `#${e.position}`,
-            `event #${e.position} (${e.type}) has no notes`,
-          );
-          return;
-        }
-        s.notes = applyMergePatch(s.notes, d.notes);
-        break;
-      case 'work_item_resolved':
-      case 'work_item_cancelled':
-      case 'work_item_parked':
-      case 'work_item_unparked': {
-        // Every status change writes result and error (null when the event carries none).
-        const to = status(d.status);
-        if (to === null) return;
-        s.status = to;
-        if (typeof d.result_hash === 'string') {
-          s.result = null;
-          s.result_hash = d.result_hash;
-        } else {
-          s.result = d.result ?? null;
-          s.result_hash = null;
-        }
-        s.error = d.error ?? null;
-        s.resolved_at = isTerminal(to) ? e.created_at : null;
-        if (e.type === 'work_item_resolved' && to === 'pending') {
-          // A failed attempt sent back to wait for its retry: unleased, not claimable before retry_at.
-          s.lease_owner = null;
-          if (typeof d.retry_at === 'string') s.not_before = Date.parse(d.retry_at);
-        }
-        // A dependant cancelled by its blocker's failure names the blocker (a retry of it re-opens the item).
-        if (e.type === 'work_item_cancelled') s.cascaded_from = d.blocker ?? null;
-        break;
-      }
-      case 'work_item_retried':
-      case 'work_item_reopened': {
-        // Back to pending from failed or cancelled, with nothing of the ending left on the row.
-        const to = status(d.status);
-        if (to === null) return;
-        if (s.status !== 'failed' && s.status !== 'cancelled') {
-          this.#report(
-            'event_malformed',
-            'events',
-            `#${e.position}`,
-            `event #${e.position} (${e.type}) re-opens work item ${id}, which was ${s.status}, not failed or cancelled`,
-          );
-        }
-        s.status = to;
-        s.result = null;
-        s.result_hash = null;
-        s.error = null;
-        s.lease_owner = null;
-        s.resolved_at = null;
-        s.cascaded_from = null;
-        if (e.type === 'work_item_retried' && s.max_attempts !== null) {
-          s.max_attempts = typeof d.max_attempts === 'number' ? d.max_attempts : s.max_attempts;
-        }
-        break;
-      }
-      case 'work_item_signaled':
-        // A signal goes only to an unfinished item; one that ended a wait for it made the item claimable.
-        if (isTerminal(s.status)) {
-          this.#report(
-            'event_malformed',
-            'events',
-            `#${e.position}`,
-            `event #${e.position} (${e.type}) signals work item ${id}, which was ${s.status}`,
-          );
-        }
-        if (d.wakes === true) s.not_before = e.created_at;
-        break;
-      // work_item_replayed restates the item; it changes nothing.
-    }
+    ITEM_EVENT_CODECS.get(e.type)?.fold(s, at, d, report);
   }
 
   /** The verdict over everything added. */

@@ -179,18 +179,6 @@ export function claimerKind(claimers: readonly Claimer[], n: number): ActorKind 
   return STORE_ACTOR_KIND;
 }
 
-/** work_item_claimed: who holds the item, on which attempt, until when. */
-export function claimedEvent(item: WorkItem, worker: string, actorKind: ActorKind, now: number): NewEvent {
-  return workItemEvent(
-    'work_item_claimed',
-    item,
-    { worker, attempt: item.attempts, lease_expires_at: item.lease_expires_at },
-    worker,
-    actorKind,
-    now,
-  );
-}
-
 /**
  * work_item_reclaimed: an expired lease taken back (pending again, or failed once attempts are spent), by
  * the store (actor_kind system; the actor is the call that swept it).

@@ -3,15 +3,14 @@
 // key is limited (claimLimited); the sweep alone (reclaimExpired), and the replay of the unfinished items
 // after it (replayUnfinished).
 import type { ClaimQuery, NewEvent } from '../../../core/backend.js';
+import { CLAIMED, claimedEvent, type FieldType, fieldsText, HOLE } from '../../../core/codecs/work-items.js';
 import { claimOrder } from '../../../core/rows.js';
-import { toIso } from '../../../core/time.js';
 import type { WorkItem } from '../../../core/types.js';
 import { LOCK_KIND } from '../../../core/types.js';
 import {
   BATCH_STREAM,
   BATCH_TYPE_OF,
   batchEvents,
-  claimedEvent,
   claimerKind,
   reclaimedEvent,
   replayedEvent,
@@ -76,20 +75,54 @@ function claimParams(
  */
 function claimedText(q: ClaimQuery, c: ClaimQuery['claimers'][number]) {
   const json = JSON.stringify;
-  const expires = `,"lease_expires_at":${json(toIso(q.now + c.lease_ms))}`;
+  // The codec's fields with the row's attempt left as a hole: `"worker":…,"attempt":` and `,"lease_expires_at":…`.
+  const [before, , after] = fieldsText(CLAIMED.fields, {
+    worker: c.worker,
+    attempt: HOLE,
+    lease_expires_at: q.now + c.lease_ms,
+  }) as [string, unknown, string];
   // Stryker disable next-line OptionalChaining: equivalent: a claim has at least one claimer (WorkQueue makes one per call)
   const actor = c.worker === q.claimers[0]?.worker ? '' : `,"actor":${json(c.worker)}`;
   return {
-    pre: `${actor},"worker":${json(c.worker)},"attempt":`,
-    post: `${expires}}`,
-    lone_pre: `{"worker":${json(c.worker)},"attempt":`,
-    lone_post: `${expires},"actor_kind":${json(c.actor_kind)}}`,
+    pre: `${actor},${before}`,
+    post: `${after}}`,
+    lone_pre: `{${before}`,
+    lone_post: `${after},"actor_kind":${json(c.actor_kind)}}`,
   };
 }
 
-/** The text toIso writes for an epoch-milliseconds column (UTC, whole milliseconds, four-digit years). */
+/**
+ * The SQL text of a codec's data fields (`"key":value,…`, no braces) as JSON.stringify writes them, each from
+ * its column: a string as to_json writes it, an integer as its digits, a time as toIso writes it. Every
+ * column must be non-null (the whole text is null otherwise).
+ */
+export function fieldsSql<K extends string>(
+  fields: ReadonlyArray<readonly [K, FieldType]>,
+  columns: Record<K, string>,
+): string {
+  return fields
+    .map(([key, type], i) => {
+      if (!/^[a-z_]+$/.test(key)) throw new Error(`field ${key} is no plain JSON key`);
+      const col = columns[key];
+      const value =
+        type === 'string'
+          ? `to_json(${col})::text`
+          : type === 'time'
+            ? `to_json(${isoText(col)})::text`
+            : col;
+      return `'${i === 0 ? '' : ','}"${key}":' || ${value}`;
+    })
+    .join(' || ');
+}
+
+/**
+ * The text toIso writes for an epoch-milliseconds column (UTC, whole milliseconds, four-digit years). Whole
+ * seconds and milliseconds apart: an interval multiplied by a float is exact only while its microseconds fit
+ * a double's 53 bits (until about 2255), and `ms × 1 millisecond` in one product rounded later times by a
+ * millisecond; a count of seconds times 10^6 µs is always a multiple of 64, so exact to year 9999.
+ */
 function isoText(col: string): string {
-  return `to_char(timestamp 'epoch' + ${col} * interval '1 millisecond', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+  return `to_char(timestamp 'epoch' + (${col} / 1000) * interval '1 second' + (${col} % 1000) * interval '1 millisecond', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 }
 
 interface ReclaimClaimRow extends WorkItemRow {
@@ -357,9 +390,12 @@ async function claimInOneStatement(
   const { claimers: claimersP, filter, kind: kindP, limit } = claimParams(p, q, shared);
   const one = p.add('work_item_claimed');
   const many = p.add(BATCH_TYPE_OF.work_item_claimed);
-  // claimedEvent's data, as JSON.stringify writes it (its actor kind last, or once on a batch all share).
-  const claimed = `'"worker":' || to_json(u.lease_owner)::text || ',"attempt":' || u.attempts
-            || ',"lease_expires_at":' || to_json(${isoText('u.lease_expires_at')})::text`;
+  // work_item_claimed's data as its codec writes it (its actor kind last, or once on a batch all share).
+  const claimed = fieldsSql(CLAIMED.fields, {
+    worker: 'u.lease_owner',
+    attempt: 'u.attempts',
+    lease_expires_at: 'u.lease_expires_at',
+  });
   const kind = `',"actor_kind":' || to_json(u._kind)::text`;
   const text = shared ? ', cl.pre, cl.post, cl.lone_pre, cl.lone_post' : '';
   const textCols = shared ? ', pre text, post text, lone_pre text, lone_post text' : '';

@@ -1,0 +1,288 @@
+// Work-item events: one codec per event type, defined once here. For each type, how verify folds it into the
+// item it replays (`fold`: the work-item state machine as the log tells it, written once); and, moved here
+// type by type, how its data is built (`data`) and — for a type a backend writes in SQL — its data's fields in
+// the order `data` writes them with the JSON type of each (`fields`), from which that backend makes the SQL
+// text that writes the same bytes (PostgreSQL's one-statement claim writes work_item_claimed).
+// test/core/work-item-codecs.test.ts holds the three together on generated inputs, on both backends.
+import type { NewEvent } from '../backend.js';
+import { applyMergePatch } from '../json.js';
+import { toIso } from '../time.js';
+import type { ActorKind, Json, JsonObject, WorkItem, WorkItemStatus } from '../types.js';
+import { WORK_ITEM_STATUSES } from '../types.js';
+import { isTerminal, workItemEvent } from '../work-rules.js';
+
+/** A work item as verify replays it from its events: what its row must say. */
+export interface ItemFold {
+  title: Json | undefined;
+  kind: Json;
+  priority: Json | undefined;
+  blocked_by: Json;
+  idempotency_key: Json;
+  status: WorkItemStatus;
+  attempts: number;
+  /** null: recorded by an event written before max_attempts was (unchecked). */
+  max_attempts: number | null;
+  lease_owner: Json;
+  /** The result as an event written before result_hash recorded it (checked by value). */
+  result: Json;
+  /** The content hash of the result, as events record it now; null: checked by value (`result`). */
+  result_hash: string | null;
+  error: Json;
+  notes: Json;
+  /** null: unchecked (an event written before payload_hash was). */
+  payload_hash: string | null;
+  /** undefined: unchecked. */
+  not_before: number | null | undefined;
+  created_at: number;
+  claimed_at: number | null;
+  resolved_at: number | null;
+  on_blocker_failure: Json;
+  cascaded_from: Json;
+  concurrency_key: Json;
+  traceparent: Json;
+}
+
+/** What a fold knows of the event besides its data. */
+export interface FoldedEvent {
+  type: string;
+  position: number;
+  /** The work item it is about (a batch event's entry: that entry's item). */
+  item: string;
+  /** Epoch ms. */
+  created_at: number;
+}
+
+/** How a fold says an event cannot be folded as it is (verify reports it as event_malformed). */
+export type FoldReport = (message: string) => void;
+
+/** One work-item event type: how verify folds it into the item. */
+export interface ItemEventCodec {
+  type: string;
+  /** What the event does to the item as folded so far (`s`, changed in place). */
+  fold(s: ItemFold, e: FoldedEvent, d: JsonObject, report: FoldReport): void;
+}
+
+/** The JSON type of a data field a backend writes in SQL: a string, an integer, an ISO time (or null). */
+export type FieldType = 'string' | 'integer' | 'time';
+
+const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isStatus = (v: unknown): v is WorkItemStatus =>
+  typeof v === 'string' && (WORK_ITEM_STATUSES as readonly string[]).includes(v);
+
+/** The status an event names, or null (reported) when it names none. */
+function statusOf(e: FoldedEvent, v: Json | undefined, report: FoldReport): WorkItemStatus | null {
+  if (isStatus(v)) return v;
+  report(`event #${e.position} (${e.type}) names no status`);
+  return null;
+}
+
+/** The item as work_item_enqueued says it was created. */
+export function enqueuedFold(e: FoldedEvent, d: JsonObject): ItemFold {
+  const recorded = typeof d.payload_hash === 'string';
+  return {
+    title: d.title,
+    kind: d.kind ?? null,
+    priority: d.priority,
+    blocked_by: d.blocked_by ?? [],
+    idempotency_key: d.idempotency_key ?? null,
+    status: isStatus(d.status) ? d.status : 'pending',
+    attempts: 0,
+    max_attempts: recorded && typeof d.max_attempts === 'number' ? d.max_attempts : null,
+    lease_owner: null,
+    result: null,
+    result_hash: null,
+    error: null,
+    notes: {},
+    payload_hash: recorded ? (d.payload_hash as string) : null,
+    not_before: recorded ? (typeof d.not_before === 'string' ? Date.parse(d.not_before) : null) : undefined,
+    created_at: e.created_at,
+    claimed_at: null,
+    resolved_at: null,
+    on_blocker_failure: d.on_blocker_failure ?? 'wait',
+    cascaded_from: null,
+    // An event written before concurrency keys existed: the item had none.
+    concurrency_key: d.concurrency_key ?? null,
+    // An event written before items carried a traceparent: the item had none.
+    traceparent: d.traceparent ?? null,
+  };
+}
+
+/** What work_item_claimed's data says: who holds the item, on which attempt, until when. */
+export interface ClaimedData {
+  worker: string;
+  attempt: number;
+  lease_expires_at: string | null;
+}
+
+/** work_item_claimed: the item held under a lease, by its worker, on its next attempt. */
+export const CLAIMED = {
+  type: 'work_item_claimed',
+  /** Its data's fields, in the order `data` writes them, with the JSON type of each. */
+  fields: [
+    ['worker', 'string'],
+    ['attempt', 'integer'],
+    ['lease_expires_at', 'time'],
+  ] as const satisfies ReadonlyArray<readonly [keyof ClaimedData, FieldType]>,
+  data: (c: ClaimedData): JsonObject => ({
+    worker: c.worker,
+    attempt: c.attempt,
+    lease_expires_at: c.lease_expires_at,
+  }),
+  fold(s: ItemFold, e: FoldedEvent, d: JsonObject): void {
+    s.status = 'in_flight';
+    s.lease_owner = d.worker ?? null;
+    s.attempts = typeof d.attempt === 'number' ? d.attempt : s.attempts + 1;
+    s.claimed_at = e.created_at;
+  },
+} as const;
+
+/** The work_item_claimed event of `item` as its claim left it (held by `worker`). */
+export function claimedEvent(item: WorkItem, worker: string, actorKind: ActorKind, now: number): NewEvent {
+  const data = CLAIMED.data({ worker, attempt: item.attempts, lease_expires_at: item.lease_expires_at });
+  return workItemEvent(CLAIMED.type, item, data, worker, actorKind, now);
+}
+
+/**
+ * A codec's data as JSON text in parts, for a backend that writes some values where only the row knows them:
+ * each field's `"key":value` as JSON.stringify writes it (joined by commas, no braces), with a field whose
+ * value is `HOLE` left out and its place marked by the field's name. `join` of the parts with each hole
+ * filled by its value's JSON is JSON.stringify's text of the data.
+ */
+export const HOLE: unique symbol = Symbol('hole');
+export function fieldsText<K extends string>(
+  fields: ReadonlyArray<readonly [K, FieldType]>,
+  values: Record<K, string | number | null | typeof HOLE>,
+): Array<string | { hole: K }> {
+  const parts: Array<string | { hole: K }> = [];
+  let text = '';
+  fields.forEach(([key, type], i) => {
+    text += `${i === 0 ? '' : ','}${JSON.stringify(key)}:`;
+    const v = values[key];
+    if (v === HOLE) {
+      parts.push(text, { hole: key });
+      text = '';
+      return;
+    }
+    text += JSON.stringify(type === 'time' && typeof v === 'number' ? toIso(v) : v);
+  });
+  parts.push(text);
+  return parts;
+}
+
+const reclaimed: ItemEventCodec = {
+  type: 'work_item_reclaimed',
+  fold(s, e, d, report) {
+    const to = statusOf(e, d.status, report);
+    if (to === null) return;
+    s.status = to;
+    if (typeof d.attempt === 'number') s.attempts = d.attempt;
+    s.lease_owner = null;
+    s.error = d.error ?? null;
+    s.resolved_at = isTerminal(to) ? e.created_at : null;
+  },
+};
+
+const released: ItemEventCodec = {
+  type: 'work_item_released',
+  fold(s, _e, d) {
+    s.status = 'pending';
+    s.lease_owner = null;
+    // The attempt stays spent (a fencing token is never reused); the item gets one more instead.
+    if (s.max_attempts !== null) s.max_attempts += 1;
+    // A durable sleep or wait holds the item back until then.
+    if (typeof d.not_before === 'string') s.not_before = Date.parse(d.not_before);
+  },
+};
+
+const annotated: ItemEventCodec = {
+  type: 'work_item_annotated',
+  fold(s, e, d, report) {
+    if (!isObject(d.notes)) {
+      report(`event #${e.position} (${e.type}) has no notes`);
+      return;
+    }
+    s.notes = applyMergePatch(s.notes, d.notes);
+  },
+};
+
+/** resolve, cancel, park, unpark: a status change, with the result and error it writes (null when none). */
+const statusChange = (type: string): ItemEventCodec => ({
+  type,
+  fold(s, e, d, report) {
+    const to = statusOf(e, d.status, report);
+    if (to === null) return;
+    s.status = to;
+    if (typeof d.result_hash === 'string') {
+      s.result = null;
+      s.result_hash = d.result_hash;
+    } else {
+      s.result = d.result ?? null;
+      s.result_hash = null;
+    }
+    s.error = d.error ?? null;
+    s.resolved_at = isTerminal(to) ? e.created_at : null;
+    if (e.type === 'work_item_resolved' && to === 'pending') {
+      // A failed attempt sent back to wait for its retry: unleased, not claimable before retry_at.
+      s.lease_owner = null;
+      if (typeof d.retry_at === 'string') s.not_before = Date.parse(d.retry_at);
+    }
+    // A dependant cancelled by its blocker's failure names the blocker (a retry of it re-opens the item).
+    if (e.type === 'work_item_cancelled') s.cascaded_from = d.blocker ?? null;
+  },
+});
+
+/** retry, reopen: back to pending from failed or cancelled, with nothing of the ending left on the row. */
+const reopening = (type: string): ItemEventCodec => ({
+  type,
+  fold(s, e, d, report) {
+    const to = statusOf(e, d.status, report);
+    if (to === null) return;
+    if (s.status !== 'failed' && s.status !== 'cancelled') {
+      report(
+        `event #${e.position} (${e.type}) re-opens work item ${e.item}, which was ${s.status}, not failed or cancelled`,
+      );
+    }
+    s.status = to;
+    s.result = null;
+    s.result_hash = null;
+    s.error = null;
+    s.lease_owner = null;
+    s.resolved_at = null;
+    s.cascaded_from = null;
+    if (e.type === 'work_item_retried' && s.max_attempts !== null) {
+      s.max_attempts = typeof d.max_attempts === 'number' ? d.max_attempts : s.max_attempts;
+    }
+  },
+});
+
+const signaled: ItemEventCodec = {
+  type: 'work_item_signaled',
+  fold(s, e, d, report) {
+    // A signal goes only to an unfinished item; one that ended a wait for it made the item claimable.
+    if (isTerminal(s.status)) {
+      report(`event #${e.position} (${e.type}) signals work item ${e.item}, which was ${s.status}`);
+    }
+    if (d.wakes === true) s.not_before = e.created_at;
+  },
+};
+
+/** work_item_replayed restates the item; it changes nothing. */
+const replayed: ItemEventCodec = { type: 'work_item_replayed', fold() {} };
+
+/** The codec of every work-item event type after its enqueue (enqueuedFold makes the item), by type. */
+export const ITEM_EVENT_CODECS: ReadonlyMap<string, ItemEventCodec> = new Map(
+  [
+    CLAIMED,
+    reclaimed,
+    released,
+    annotated,
+    statusChange('work_item_resolved'),
+    statusChange('work_item_cancelled'),
+    statusChange('work_item_parked'),
+    statusChange('work_item_unparked'),
+    reopening('work_item_retried'),
+    reopening('work_item_reopened'),
+    signaled,
+    replayed,
+  ].map((c) => [c.type, c]),
+);
