@@ -1,5 +1,6 @@
-// Work-item rules shared by every backend: the legal transitions, the event each one appends,
-// and why a conditional update matched no row.
+// Work-item rules shared by every backend: the legal transitions, the streams and batches events are written
+// in, and why a conditional update matched no row. The event each transition appends is its codec's
+// (codecs/work-items.ts).
 import {
   type AgentStateError,
   InvalidTransitionError,
@@ -15,14 +16,12 @@ import type {
   NewEvent,
   Outcome,
   RecordQuery,
-  ReleaseQuery,
   ResolveQuery,
-  RetryQuery,
   SignalQuery,
   StatusChange,
   WorkHistory,
 } from './backend.js';
-import { canonicalJson, contentHash } from './json.js';
+import { canonicalJson } from './json.js';
 import type { ActorKind, EventRecord, Json, JsonObject, WorkItem, WorkItemStatus } from './types.js';
 
 /** Legal status changes. done, failed and cancelled are terminal. */
@@ -91,28 +90,6 @@ export function workItemEvent(
   };
 }
 
-/**
- * What work_item_enqueued records besides the title, priority and the optional fields, so that verify can
- * check the row's payload (by its content hash), max_attempts and not_before against the log. Events
- * written before these fields existed lack `payload_hash`; for those items the three stay unchecked.
- */
-export function enqueuedIntegrity(item: WorkItem): JsonObject {
-  const data: JsonObject = { payload_hash: contentHash(item.payload), max_attempts: item.max_attempts };
-  if (item.not_before !== null) data.not_before = item.not_before;
-  return data;
-}
-
-/** The event of what the store does on its own (actor_kind system), recorded with the actor whose call it was. */
-function storeEvent(
-  type: string,
-  item: WorkItem,
-  data: JsonObject,
-  actor: string | null,
-  now: number,
-): NewEvent {
-  return workItemEvent(type, item, data, actor, STORE_ACTOR_KIND, now);
-}
-
 /** The stream of a concurrency key's limit events. */
 export function limitStream(key: string): string {
   return `work_limit:${key}`;
@@ -147,25 +124,6 @@ export function noLimit(key: string): NotFoundError {
   return new NotFoundError(`concurrency key ${key} has no limit`, { key });
 }
 
-/** work_item_enqueued: what the item was created with (and what verify checks its row against). */
-export function enqueuedEvent(
-  item: WorkItem,
-  actor: string | null,
-  actorKind: ActorKind,
-  now: number,
-): NewEvent {
-  const data: JsonObject = { title: item.title, priority: item.priority };
-  if (item.kind !== null) data.kind = item.kind;
-  if (item.blocked_by.length > 0) data.blocked_by = item.blocked_by;
-  if (item.idempotency_key !== null) data.idempotency_key = item.idempotency_key;
-  if (item.status !== 'pending') data.status = item.status;
-  if (item.on_blocker_failure !== 'wait') data.on_blocker_failure = item.on_blocker_failure;
-  if (item.concurrency_key !== null) data.concurrency_key = item.concurrency_key;
-  if (item.traceparent !== null) data.traceparent = item.traceparent;
-  Object.assign(data, enqueuedIntegrity(item));
-  return workItemEvent('work_item_enqueued', item, data, actor, actorKind, now);
-}
-
 /**
  * The actor kind of the claimer that took the `n`-th item (1-based) of a claim that hands ready items to its
  * claimers in turn, each up to its limit.
@@ -177,38 +135,6 @@ export function claimerKind(claimers: readonly Claimer[], n: number): ActorKind 
     if (n <= hi) return c.actor_kind;
   }
   return STORE_ACTOR_KIND;
-}
-
-/**
- * work_item_reclaimed: an expired lease taken back (pending again, or failed once attempts are spent), by
- * the store (actor_kind system; the actor is the call that swept it).
- */
-export function reclaimedEvent(
-  item: WorkItem,
-  previousOwner: string | null,
-  actor: string | null,
-  now: number,
-  /** The item as the reclaim left it, when a later step of the same statement moved it on (claimed again). */
-  left: { attempt: number; status: WorkItem['status'] } = { attempt: item.attempts, status: item.status },
-): NewEvent {
-  const data = {
-    previous_owner: previousOwner,
-    attempt: left.attempt,
-    status: left.status,
-    error: item.error,
-  };
-  return storeEvent('work_item_reclaimed', item, data, actor, now);
-}
-
-/**
- * work_item_released: a held item handed back without spending its attempt, by its worker or by a person
- * releasing the lease for it (`q.actor`, who is recorded; `worker` names whose lease it was).
- */
-export function releasedEvent(item: WorkItem, q: ReleaseQuery): NewEvent {
-  // A release that holds the item back (a durable sleep or wait) names the time it is claimable again.
-  const data: JsonObject = { worker: q.worker };
-  if (q.not_before !== undefined) data.not_before = new Date(q.not_before).toISOString();
-  return workItemEvent('work_item_released', item, data, q.actor, q.actor_kind, q.now);
 }
 
 /**
@@ -270,38 +196,6 @@ export function checkRecord(current: WorkItem | null, q: RecordQuery): void {
     current.lease_expires_at !== null &&
     Date.parse(current.lease_expires_at) > q.now;
   if (!held) explainLeaseFailure(current, l, 'record a step of');
-}
-
-/** work_item_annotated: the notes merged in (RFC 7396). */
-export function annotatedEvent(
-  item: WorkItem,
-  notes: JsonObject,
-  actor: string | null,
-  actorKind: ActorKind,
-  now: number,
-): NewEvent {
-  return workItemEvent('work_item_annotated', item, { notes }, actor, actorKind, now);
-}
-
-/** work_item_replayed: an unfinished item re-emitted after a restart (by the store). */
-export function replayedEvent(item: WorkItem, actor: string | null, now: number): NewEvent {
-  const data = { status: item.status, attempts: item.attempts, lease_owner: item.lease_owner };
-  return storeEvent('work_item_replayed', item, data, actor, now);
-}
-
-/**
- * The event of a status change outside a lease (cancel, park, unpark, a human's resolve, a decision re-asked).
- * A result is recorded by its content hash (`result_hash`), as an enqueue records its payload: the value is on
- * the row, and verify checks the row against the hash.
- */
-export function statusEvent(item: WorkItem, q: StatusChange): NewEvent {
-  const data: JsonObject = { status: item.status };
-  if (q.error !== null) data.error = q.error;
-  // Stryker disable next-line ConditionalExpression: equivalent: a result reaches the rules as JSON, never undefined (WorkQueue makes a missing one null)
-  if (q.result !== null && q.result !== undefined) data.result_hash = contentHash(q.result);
-  // Stryker disable next-line ConditionalExpression: equivalent: Object.assign of undefined adds nothing
-  if (q.data) Object.assign(data, q.data);
-  return workItemEvent(q.event, item, data, q.actor, q.actor_kind, q.now);
 }
 
 /**
@@ -460,26 +354,6 @@ export function isRepeatedHumanResolution(
     data.worker === undefined &&
     isRepeatedAnswer(current, q)
   );
-}
-
-/**
- * The work_item_resolved event of a fenced resolve: outcome, worker, attempt, how long the work took, and the
- * result by its content hash (`result_hash`; the value is on the row, which verify checks against it).
- */
-export function resolvedEvent(
-  item: WorkItem,
-  q: { worker: string; actor_kind: ActorKind; error: string | null; result: Json; now: number },
-): NewEvent {
-  const data: { [key: string]: Json } = { status: item.status, worker: q.worker, attempt: item.attempts };
-  if (q.error !== null) data.error = q.error;
-  // A failed attempt sent back to pending: when it may be claimed again.
-  // Stryker disable next-line ConditionalExpression: equivalent: a resolve leaves an item pending only for a retry, which sets not_before
-  if (item.status === 'pending' && item.not_before !== null) data.retry_at = item.not_before;
-  // Stryker disable next-line ConditionalExpression: equivalent: a result reaches the rules as JSON, never undefined (WorkQueue makes a missing one null)
-  if (q.result !== null && q.result !== undefined) data.result_hash = contentHash(q.result);
-  // Stryker disable next-line ConditionalExpression: equivalent: an item resolved under a lease was claimed (claimed_at is set)
-  if (item.claimed_at) data.duration_ms = q.now - Date.parse(item.claimed_at);
-  return workItemEvent('work_item_resolved', item, data, q.worker, q.actor_kind, q.now);
 }
 
 /** How a resolve finishes an item waiting for a human (no lease to check): a status change with its event. */
@@ -778,46 +652,6 @@ export function endedUnsuccessfully(status: WorkItemStatus): boolean {
 /** What a dependant cancelled by the failure of its blocker records as its error. */
 export function cascadeError(blocker: Pick<WorkItem, 'id' | 'status'>): string {
   return `blocker ${blocker.id} ended ${blocker.status}`;
-}
-
-/**
- * work_item_cancelled of a dependant (on_blocker_failure cascade) whose blocker ended failed or cancelled:
- * the store's act (actor_kind system), recorded with the actor whose call ended the blocker.
- */
-export function cascadedEvent(item: WorkItem, actor: string | null, now: number): NewEvent {
-  const data = { status: item.status, error: item.error, blocker: item.cascaded_from };
-  return storeEvent('work_item_cancelled', item, data, actor, now);
-}
-
-/**
- * work_item_retried: a failed or cancelled item back to pending, with what it was before (status, error,
- * attempts, and the blocker that cancelled it, if one did), so its history keeps them.
- */
-export function retriedEvent(item: WorkItem, previous: WorkItem, q: RetryQuery): NewEvent {
-  const data: JsonObject = {
-    status: item.status,
-    max_attempts: item.max_attempts,
-    previous_status: previous.status,
-    previous_error: previous.error,
-    previous_attempts: previous.attempts,
-  };
-  if (previous.cascaded_from !== null) data.previous_blocker = previous.cascaded_from;
-  if (q.reason !== null) data.reason = q.reason;
-  return workItemEvent('work_item_retried', item, data, q.actor, q.actor_kind, q.now);
-}
-
-/**
- * work_item_reopened: an item its blocker's failure had cancelled, pending again since the blocker was
- * retried (the store's act, recorded with the actor who retried the blocker).
- */
-export function reopenedEvent(
-  item: WorkItem,
-  previous: { error: string | null; blocker: string },
-  actor: string | null,
-  now: number,
-): NewEvent {
-  const data = { status: item.status, blocker: previous.blocker, previous_error: previous.error };
-  return storeEvent('work_item_reopened', item, data, actor, now);
 }
 
 /** Why a retry matched no row: NOT_FOUND, a human decision (PERMISSION_DENIED), or not failed/cancelled. */

@@ -3,6 +3,7 @@
 // as repeats, how batch events are read back per item and digested for an agent, and how run and document
 // keys are parsed. The backends' behaviour around them is the conformance suite's; these pin the rules.
 import { describe, expect, it } from 'vitest';
+import { enqueuedEvent, replayedEvent, retriedEvent } from '../../src/core/codecs/work-items.js';
 import type { WorkItem } from '../../src/core/types.js';
 import {
   canTransition,
@@ -11,7 +12,6 @@ import {
   checkUnless,
   claimerKind,
   digestBatchEvent,
-  enqueuedEvent,
   expandBatchEvent,
   explainLeaseFailure,
   explainRetryFailure,
@@ -24,8 +24,6 @@ import {
   isTerminal,
   noLimit,
   ownerOf,
-  replayedEvent,
-  retriedEvent,
   runParentOf,
   runQuestionRefusal,
   runSignalName,

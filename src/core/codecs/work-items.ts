@@ -1,15 +1,16 @@
-// Work-item events: one codec per event type, defined once here. For each type, how verify folds it into the
-// item it replays (`fold`: the work-item state machine as the log tells it, written once); and, moved here
-// type by type, how its data is built (`data`) and — for a type a backend writes in SQL — its data's fields in
-// the order `data` writes them with the JSON type of each (`fields`), from which that backend makes the SQL
-// text that writes the same bytes (PostgreSQL's one-statement claim writes work_item_claimed).
+// Work-item events: one codec per event type, defined once here. For each type, how its data is built (the
+// `…Event` builders every backend appends), how verify folds it into the item it replays (`fold`: the
+// work-item state machine as the log tells it, written once), and — for a type a backend writes in SQL — its
+// data's fields in the order the builder writes them with the JSON type of each (`fields`), from which that
+// backend makes the SQL text that writes the same bytes (PostgreSQL's one-statement claim writes
+// work_item_claimed). A new event type is added here, and only here.
 // test/core/work-item-codecs.test.ts holds the three together on generated inputs, on both backends.
-import type { NewEvent } from '../backend.js';
-import { applyMergePatch } from '../json.js';
+import type { NewEvent, ReleaseQuery, RetryQuery, StatusChange } from '../backend.js';
+import { applyMergePatch, contentHash } from '../json.js';
 import { toIso } from '../time.js';
 import type { ActorKind, Json, JsonObject, WorkItem, WorkItemStatus } from '../types.js';
 import { WORK_ITEM_STATUSES } from '../types.js';
-import { isTerminal, workItemEvent } from '../work-rules.js';
+import { isTerminal, STORE_ACTOR_KIND, workItemEvent } from '../work-rules.js';
 
 /** A work item as verify replays it from its events: what its row must say. */
 export interface ItemFold {
@@ -268,6 +269,173 @@ const signaled: ItemEventCodec = {
 
 /** work_item_replayed restates the item; it changes nothing. */
 const replayed: ItemEventCodec = { type: 'work_item_replayed', fold() {} };
+
+// How the data of each type is built: the event a write appends, by type.
+
+/**
+ * What work_item_enqueued records besides the title, priority and the optional fields, so that verify can
+ * check the row's payload (by its content hash), max_attempts and not_before against the log. Events
+ * written before these fields existed lack `payload_hash`; for those items the three stay unchecked.
+ */
+export function enqueuedIntegrity(item: WorkItem): JsonObject {
+  const data: JsonObject = { payload_hash: contentHash(item.payload), max_attempts: item.max_attempts };
+  if (item.not_before !== null) data.not_before = item.not_before;
+  return data;
+}
+
+/** work_item_enqueued: what the item was created with (and what verify checks its row against). */
+export function enqueuedEvent(
+  item: WorkItem,
+  actor: string | null,
+  actorKind: ActorKind,
+  now: number,
+): NewEvent {
+  const data: JsonObject = { title: item.title, priority: item.priority };
+  if (item.kind !== null) data.kind = item.kind;
+  if (item.blocked_by.length > 0) data.blocked_by = item.blocked_by;
+  if (item.idempotency_key !== null) data.idempotency_key = item.idempotency_key;
+  if (item.status !== 'pending') data.status = item.status;
+  if (item.on_blocker_failure !== 'wait') data.on_blocker_failure = item.on_blocker_failure;
+  if (item.concurrency_key !== null) data.concurrency_key = item.concurrency_key;
+  if (item.traceparent !== null) data.traceparent = item.traceparent;
+  Object.assign(data, enqueuedIntegrity(item));
+  return workItemEvent('work_item_enqueued', item, data, actor, actorKind, now);
+}
+
+/** The event of what the store does on its own (actor_kind system), recorded with the actor whose call it was. */
+function storeEvent(
+  type: string,
+  item: WorkItem,
+  data: JsonObject,
+  actor: string | null,
+  now: number,
+): NewEvent {
+  return workItemEvent(type, item, data, actor, STORE_ACTOR_KIND, now);
+}
+
+/**
+ * work_item_reclaimed: an expired lease taken back (pending again, or failed once attempts are spent), by
+ * the store (actor_kind system; the actor is the call that swept it).
+ */
+export function reclaimedEvent(
+  item: WorkItem,
+  previousOwner: string | null,
+  actor: string | null,
+  now: number,
+  /** The item as the reclaim left it, when a later step of the same statement moved it on (claimed again). */
+  left: { attempt: number; status: WorkItem['status'] } = { attempt: item.attempts, status: item.status },
+): NewEvent {
+  const data = {
+    previous_owner: previousOwner,
+    attempt: left.attempt,
+    status: left.status,
+    error: item.error,
+  };
+  return storeEvent('work_item_reclaimed', item, data, actor, now);
+}
+
+/**
+ * work_item_released: a held item handed back without spending its attempt, by its worker or by a person
+ * releasing the lease for it (`q.actor`, who is recorded; `worker` names whose lease it was).
+ */
+export function releasedEvent(item: WorkItem, q: ReleaseQuery): NewEvent {
+  // A release that holds the item back (a durable sleep or wait) names the time it is claimable again.
+  const data: JsonObject = { worker: q.worker };
+  if (q.not_before !== undefined) data.not_before = new Date(q.not_before).toISOString();
+  return workItemEvent('work_item_released', item, data, q.actor, q.actor_kind, q.now);
+}
+
+/** work_item_annotated: the notes merged in (RFC 7396). */
+export function annotatedEvent(
+  item: WorkItem,
+  notes: JsonObject,
+  actor: string | null,
+  actorKind: ActorKind,
+  now: number,
+): NewEvent {
+  return workItemEvent('work_item_annotated', item, { notes }, actor, actorKind, now);
+}
+
+/** work_item_replayed: an unfinished item re-emitted after a restart (by the store). */
+export function replayedEvent(item: WorkItem, actor: string | null, now: number): NewEvent {
+  const data = { status: item.status, attempts: item.attempts, lease_owner: item.lease_owner };
+  return storeEvent('work_item_replayed', item, data, actor, now);
+}
+
+/**
+ * The event of a status change outside a lease (cancel, park, unpark, a human's resolve, a decision re-asked).
+ * A result is recorded by its content hash (`result_hash`), as an enqueue records its payload: the value is on
+ * the row, and verify checks the row against the hash.
+ */
+export function statusEvent(item: WorkItem, q: StatusChange): NewEvent {
+  const data: JsonObject = { status: item.status };
+  if (q.error !== null) data.error = q.error;
+  // Stryker disable next-line ConditionalExpression: equivalent: a result reaches the rules as JSON, never undefined (WorkQueue makes a missing one null)
+  if (q.result !== null && q.result !== undefined) data.result_hash = contentHash(q.result);
+  // Stryker disable next-line ConditionalExpression: equivalent: Object.assign of undefined adds nothing
+  if (q.data) Object.assign(data, q.data);
+  return workItemEvent(q.event, item, data, q.actor, q.actor_kind, q.now);
+}
+
+/**
+ * The work_item_resolved event of a fenced resolve: outcome, worker, attempt, how long the work took, and the
+ * result by its content hash (`result_hash`; the value is on the row, which verify checks against it).
+ */
+export function resolvedEvent(
+  item: WorkItem,
+  q: { worker: string; actor_kind: ActorKind; error: string | null; result: Json; now: number },
+): NewEvent {
+  const data: { [key: string]: Json } = { status: item.status, worker: q.worker, attempt: item.attempts };
+  if (q.error !== null) data.error = q.error;
+  // A failed attempt sent back to pending: when it may be claimed again.
+  // Stryker disable next-line ConditionalExpression: equivalent: a resolve leaves an item pending only for a retry, which sets not_before
+  if (item.status === 'pending' && item.not_before !== null) data.retry_at = item.not_before;
+  // Stryker disable next-line ConditionalExpression: equivalent: a result reaches the rules as JSON, never undefined (WorkQueue makes a missing one null)
+  if (q.result !== null && q.result !== undefined) data.result_hash = contentHash(q.result);
+  // Stryker disable next-line ConditionalExpression: equivalent: an item resolved under a lease was claimed (claimed_at is set)
+  if (item.claimed_at) data.duration_ms = q.now - Date.parse(item.claimed_at);
+  return workItemEvent('work_item_resolved', item, data, q.worker, q.actor_kind, q.now);
+}
+
+/**
+ * work_item_cancelled of a dependant (on_blocker_failure cascade) whose blocker ended failed or cancelled:
+ * the store's act (actor_kind system), recorded with the actor whose call ended the blocker.
+ */
+export function cascadedEvent(item: WorkItem, actor: string | null, now: number): NewEvent {
+  const data = { status: item.status, error: item.error, blocker: item.cascaded_from };
+  return storeEvent('work_item_cancelled', item, data, actor, now);
+}
+
+/**
+ * work_item_retried: a failed or cancelled item back to pending, with what it was before (status, error,
+ * attempts, and the blocker that cancelled it, if one did), so its history keeps them.
+ */
+export function retriedEvent(item: WorkItem, previous: WorkItem, q: RetryQuery): NewEvent {
+  const data: JsonObject = {
+    status: item.status,
+    max_attempts: item.max_attempts,
+    previous_status: previous.status,
+    previous_error: previous.error,
+    previous_attempts: previous.attempts,
+  };
+  if (previous.cascaded_from !== null) data.previous_blocker = previous.cascaded_from;
+  if (q.reason !== null) data.reason = q.reason;
+  return workItemEvent('work_item_retried', item, data, q.actor, q.actor_kind, q.now);
+}
+
+/**
+ * work_item_reopened: an item its blocker's failure had cancelled, pending again since the blocker was
+ * retried (the store's act, recorded with the actor who retried the blocker).
+ */
+export function reopenedEvent(
+  item: WorkItem,
+  previous: { error: string | null; blocker: string },
+  actor: string | null,
+  now: number,
+): NewEvent {
+  const data = { status: item.status, blocker: previous.blocker, previous_error: previous.error };
+  return storeEvent('work_item_reopened', item, data, actor, now);
+}
 
 /** The codec of every work-item event type after its enqueue (enqueuedFold makes the item), by type. */
 export const ITEM_EVENT_CODECS: ReadonlyMap<string, ItemEventCodec> = new Map(

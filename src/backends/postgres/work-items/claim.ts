@@ -3,7 +3,15 @@
 // key is limited (claimLimited); the sweep alone (reclaimExpired), and the replay of the unfinished items
 // after it (replayUnfinished).
 import type { ClaimQuery, NewEvent } from '../../../core/backend.js';
-import { CLAIMED, claimedEvent, type FieldType, fieldsText, HOLE } from '../../../core/codecs/work-items.js';
+import {
+  CLAIMED,
+  claimedEvent,
+  type FieldType,
+  fieldsText,
+  HOLE,
+  reclaimedEvent,
+  replayedEvent,
+} from '../../../core/codecs/work-items.js';
 import { claimOrder } from '../../../core/rows.js';
 import type { WorkItem } from '../../../core/types.js';
 import { LOCK_KIND } from '../../../core/types.js';
@@ -12,8 +20,6 @@ import {
   BATCH_TYPE_OF,
   batchEvents,
   claimerKind,
-  reclaimedEvent,
-  replayedEvent,
   workItemStream,
 } from '../../../core/work-rules.js';
 import {

@@ -1,8 +1,10 @@
 // Enqueueing in PostgreSQL: the items inserted in one statement (enqueueCtes, also a document commit's,
 // documents.ts), then those an existing idempotency key returned and the events (settleEnqueue).
+
 import type { NewEvent, NewWorkItem } from '../../../core/backend.js';
+import { enqueuedEvent } from '../../../core/codecs/work-items.js';
 import type { WorkItem } from '../../../core/types.js';
-import { batchEvents, enqueuedEvent } from '../../../core/work-rules.js';
+import { batchEvents } from '../../../core/work-rules.js';
 import { InternalError } from '../../../errors.js';
 import { missingBlocker } from '../../shared.js';
 import { type Names, type Params, type PostgresConnection, recordset, type Tx } from '../connection.js';

@@ -1,7 +1,9 @@
 // What the holder of a lease does with it in PostgreSQL: extend it (heartbeat), end it (resolve,
 // resolveEach: in one statement when it pays; a failure may go back to pending for a retry, or cancel its
 // dependants) or give the item back (release). Each write is fenced by the lease (updateHeld, inAt).
+
 import type { LeaseQuery, NewEvent, Outcome, ReleaseQuery, ResolveQuery } from '../../../core/backend.js';
+import { releasedEvent, resolvedEvent } from '../../../core/codecs/work-items.js';
 import { contentHash } from '../../../core/json.js';
 import type { WorkItem } from '../../../core/types.js';
 import {
@@ -11,8 +13,6 @@ import {
   explainLeaseFailure,
   refusalOf,
   refusedOutcome,
-  releasedEvent,
-  resolvedEvent,
   unmatchedResolve,
 } from '../../../core/work-rules.js';
 import { jsonRows, type Names, type PostgresConnection, recordset, type Tx } from '../connection.js';

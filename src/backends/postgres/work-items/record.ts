@@ -1,6 +1,7 @@
 // What is written about an item in PostgreSQL beside its status: a run's records (record, which may
 // release the item to wait; recordHeld in one statement), the signals sent to it (signal), its notes
 // (annotate).
+
 import type {
   NewEvent,
   Outcome,
@@ -10,9 +11,9 @@ import type {
   WorkItemBackend,
 } from '../../../core/backend.js';
 import { ITEM_SIGNALED, RUN_RECORD_TYPES, recordKindOf } from '../../../core/codecs/run-records.js';
+import { annotatedEvent, releasedEvent } from '../../../core/codecs/work-items.js';
 import type { EventRecord, WorkItem } from '../../../core/types.js';
 import {
-  annotatedEvent,
   checkRecord,
   checkSignal,
   checkUnless,
@@ -20,7 +21,6 @@ import {
   explainStatusFailure,
   refusalOf,
   refusedOutcome,
-  releasedEvent,
   wakesFor,
   workItemStream,
 } from '../../../core/work-rules.js';

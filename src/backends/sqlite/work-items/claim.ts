@@ -2,11 +2,11 @@
 // to the claimers in claim order, under the concurrency keys' limits when there are any; the sweep alone
 // (reclaimExpired), and the replay of the unfinished items after it (replayUnfinished).
 import type { ClaimQuery, NewEvent } from '../../../core/backend.js';
-import { claimedEvent } from '../../../core/codecs/work-items.js';
+import { claimedEvent, reclaimedEvent, replayedEvent } from '../../../core/codecs/work-items.js';
 import { claimOrder } from '../../../core/rows.js';
 import type { WorkItem } from '../../../core/types.js';
 import { LOCK_KIND } from '../../../core/types.js';
-import { batchEvents, reclaimedEvent, replayedEvent } from '../../../core/work-rules.js';
+import { batchEvents } from '../../../core/work-rules.js';
 import type { SqliteConnection } from '../connection.js';
 import { writeEvents } from '../events.js';
 import { ORDER, READY, toWorkItem, type WorkItemRow } from './shared.js';

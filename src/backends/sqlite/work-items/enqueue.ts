@@ -1,8 +1,10 @@
 // Enqueueing in SQLite: the rows inserted (an existing idempotency key returns its item) and their events,
 // in one BEGIN IMMEDIATE transaction; enqueueRows is also a document commit's (documents.ts).
+
 import type { NewEvent, NewWorkItem } from '../../../core/backend.js';
+import { enqueuedEvent } from '../../../core/codecs/work-items.js';
 import type { WorkItem } from '../../../core/types.js';
-import { batchEvents, enqueuedEvent } from '../../../core/work-rules.js';
+import { batchEvents } from '../../../core/work-rules.js';
 import { missingBlocker } from '../../shared.js';
 import type { SqliteConnection } from '../connection.js';
 import { writeEvents } from '../events.js';

@@ -1,14 +1,14 @@
 // What the holder of a lease does with it in SQLite: extend it (heartbeat), end it (resolve, resolveEach:
 // a failure may go back to pending for a retry, or cancel its dependants) or give the item back (release).
+
 import type { LeaseQuery, NewEvent, Outcome, ReleaseQuery, ResolveQuery } from '../../../core/backend.js';
+import { releasedEvent, resolvedEvent } from '../../../core/codecs/work-items.js';
 import type { WorkItem } from '../../../core/types.js';
 import {
   batchEvents,
   explainLeaseFailure,
   refusalOf,
   refusedOutcome,
-  releasedEvent,
-  resolvedEvent,
   unmatchedResolve,
 } from '../../../core/work-rules.js';
 import type { SqliteConnection } from '../connection.js';

@@ -1,5 +1,6 @@
 // What is written about an item in SQLite beside its status: a run's records (record, which may release
 // the item to wait), the signals sent to it (signal), its notes (annotate).
+
 import type {
   NewEvent,
   Outcome,
@@ -9,16 +10,15 @@ import type {
   WorkItemBackend,
 } from '../../../core/backend.js';
 import { ITEM_SIGNALED, RUN_RECORD_TYPES, recordKindOf } from '../../../core/codecs/run-records.js';
+import { annotatedEvent, releasedEvent } from '../../../core/codecs/work-items.js';
 import type { EventRecord, WorkItem } from '../../../core/types.js';
 import {
-  annotatedEvent,
   checkRecord,
   checkSignal,
   checkUnless,
   explainLeaseFailure,
   explainStatusFailure,
   refusedOutcome,
-  releasedEvent,
   wakesFor,
   workItemStream,
 } from '../../../core/work-rules.js';

@@ -1,20 +1,18 @@
 // Status changes outside a lease in SQLite: setStatus (setStatusRow, also a document commit's), retry of
 // failed and cancelled items with what their failure cancelled, and the cascade that cancels a failed or
 // cancelled item's dependants (cascadeRows, also run by resolves and the sweep of expired leases).
+
 import type { NewEvent, RetryQuery, StatusChange } from '../../../core/backend.js';
+import { cascadedEvent, reopenedEvent, retriedEvent, statusEvent } from '../../../core/codecs/work-items.js';
 import { claimOrder } from '../../../core/rows.js';
 import type { WorkItem } from '../../../core/types.js';
 import {
-  cascadedEvent,
   cascadeError,
   endedUnsuccessfully,
   explainRetryFailure,
   explainStatusFailure,
   isTerminal,
   RETRYABLE,
-  reopenedEvent,
-  retriedEvent,
-  statusEvent,
 } from '../../../core/work-rules.js';
 import type { SqliteConnection } from '../connection.js';
 import { writeEvents } from '../events.js';
