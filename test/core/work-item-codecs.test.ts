@@ -14,7 +14,9 @@ import {
   fieldsText,
   HOLE,
   ITEM_EVENT_CODECS,
+  RESOLVED,
 } from '../../src/core/codecs/work-items.js';
+import { contentHash } from '../../src/core/json.js';
 import { toIso } from '../../src/core/time.js';
 import type { WorkItem } from '../../src/core/types.js';
 import { backendsForThisFile } from '../helpers/backends.js';
@@ -54,8 +56,8 @@ describe('work_item_claimed: build, SQL text and fold agree', () => {
           attempt: HOLE,
           lease_expires_at: c.leaseMs,
         });
-        expect(holed[1]).toEqual({ hole: 'attempt' });
-        expect(`{${holed[0]}${c.attempt}${holed[2]}}`).toBe(text);
+        expect(holed[1]).toEqual({ hole: 'attempt', key: ',"attempt":' });
+        expect(`{${holed[0]}${(holed[1] as { key: string }).key}${c.attempt}${holed[2]}}`).toBe(text);
       }),
       { numRuns: 300, ...seed },
     );
@@ -147,6 +149,43 @@ describe.each(backends.map((b) => [b.name, b] as const))(
             attempt: got.attempt,
             lease_expires_at: got.lease_expires_at,
           }).toEqual(want);
+        }
+        expect((await inst.events.verify()).ok).toBe(true);
+      } finally {
+        await inst.close();
+      }
+    });
+
+    it('a batch of resolves (one statement on PostgreSQL) writes each entry as the codec’s data', async () => {
+      const inst = await b.open();
+      try {
+        for (let k = 0; k < 4; k++) await inst.work.enqueue({ title: `r${k}` });
+        const held = await inst.work.claimMany({ worker: 'w|ü+1', lease_ms: 600_000, limit: 4 });
+        const results = [{ answer: 'a"b\\c 🚀' }, null, [1, 'two', { three: null }], 'plain'];
+        const done = await inst.work.resolveMany(
+          held.map((h, k) => ({
+            id: h.id,
+            status: 'done' as const,
+            worker: 'w|ü+1',
+            attempt: h.attempts,
+            result: results[k]!,
+          })),
+        );
+        const [batch] = await inst.events.read({ type: 'work_items_resolved', limit: 10 });
+        const entries = (batch!.data as { items: Array<Record<string, unknown>> }).items;
+        expect(entries.map((e) => e.id)).toEqual(done.map((d) => d.id));
+        for (const [k, item] of done.entries()) {
+          const { id: _id, actor: _a, actor_kind: _k, ...got } = entries[k]!;
+          const result = results[k]!;
+          const want = RESOLVED.data({
+            status: 'done',
+            worker: 'w|ü+1',
+            attempt: item.attempts,
+            ...(result === null ? {} : { result_hash: contentHash(result) }),
+            duration_ms: Date.parse(item.resolved_at!) - Date.parse(item.claimed_at!),
+          });
+          // Byte for byte: the entry's text is the codec's.
+          expect(JSON.stringify(got)).toBe(JSON.stringify(want));
         }
         expect((await inst.events.verify()).ok).toBe(true);
       } finally {

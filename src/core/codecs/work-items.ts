@@ -124,11 +124,7 @@ export const CLAIMED = {
     ['attempt', 'integer'],
     ['lease_expires_at', 'time'],
   ] as const satisfies ReadonlyArray<readonly [keyof ClaimedData, FieldType]>,
-  data: (c: ClaimedData): JsonObject => ({
-    worker: c.worker,
-    attempt: c.attempt,
-    lease_expires_at: c.lease_expires_at,
-  }),
+  data: (c: ClaimedData): JsonObject => dataOf(CLAIMED.fields, c as unknown as Record<string, Json>),
   fold(s: ItemFold, e: FoldedEvent, d: JsonObject): void {
     s.status = 'in_flight';
     s.lease_owner = d.worker ?? null;
@@ -137,35 +133,90 @@ export const CLAIMED = {
   },
 } as const;
 
+/** What work_item_resolved's data says: the outcome of an attempt, by its worker. */
+export interface ResolvedData {
+  status: WorkItemStatus;
+  worker: string;
+  attempt: number;
+  error?: string;
+  /** A failed attempt sent back to pending: when it may be claimed again. */
+  retry_at?: string;
+  /** The result by its content hash (the value is on the row, which verify checks against it). */
+  result_hash?: string;
+  /** How long the attempt took, from its claim. */
+  duration_ms?: number;
+}
+
+/** work_item_resolved (the fenced resolve of an attempt): its fields; it folds as a status change. */
+export const RESOLVED = {
+  type: 'work_item_resolved',
+  /** Its data's fields, in the order `data` writes them (the optional ones when set). */
+  fields: [
+    ['status', 'string'],
+    ['worker', 'string'],
+    ['attempt', 'integer'],
+    ['error', 'string'],
+    ['retry_at', 'time'],
+    ['result_hash', 'string'],
+    ['duration_ms', 'integer'],
+  ] as const satisfies ReadonlyArray<readonly [keyof ResolvedData, FieldType]>,
+  data: (r: ResolvedData): JsonObject => dataOf(RESOLVED.fields, r as unknown as Record<string, Json>),
+} as const;
+
 /** The work_item_claimed event of `item` as its claim left it (held by `worker`). */
 export function claimedEvent(item: WorkItem, worker: string, actorKind: ActorKind, now: number): NewEvent {
   const data = CLAIMED.data({ worker, attempt: item.attempts, lease_expires_at: item.lease_expires_at });
   return workItemEvent(CLAIMED.type, item, data, worker, actorKind, now);
 }
 
+/** A data field's value for `fieldsText`: its value, HOLE (a backend writes it), undefined (left out). */
+export const HOLE: unique symbol = Symbol('hole');
+type FieldValue = string | number | null | undefined | typeof HOLE;
+
+/** A place in `fieldsText`'s parts a backend fills: the field, and the `,"key":` text that goes before it. */
+export interface Hole<K extends string> {
+  hole: K;
+  key: string;
+}
+
+/** A codec's data from its field values, in its fields' order, the undefined ones left out. */
+export function dataOf<K extends string>(
+  fields: ReadonlyArray<readonly [K, FieldType]>,
+  values: Partial<Record<K, Json | undefined>>,
+): JsonObject {
+  const data: JsonObject = {};
+  for (const [key] of fields) {
+    const v = values[key];
+    if (v !== undefined) data[key] = v;
+  }
+  return data;
+}
+
 /**
  * A codec's data as JSON text in parts, for a backend that writes some values where only the row knows them:
- * each field's `"key":value` as JSON.stringify writes it (joined by commas, no braces), with a field whose
- * value is `HOLE` left out and its place marked by the field's name. `join` of the parts with each hole
- * filled by its value's JSON is JSON.stringify's text of the data.
+ * the fields' `"key":value` as JSON.stringify writes them (joined by commas, no braces; an undefined value
+ * left out, a time given as epoch ms written as toIso writes it), with each HOLE a `Hole` in its place.
+ * Joining the parts with each hole's key and value's JSON is JSON.stringify's text of the data.
  */
-export const HOLE: unique symbol = Symbol('hole');
 export function fieldsText<K extends string>(
   fields: ReadonlyArray<readonly [K, FieldType]>,
-  values: Record<K, string | number | null | typeof HOLE>,
-): Array<string | { hole: K }> {
-  const parts: Array<string | { hole: K }> = [];
+  values: Record<K, FieldValue>,
+): Array<string | Hole<K>> {
+  const parts: Array<string | Hole<K>> = [];
   let text = '';
-  fields.forEach(([key, type], i) => {
-    text += `${i === 0 ? '' : ','}${JSON.stringify(key)}:`;
+  let first = true;
+  for (const [key, type] of fields) {
     const v = values[key];
+    if (v === undefined) continue;
+    const name = `${first ? '' : ','}${JSON.stringify(key)}:`;
+    first = false;
     if (v === HOLE) {
-      parts.push(text, { hole: key });
+      parts.push(text, { hole: key, key: name });
       text = '';
-      return;
+      continue;
     }
-    text += JSON.stringify(type === 'time' && typeof v === 'number' ? toIso(v) : v);
-  });
+    text += name + JSON.stringify(type === 'time' && typeof v === 'number' ? toIso(v) : v);
+  }
   parts.push(text);
   return parts;
 }
@@ -385,16 +436,20 @@ export function resolvedEvent(
   item: WorkItem,
   q: { worker: string; actor_kind: ActorKind; error: string | null; result: Json; now: number },
 ): NewEvent {
-  const data: { [key: string]: Json } = { status: item.status, worker: q.worker, attempt: item.attempts };
-  if (q.error !== null) data.error = q.error;
-  // A failed attempt sent back to pending: when it may be claimed again.
-  // Stryker disable next-line ConditionalExpression: equivalent: a resolve leaves an item pending only for a retry, which sets not_before
-  if (item.status === 'pending' && item.not_before !== null) data.retry_at = item.not_before;
-  // Stryker disable next-line ConditionalExpression: equivalent: a result reaches the rules as JSON, never undefined (WorkQueue makes a missing one null)
-  if (q.result !== null && q.result !== undefined) data.result_hash = contentHash(q.result);
-  // Stryker disable next-line ConditionalExpression: equivalent: an item resolved under a lease was claimed (claimed_at is set)
-  if (item.claimed_at) data.duration_ms = q.now - Date.parse(item.claimed_at);
-  return workItemEvent('work_item_resolved', item, data, q.worker, q.actor_kind, q.now);
+  const data = RESOLVED.data({
+    status: item.status,
+    worker: q.worker,
+    attempt: item.attempts,
+    ...(q.error === null ? {} : { error: q.error }),
+    // A failed attempt sent back to pending: when it may be claimed again.
+    // Stryker disable next-line ConditionalExpression: equivalent: a resolve leaves an item pending only for a retry, which sets not_before
+    ...(item.status === 'pending' && item.not_before !== null ? { retry_at: item.not_before } : {}),
+    // Stryker disable next-line ConditionalExpression: equivalent: a result reaches the rules as JSON, never undefined (WorkQueue makes a missing one null)
+    ...(q.result !== null && q.result !== undefined ? { result_hash: contentHash(q.result) } : {}),
+    // Stryker disable next-line ConditionalExpression: equivalent: an item resolved under a lease was claimed (claimed_at is set)
+    ...(item.claimed_at ? { duration_ms: q.now - Date.parse(item.claimed_at) } : {}),
+  });
+  return workItemEvent(RESOLVED.type, item, data, q.worker, q.actor_kind, q.now);
 }
 
 /**

@@ -9,6 +9,7 @@ import {
   type FieldType,
   fieldsText,
   HOLE,
+  type Hole,
   reclaimedEvent,
   replayedEvent,
 } from '../../../core/codecs/work-items.js';
@@ -81,12 +82,13 @@ function claimParams(
  */
 function claimedText(q: ClaimQuery, c: ClaimQuery['claimers'][number]) {
   const json = JSON.stringify;
-  // The codec's fields with the row's attempt left as a hole: `"worker":…,"attempt":` and `,"lease_expires_at":…`.
-  const [before, , after] = fieldsText(CLAIMED.fields, {
+  // The codec's fields with the row's attempt left as a hole: `"worker":…`, `,"attempt":`, `,"lease_expires_at":…`.
+  const [head, attempt, after] = fieldsText(CLAIMED.fields, {
     worker: c.worker,
     attempt: HOLE,
     lease_expires_at: q.now + c.lease_ms,
-  }) as [string, unknown, string];
+  }) as [string, Hole<'attempt'>, string];
+  const before = head + attempt.key;
   // Stryker disable next-line OptionalChaining: equivalent: a claim has at least one claimer (WorkQueue makes one per call)
   const actor = c.worker === q.claimers[0]?.worker ? '' : `,"actor":${json(c.worker)}`;
   return {

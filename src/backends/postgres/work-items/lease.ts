@@ -3,7 +3,14 @@
 // dependants) or give the item back (release). Each write is fenced by the lease (updateHeld, inAt).
 
 import type { LeaseQuery, NewEvent, Outcome, ReleaseQuery, ResolveQuery } from '../../../core/backend.js';
-import { releasedEvent, resolvedEvent } from '../../../core/codecs/work-items.js';
+import {
+  fieldsText,
+  HOLE,
+  type Hole,
+  RESOLVED,
+  releasedEvent,
+  resolvedEvent,
+} from '../../../core/codecs/work-items.js';
 import { contentHash } from '../../../core/json.js';
 import type { WorkItem } from '../../../core/types.js';
 import {
@@ -153,19 +160,31 @@ async function resolveInOneStatement(
   const rows = resolveRows(qs);
   // The actor kind all of them share is said once, on the batch; otherwise last on each entry.
   const shared = qs.every((q) => q.actor_kind === first.actor_kind);
+  let durationKey = '';
   for (const [ord, q] of qs.entries()) {
     // The event's text around what only the item's row knows (attempt, duration), as resolvedEvent and
     // batchEvents write it. Set on the row itself: a spread copy of each row cost 3 µs an item.
     const row = rows[ord] as Record<string, unknown>;
     const actor = q.worker === first.worker ? '' : `,"actor":${json(q.worker)}`;
-    const error = q.error !== null ? `,"error":${json(q.error)}` : '';
-    const result =
+    // The codec's fields with the row's attempt and duration left as holes (a done item is never retried,
+    // so there is no retry_at).
+    const [head, attempt, post, duration] = fieldsText(RESOLVED.fields, {
+      status: q.status,
+      worker: q.worker,
+      attempt: HOLE,
+      error: q.error ?? undefined,
+      retry_at: undefined,
       // Stryker disable next-line ConditionalExpression: equivalent: a result reaches the backend as JSON, never undefined (WorkQueue makes a missing one null)
-      q.result !== null && q.result !== undefined ? `,"result_hash":"${contentHash(q.result)}"` : '';
-    row.pre = `{"id":${json(q.id)}${actor},"status":${json(q.status)},"worker":${json(q.worker)},"attempt":`;
-    row.post = `${error}${result}`;
+      result_hash: q.result !== null && q.result !== undefined ? contentHash(q.result) : undefined,
+      duration_ms: HOLE,
+    }) as [string, Hole<'attempt'>, string, Hole<'duration_ms'>, string];
+    row.pre = `{"id":${json(q.id)}${actor},${head}${attempt.key}`;
+    durationKey = duration.key;
+    row.post = post;
     row.tail = shared ? '' : `,"actor_kind":${json(q.actor_kind)}`;
   }
+  // The duration's key (the same for every item), written where the row says the item was claimed.
+  const durationP = p.add(durationKey);
   const head = shared ? `{"actor_kind":${json(first.actor_kind)},"items":[` : '{"items":[';
   const batch = p.json(rows);
   const n = p.add(qs.length);
@@ -182,7 +201,7 @@ async function resolveInOneStatement(
        _entries AS (
          SELECT count(*) AS n,
            string_agg(u._pre || u.attempts || u._post
-             || CASE WHEN u.claimed_at IS NULL THEN '' ELSE ',"duration_ms":' || (${nowP} - u.claimed_at) END
+             || CASE WHEN u.claimed_at IS NULL THEN '' ELSE ${durationP}::text || (${nowP} - u.claimed_at) END
              || u._tail || '}', ',' ORDER BY u._ord) AS entries
          FROM _u AS u),
        ${computedEventCtes(
