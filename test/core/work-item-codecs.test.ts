@@ -19,6 +19,7 @@ import {
 import { contentHash } from '../../src/core/json.js';
 import { toIso } from '../../src/core/time.js';
 import type { WorkItem } from '../../src/core/types.js';
+import { ITEM_TYPE_OF_BATCH } from '../../src/core/work-rules.js';
 import { backendsForThisFile } from '../helpers/backends.js';
 import { PG_URL } from '../helpers/postgres.js';
 
@@ -61,6 +62,41 @@ describe('work_item_claimed: build, SQL text and fold agree', () => {
       }),
       { numRuns: 300, ...seed },
     );
+  });
+
+  it('a time given as text (a resolve’s retry_at) is written as given, one given as epoch ms as toIso writes it', () => {
+    const values = { status: 'pending', worker: 'w|1', attempt: 2, error: 'boom "x"' } as const;
+    const retry = '2026-12-07T01:02:03.004Z';
+    const text = JSON.stringify(RESOLVED.data({ ...values, retry_at: retry }));
+    const parts = fieldsText(RESOLVED.fields, {
+      ...values,
+      retry_at: retry,
+      result_hash: undefined,
+      duration_ms: undefined,
+    });
+    expect(`{${parts.join('')}}`).toBe(text);
+    const fromMs = fieldsText(RESOLVED.fields, {
+      ...values,
+      retry_at: Date.parse(retry),
+      result_hash: undefined,
+      duration_ms: undefined,
+    });
+    expect(`{${fromMs.join('')}}`).toBe(text);
+  });
+
+  it('fieldsSql takes only plain JSON keys (they are written into the SQL text as they are)', () => {
+    for (const key of ['bad"key', "o'neil", 'Upper', 'x;DROP', 'a-b']) {
+      expect(() => fieldsSql([[key, 'string']], { [key]: 'c' }), key).toThrow(
+        `field ${key} is no plain JSON key`,
+      );
+    }
+    expect(fieldsSql([['a_b', 'integer']], { a_b: 'c.n' })).toBe(`'"a_b":' || c.n`);
+  });
+
+  it('every item type a batch event holds has a codec verify folds it with', () => {
+    for (const type of Object.values(ITEM_TYPE_OF_BATCH)) {
+      expect(type === 'work_item_enqueued' || ITEM_EVENT_CODECS.has(type), type).toBe(true);
+    }
   });
 
   it('folding its data gives the item the claim left: in flight, held by the worker, on the attempt', () => {
