@@ -2,7 +2,8 @@
 // work_item_claimed, the data the store builds in JavaScript (SQLite, PostgreSQL's full claim), the SQL text
 // PostgreSQL's one-statement claim writes from the codec's fields, and the fold verify replays agree byte for
 // byte and field for field, over generated values (workers with `|`, `+`, quotes, non-ASCII, years up to
-// 9999); and on both backends a claim's event is the codec's data of the row it left, and verify folds it back.
+// 9999); and on both backends (PostgreSQL also through PgBouncer in transaction mode) a claim's and a batch
+// resolve's events are the codec's data of the rows they left, and verify folds them back.
 import fc from 'fast-check';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,7 +24,7 @@ import { ITEM_TYPE_OF_BATCH } from '../../src/core/work-rules.js';
 import { backendsForThisFile } from '../helpers/backends.js';
 import { PG_URL } from '../helpers/postgres.js';
 
-const backends = await backendsForThisFile();
+const backends = await backendsForThisFile({ pooled: true });
 const seed = process.env.FC_SEED ? { seed: Number(process.env.FC_SEED) } : {};
 
 /** Workers as real systems name them, and worse: separators, quotes, backslashes, non-ASCII, controls. */
