@@ -78,6 +78,12 @@ const ONLY_IN: Record<string, Partial<Record<Backend, Record<string, string>>>> 
   'migrate.ts': {
     postgres: { migrationLockKey: "the advisory lock key of a schema's migrations: SQLite locks the file" },
   },
+  'work-items/claim.ts': {
+    postgres: {
+      fieldsSql:
+        "the SQL text of an event codec's fields, for the statements that write an event in SQL: SQLite appends every event as JavaScript builds it",
+    },
+  },
   'work-items/enqueue.ts': {
     postgres: {
       enqueueCtes:
