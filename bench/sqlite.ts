@@ -26,7 +26,7 @@ const INSERT_ITEM = `INSERT INTO work_items (id, title, kind, status, priority, 
   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
   ON CONFLICT (idempotency_key) DO NOTHING RETURNING *`;
 
-// The same statements as src/backends/sqlite/work-items/, including its INDEXED BY hints.
+// The same statements as src/backends/sqlite/work/, including its INDEXED BY hints.
 const RECLAIM = `UPDATE work_items INDEXED BY work_items_leases SET
     status = CASE WHEN attempts >= max_attempts THEN 'failed' ELSE 'pending' END,
     error = CASE WHEN attempts >= max_attempts THEN 'lease expired on attempt ' || attempts || ' of ' || max_attempts ELSE error END,

@@ -1,5 +1,5 @@
 // The two backends correspond by function, not only by file: src/backends/sqlite and src/backends/postgres
-// have the same files at any depth (work-items/claim.ts in both), and the functions each file exports have
+// have the same files at any depth (work/claim.ts in both), and the functions each file exports have
 // the same names in both, so an operation is found in one place under one name whichever backend it runs
 // on. What only one backend has, for a reason, is listed below.
 import { readdirSync, readFileSync } from 'node:fs';
@@ -78,13 +78,13 @@ const ONLY_IN: Record<string, Partial<Record<Backend, Record<string, string>>>> 
   'migrate.ts': {
     postgres: { migrationLockKey: "the advisory lock key of a schema's migrations: SQLite locks the file" },
   },
-  'work-items/claim.ts': {
+  'work/claim.ts': {
     postgres: {
       fieldsSql:
         "the SQL text of an event codec's fields, for the statements that write an event in SQL: SQLite appends every event as JavaScript builds it",
     },
   },
-  'work-items/enqueue.ts': {
+  'work/enqueue.ts': {
     postgres: {
       enqueueCtes:
         "builds the SQL that inserts items inside a statement (a document commit's, in one statement)",
@@ -92,7 +92,7 @@ const ONLY_IN: Record<string, Partial<Record<Backend, Record<string, string>>>> 
         'completes what enqueueCtes inserted (existing idempotency keys, events): SQLite inserts row by row',
     },
   },
-  'work-items/shared.ts': {
+  'work/shared.ts': {
     postgres: {
       ready:
         "the ready condition over the instance's tables and a `now` parameter: SQLite's is a string, READY",
@@ -225,14 +225,14 @@ function tsFiles(dir: string, base = dir): string[] {
 
 const filesOf = (b: Backend) => tsFiles(join(BACKENDS, b)).filter((f) => !f.startsWith('migrations/'));
 const shared = filesOf('sqlite').filter((f) => filesOf('postgres').includes(f));
-const WORK_ITEMS = ['backend', 'shared', 'enqueue', 'claim', 'lease', 'record', 'status', 'read'].map(
-  (f) => `work-items/${f}.ts`,
+const WORK = ['backend', 'shared', 'enqueue', 'claim', 'lease', 'record', 'status', 'read', 'limits'].map(
+  (f) => `work/${f}.ts`,
 );
 
 describe('backend names', () => {
   it('compares the files both backends have, in sub-folders too', () => {
     expect(shared).toEqual(
-      expect.arrayContaining([...WORK_ITEMS, 'documents.ts', 'events.ts', 'dump.ts', 'instances.ts']),
+      expect.arrayContaining([...WORK, 'documents.ts', 'events.ts', 'dump.ts', 'instances.ts']),
     );
     for (const file of Object.keys(ONLY_IN)) expect(shared, file).toContain(file);
   });
@@ -243,13 +243,13 @@ describe('backend names', () => {
 
   it('fails on a file only one backend has, and on a stale allow-list entry', () => {
     const files = {
-      sqlite: ['backend.ts', 'work-items/claim.ts', 'work-items/read.ts'],
-      postgres: ['backend.ts', 'work-items/claim.ts', 'work-items/reads.ts', 'listen.ts'],
+      sqlite: ['backend.ts', 'work/claim.ts', 'work/read.ts'],
+      postgres: ['backend.ts', 'work/claim.ts', 'work/reads.ts', 'listen.ts'],
     };
     const only = { postgres: { 'listen.ts': 'NOTIFY', 'gone.ts': 'no longer there' } };
     expect(unmatchedFiles(files, only).map((p) => `${p.backend}:${p.file}`)).toEqual([
-      'sqlite:work-items/read.ts',
-      'postgres:work-items/reads.ts',
+      'sqlite:work/read.ts',
+      'postgres:work/reads.ts',
       'postgres:gone.ts',
     ]);
   });
@@ -275,9 +275,9 @@ describe('backend names', () => {
     ]);
   });
 
-  it('reads the operations of both work-item folders', () => {
+  it('reads the operations of both work folders', () => {
     for (const b of ['sqlite', 'postgres'] as const) {
-      const names = WORK_ITEMS.flatMap((f) => exportedFunctions(join(BACKENDS, b, f)));
+      const names = WORK.flatMap((f) => exportedFunctions(join(BACKENDS, b, f)));
       expect(names).toEqual(
         expect.arrayContaining([
           'enqueue',

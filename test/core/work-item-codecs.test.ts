@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fieldsSql } from '../../src/backends/postgres/work-items/claim.js';
+import { fieldsSql } from '../../src/backends/postgres/work/claim.js';
 import {
   CLAIMED,
   type ClaimedData,

@@ -12,9 +12,9 @@ import {
   eventHeadExists,
   listenForAppends,
 } from './events.js';
-import { createLimitBackend } from './limits.js';
 import { migrate } from './migrate.js';
-import { createWorkItemBackend } from './work-items/backend.js';
+import { createWorkItemBackend } from './work/backend.js';
+import { createLimitBackend } from './work/limits.js';
 import { createWorkflowRunBackend } from './workflow-runs.js';
 import { createWorkflowStreamBackend } from './workflow-streams.js';
 

@@ -21,9 +21,9 @@ import {
   pendingOne,
   writeEvents,
 } from './events.js';
-import { enqueueCtes, settleEnqueue } from './work-items/enqueue.js';
-import type { WorkItemRow } from './work-items/shared.js';
-import { setStatusRow } from './work-items/status.js';
+import { enqueueCtes, settleEnqueue } from './work/enqueue.js';
+import type { WorkItemRow } from './work/shared.js';
+import { setStatusRow } from './work/status.js';
 
 type DocRow = DocumentRowDump;
 type HistoryRow = Omit<HistoryRowDump, 'kind' | 'id'>;

@@ -6,8 +6,8 @@ import type { ActorKind, DocumentRecord, HistoryEntry, JsonObject } from '../../
 import { versionConflict } from '../../errors.js';
 import type { SqliteConnection } from './connection.js';
 import { writeEvents } from './events.js';
-import { enqueueRows } from './work-items/enqueue.js';
-import { setStatusRow } from './work-items/status.js';
+import { enqueueRows } from './work/enqueue.js';
+import { setStatusRow } from './work/status.js';
 
 interface DocRow {
   kind: string;

@@ -1,9 +1,9 @@
 // Work-item SQL for SQLite: every transition is one conditional statement plus its event, in one
 // BEGIN IMMEDIATE transaction. This file builds the WorkItemBackend from the operations of the files beside
-// it, each in its own BEGIN IMMEDIATE transaction (a write) or read; PostgreSQL's work-items/ has the same
+// it, each in its own BEGIN IMMEDIATE transaction (a write) or read; PostgreSQL's work/ has the same
 // files and names: enqueue.ts, claim.ts (with the sweep of expired leases), lease.ts (what a lease's holder
-// does), record.ts (records, signals, notes), status.ts (changes outside a lease), read.ts, and shared.ts
-// (what they share).
+// does), record.ts (records, signals, notes), status.ts (changes outside a lease), read.ts, limits.ts (the
+// limits claims respect, LimitBackend), and shared.ts (what they share).
 import type { WorkItemBackend } from '../../../core/backend.js';
 import type { SqliteConnection } from '../connection.js';
 import { claim, reclaimExpired, replayUnfinished } from './claim.js';

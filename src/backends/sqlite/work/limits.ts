@@ -1,9 +1,9 @@
 // Keyed-limit SQL for SQLite: the limits claims respect (work_limits), each change with its event in one
-// BEGIN IMMEDIATE transaction. The claim reads them in work-items/claim.ts.
-import type { LimitBackend, LimitChange, LimitRow } from '../../core/backend.js';
-import { limitEvent, noLimit } from '../../core/work-rules.js';
-import type { SqliteConnection } from './connection.js';
-import { writeEvents } from './events.js';
+// BEGIN IMMEDIATE transaction. The claim reads them in claim.ts.
+import type { LimitBackend, LimitChange, LimitRow } from '../../../core/backend.js';
+import { limitEvent, noLimit } from '../../../core/work-rules.js';
+import type { SqliteConnection } from '../connection.js';
+import { writeEvents } from '../events.js';
 
 const LIMIT_COLS = 'key, max_in_flight, rate_count, rate_period_ms, created_at, updated_at';
 

@@ -1,9 +1,9 @@
 // Keyed-limit SQL for PostgreSQL: the limits claims respect (work_limits), each change with its event in
-// one transaction. The claim locks and reads them in work-items/claim.ts.
-import type { LimitBackend, LimitChange, LimitRow } from '../../core/backend.js';
-import { limitEvent, noLimit } from '../../core/work-rules.js';
-import type { PostgresConnection, Tx } from './connection.js';
-import { type AppendHint, writeEvents } from './events.js';
+// one transaction. The claim locks and reads them in claim.ts.
+import type { LimitBackend, LimitChange, LimitRow } from '../../../core/backend.js';
+import { limitEvent, noLimit } from '../../../core/work-rules.js';
+import type { PostgresConnection, Tx } from '../connection.js';
+import { type AppendHint, writeEvents } from '../events.js';
 
 const LIMIT_COLS = 'key, max_in_flight, rate_count, rate_period_ms, created_at, updated_at';
 

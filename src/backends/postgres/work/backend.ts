@@ -1,9 +1,10 @@
 // Work-item SQL for PostgreSQL: every transition is one conditional statement, then its events appended
 // (positioned and hash-chained under the instance's head lock) pipelined with COMMIT; claims skip rows
 // other claimers hold. This file builds the WorkItemBackend from the operations of the files beside it;
-// SQLite's work-items/ has the same files and names: enqueue.ts, claim.ts (with the sweep of expired
+// SQLite's work/ has the same files and names: enqueue.ts, claim.ts (with the sweep of expired
 // leases), lease.ts (what a lease's holder does), record.ts (records, signals, notes), status.ts (changes
-// outside a lease), read.ts, and shared.ts (what they share).
+// outside a lease), read.ts, limits.ts (the limits claims respect, LimitBackend), and shared.ts (what they
+// share).
 import type { WorkItemBackend } from '../../../core/backend.js';
 import type { PostgresConnection } from '../connection.js';
 import type { AppendHint } from '../events.js';
