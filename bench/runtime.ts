@@ -24,7 +24,7 @@ import {
 import pg from 'pg';
 import PgBoss from 'pg-boss';
 import { sha256Hex } from '../src/core/hash.js';
-import type { WorkQueue } from '../src/core/work-queue.js';
+import type { WorkQueue } from '../src/core/work/queue.js';
 import type { WorkerOptions } from '../src/worker/worker.js';
 import {
   fmt,

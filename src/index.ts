@@ -95,8 +95,9 @@ export {
 } from './core/runs.js';
 export { type Clock, systemClock } from './core/time.js';
 export * from './core/types.js';
-export { DEFAULT_LEASE_MS, DEFAULT_MAX_ATTEMPTS, WorkQueue } from './core/work-queue.js';
-export { canTransition, isTerminal, TRANSITIONS } from './core/work-rules.js';
+export { DEFAULT_LEASE_MS, DEFAULT_MAX_ATTEMPTS } from './core/work/inputs.js';
+export { WorkQueue } from './core/work/queue.js';
+export { canTransition, isTerminal, TRANSITIONS } from './core/work/rules.js';
 export * from './errors.js';
 export { Instance, type OpenInstanceOptions, openInstance } from './instance/instance.js';
 export { type ListInstancesOptions, listInstances } from './instance/list.js';

@@ -9,7 +9,8 @@ import type {
   WorkItem,
   WorkLimit,
 } from '../core/types.js';
-import { attemptsText, digestBatchEvent } from '../core/work-rules.js';
+import { digestBatchEvent } from '../core/work/batches.js';
+import { attemptsText } from '../core/work/rules.js';
 import { duration } from '../reports/markdown.js';
 
 /** A concurrency key's limit on one line: `openai:org-1  max_in_flight=2  rate=60/60000ms`. */

@@ -30,8 +30,9 @@ import {
   type Provenance,
   type WorkItem,
 } from './types.js';
-import { normalizeEnqueue } from './work-queue.js';
-import { explainStatusFailure, isRepeatedAnswer, ownedKey, ownerOf } from './work-rules.js';
+import { normalizeEnqueue } from './work/inputs.js';
+import { ownedKey, ownerOf } from './work/owners.js';
+import { explainStatusFailure, isRepeatedAnswer } from './work/refusals.js';
 
 /** The version a pruned history entry can no longer be read at. */
 export class VersionPrunedError extends NotFoundError {

@@ -9,7 +9,7 @@ import { checkInput } from './input.js';
 import type { HeadAnchor } from './integrity.js';
 import { type Clock, parseTime, sleep } from './time.js';
 import type { AppendEventInput, EventRecord, ReadEventsInput, VerifyInput, VerifyResult } from './types.js';
-import { BATCH_TYPE_OF, BATCH_TYPES, expandBatchEvent, ITEM_TYPE_OF_BATCH } from './work-rules.js';
+import { BATCH_TYPE_OF, BATCH_TYPES, expandBatchEvent, ITEM_TYPE_OF_BATCH } from './work/batches.js';
 
 /** Event types agentstate itself emits; AppendEvent refuses them so the log cannot be forged. */
 export const SYSTEM_EVENT_TYPES = new Set([

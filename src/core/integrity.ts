@@ -27,7 +27,7 @@ import { computeEventHash, GENESIS_HASH } from './hash.js';
 import { canonicalJson, contentHash } from './json.js';
 import { toIso } from './time.js';
 import type { IntegrityProblem, IntegrityProblemKind, Json, JsonObject, VerifyResult } from './types.js';
-import { expandBatchEvent, ITEM_TYPE_OF_BATCH } from './work-rules.js';
+import { expandBatchEvent, ITEM_TYPE_OF_BATCH } from './work/batches.js';
 import type { WorkflowFold } from './workflow-integrity.js';
 
 /** An event position and its hash, as `verify`, `instance export` and the dashboard stamp print it. */

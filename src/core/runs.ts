@@ -26,7 +26,8 @@ import { checkInput, jsonField, LIMITS, RESERVED_KEYS } from './input.js';
 import { cloneJson } from './json.js';
 import { type Clock, parseDuration, parseTime } from './time.js';
 import type { ActorKind, EnqueueInput, EventRecord, Json, WorkItem } from './types.js';
-import { isTerminal, runKey, runSignalName, STORE_ACTOR_KIND, workItemStream } from './work-rules.js';
+import { runKey, runSignalName } from './work/owners.js';
+import { isTerminal, STORE_ACTOR_KIND, workItemStream } from './work/rules.js';
 
 export type { RunRecord } from './codecs/run-records.js';
 

@@ -3,7 +3,7 @@
 import type { DocumentStore } from './document-store.js';
 import type { EventLog } from './event-log.js';
 import type { ServiceOperation } from './kind.js';
-import type { WorkQueue } from './work-queue.js';
+import type { WorkQueue } from './work/queue.js';
 
 /**
  * What an operation a kind declares runs on: the store's three services (an open `Instance` is one). The

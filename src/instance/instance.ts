@@ -9,7 +9,7 @@ import type { DocumentStore } from '../core/document-store.js';
 import type { EventLog } from '../core/event-log.js';
 import { redactUrl } from '../core/redact.js';
 import { type Clock, systemClock, wholeMs } from '../core/time.js';
-import type { WorkQueue } from '../core/work-queue.js';
+import type { WorkQueue } from '../core/work/queue.js';
 import { InvalidInputError, isAgentStateError, NotFoundError, StorageUnavailableError } from '../errors.js';
 import { ensureDir } from '../fs/files.js';
 import {

@@ -5,7 +5,7 @@ import type { CoalesceOptions } from '../core/coalesce.js';
 import { DocumentStore, type KindResolver } from '../core/document-store.js';
 import { EventLog, type EventTypeOwner } from '../core/event-log.js';
 import { type Clock, wholeMs } from '../core/time.js';
-import { WorkQueue } from '../core/work-queue.js';
+import { WorkQueue } from '../core/work/queue.js';
 import { eventTypeOwner } from '../kinds/event-owners.js';
 
 /** The services of one store: the queue, the log and the documents, over one backend and one clock. */

@@ -15,7 +15,7 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import type { Provenance, WorkItem } from '../core/types.js';
-import { isRunQuestion, ownerOf } from '../core/work-rules.js';
+import { isRunQuestion, ownerOf } from '../core/work/owners.js';
 import { InvalidInputError, InvalidTransitionError, PermissionDeniedError } from '../errors.js';
 import type { Instance } from '../instance/instance.js';
 import { callOperation } from '../service/edge.js';

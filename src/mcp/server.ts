@@ -16,7 +16,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { checkAccess, type Principal } from '../auth/access.js';
 import type { DocumentRecord, EventRecord } from '../core/types.js';
-import { digestBatchEvent } from '../core/work-rules.js';
+import { digestBatchEvent } from '../core/work/batches.js';
 import { InvalidInputError, isAgentStateError, toAgentStateError, toolError } from '../errors.js';
 import type { Instance } from '../instance/instance.js';
 import { kindNames } from '../kinds/registry.js';

@@ -3,7 +3,7 @@
 
 import { formatHeadAnchor } from '../core/integrity.js';
 import { WORK_ITEM_STATUSES } from '../core/types.js';
-import { attemptsText } from '../core/work-rules.js';
+import { attemptsText } from '../core/work/rules.js';
 import { writeFileAtomic } from '../fs/files.js';
 import type { Instance } from '../instance/instance.js';
 import { duration, table } from './markdown.js';

@@ -24,7 +24,7 @@ import {
 } from '../core/runs.js';
 import { messagingAttributes, producerLinks, TRACER_NAME } from '../core/tracing.js';
 import type { EnqueueInput, Json, ResolveInput, WorkItem } from '../core/types.js';
-import type { WorkQueue } from '../core/work-queue.js';
+import type { WorkQueue } from '../core/work/queue.js';
 import { InvalidInputError, isAgentStateError } from '../errors.js';
 
 /** What a handler is given besides its item. */

@@ -22,7 +22,7 @@ import type {
 import { getQueueTopicPrefix, reenqueueActiveRuns, resolveQueueNamespace } from '@workflow/world';
 import { isPortableText, LIMITS } from '../core/input.js';
 import type { JsonObject, WorkItem } from '../core/types.js';
-import type { WorkQueue } from '../core/work-queue.js';
+import type { WorkQueue } from '../core/work/queue.js';
 import { InvalidInputError } from '../errors.js';
 import {
   createWorker,

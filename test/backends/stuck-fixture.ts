@@ -2,7 +2,7 @@
 // cascades and the blocker index: a fails, b waits on a and c on b; gone cascades when open ends.
 import { expect } from 'vitest';
 import type { VerifyResult } from '../../src/core/types.js';
-import type { WorkQueue } from '../../src/core/work-queue.js';
+import type { WorkQueue } from '../../src/core/work/queue.js';
 
 export interface StuckIds {
   a: string;

@@ -1,7 +1,7 @@
 // How every view (CLI lines, dashboard, dashboard.md) writes an item's attempts: started and left, never
 // attempts/max_attempts, whose denominator grows each time an attempt is handed back unspent.
 import { describe, expect, it } from 'vitest';
-import { attemptsText } from '../../src/core/work-rules.js';
+import { attemptsText } from '../../src/core/work/rules.js';
 
 describe('attemptsText', () => {
   it('a pending item handed back twice reads the same left, where attempts/max_attempts read 1/4 then 2/5', () => {

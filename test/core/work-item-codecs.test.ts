@@ -20,7 +20,7 @@ import {
 import { contentHash } from '../../src/core/json.js';
 import { toIso } from '../../src/core/time.js';
 import type { WorkItem } from '../../src/core/types.js';
-import { ITEM_TYPE_OF_BATCH } from '../../src/core/work-rules.js';
+import { ITEM_TYPE_OF_BATCH } from '../../src/core/work/batches.js';
 import { backendsForThisFile } from '../helpers/backends.js';
 import { PG_URL } from '../helpers/postgres.js';
 

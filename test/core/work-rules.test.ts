@@ -5,32 +5,30 @@
 import { describe, expect, it } from 'vitest';
 import { enqueuedEvent, replayedEvent, retriedEvent } from '../../src/core/codecs/work-items.js';
 import type { WorkItem } from '../../src/core/types.js';
+import { digestBatchEvent, expandBatchEvent } from '../../src/core/work/batches.js';
+import { historyBuckets } from '../../src/core/work/history.js';
+import { noLimit } from '../../src/core/work/limits.js';
 import {
-  canTransition,
-  checkRecord,
-  checkSignal,
-  checkUnless,
-  claimerKind,
-  digestBatchEvent,
-  expandBatchEvent,
-  explainLeaseFailure,
-  explainRetryFailure,
-  explainStatusFailure,
-  historyBuckets,
   humanDecisionRefusal,
-  isRefusal,
-  isRepeatedHumanResolution,
-  isRepeatedResolve,
-  isTerminal,
-  noLimit,
   ownerOf,
   runParentOf,
   runQuestionRefusal,
   runSignalName,
-  STORE_ACTOR_KIND,
+} from '../../src/core/work/owners.js';
+import {
+  checkRecord,
+  checkSignal,
+  checkUnless,
+  explainLeaseFailure,
+  explainRetryFailure,
+  explainStatusFailure,
+  isRefusal,
+  isRepeatedHumanResolution,
+  isRepeatedResolve,
   unmatchedResolve,
   wakesFor,
-} from '../../src/core/work-rules.js';
+} from '../../src/core/work/refusals.js';
+import { canTransition, claimerKind, isTerminal, STORE_ACTOR_KIND } from '../../src/core/work/rules.js';
 import { StorageUnavailableError } from '../../src/errors.js';
 import { refusal } from '../helpers/refusals.js';
 

@@ -5,7 +5,7 @@
 // releases what it took; a listener that throws stops the worker cleanly. No test asserts a duration: each waits for a condition (a gate the test opens, an event of the
 // worker); one bounds how long it watches.
 import { describe, expect, it } from 'vitest';
-import type { WorkQueue } from '../../src/core/work-queue.js';
+import type { WorkQueue } from '../../src/core/work/queue.js';
 import type { Instance } from '../../src/instance/instance.js';
 import { createWorker } from '../../src/worker/worker.js';
 import { backendsForThisFile } from '../helpers/backends.js';

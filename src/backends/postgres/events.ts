@@ -4,7 +4,7 @@
 import type { EventBackend, EventQuery, NewEvent, StoredEvent } from '../../core/backend.js';
 import { eventHashTail, GENESIS_HASH } from '../../core/hash.js';
 import type { EventRecord } from '../../core/types.js';
-import { BATCH_TYPES } from '../../core/work-rules.js';
+import { BATCH_TYPES } from '../../core/work/batches.js';
 import { InternalError } from '../../errors.js';
 import { toEventRecord } from '../shared.js';
 import type { Names, Params, PostgresConnection, Tx } from './connection.js';

@@ -6,7 +6,7 @@
 // writes these in SQL: they are appended as built.
 import type { NewEvent } from '../backend.js';
 import type { ActorKind, EventRecord, Json, JsonObject, WorkItemStatus } from '../types.js';
-import { workItemStream } from '../work-rules.js';
+import { workItemStream } from '../work/rules.js';
 
 /** A step's `fn` returned; its result is the step's record, returned by every later attempt. */
 export const STEP_COMPLETED = 'work_step_completed';

@@ -10,7 +10,7 @@ import { applyMergePatch, contentHash } from '../json.js';
 import { toIso } from '../time.js';
 import type { ActorKind, Json, JsonObject, WorkItem, WorkItemStatus } from '../types.js';
 import { WORK_ITEM_STATUSES } from '../types.js';
-import { isTerminal, STORE_ACTOR_KIND, workItemEvent } from '../work-rules.js';
+import { isTerminal, STORE_ACTOR_KIND, workItemEvent } from '../work/rules.js';
 
 /** A work item as verify replays it from its events: what its row must say. */
 export interface ItemFold {

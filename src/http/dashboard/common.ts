@@ -3,7 +3,8 @@
 import type { Context } from 'hono';
 import { WAIT_FOREVER } from '../../core/runs.js';
 import type { EventRecord, WorkItem } from '../../core/types.js';
-import { attemptsText, isRunQuestion, ownerOf } from '../../core/work-rules.js';
+import { isRunQuestion, ownerOf } from '../../core/work/owners.js';
+import { attemptsText } from '../../core/work/rules.js';
 import { ERROR_TABLE, toAgentStateError } from '../../errors.js';
 import type { Instance } from '../../instance/instance.js';
 import { callOperation } from '../../service/edge.js';

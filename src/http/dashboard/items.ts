@@ -4,7 +4,8 @@
 import type { Hono } from 'hono';
 import type { RunRecord } from '../../core/codecs/run-records.js';
 import type { EventRecord, WorkItem } from '../../core/types.js';
-import { attemptsText, ownerOf } from '../../core/work-rules.js';
+import { ownerOf } from '../../core/work/owners.js';
+import { attemptsText } from '../../core/work/rules.js';
 import { InvalidInputError } from '../../errors.js';
 import type { AppContext, AppEnv } from '../context.js';
 import {

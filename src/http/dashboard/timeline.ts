@@ -3,7 +3,7 @@
 // a server-rendered SVG timeline (no script, no external asset) over a table that says the same in words.
 import { type RunRecord, recordSummary } from '../../core/codecs/run-records.js';
 import type { EventRecord, WorkItem } from '../../core/types.js';
-import { attemptsText } from '../../core/work-rules.js';
+import { attemptsText } from '../../core/work/rules.js';
 import { duration, exactTime, relative, short } from './common.js';
 import { type Html, h } from './html.js';
 

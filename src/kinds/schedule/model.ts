@@ -2,7 +2,7 @@
 // expression, the time zone, the catch-up policy and the last tick enqueued).
 import { Cron } from 'croner';
 import type { Json } from '../../core/types.js';
-import { SCHEDULE_KEY_PREFIX } from '../../core/work-rules.js';
+import { SCHEDULE_KEY_PREFIX } from '../../core/work/owners.js';
 import { InvalidInputError } from '../../errors.js';
 import { CATCH_UP_MAX, type CatchUpPolicy } from './schema.js';
 

@@ -7,7 +7,7 @@ import { inputSchema } from '../../core/json-schema.js';
 import { OBJECT } from '../../core/output-schemas.js';
 import { type StoreServices, serviceOperation } from '../../core/services.js';
 import type { ActorKind, EnqueueInput, JsonObject } from '../../core/types.js';
-import { AS_SCHEDULER } from '../../core/work-rules.js';
+import { AS_SCHEDULER } from '../../core/work/owners.js';
 import { isAgentStateError, NotFoundError } from '../../errors.js';
 import type { Schedule, ScheduleItem } from './model.js';
 import { CATCH_UP_POLICIES, type CatchUpPolicy } from './schema.js';

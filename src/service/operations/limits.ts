@@ -4,7 +4,7 @@
 import { inputSchema } from '../../core/json-schema.js';
 import { WORK_LIMIT, WORK_LIMITS } from '../../core/output-schemas.js';
 import type { RemoveLimitInput, SetLimitInput } from '../../core/types.js';
-import { WORK_INPUTS } from '../../core/work-queue.js';
+import { WORK_INPUTS } from '../../core/work/inputs.js';
 import { operation } from '../operation.js';
 
 export const LIMIT_OPERATIONS = [

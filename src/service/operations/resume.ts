@@ -7,7 +7,7 @@ import type { JsonSchema } from '../../core/json-schema.js';
 import { inputSchema } from '../../core/json-schema.js';
 import { EVENT, STATUS_COUNTS, WORK_ITEM } from '../../core/output-schemas.js';
 import type { EventRecord, Json, StatusCounts, WorkItem } from '../../core/types.js';
-import { digestBatchEvent } from '../../core/work-rules.js';
+import { digestBatchEvent } from '../../core/work/batches.js';
 import { InvalidInputError } from '../../errors.js';
 import type { Instance } from '../../instance/instance.js';
 import { operation } from '../operation.js';

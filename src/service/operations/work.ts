@@ -28,7 +28,7 @@ import type {
   StepsInput,
   WorkItem,
 } from '../../core/types.js';
-import { WORK_INPUTS } from '../../core/work-queue.js';
+import { WORK_INPUTS } from '../../core/work/inputs.js';
 import type { Instance } from '../../instance/instance.js';
 import { type Operation, operation } from '../operation.js';
 

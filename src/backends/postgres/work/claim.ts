@@ -16,13 +16,8 @@ import {
 import { claimOrder } from '../../../core/rows.js';
 import type { WorkItem } from '../../../core/types.js';
 import { LOCK_KIND } from '../../../core/types.js';
-import {
-  BATCH_STREAM,
-  BATCH_TYPE_OF,
-  batchEvents,
-  claimerKind,
-  workItemStream,
-} from '../../../core/work-rules.js';
+import { BATCH_STREAM, BATCH_TYPE_OF, batchEvents } from '../../../core/work/batches.js';
+import { claimerKind, workItemStream } from '../../../core/work/rules.js';
 import {
   jsonRows,
   type Names,

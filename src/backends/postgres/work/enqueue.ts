@@ -4,7 +4,7 @@
 import type { NewEvent, NewWorkItem } from '../../../core/backend.js';
 import { enqueuedEvent } from '../../../core/codecs/work-items.js';
 import type { WorkItem } from '../../../core/types.js';
-import { batchEvents } from '../../../core/work-rules.js';
+import { batchEvents } from '../../../core/work/batches.js';
 import { InternalError } from '../../../errors.js';
 import { missingBlocker } from '../../shared.js';
 import { type Names, type Params, type PostgresConnection, recordset, type Tx } from '../connection.js';

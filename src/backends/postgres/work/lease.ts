@@ -13,15 +13,13 @@ import {
 } from '../../../core/codecs/work-items.js';
 import { contentHash } from '../../../core/json.js';
 import type { WorkItem } from '../../../core/types.js';
+import { BATCH_STREAM, BATCH_TYPE_OF, batchEvents } from '../../../core/work/batches.js';
 import {
-  BATCH_STREAM,
-  BATCH_TYPE_OF,
-  batchEvents,
   explainLeaseFailure,
   refusalOf,
   refusedOutcome,
   unmatchedResolve,
-} from '../../../core/work-rules.js';
+} from '../../../core/work/refusals.js';
 import { jsonRows, type Names, type PostgresConnection, recordset, type Tx } from '../connection.js';
 import { type AppendHint, computedEventCtes } from '../events.js';
 import {

@@ -8,7 +8,7 @@ import type {
   WorkStatsQuery,
 } from '../../../core/backend.js';
 import type { StatusCounts, WorkItem, WorkItemStatus } from '../../../core/types.js';
-import { type HistoryRow, historyBuckets } from '../../../core/work-rules.js';
+import { type HistoryRow, historyBuckets } from '../../../core/work/history.js';
 import { statusCounts } from '../../shared.js';
 import type { Names, PostgresConnection } from '../connection.js';
 import {

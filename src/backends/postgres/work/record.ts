@@ -22,8 +22,8 @@ import {
   refusalOf,
   refusedOutcome,
   wakesFor,
-  workItemStream,
-} from '../../../core/work-rules.js';
+} from '../../../core/work/refusals.js';
+import { workItemStream } from '../../../core/work/rules.js';
 import { InternalError } from '../../../errors.js';
 import { toEventRecord } from '../../shared.js';
 import type { PostgresConnection, Tx } from '../connection.js';

@@ -6,7 +6,7 @@ import { claimedEvent, reclaimedEvent, replayedEvent } from '../../../core/codec
 import { claimOrder } from '../../../core/rows.js';
 import type { WorkItem } from '../../../core/types.js';
 import { LOCK_KIND } from '../../../core/types.js';
-import { batchEvents } from '../../../core/work-rules.js';
+import { batchEvents } from '../../../core/work/batches.js';
 import type { SqliteConnection } from '../connection.js';
 import { writeEvents } from '../events.js';
 import { ORDER, READY, toWorkItem, type WorkItemRow } from './shared.js';

@@ -4,7 +4,7 @@
 import type { NewEvent, NewWorkItem } from '../../../core/backend.js';
 import { enqueuedEvent } from '../../../core/codecs/work-items.js';
 import type { WorkItem } from '../../../core/types.js';
-import { batchEvents } from '../../../core/work-rules.js';
+import { batchEvents } from '../../../core/work/batches.js';
 import { missingBlocker } from '../../shared.js';
 import type { SqliteConnection } from '../connection.js';
 import { writeEvents } from '../events.js';

@@ -4,13 +4,13 @@
 import type { LeaseQuery, NewEvent, Outcome, ReleaseQuery, ResolveQuery } from '../../../core/backend.js';
 import { releasedEvent, resolvedEvent } from '../../../core/codecs/work-items.js';
 import type { WorkItem } from '../../../core/types.js';
+import { batchEvents } from '../../../core/work/batches.js';
 import {
-  batchEvents,
   explainLeaseFailure,
   refusalOf,
   refusedOutcome,
   unmatchedResolve,
-} from '../../../core/work-rules.js';
+} from '../../../core/work/refusals.js';
 import type { SqliteConnection } from '../connection.js';
 import { writeEvents } from '../events.js';
 import { getItem, leaseWhere, toWorkItem, type WorkItemRow } from './shared.js';

@@ -20,8 +20,8 @@ import {
   explainStatusFailure,
   refusedOutcome,
   wakesFor,
-  workItemStream,
-} from '../../../core/work-rules.js';
+} from '../../../core/work/refusals.js';
+import { workItemStream } from '../../../core/work/rules.js';
 import { toEventRecord } from '../../shared.js';
 import type { SqliteConnection } from '../connection.js';
 import { writeEvents } from '../events.js';

@@ -6,14 +6,8 @@ import type { NewEvent, RetryQuery, StatusChange } from '../../../core/backend.j
 import { cascadedEvent, reopenedEvent, retriedEvent, statusEvent } from '../../../core/codecs/work-items.js';
 import { claimOrder } from '../../../core/rows.js';
 import type { WorkItem } from '../../../core/types.js';
-import {
-  cascadeError,
-  endedUnsuccessfully,
-  explainRetryFailure,
-  explainStatusFailure,
-  isTerminal,
-  RETRYABLE,
-} from '../../../core/work-rules.js';
+import { explainRetryFailure, explainStatusFailure } from '../../../core/work/refusals.js';
+import { cascadeError, endedUnsuccessfully, isTerminal, RETRYABLE } from '../../../core/work/rules.js';
 import type { SqliteConnection } from '../connection.js';
 import { writeEvents } from '../events.js';
 import { getItem, toWorkItem, type WorkItemRow } from './shared.js';
