@@ -1,6 +1,6 @@
 // The work-item state machine shared by every backend: the legal transitions, the stream a work item's events
 // go to and the event each transition appends (built by its codec, codecs/work-items.ts), the actor kind of
-// what the store does on its own, and the statuses a failure ends in.
+// what the store does on its own and of each claimer of a batch claim, and the statuses a failure ends in.
 import type { Claimer, NewEvent } from '../backend.js';
 import type { ActorKind, JsonObject, WorkItem, WorkItemStatus } from '../types.js';
 
