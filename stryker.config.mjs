@@ -20,9 +20,9 @@ export default {
   // committing or dropping it), the document commit path (stale-version retries, replay of a
   // request, #write) and the backends' commit statements. Keep the ranges on those functions when they move.
   mutate: [
-    'src/core/work-rules.ts',
-    'src/backends/sqlite/work-items/{claim,lease,status}.ts',
-    'src/backends/postgres/work-items/{claim,lease,status}.ts',
+    'src/core/work/{rules,refusals,owners,batches,history,limits}.ts',
+    'src/backends/sqlite/work/{claim,lease,status}.ts',
+    'src/backends/postgres/work/{claim,lease,status}.ts',
     'src/worker/worker.ts:292-311',
     'src/worker/worker.ts:751-794',
     'src/worker/worker.ts:880-932',
