@@ -17,20 +17,15 @@ import type {
   WorkStats,
 } from './backend.js';
 import { type CoalesceOptions, Coalescer, DEFAULT_COALESCE } from './coalesce.js';
-import { readSignal, type SignalRecord, signalEvent } from './codecs/run-records.js';
+import { type RunRecord, readSignal, type SignalRecord, signalEvent } from './codecs/run-records.js';
 import { itemEvent } from './event-log.js';
 import { newId } from './ids.js';
 import { checkInput, type InputSpec, LIMITS } from './input.js';
 import { limitFromRow } from './rows.js';
-import {
-  checkRecordName,
-  type Run,
-  type RunHolder,
-  type RunRecord,
-  Runs,
-  type StepInfo,
-  type StepInput,
-} from './runs.js';
+import { checkRecordName } from './runs/inputs.js';
+import type { Run } from './runs/run.js';
+import { Runs } from './runs/runs.js';
+import type { RunHolder, StepInfo, StepInput } from './runs/types.js';
 import { type Clock, parseTime } from './time.js';
 import { activeTraceparent, spanContextOf, TRACEPARENT_PATTERN } from './tracing.js';
 import {
