@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DBOS } from '@dbos-inc/dbos-sdk';
 import Database from 'better-sqlite3';
-import type { RunRecord } from '../src/core/runs.js';
+import type { RunRecord } from '../src/core/codecs/run-records.js';
 import type { JsonObject } from '../src/core/types.js';
 import {
   fmt,

@@ -143,8 +143,8 @@ export class LockTimeoutError extends coded('LOCK_TIMEOUT') {}
 
 /**
  * Rows disagree with the event log, or the log with a head seen earlier: tampering, or a corrupt dump.
- * `problems` are what verify found (`IntegrityProblem`s of core/types.ts; errors.ts, the bottom of the
- * tree, names no type above it).
+ * `problems` are what verify found (`IntegrityProblem`s of core/integrity/types.ts; errors.ts, the bottom of
+ * the tree, names no type above it).
  */
 export class IntegrityError extends AgentStateError {
   constructor(

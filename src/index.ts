@@ -76,23 +76,21 @@ export {
   readDump,
 } from './core/portable.js';
 export { redactUrl } from './core/redact.js';
+export { isSuspended, JoinFailed, RunSuspended } from './core/runs/errors.js';
+export { Run } from './core/runs/run.js';
 export {
   type AskOptions,
   type AskResult,
   type ChildOutcome,
-  isSuspended,
-  JoinFailed,
   type JoinOptions,
-  Run,
   type RunHolder,
-  RunSuspended,
   type StepInfo,
   type StepInput,
   type StepOptions,
   WAIT_FOREVER,
   type WaitOptions,
   type WaitResult,
-} from './core/runs.js';
+} from './core/runs/types.js';
 export { type Clock, systemClock } from './core/time.js';
 export * from './core/types.js';
 export { DEFAULT_LEASE_MS, DEFAULT_MAX_ATTEMPTS } from './core/work/inputs.js';

@@ -3,7 +3,8 @@
 // rule and back, step names that always fit, and the order in which parallel tool calls take their places.
 import { createHash } from 'node:crypto';
 import { isPortableText, LIMITS, RESERVED_KEYS } from '../core/input.js';
-import { isSuspended, type StepInfo, type StepOptions } from '../core/runs.js';
+import { isSuspended } from '../core/runs/errors.js';
+import type { StepInfo, StepOptions } from '../core/runs/types.js';
 import type { Json } from '../core/types.js';
 import { InvalidInputError, isAgentStateError } from '../errors.js';
 

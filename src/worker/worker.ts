@@ -9,19 +9,18 @@ import { hostname } from 'node:os';
 import { context, type Span, type SpanContext, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { toStoredJson } from '../core/input.js';
 import { cloneJson } from '../core/json.js';
-import {
-  type AskOptions,
-  type AskResult,
-  type ChildOutcome,
-  isSuspended,
-  JoinFailed,
-  type JoinOptions,
-  type Run,
-  type StepInfo,
-  type StepOptions,
-  type WaitOptions,
-  type WaitResult,
-} from '../core/runs.js';
+import { isSuspended, JoinFailed } from '../core/runs/errors.js';
+import type { Run } from '../core/runs/run.js';
+import type {
+  AskOptions,
+  AskResult,
+  ChildOutcome,
+  JoinOptions,
+  StepInfo,
+  StepOptions,
+  WaitOptions,
+  WaitResult,
+} from '../core/runs/types.js';
 import { messagingAttributes, producerLinks, TRACER_NAME } from '../core/tracing.js';
 import type { EnqueueInput, Json, ResolveInput, WorkItem } from '../core/types.js';
 import type { WorkQueue } from '../core/work/queue.js';

@@ -4,7 +4,7 @@
 // a changed handler is STEP_MISMATCH; a person's reset re-runs a step and what follows. Every test ends with
 // a clean verify, whose fold checks each record against the lease of its attempt.
 import { describe, expect } from 'vitest';
-import { isSuspended, JoinFailed, type RunSuspended } from '../../src/core/runs.js';
+import { isSuspended, JoinFailed, type RunSuspended } from '../../src/core/runs/errors.js';
 import type { WorkItem } from '../../src/core/types.js';
 import { type ConformanceTest, type Ctx, eventCount, expectCode, T0 } from './setup.js';
 

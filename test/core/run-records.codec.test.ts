@@ -13,7 +13,7 @@ import {
   recordEvent,
   signalEvent,
 } from '../../src/core/codecs/run-records.js';
-import { isSuspended } from '../../src/core/runs.js';
+import { isSuspended } from '../../src/core/runs/errors.js';
 import { backendsForThisFile } from '../helpers/backends.js';
 
 for (const backend of await backendsForThisFile()) {

@@ -4,7 +4,8 @@
 // turns already done nor runs a tool whose outcome was recorded. Loads nothing of the AI SDK: it wraps what
 // the caller hands it.
 import type { LanguageModelMiddleware, ToolSet } from 'ai';
-import { checkRecordName, type StepOptions } from '../../core/runs.js';
+import { checkRecordName } from '../../core/runs/inputs.js';
+import type { StepOptions } from '../../core/runs/types.js';
 import { InvalidInputError } from '../../errors.js';
 import { checkRun, type DurableRun, modelStep, toolStep, withStep } from '../durable-steps.js';
 

@@ -12,7 +12,8 @@ import type {
   StreamEvent,
   Tool,
 } from '@openai/agents';
-import { checkRecordName, type StepOptions } from '../../core/runs.js';
+import { checkRecordName } from '../../core/runs/inputs.js';
+import type { StepOptions } from '../../core/runs/types.js';
 import { InvalidInputError } from '../../errors.js';
 import { checkRun, type DurableRun, modelStep, toolStep, withStep } from '../durable-steps.js';
 

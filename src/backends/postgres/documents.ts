@@ -277,7 +277,7 @@ async function commitTx(
   return entryOf(w, row.seq);
 }
 
-// The operations of DocumentBackend (src/core/backend.ts); SQLite's documents.ts has the same names.
+// The operations of DocumentBackend (src/core/documents/backend.ts); SQLite's documents.ts has the same names.
 
 export async function get(
   conn: PostgresConnection,

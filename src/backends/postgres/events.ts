@@ -283,7 +283,7 @@ export async function writeEvents(
   return out;
 }
 
-// The operations of EventBackend (src/core/backend.ts); SQLite's events.ts has the same names.
+// The operations of EventBackend (src/core/events/backend.ts); SQLite's events.ts has the same names.
 
 export async function append(
   conn: PostgresConnection,

@@ -167,7 +167,7 @@ function keyset(page: WorkflowPage<Key>, id: string, params: unknown[]): { where
   return { where: `(created_at, ${id}) ${page.reverse ? '<' : '>'} ($${a}, $${b})`, order };
 }
 
-// The operations of WorkflowRunBackend (src/core/backend.ts).
+// The operations of WorkflowRunBackend (src/core/workflow/backend.ts).
 
 export async function createWorkflowEvent(
   conn: PostgresConnection,

@@ -36,7 +36,7 @@ type WriteRow = {
   head: number | null;
 };
 
-// The operations of WorkflowStreamBackend (src/core/backend.ts).
+// The operations of WorkflowStreamBackend (src/core/workflow/backend.ts).
 
 export async function appendStreamChunks(
   conn: PostgresConnection,

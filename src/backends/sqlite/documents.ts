@@ -97,7 +97,7 @@ function pruneRows(conn: SqliteConnection, kind: string, id: string, keep: numbe
     .run(kind, id, latest - Math.max(1, keep)).changes;
 }
 
-// The operations of DocumentBackend (src/core/backend.ts); PostgreSQL's documents.ts has the same names.
+// The operations of DocumentBackend (src/core/documents/backend.ts); PostgreSQL's documents.ts has the same names.
 
 export async function get(conn: SqliteConnection, kind: string, id: string): Promise<DocumentRecord | null> {
   const r = conn.read(() => conn.stmt('SELECT * FROM documents WHERE kind = ? AND id = ?').get(kind, id)) as

@@ -71,7 +71,7 @@ export function writeEvents(conn: SqliteConnection, events: NewEvent[]): StoredE
   return out;
 }
 
-// The operations of EventBackend (src/core/backend.ts); PostgreSQL's events.ts has the same names.
+// The operations of EventBackend (src/core/events/backend.ts); PostgreSQL's events.ts has the same names.
 
 export async function append(conn: SqliteConnection, events: NewEvent[]): Promise<EventRecord[]> {
   const stored = conn.write(() => writeEvents(conn, events));

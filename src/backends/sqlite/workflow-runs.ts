@@ -136,7 +136,7 @@ function keyset(page: WorkflowPage<Key>, id: string): { where: string; params: u
   };
 }
 
-// The operations of WorkflowRunBackend (src/core/backend.ts).
+// The operations of WorkflowRunBackend (src/core/workflow/backend.ts).
 
 export async function createWorkflowEvent(
   conn: SqliteConnection,

@@ -42,7 +42,7 @@ function hintWrite(conn: SqliteConnection): void {
 const INSERT = `INSERT INTO workflow_stream_chunks (name, chunk_index, run_id, data, eof, created_at)
   VALUES (?, ?, ?, ?, ?, ?)`;
 
-// The operations of WorkflowStreamBackend (src/core/backend.ts).
+// The operations of WorkflowStreamBackend (src/core/workflow/backend.ts).
 
 export async function appendStreamChunks(
   conn: SqliteConnection,

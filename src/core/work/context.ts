@@ -2,7 +2,7 @@
 // came from (CallProvenance), and the parts a WorkQueue hands the functions that do its calls (QueueParts).
 import type { Claimer, LeaseQuery, ResolveQuery, StoreBackend } from '../backend.js';
 import type { CoalesceOptions, Coalescer } from '../coalesce.js';
-import type { Runs } from '../runs.js';
+import type { Runs } from '../runs/runs.js';
 import type { Clock } from '../time.js';
 import type { DecisionAnswer, JsonObject, Provenance, WorkItem } from '../types.js';
 import type { WorkQueue } from './queue.js';
@@ -59,6 +59,6 @@ export interface QueueParts {
   readonly resolves: Coalescer<ResolveQuery, WorkItem> | null;
   /** Coalesced heartbeat() calls, or null without coalescing. */
   readonly heartbeats: Coalescer<HeartbeatQuery, WorkItem> | null;
-  /** Durable runs: the records of what handlers did inside their items' runs (src/core/runs.ts). */
+  /** Durable runs: the records of what handlers did inside their items' runs (src/core/runs/). */
   readonly runs: Runs;
 }

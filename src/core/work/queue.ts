@@ -5,8 +5,10 @@
 // owners.ts and batches.ts.
 import type { LeaseQuery, Outcome, ResolveQuery, StoreBackend, WorkStats } from '../backend.js';
 import { Coalescer, DEFAULT_COALESCE } from '../coalesce.js';
-import type { SignalRecord } from '../codecs/run-records.js';
-import { type Run, type RunHolder, type RunRecord, Runs, type StepInfo, type StepInput } from '../runs.js';
+import type { RunRecord, SignalRecord } from '../codecs/run-records.js';
+import type { Run } from '../runs/run.js';
+import { Runs } from '../runs/runs.js';
+import type { RunHolder, StepInfo, StepInput } from '../runs/types.js';
 import type {
   AnnotateInput,
   CancelInput,
@@ -62,7 +64,7 @@ export class WorkQueue {
    */
   readonly idlePollMs: number;
   readonly #ctx: WorkQueueContext;
-  /** Durable runs: the records of what handlers did inside their items' runs (src/core/runs.ts). */
+  /** Durable runs: the records of what handlers did inside their items' runs (src/core/runs/). */
   readonly #runs: Runs;
   /** What the calls' bodies (the modules beside this one) work with: the backend, the context, the coalescers. */
   readonly #w: QueueParts;

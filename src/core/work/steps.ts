@@ -1,9 +1,10 @@
-// The calls on what a durable run recorded (src/core/runs.ts runs the steps themselves): its records read a
+// The calls on what a durable run recorded (src/core/runs/ runs the steps themselves): its records read a
 // page at a time, signals sent to the item for the run's waits, and a person's reset of a recorded step.
 import { InvalidInputError, PermissionDeniedError } from '../../errors.js';
+import type { RunRecord } from '../codecs/run-records.js';
 import { readSignal, type SignalRecord, signalEvent } from '../codecs/run-records.js';
 import { checkInput } from '../input.js';
-import { checkRecordName, type RunRecord } from '../runs.js';
+import { checkRecordName } from '../runs/inputs.js';
 import type { Json, ResetStepInput, SignalInput, StepsInput } from '../types.js';
 import type { QueueParts } from './context.js';
 import { WORK_INPUTS } from './inputs.js';

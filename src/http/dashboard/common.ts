@@ -1,7 +1,7 @@
 // What every dashboard page shares: its frame and instance, the calls to the operation table, the error page,
 // and the pieces its tables are made of (relative times, leases, item and event rows).
 import type { Context } from 'hono';
-import { WAIT_FOREVER } from '../../core/runs.js';
+import { WAIT_FOREVER } from '../../core/runs/types.js';
 import type { EventRecord, WorkItem } from '../../core/types.js';
 import { isRunQuestion, ownerOf } from '../../core/work/owners.js';
 import { attemptsText } from '../../core/work/rules.js';

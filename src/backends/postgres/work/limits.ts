@@ -20,7 +20,7 @@ export async function getLimit(
   return res.rows[0] ?? null;
 }
 
-// The operations of LimitBackend (src/core/backend.ts); SQLite's limits.ts has the same names.
+// The operations of LimitBackend (src/core/work/backend.ts); SQLite's limits.ts has the same names.
 
 export async function changeLimit(
   conn: PostgresConnection,

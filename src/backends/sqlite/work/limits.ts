@@ -15,7 +15,7 @@ export function getLimit(conn: SqliteConnection, key: string): LimitRow | null {
   );
 }
 
-// The operations of LimitBackend (src/core/backend.ts); PostgreSQL's limits.ts has the same names.
+// The operations of LimitBackend (src/core/work/backend.ts); PostgreSQL's limits.ts has the same names.
 
 export async function changeLimit(
   conn: SqliteConnection,
