@@ -41,7 +41,7 @@ export {
   type KindCall,
   type KindResolver,
   VersionPrunedError,
-} from './core/document-store.js';
+} from './core/documents/store.js';
 export { EventLog, SYSTEM_EVENT_TYPES, type TailOptions } from './core/event-log.js';
 export { computeEventHash, GENESIS_HASH } from './core/hash.js';
 export { LIMITS } from './core/input.js';

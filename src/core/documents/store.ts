@@ -9,12 +9,12 @@ import {
   StateConflictError,
   ValidationFailedError,
   versionConflict,
-} from '../errors.js';
-import type { DocumentWrite, NewEvent, NewWorkItem, StatusChange, StoreBackend } from './backend.js';
-import { checkInput, type InputSpec, LIMITS, RESERVED_KEYS, storedObject } from './input.js';
-import { applyMergePatch, canonicalJson, cloneJson, getPath, sha256 } from './json.js';
-import type { CommitContext, CommitEffects, KindDefinition } from './kind.js';
-import type { Clock } from './time.js';
+} from '../../errors.js';
+import type { DocumentWrite, NewEvent, NewWorkItem, StatusChange, StoreBackend } from '../backend.js';
+import { checkInput, type InputSpec, LIMITS, RESERVED_KEYS, storedObject } from '../input.js';
+import { applyMergePatch, canonicalJson, cloneJson, getPath, sha256 } from '../json.js';
+import type { CommitContext, CommitEffects, KindDefinition } from '../kind.js';
+import type { Clock } from '../time.js';
 import {
   ACTOR_KINDS,
   type ActorKind,
@@ -29,9 +29,9 @@ import {
   type JsonPatchOp,
   type Provenance,
   type WorkItem,
-} from './types.js';
-import { normalizeEnqueue } from './work-queue.js';
-import { explainStatusFailure, isRepeatedAnswer, ownedKey, ownerOf } from './work-rules.js';
+} from '../types.js';
+import { normalizeEnqueue } from '../work-queue.js';
+import { explainStatusFailure, isRepeatedAnswer, ownedKey, ownerOf } from '../work-rules.js';
 
 /** The version a pruned history entry can no longer be read at. */
 export class VersionPrunedError extends NotFoundError {
