@@ -233,25 +233,6 @@ async function write(
 
 // The steps of `write`, in the order it takes them.
 
-const MODEL_PROVENANCE = ['model_id', 'run_id', 'step_id'] as const;
-
-function checkProvenance(actorKind: string, p: Provenance | undefined): void {
-  if (actorKind !== 'model') return;
-  const missing: string[] = MODEL_PROVENANCE.filter((f) => typeof p?.[f] !== 'string' || p[f] === '');
-  if (
-    !(typeof p?.input_hash === 'string' && p.input_hash) &&
-    !(typeof p?.prompt_ref === 'string' && p.prompt_ref)
-  ) {
-    missing.push('input_hash or prompt_ref');
-  }
-  if (missing.length > 0) {
-    throw new ProvenanceRequiredError(
-      `a write by a model needs a provenance record; missing: ${missing.join(', ')}`,
-      { missing, rule: 'model-output-needs-provenance' },
-    );
-  }
-}
-
 /**
  * The shape of a commit, before anything is read: exactly one of body, merge patch or JSON Patch (or a
  * no-op with a reason), a model's provenance, a well-formed override. Returns the writer's actor kind.
@@ -288,20 +269,6 @@ function checkShape(i: CommitInput): ActorKind {
     }
   }
   return actorKind;
-}
-
-/** The hash that tells a retry of a commit (same write id, same change) from a reuse of its write id. */
-function requestHashOf(i: CommitInput, forkedFrom: DocumentWrite['forked_from']): string {
-  return sha256(
-    canonicalJson({
-      expected_version: i.expected_version,
-      body: i.body,
-      merge_patch: i.merge_patch,
-      json_patch: i.json_patch,
-      noop: i.noop ?? false,
-      forked_from: forkedFrom,
-    }),
-  );
 }
 
 /** What the steps after the read share about one write: the input, the document as read, who and when. */
@@ -482,23 +449,6 @@ function committedEvents(w: CommitScope, hash: string, effects: CommitEffects): 
   return events;
 }
 
-/**
- * A work item a document's commit enqueues as an effect: its idempotency key is the document's own
- * (`doc:<kind>/<id>#<key>`), which no plain enqueue may use, so the item is known to belong to the document.
- */
-function ownedItem(
-  kind: string,
-  id: string,
-  e: EnqueueInput,
-  now: number,
-  by: { actor: string; actor_kind: ActorKind },
-): NewWorkItem {
-  const { idempotency_key: local, ...rest } = e;
-  // Enqueued by the commit: recorded with the commit's actor and actor kind unless the kind names others.
-  const item = normalizeEnqueue({ actor_kind: by.actor_kind, ...rest }, now, by.actor);
-  return { ...item, idempotency_key: ownedKey(kind, id, local ?? item.id) };
-}
-
 /** The work items the kind's rules asked the commit to enqueue, owned by the document. */
 function enqueued(w: CommitScope, effects: CommitEffects): DocumentWrite['enqueue'] {
   return effects.enqueue === undefined || effects.enqueue.length === 0
@@ -536,6 +486,60 @@ function remember(
     },
     bytes,
   );
+}
+
+// What the steps and the commit path call.
+
+/** What a model's provenance record must name (besides an input hash or a prompt reference). */
+const MODEL_PROVENANCE = ['model_id', 'run_id', 'step_id'] as const;
+
+/** A write by a model needs a provenance record: PROVENANCE_REQUIRED naming what it lacks. */
+function checkProvenance(actorKind: string, p: Provenance | undefined): void {
+  if (actorKind !== 'model') return;
+  const missing: string[] = MODEL_PROVENANCE.filter((f) => typeof p?.[f] !== 'string' || p[f] === '');
+  if (
+    !(typeof p?.input_hash === 'string' && p.input_hash) &&
+    !(typeof p?.prompt_ref === 'string' && p.prompt_ref)
+  ) {
+    missing.push('input_hash or prompt_ref');
+  }
+  if (missing.length > 0) {
+    throw new ProvenanceRequiredError(
+      `a write by a model needs a provenance record; missing: ${missing.join(', ')}`,
+      { missing, rule: 'model-output-needs-provenance' },
+    );
+  }
+}
+
+/** The hash that tells a retry of a commit (same write id, same change) from a reuse of its write id. */
+function requestHashOf(i: CommitInput, forkedFrom: DocumentWrite['forked_from']): string {
+  return sha256(
+    canonicalJson({
+      expected_version: i.expected_version,
+      body: i.body,
+      merge_patch: i.merge_patch,
+      json_patch: i.json_patch,
+      noop: i.noop ?? false,
+      forked_from: forkedFrom,
+    }),
+  );
+}
+
+/**
+ * A work item a document's commit enqueues as an effect: its idempotency key is the document's own
+ * (`doc:<kind>/<id>#<key>`), which no plain enqueue may use, so the item is known to belong to the document.
+ */
+function ownedItem(
+  kind: string,
+  id: string,
+  e: EnqueueInput,
+  now: number,
+  by: { actor: string; actor_kind: ActorKind },
+): NewWorkItem {
+  const { idempotency_key: local, ...rest } = e;
+  // Enqueued by the commit: recorded with the commit's actor and actor kind unless the kind names others.
+  const item = normalizeEnqueue({ actor_kind: by.actor_kind, ...rest }, now, by.actor);
+  return { ...item, idempotency_key: ownedKey(kind, id, local ?? item.id) };
 }
 
 /** What a commit returns, from the history entry it wrote (or found, for a replay). */
