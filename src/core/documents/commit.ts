@@ -34,7 +34,9 @@ import { commitContext, type PreparedCommit, prepareCommit } from './rules.js';
 
 /** What `DocumentStore.writeCounts` counts per kind. */
 export interface DocumentWriteCounts {
+  /** Commits made (a replay of a `write_id` not counted). */
   commits: number;
+  /** Commits refused with STATE_CONFLICT. */
   conflicts: number;
 }
 
