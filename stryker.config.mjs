@@ -18,7 +18,7 @@ export default {
   // Whole modules where the module is the guarantee; line ranges (file:first-last) where a larger module
   // carries it in some functions: the worker's completion path (its retry delay, a handler's outcome, and
   // committing or dropping it), the document commit path (stale-version retries, replay of a
-  // request, #write) and the backends' commit statements. Keep the ranges on those functions when they move.
+  // request, the write's steps) and the backends' commit statements. Keep the ranges on those functions when they move.
   mutate: [
     'src/core/work/{rules,refusals,owners,batches,history,limits}.ts',
     'src/backends/sqlite/work/{claim,lease,status}.ts',
@@ -26,9 +26,8 @@ export default {
     'src/worker/worker.ts:291-310',
     'src/worker/worker.ts:750-793',
     'src/worker/worker.ts:879-931',
-    'src/core/document-store.ts:307-345',
-    'src/core/document-store.ts:454-546',
-    'src/core/document-store.ts:558-796',
+    'src/core/documents/retry.ts:12-32',
+    'src/core/documents/commit.ts:55-491',
     'src/backends/sqlite/documents.ts:77-101',
     'src/backends/sqlite/documents.ts:141-214',
     'src/backends/postgres/documents.ts:39-281',

@@ -34,14 +34,10 @@ export type {
   WaitedRecord,
   WaitingRecord,
 } from './core/codecs/run-records.js';
-export {
-  type ApplyInput,
-  DocumentStore,
-  type DocumentStoreContext,
-  type KindCall,
-  type KindResolver,
-  VersionPrunedError,
-} from './core/document-store.js';
+export type { DocumentStoreContext, KindResolver } from './core/documents/context.js';
+export type { ApplyInput, KindCall } from './core/documents/inputs.js';
+export { VersionPrunedError } from './core/documents/reads.js';
+export { DocumentStore } from './core/documents/store.js';
 export { EventLog, SYSTEM_EVENT_TYPES, type TailOptions } from './core/event-log.js';
 export { computeEventHash, GENESIS_HASH } from './core/hash.js';
 export { LIMITS } from './core/input.js';

@@ -5,7 +5,7 @@ import type { PostgresOptions } from '../backends/postgres/connection.js';
 import { type Durability, openSqliteBackend } from '../backends/sqlite/backend.js';
 import type { StoreBackend } from '../core/backend.js';
 import type { CoalesceOptions } from '../core/coalesce.js';
-import type { DocumentStore } from '../core/document-store.js';
+import type { DocumentStore } from '../core/documents/store.js';
 import type { EventLog } from '../core/event-log.js';
 import { redactUrl } from '../core/redact.js';
 import { type Clock, systemClock, wholeMs } from '../core/time.js';

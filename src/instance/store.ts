@@ -2,7 +2,8 @@
 // suite tests, so the suite runs on the assembly users run.
 import type { StoreBackend } from '../core/backend.js';
 import type { CoalesceOptions } from '../core/coalesce.js';
-import { DocumentStore, type KindResolver } from '../core/document-store.js';
+import type { KindResolver } from '../core/documents/context.js';
+import { DocumentStore } from '../core/documents/store.js';
 import { EventLog, type EventTypeOwner } from '../core/event-log.js';
 import { type Clock, wholeMs } from '../core/time.js';
 import { WorkQueue } from '../core/work/queue.js';

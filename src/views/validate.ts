@@ -1,5 +1,5 @@
 // `agentstate validate <file>`: parse and check a view file against its kind, touching no store.
-import { prepareCommit } from '../core/document-store.js';
+import { prepareCommit } from '../core/documents/rules.js';
 import { AgentStateError } from '../errors.js';
 import { getKind, validateSchema } from '../kinds/registry.js';
 

@@ -4,7 +4,7 @@
 // writes (rows, events and their hashes), refuses a stale write without a trace, and wakes watchers with
 // the newest position it appended. A history row refused by a unique index (a write id used again, a version
 // or seq already there) is STATE_CONFLICT, any other unique violation is not. Writes are built here as the
-// document store builds them (src/core/document-store.ts #write), so each path is reached on purpose.
+// document store builds them (src/core/documents/commit.ts, write), so each path is reached on purpose.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openPostgresBackend, type PostgresBackend } from '../../src/backends/postgres/backend.js';

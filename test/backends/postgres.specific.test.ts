@@ -13,7 +13,7 @@ import { migrationNames } from '../../src/backends/postgres/migrate.js';
 import { openSqliteBackend } from '../../src/backends/sqlite/backend.js';
 import type { NewEvent, StoreBackend } from '../../src/core/backend.js';
 import { claimedEvent, resolvedEvent } from '../../src/core/codecs/work-items.js';
-import { DocumentStore } from '../../src/core/document-store.js';
+import { DocumentStore } from '../../src/core/documents/store.js';
 import { EventLog } from '../../src/core/event-log.js';
 import { computeEventHash } from '../../src/core/hash.js';
 import { applyMergePatch, contentHash } from '../../src/core/json.js';

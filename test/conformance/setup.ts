@@ -2,7 +2,7 @@
 // clock, the clean verify every test ends with, and small assertion helpers.
 import { expect, it } from 'vitest';
 import type { StoreBackend } from '../../src/core/backend.js';
-import type { DocumentStore } from '../../src/core/document-store.js';
+import type { DocumentStore } from '../../src/core/documents/store.js';
 import type { EventLog } from '../../src/core/event-log.js';
 import type { WorkQueue } from '../../src/core/work/queue.js';
 import { isAgentStateError } from '../../src/errors.js';

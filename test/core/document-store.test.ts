@@ -6,7 +6,7 @@
 // what a kind's rules are told about a write.
 import { describe, expect, it } from 'vitest';
 import type { StoreBackend } from '../../src/core/backend.js';
-import { isStaleVersion } from '../../src/core/document-store.js';
+import { isStaleVersion } from '../../src/core/documents/retry.js';
 import type { CommitContext } from '../../src/core/kind.js';
 import type { JsonObject } from '../../src/core/types.js';
 import { StateConflictError } from '../../src/errors.js';

@@ -1,7 +1,7 @@
 // One retry-on-conflict helper: only a stale version is worth another read; a held lock, a failed JSON
 // Patch test or a reused write id fails the same way again and is not retried (issue 11, point 5).
 import { describe, expect, it } from 'vitest';
-import { isStaleVersion, retryOnStaleVersion } from '../../src/core/document-store.js';
+import { isStaleVersion, retryOnStaleVersion } from '../../src/core/documents/retry.js';
 import { LockTimeoutError, StateConflictError } from '../../src/errors.js';
 
 const stale = () => new StateConflictError('json/d is at version 3, not 2', { expected: 2, actual: 3 });

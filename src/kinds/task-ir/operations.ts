@@ -3,7 +3,7 @@
 // written in the same transaction as the commit (the store runs an operation as one CAS commit). The
 // service table's `escalate` (every edge's, and the EscalateAmbiguities workflow's) runs it on a task-ir.
 
-import { DOC_INPUTS, type KindCall } from '../../core/document-store.js';
+import { DOC_INPUTS, type KindCall } from '../../core/documents/inputs.js';
 import { derivedCommand } from '../../core/input.js';
 import { inputSchema } from '../../core/json-schema.js';
 import type { KindOperation } from '../../core/kind.js';

@@ -1,6 +1,6 @@
 // Versioned-document operations: compare-and-swap commits, reads at any version, history, diff, fork, and
 // a kind's named operations (a kind's own operations of the table, e.g. task-ir's `escalate`, are its).
-import { type ApplyInput, DOC_INPUTS, type ListDocumentsInput } from '../../core/document-store.js';
+import { type ApplyInput, DOC_INPUTS, type ListDocumentsInput } from '../../core/documents/inputs.js';
 import { derivedCommand } from '../../core/input.js';
 import { type OutlinePart, outlineOf } from '../../core/json.js';
 import { inputSchema } from '../../core/json-schema.js';

@@ -2,7 +2,7 @@
 // import, validate, recover, render, and a kind operation that rewrites its file (a kind's own operations on
 // its files, e.g. workflow-sessions' gates, are its). The views and kinds load only when one of these runs (a
 // work-item process never pays for them).
-import { type ApplyInput, DOC_INPUTS } from '../../core/document-store.js';
+import { type ApplyInput, DOC_INPUTS } from '../../core/documents/inputs.js';
 import { derivedCommand } from '../../core/input.js';
 import { inputSchema, type JsonSchema } from '../../core/json-schema.js';
 import { OBJECT } from '../../core/output-schemas.js';
