@@ -4,7 +4,7 @@
 import { InvalidInputError, NotFoundError } from '../errors.js';
 import type { EventQuery, NewEvent, StoreBackend, StoredEvent } from './backend.js';
 import { RUN_STREAM_TYPES } from './codecs/run-records.js';
-import { WORKFLOW_EVENT, WORKFLOW_RUN_STREAM_PREFIX } from './codecs/workflow-events.js';
+import { WORKFLOW_EVENT, WORKFLOW_RUN_STREAM_PREFIX } from './codecs/workflow-events/codec.js';
 import { checkInput } from './input.js';
 import type { HeadAnchor } from './integrity.js';
 import { type Clock, parseTime, sleep } from './time.js';

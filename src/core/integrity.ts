@@ -22,7 +22,7 @@ import {
   type ItemEventCodec,
   type ItemFold,
 } from './codecs/work-items.js';
-import { WORKFLOW_EVENT } from './codecs/workflow-events.js';
+import { WORKFLOW_EVENT } from './codecs/workflow-events/codec.js';
 import { computeEventHash, GENESIS_HASH } from './hash.js';
 import { canonicalJson, contentHash } from './json.js';
 import { toIso } from './time.js';
