@@ -37,6 +37,7 @@ export const WORKFLOW_ID_PATTERN =
 
 /** The statuses of a World run, and of a step (the SDK's). */
 export const WORKFLOW_RUN_STATUSES = ['pending', 'running', 'completed', 'failed', 'cancelled'] as const;
+/** The statuses of a World step (the SDK's; the same as a run's). */
 export const WORKFLOW_STEP_STATUSES = ['pending', 'running', 'completed', 'failed', 'cancelled'] as const;
 
 /** The prefix of a World event id; the rest is the event's place in its run, zero-padded to 26 digits. */
