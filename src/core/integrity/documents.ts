@@ -30,7 +30,10 @@ type StoredHistory = Omit<HistoryRowDump, 'body'> & { body_hash: string | null }
 
 const docKey = (kind: string, id: string) => `${kind}/${id}`;
 
-/** The documents' check: feed it their state_committed events in position order and their rows, then `checkDocuments`. */
+/**
+ * The documents' check: feed it their state_committed events in position order and their rows, then
+ * `checkDocuments`.
+ */
 export class DocumentCheck {
   readonly #p: Problems;
   readonly #docs = new Map<string, DocumentLog>();

@@ -1,7 +1,7 @@
-// A Workflow SDK World's tables against the hash chain. Every `workflow_event` (codecs/workflow-events/), in log
-// order, is replayed through the World's own state machine (decideCreateEvent, codecs/workflow-events/rules.ts)
-// with the entities folded so far standing for what events.create read: the fold is the runs, steps, live hooks
-// and waits the World's rows must hold, and each row is compared with it. An event the rules would not have
+// A Workflow SDK World's tables against the hash chain. Every `workflow_event` (codecs/workflow-events/), in
+// log order, is replayed through the World's own state machine (decideCreateEvent, codecs/workflow-events/
+// rules.ts) with the entities folded so far standing for what events.create read: the fold is the runs, steps,
+// live hooks and waits the World's rows must hold, and each row is compared with it. An event the rules would not have
 // recorded at its place in the log is reported too. The IntegrityChecker (verify.ts) loads this module only
 // when the records hold World events or rows: the rules need @workflow/world, an optional peer dependency.
 import type { Hook, Step, Wait, WorkflowRun } from '@workflow/world';

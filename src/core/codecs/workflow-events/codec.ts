@@ -27,10 +27,10 @@ export function workflowRunStream(runId: string): string {
 export const WORKFLOW_ID_CHARS = 1024;
 
 /**
- * The ids of a World's runs, steps, hooks and waits as its storage takes them (src/workflow-world/storage.ts `checkId`), as a
- * pattern for an input schema: no control characters, no `/` or `\`, no leading `.`, and not `__proto__`,
- * `constructor` or `prototype`. Length (1 to WORKFLOW_ID_CHARS) and portability (no unpaired surrogate)
- * are the schema's other rules.
+ * The ids of a World's runs, steps, hooks and waits as its storage takes them (`checkId` of
+ * src/workflow-world/storage.ts), as a pattern for an input schema: no control characters, no `/` or `\`, no
+ * leading `.`, and not `__proto__`, `constructor` or `prototype`. Length (1 to WORKFLOW_ID_CHARS) and
+ * portability (no unpaired surrogate) are the schema's other rules.
  */
 export const WORKFLOW_ID_PATTERN =
   '^(?!\\.)(?!(?:__proto__|constructor|prototype)$)[^\\u0000-\\u001f\\u007f/\\\\]+$';
