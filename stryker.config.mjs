@@ -33,7 +33,7 @@ export default {
     'src/backends/postgres/documents.ts:39-281',
     'src/backends/postgres/documents.ts:332-361',
     'src/core/hash.ts',
-    'src/core/integrity.ts',
+    'src/core/integrity/{verify,chain,items,documents,limits,problems,head}.ts',
     'src/core/codecs/work-items.ts',
     'src/auth/access.ts',
     'src/auth/attribution.ts',

@@ -41,15 +41,13 @@ export { DocumentStore } from './core/documents/store.js';
 export { EventLog, SYSTEM_EVENT_TYPES, type TailOptions } from './core/event-log.js';
 export { computeEventHash, GENESIS_HASH } from './core/hash.js';
 export { LIMITS } from './core/input.js';
+export { formatHeadAnchor, type HeadAnchor, parseHeadAnchor } from './core/integrity/head.js';
 export {
   checkRecords,
-  formatHeadAnchor,
-  type HeadAnchor,
   type InstanceRecord,
   IntegrityChecker,
   type IntegrityOptions,
-  parseHeadAnchor,
-} from './core/integrity.js';
+} from './core/integrity/verify.js';
 export type { JsonSchema } from './core/json-schema.js';
 export type {
   CommitContext,

@@ -9,7 +9,7 @@ import { IntegrityError, InvalidInputError } from '../errors.js';
 import type { DumpRecord, StoreBackend } from './backend.js';
 import type { EventLog } from './event-log.js';
 import { checkJsonValue, LIMITS, parseJsonInput } from './input.js';
-import { checkRecords } from './integrity.js';
+import { checkRecords } from './integrity/verify.js';
 import type { IntegrityProblem } from './types.js';
 
 export const DUMP_FORMAT = 'agentstate-dump';

@@ -8,7 +8,7 @@
 // made through it (counters that restart at 0 with the process, as Prometheus counters do). No label names an item: labels are the instance, the status and
 // the kind (the most frequent MAX_KINDS kinds; the rest summed as kind "_other"). The figures are the
 // instance_metrics operation's; this module only names and labels them.
-import { WORKFLOW_RUN_STATUSES, WORKFLOW_STEP_STATUSES } from '../core/codecs/workflow-events.js';
+import { WORKFLOW_RUN_STATUSES, WORKFLOW_STEP_STATUSES } from '../core/codecs/workflow-events/codec.js';
 import type { Instance } from '../instance/instance.js';
 import { callOperation } from '../service/edge.js';
 import type { InstanceMetrics } from '../service/operations/metrics.js';

@@ -1,7 +1,7 @@
 // dashboard.md: what an instance is doing now, regenerated from the store and stamped with the
 // event position it reflects and the head (position:hash) that verify --head takes.
 
-import { formatHeadAnchor } from '../core/integrity.js';
+import { formatHeadAnchor } from '../core/integrity/head.js';
 import { WORK_ITEM_STATUSES } from '../core/types.js';
 import { attemptsText } from '../core/work/rules.js';
 import { writeFileAtomic } from '../fs/files.js';

@@ -7,7 +7,7 @@
 // serializes into bytes only the app's code reads back; a hook's token, which resumes the hook (a secret of
 // the app's, like a webhook URL); and the run's queue messages (see NOT_INCLUDED_WORK_ITEMS).
 import type { StoreBackend, WorkflowRunBackend } from '../core/backend.js';
-import { decodeWorkflowEntity } from '../core/codecs/workflow-events.js';
+import { decodeWorkflowEntity } from '../core/codecs/workflow-events/codec.js';
 import { InvalidInputError, NotFoundError } from '../errors.js';
 
 /** Rows a list shows when the call names no limit, and the most it shows at once. */

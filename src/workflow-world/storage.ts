@@ -1,7 +1,7 @@
 // The storage of a Workflow SDK World (`World.runs`, `steps`, `events`, `hooks`: @workflow/world
 // 5.0.0-beta.21's Storage) over an agentstate store. Every change is an `events.create`: one transaction of
 // the backend's workflowRuns, serialized per run, that reads the entities the rules need, decides with
-// rules.ts (`decideCreateEvent`, at the store's clock), writes the entities and appends the World's events
+// core/codecs/workflow-events/rules.ts (`decideCreateEvent`, at the store's clock), writes the entities and appends the World's events
 // to the instance's hash chain, on the run's stream `wf_run:<runId>`. A World event's id is its place in that
 // stream (`evnt_` + stream_seq, 26 digits): dense from 1, allocated at commit, so a reader's log is always a
 // prefix of the run's. Entities and event data keep bytes and dates losslessly (the codec's tagged JSON).
@@ -24,35 +24,32 @@ import type {
   StoreBackend,
   WorkflowCreatePlan,
   WorkflowCreateRead,
-  WorkflowHookRow,
   WorkflowRunBackend,
-  WorkflowRunRow,
-  WorkflowStepRow,
-  WorkflowWaitRow,
 } from '../core/backend.js';
 import {
   decodeWorkflowEntity,
-  encodeWorkflowEntity,
   readWorkflowEvent,
   toTagged,
   WORKFLOW_EVENT,
   WORKFLOW_ID_CHARS,
   workflowEvent,
   workflowEventSeq,
-} from '../core/codecs/workflow-events.js';
+} from '../core/codecs/workflow-events/codec.js';
+import type { CreateEventDecision, HookOwner } from '../core/codecs/workflow-events/decision.js';
+import {
+  EntityConflictError,
+  HookNotFoundError,
+  WorkflowRunNotFoundError,
+  WorkflowWorldError,
+} from '../core/codecs/workflow-events/errors.js';
+import { hookRow, runRow, stepRow, waitRow } from '../core/codecs/workflow-events/rows.js';
+import { decideCreateEvent } from '../core/codecs/workflow-events/rules.js';
 import { newId } from '../core/ids.js';
 import { LIMITS } from '../core/input.js';
 import type { Clock } from '../core/time.js';
 import { TRACER_NAME } from '../core/tracing.js';
 import type { EventRecord } from '../core/types.js';
 import { isAgentStateError, StateConflictError } from '../errors.js';
-import {
-  EntityConflictError,
-  HookNotFoundError,
-  WorkflowRunNotFoundError,
-  WorkflowWorldError,
-} from './errors.js';
-import { type CreateEventDecision, decideCreateEvent, type HookOwner } from './rules.js';
 
 /** What the storage needs of a store: its backend (with workflowRuns) and its clock (an `Instance` has both). */
 export interface WorldStorageStore {
@@ -121,55 +118,6 @@ function checkId(field: string, value: unknown, path = true): string {
 const storable = (value: unknown, path = true): value is string => idProblem(value, path) === null;
 
 // ---- entities -----------------------------------------------------------------------------------------
-
-const ms = (d: Date | undefined): number => (d instanceof Date ? d.getTime() : 0);
-
-/** The row events.create writes for this entity (its columns, and its body as the codec encodes it). */
-export function runRow(run: WorkflowRun): WorkflowRunRow {
-  return {
-    run_id: run.runId,
-    workflow_name: run.workflowName,
-    status: run.status,
-    created_at: ms(run.createdAt),
-    updated_at: ms(run.updatedAt),
-    body: encodeWorkflowEntity(run),
-  };
-}
-
-/** The row events.create writes for this entity (its columns, and its body as the codec encodes it). */
-export function stepRow(step: Step): WorkflowStepRow {
-  return {
-    run_id: step.runId,
-    step_id: step.stepId,
-    status: step.status,
-    created_at: ms(step.createdAt),
-    updated_at: ms(step.updatedAt),
-    body: encodeWorkflowEntity(step),
-  };
-}
-
-/** The row events.create writes for this entity (its columns, and its body as the codec encodes it). */
-export function hookRow(hook: Hook): WorkflowHookRow {
-  return {
-    hook_id: hook.hookId,
-    run_id: hook.runId,
-    token: hook.token,
-    created_at: ms(hook.createdAt),
-    body: encodeWorkflowEntity(hook),
-  };
-}
-
-/** A wait's row: keyed by its run and its events' correlationId (the wait's id is `<runId>-<correlationId>`). */
-export function waitRow(wait: Wait, correlationId: string): WorkflowWaitRow {
-  return {
-    run_id: wait.runId,
-    correlation_id: correlationId,
-    status: wait.status,
-    created_at: ms(wait.createdAt),
-    updated_at: ms(wait.updatedAt),
-    body: encodeWorkflowEntity(wait),
-  };
-}
 
 const decoded = <T>(row: { body: string } | null): T | null =>
   row === null ? null : decodeWorkflowEntity<T>(row.body);

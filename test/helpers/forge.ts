@@ -2,7 +2,7 @@
 // only verify's comparison of the rows with the log (or a head kept elsewhere) can tell.
 import type { StoredEvent } from '../../src/core/backend.js';
 import { computeEventHash, GENESIS_HASH } from '../../src/core/hash.js';
-import type { InstanceRecord } from '../../src/core/integrity.js';
+import type { InstanceRecord } from '../../src/core/integrity/verify.js';
 
 /**
  * Rewrites each event of `rs` with `edit` (when given) and re-chains the log from the first event on, the

@@ -8,7 +8,7 @@
 // nothing), and a field the fold takes from an event shows as that item's row differing in that field.
 import { describe, expect, it } from 'vitest';
 import type { DumpRecord, StoredEvent } from '../../src/core/backend.js';
-import { checkRecords, IntegrityChecker } from '../../src/core/integrity.js';
+import { checkRecords, IntegrityChecker } from '../../src/core/integrity/verify.js';
 import type { IntegrityProblem, JsonObject } from '../../src/core/types.js';
 import { createWorldStorage } from '../../src/workflow-world/storage.js';
 import { backendsForThisFile } from '../helpers/backends.js';

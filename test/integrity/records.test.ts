@@ -9,13 +9,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { DumpRecord } from '../../src/core/backend.js';
 import { GENESIS_HASH } from '../../src/core/hash.js';
-import {
-  checkRecords,
-  formatHeadAnchor,
-  type InstanceRecord,
-  IntegrityChecker,
-  parseHeadAnchor,
-} from '../../src/core/integrity.js';
+import { formatHeadAnchor, parseHeadAnchor } from '../../src/core/integrity/head.js';
+import { checkRecords, type InstanceRecord, IntegrityChecker } from '../../src/core/integrity/verify.js';
 import { contentHash } from '../../src/core/json.js';
 import { type Instance, openInstance } from '../../src/instance/instance.js';
 import { createWorldStorage } from '../../src/workflow-world/storage.js';
@@ -494,7 +489,7 @@ const isWorldRow = (r: InstanceRecord) =>
 
 describe("a Workflow World's check", () => {
   afterEach(() => {
-    vi.doUnmock('../../src/core/workflow-integrity.js');
+    vi.doUnmock('../../src/core/integrity/workflow.js');
   });
 
   it('is loaded by its first record, an event or a row, in dump order or rows first', async () => {
@@ -569,7 +564,7 @@ describe("a Workflow World's check", () => {
 
   /** The World check's module fails to load with `err` (as when @workflow/world is not installed). */
   const failLoadWith = (err: unknown) =>
-    vi.doMock('../../src/core/workflow-integrity.js', () => ({
+    vi.doMock('../../src/core/integrity/workflow.js', () => ({
       // The loader awaits what the factory returns: a then() that throws makes the import reject with `err` as is.
       // biome-ignore lint/suspicious/noThenProperty: the thenable is the point
       then() {

@@ -7,7 +7,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { HistoryRowDump } from '../../src/core/backend.js';
 import { GENESIS_HASH } from '../../src/core/hash.js';
-import { checkRecords } from '../../src/core/integrity.js';
+import { checkRecords } from '../../src/core/integrity/verify.js';
 import { contentHash } from '../../src/core/json.js';
 import type { IntegrityProblem } from '../../src/core/types.js';
 import { backendsForThisFile } from '../helpers/backends.js';

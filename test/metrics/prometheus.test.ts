@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import parse from 'parse-prometheus-text-format';
 import { afterAll, describe, expect, it } from 'vitest';
-import { WORKFLOW_RUN_STATUSES } from '../../src/core/codecs/workflow-events.js';
+import { WORKFLOW_RUN_STATUSES } from '../../src/core/codecs/workflow-events/codec.js';
 import type { WorkItem, WorkItemStatus } from '../../src/core/types.js';
 import { WORK_ITEM_STATUSES } from '../../src/core/types.js';
 import { startServer } from '../../src/http/serve.js';

@@ -3,7 +3,7 @@
 // the dashboard) carry it masked, on both backends. The stored event is untouched: the World still finds the
 // hook by its token, and verify still checks the chain over the real bytes.
 import { afterAll, describe, expect, it } from 'vitest';
-import { HOOK_TOKEN_MASK, workflowRunStream } from '../../src/core/codecs/workflow-events.js';
+import { HOOK_TOKEN_MASK, workflowRunStream } from '../../src/core/codecs/workflow-events/codec.js';
 import type { EventRecord } from '../../src/core/types.js';
 import type { Instance } from '../../src/instance/instance.js';
 import { runOperation } from '../../src/service/invoke.js';

@@ -2,6 +2,7 @@
 // real values — ids with '|', '+' and non-ASCII, binary payloads with a NUL byte — and an injected clock.
 import type { Hook, Step, Wait, WorkflowRun } from '@workflow/world';
 import { describe, expect, it } from 'vitest';
+import type { CreateEventInput } from '../../src/core/codecs/workflow-events/decision.js';
 import {
   EntityConflictError,
   HookNotFoundError,
@@ -11,8 +12,8 @@ import {
   WorkflowError,
   WorkflowRunNotFoundError,
   WorkflowWorldError,
-} from '../../src/workflow-world/errors.js';
-import { type CreateEventInput, decideCreateEvent } from '../../src/workflow-world/rules.js';
+} from '../../src/core/codecs/workflow-events/errors.js';
+import { decideCreateEvent } from '../../src/core/codecs/workflow-events/rules.js';
 
 const NOW = Date.UTC(2026, 0, 15, 12, 0, 0);
 const HOUR = 3_600_000;

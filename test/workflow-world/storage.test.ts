@@ -6,14 +6,14 @@
 // written. The clock is injected; nothing waits for wall time.
 import type { Event, Hook, Step, Storage, WorkflowRun } from '@workflow/world';
 import { afterAll, describe, expect, it } from 'vitest';
-import { WORKFLOW_EVENT, workflowEventId } from '../../src/core/codecs/workflow-events.js';
-import type { Instance } from '../../src/instance/instance.js';
+import { WORKFLOW_EVENT, workflowEventId } from '../../src/core/codecs/workflow-events/codec.js';
 import {
   EntityConflictError,
   HookNotFoundError,
   WorkflowRunNotFoundError,
   WorkflowWorldError,
-} from '../../src/workflow-world/errors.js';
+} from '../../src/core/codecs/workflow-events/errors.js';
+import type { Instance } from '../../src/instance/instance.js';
 import { createWorldStorage } from '../../src/workflow-world/storage.js';
 import { backendsForThisFile } from '../helpers/backends.js';
 import { rejection } from '../helpers/refusals.js';

@@ -15,7 +15,7 @@ import type { PostgresBackend } from '../../src/backends/postgres/backend.js';
 import { formatVerify } from '../../src/cli/format.js';
 import type { DumpRecord } from '../../src/core/backend.js';
 import { computeEventHash } from '../../src/core/hash.js';
-import { checkRecords, IntegrityChecker } from '../../src/core/integrity.js';
+import { checkRecords, IntegrityChecker } from '../../src/core/integrity/verify.js';
 import { exportInstance, importInstance } from '../../src/core/portable.js';
 import type { IntegrityProblem } from '../../src/core/types.js';
 import type { Instance } from '../../src/instance/instance.js';

@@ -16,7 +16,7 @@ import type {
   WorkflowStepRow,
   WorkflowWaitRow,
 } from '../../core/backend.js';
-import { WORKFLOW_EVENT, workflowRunStream } from '../../core/codecs/workflow-events.js';
+import { WORKFLOW_EVENT, workflowRunStream } from '../../core/codecs/workflow-events/codec.js';
 import type { EventRecord } from '../../core/types.js';
 import { toEventRecord, workflowEntityConflict } from '../shared.js';
 import type { Names, PostgresConnection, Tx } from './connection.js';

@@ -54,7 +54,7 @@ export interface WorkflowStreamBackend {
 
 /**
  * A Workflow SDK run as its row keeps it: the columns reads filter and order by, and `body`, the whole run as
- * the World's codec wrote it (src/core/codecs/workflow-events.ts), which is what a read returns.
+ * the World's codec wrote it (src/core/codecs/workflow-events/codec.ts), which is what a read returns.
  */
 export interface WorkflowRunRow {
   /** The run's id. */

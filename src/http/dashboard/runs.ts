@@ -3,7 +3,7 @@
 // streams, and where its queue messages are). Read-only, through the workflow_runs, workflow_run and
 // read_events operations, as every edge sees them: no payload and no hook token is shown.
 import type { Hono } from 'hono';
-import { WORKFLOW_RUN_STATUSES, workflowRunStream } from '../../core/codecs/workflow-events.js';
+import { WORKFLOW_RUN_STATUSES, workflowRunStream } from '../../core/codecs/workflow-events/codec.js';
 import type { EventRecord, InstanceSummary } from '../../core/types.js';
 import { isAgentStateError } from '../../errors.js';
 import type {

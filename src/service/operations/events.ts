@@ -1,5 +1,5 @@
 // Event-log operations: append, read by range/stream/type/time, and verify against the log.
-import { viewableEvent } from '../../core/codecs/workflow-events.js';
+import { viewableEvent } from '../../core/codecs/workflow-events/codec.js';
 import { APPEND_INPUT, READ_INPUT } from '../../core/event-log.js';
 import { inputSchema, type JsonSchema } from '../../core/json-schema.js';
 import { EVENT, EVENTS, VERIFY_RESULT } from '../../core/output-schemas.js';

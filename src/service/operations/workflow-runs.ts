@@ -5,7 +5,7 @@ import {
   WORKFLOW_ID_CHARS,
   WORKFLOW_ID_PATTERN,
   WORKFLOW_RUN_STATUSES,
-} from '../../core/codecs/workflow-events.js';
+} from '../../core/codecs/workflow-events/codec.js';
 import type { FieldSpec } from '../../core/input.js';
 import { inputSchema } from '../../core/json-schema.js';
 import { WORKFLOW_RUN_DETAIL, WORKFLOW_RUN_SUMMARIES } from '../../core/output-schemas.js';

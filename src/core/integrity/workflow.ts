@@ -1,21 +1,22 @@
-// A Workflow SDK World's tables against the hash chain. Every `workflow_event` (codecs/workflow-events.ts), in
-// log order, is replayed through the World's own state machine (decideCreateEvent, src/workflow-world/rules.ts)
-// with the entities folded so far standing for what events.create read: the fold is the runs, steps, live hooks
-// and waits the World's rows must hold, and each row is compared with it. An event the rules would not have
-// recorded at its place in the log is reported too. The IntegrityChecker loads this module only when the
-// records hold World events or rows: the rules need @workflow/world, an optional peer dependency.
+// A Workflow SDK World's tables against the hash chain. Every `workflow_event` (codecs/workflow-events/), in
+// log order, is replayed through the World's own state machine (decideCreateEvent, codecs/workflow-events/
+// rules.ts) with the entities folded so far standing for what events.create read: the fold is the runs, steps,
+// live hooks and waits the World's rows must hold, and each row is compared with it. An event the rules would not have
+// recorded at its place in the log is reported too. The IntegrityChecker (verify.ts) loads this module only
+// when the records hold World events or rows: the rules need @workflow/world, an optional peer dependency.
 import type { Hook, Step, Wait, WorkflowRun } from '@workflow/world';
-import { type CreateEventDecision, decideCreateEvent, type HookOwner } from '../workflow-world/rules.js';
-import { hookRow, runRow, stepRow, waitRow } from '../workflow-world/storage.js';
-import type { StoredEvent, WorkflowRowRecord } from './backend.js';
-import { readWorkflowEvent, toTagged } from './codecs/workflow-events.js';
-import { contentHash } from './json.js';
-import { toIso } from './time.js';
-import type { IntegrityProblem, IntegrityProblemKind, Json, JsonObject } from './types.js';
+import type { StoredEvent, WorkflowRowRecord } from '../backend.js';
+import { readWorkflowEvent, toTagged } from '../codecs/workflow-events/codec.js';
+import type { CreateEventDecision, HookOwner } from '../codecs/workflow-events/decision.js';
+import { hookRow, runRow, stepRow, waitRow } from '../codecs/workflow-events/rows.js';
+import { decideCreateEvent } from '../codecs/workflow-events/rules.js';
+import { contentHash } from '../json.js';
+import { toIso } from '../time.js';
+import type { IntegrityProblem, IntegrityProblemKind, Json, JsonObject } from '../types.js';
 
 type Table = 'workflow_runs' | 'workflow_steps' | 'workflow_hooks' | 'workflow_waits';
 
-/** How the fold reports, in the checker's words (IntegrityChecker's report and differs). */
+/** How the fold reports, in the checker's words (the report and differs of problems.ts). */
 export interface WorkflowCheckReporter {
   /** Reports one problem. */
   report(

@@ -5,9 +5,12 @@
 // World event is one store event of type WORKFLOW_EVENT on its run's stream (`wf_run:<runId>`), so the
 // World's event id is the event's dense, 1-based `stream_seq`, allocated when the store's append commits.
 // No backend builds these in SQL: they are appended as built. `append` refuses the type and the streams to
-// outsiders (event-log.ts), so nothing but the World puts an event, or a gap, into a run's log.
-import type { NewEvent } from '../backend.js';
-import type { EventRecord, Json, JsonObject } from '../types.js';
+// outsiders (event-log.ts), so nothing but the World puts an event, or a gap, into a run's log. Beside this
+// codec: the World's state machine over these events (rules.ts, deciding what decision.ts describes; it
+// needs @workflow/world, an optional peer dependency, so only the World and verify load it), the rows its
+// entities are written as (rows.ts) and the errors the rules throw (errors.ts).
+import type { NewEvent } from '../../backend.js';
+import type { EventRecord, Json, JsonObject } from '../../types.js';
 
 /** The store's event type of every World event (the SDK's own type is in its data, `eventType`). */
 export const WORKFLOW_EVENT = 'workflow_event';
@@ -24,16 +27,17 @@ export function workflowRunStream(runId: string): string {
 export const WORKFLOW_ID_CHARS = 1024;
 
 /**
- * The ids of a World's runs, steps, hooks and waits as its storage takes them (storage.ts `checkId`), as a
- * pattern for an input schema: no control characters, no `/` or `\`, no leading `.`, and not `__proto__`,
- * `constructor` or `prototype`. Length (1 to WORKFLOW_ID_CHARS) and portability (no unpaired surrogate)
- * are the schema's other rules.
+ * The ids of a World's runs, steps, hooks and waits as its storage takes them (`checkId` of
+ * src/workflow-world/storage.ts), as a pattern for an input schema: no control characters, no `/` or `\`, no
+ * leading `.`, and not `__proto__`, `constructor` or `prototype`. Length (1 to WORKFLOW_ID_CHARS) and
+ * portability (no unpaired surrogate) are the schema's other rules.
  */
 export const WORKFLOW_ID_PATTERN =
   '^(?!\\.)(?!(?:__proto__|constructor|prototype)$)[^\\u0000-\\u001f\\u007f/\\\\]+$';
 
 /** The statuses of a World run, and of a step (the SDK's). */
 export const WORKFLOW_RUN_STATUSES = ['pending', 'running', 'completed', 'failed', 'cancelled'] as const;
+/** The statuses of a World step (the SDK's; the same as a run's). */
 export const WORKFLOW_STEP_STATUSES = ['pending', 'running', 'completed', 'failed', 'cancelled'] as const;
 
 /** The prefix of a World event id; the rest is the event's place in its run, zero-padded to 26 digits. */
