@@ -82,6 +82,14 @@ for (const [file, { mutants }] of Object.entries(report.files)) {
   row.score = valid === 0 ? null : Math.round(((row.killed + row.timeout) / valid) * 1000) / 10;
   scores.modules[file] = row;
 }
+// --prune: drop the rows, and the notes, of files that are no longer in the tree (code that moved: its new
+// place gets its own row when it is run; scripts/mutation-rekey.mjs carries the notes there first).
+if (process.argv.includes('--prune')) {
+  const gone = (f) => !existsSync(join(root, f));
+  for (const f of Object.keys(scores.modules)) if (gone(f)) delete scores.modules[f];
+  for (const key of Object.keys(scores.notes))
+    if (gone(key.replace(/:\d+:\d+$/, ''))) delete scores.notes[key];
+}
 writeFileSync(scoresFile, `${JSON.stringify(scores, null, 2)}\n`);
 
 const files = Object.keys(scores.modules).sort();
