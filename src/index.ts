@@ -38,7 +38,7 @@ export type { DocumentStoreContext, KindResolver } from './core/documents/contex
 export type { ApplyInput, KindCall } from './core/documents/inputs.js';
 export { VersionPrunedError } from './core/documents/reads.js';
 export { DocumentStore } from './core/documents/store.js';
-export { EventLog, SYSTEM_EVENT_TYPES, type TailOptions } from './core/event-log.js';
+export { EventLog, SYSTEM_EVENT_TYPES, type TailOptions } from './core/events/log.js';
 export { computeEventHash, GENESIS_HASH } from './core/hash.js';
 export { LIMITS } from './core/input.js';
 export { formatHeadAnchor, type HeadAnchor, parseHeadAnchor } from './core/integrity/head.js';

@@ -7,7 +7,7 @@ import { createReadStream, createWriteStream, existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { IntegrityError, InvalidInputError } from '../errors.js';
 import type { DumpRecord, StoreBackend } from './backend.js';
-import type { EventLog } from './event-log.js';
+import type { EventLog } from './events/log.js';
 import { checkJsonValue, LIMITS, parseJsonInput } from './input.js';
 import { checkRecords } from './integrity/verify.js';
 import type { IntegrityProblem } from './types.js';

@@ -1,7 +1,7 @@
 // What a kind's operations of the service table run on: the store's three services, named apart from the
 // kind contract (kind.ts) so that the document store, which reads that contract, is not in a circle with it.
 import type { DocumentStore } from './documents/store.js';
-import type { EventLog } from './event-log.js';
+import type { EventLog } from './events/log.js';
 import type { ServiceOperation } from './kind.js';
 import type { WorkQueue } from './work/queue.js';
 

@@ -6,7 +6,7 @@ import { type Durability, openSqliteBackend } from '../backends/sqlite/backend.j
 import type { StoreBackend } from '../core/backend.js';
 import type { CoalesceOptions } from '../core/coalesce.js';
 import type { DocumentStore } from '../core/documents/store.js';
-import type { EventLog } from '../core/event-log.js';
+import type { EventLog } from '../core/events/log.js';
 import { redactUrl } from '../core/redact.js';
 import { type Clock, systemClock, wholeMs } from '../core/time.js';
 import type { WorkQueue } from '../core/work/queue.js';

@@ -4,7 +4,7 @@ import type { StoreBackend } from '../core/backend.js';
 import type { CoalesceOptions } from '../core/coalesce.js';
 import type { KindResolver } from '../core/documents/context.js';
 import { DocumentStore } from '../core/documents/store.js';
-import { EventLog, type EventTypeOwner } from '../core/event-log.js';
+import { EventLog, type EventTypeOwner } from '../core/events/log.js';
 import { type Clock, wholeMs } from '../core/time.js';
 import { WorkQueue } from '../core/work/queue.js';
 import { eventTypeOwner } from '../kinds/event-owners.js';

@@ -14,7 +14,7 @@ import { openSqliteBackend } from '../../src/backends/sqlite/backend.js';
 import type { NewEvent, StoreBackend } from '../../src/core/backend.js';
 import { claimedEvent, resolvedEvent } from '../../src/core/codecs/work-items.js';
 import { DocumentStore } from '../../src/core/documents/store.js';
-import { EventLog } from '../../src/core/event-log.js';
+import { EventLog } from '../../src/core/events/log.js';
 import { computeEventHash } from '../../src/core/hash.js';
 import { applyMergePatch, contentHash } from '../../src/core/json.js';
 import { exportInstance, importInstance } from '../../src/core/portable.js';

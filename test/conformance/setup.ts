@@ -3,7 +3,7 @@
 import { expect, it } from 'vitest';
 import type { StoreBackend } from '../../src/core/backend.js';
 import type { DocumentStore } from '../../src/core/documents/store.js';
-import type { EventLog } from '../../src/core/event-log.js';
+import type { EventLog } from '../../src/core/events/log.js';
 import type { WorkQueue } from '../../src/core/work/queue.js';
 import { isAgentStateError } from '../../src/errors.js';
 import { createStore, type StoreOptions } from '../../src/instance/store.js';

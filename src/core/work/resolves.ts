@@ -3,7 +3,7 @@
 // gets the item as it is. An item a durable run enqueued tells its parent when it ends (endedAll).
 import { InvalidInputError, isAgentStateError } from '../../errors.js';
 import type { ResolveQuery } from '../backend.js';
-import { itemEvent } from '../event-log.js';
+import { itemEvent } from '../events/log.js';
 import { checkInput, LIMITS } from '../input.js';
 import { parseTime } from '../time.js';
 import type { ResolveInput, WorkItem } from '../types.js';

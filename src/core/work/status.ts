@@ -3,7 +3,7 @@
 // human (owners.ts).
 import { InvalidInputError, isAgentStateError } from '../../errors.js';
 import type { StatusChange } from '../backend.js';
-import { itemEvent } from '../event-log.js';
+import { itemEvent } from '../events/log.js';
 import { checkInput, LIMITS } from '../input.js';
 import type {
   ActorKind,

@@ -1,6 +1,6 @@
 // Event-log operations: append, read by range/stream/type/time, and verify against the log.
 import { viewableEvent } from '../../core/codecs/workflow-events/codec.js';
-import { APPEND_INPUT, READ_INPUT } from '../../core/event-log.js';
+import { APPEND_INPUT, READ_INPUT } from '../../core/events/log.js';
 import { inputSchema, type JsonSchema } from '../../core/json-schema.js';
 import { EVENT, EVENTS, VERIFY_RESULT } from '../../core/output-schemas.js';
 import type { AppendEventInput, EventRecord, ReadEventsInput } from '../../core/types.js';

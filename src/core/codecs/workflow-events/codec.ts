@@ -5,7 +5,7 @@
 // World event is one store event of type WORKFLOW_EVENT on its run's stream (`wf_run:<runId>`), so the
 // World's event id is the event's dense, 1-based `stream_seq`, allocated when the store's append commits.
 // No backend builds these in SQL: they are appended as built. `append` refuses the type and the streams to
-// outsiders (event-log.ts), so nothing but the World puts an event, or a gap, into a run's log. Beside this
+// outsiders (events/log.ts), so nothing but the World puts an event, or a gap, into a run's log. Beside this
 // codec: the World's state machine over these events (rules.ts, deciding what decision.ts describes; it
 // needs @workflow/world, an optional peer dependency, so only the World and verify load it), the rows its
 // entities are written as (rows.ts) and the errors the rules throw (errors.ts).

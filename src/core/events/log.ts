@@ -1,15 +1,15 @@
 // The event-log service: append (single or batched), read by range/stream/type/time, tail, and verify
 // (the log, and the instance's rows against it).
 
-import { InvalidInputError, NotFoundError } from '../errors.js';
-import type { EventQuery, NewEvent, StoreBackend, StoredEvent } from './backend.js';
-import { RUN_STREAM_TYPES } from './codecs/run-records.js';
-import { WORKFLOW_EVENT, WORKFLOW_RUN_STREAM_PREFIX } from './codecs/workflow-events/codec.js';
-import { checkInput } from './input.js';
-import { type HeadAnchor, parseHeadAnchor } from './integrity/head.js';
-import { type Clock, parseTime, sleep } from './time.js';
-import type { AppendEventInput, EventRecord, ReadEventsInput, VerifyInput, VerifyResult } from './types.js';
-import { BATCH_TYPE_OF, BATCH_TYPES, expandBatchEvent, ITEM_TYPE_OF_BATCH } from './work/batches.js';
+import { InvalidInputError, NotFoundError } from '../../errors.js';
+import type { EventQuery, NewEvent, StoreBackend, StoredEvent } from '../backend.js';
+import { RUN_STREAM_TYPES } from '../codecs/run-records.js';
+import { WORKFLOW_EVENT, WORKFLOW_RUN_STREAM_PREFIX } from '../codecs/workflow-events/codec.js';
+import { checkInput } from '../input.js';
+import { type HeadAnchor, parseHeadAnchor } from '../integrity/head.js';
+import { type Clock, parseTime, sleep } from '../time.js';
+import type { AppendEventInput, EventRecord, ReadEventsInput, VerifyInput, VerifyResult } from '../types.js';
+import { BATCH_TYPE_OF, BATCH_TYPES, expandBatchEvent, ITEM_TYPE_OF_BATCH } from '../work/batches.js';
 
 /** Event types agentstate itself emits; AppendEvent refuses them so the log cannot be forged. */
 export const SYSTEM_EVENT_TYPES = new Set([
@@ -303,7 +303,7 @@ export class EventLog {
    */
   async verify(input: VerifyInput = {}): Promise<VerifyResult> {
     // The checker loads on first verify: a process that only appends never pays for it.
-    const { checkRecords } = await import('./integrity/verify.js');
+    const { checkRecords } = await import('../integrity/verify.js');
     const head: HeadAnchor | null = input.head === undefined ? null : parseHeadAnchor(input.head);
     const progress = input.onProgress ? { onProgress: input.onProgress } : {};
     const result = this.#backend.dump
