@@ -9,6 +9,7 @@ import {
   versionConflict,
 } from '../../errors.js';
 import type { DocumentWrite, NewEvent, NewWorkItem, StatusChange } from '../backend.js';
+import { committedData, noopData } from '../codecs/documents.js';
 import { checkInput } from '../input.js';
 import { applyMergePatch, canonicalJson, cloneJson, sha256 } from '../json.js';
 import type { CommitEffects, KindDefinition } from '../kind.js';
@@ -351,17 +352,7 @@ function noopWrite(w: CommitScope, current: DocumentRecord): DocumentWrite {
     undefined,
     current.content_hash,
     true,
-    [
-      newEvent(w, 'state_committed', {
-        kind: i.kind,
-        id: i.id,
-        version: current.version,
-        parent_version: i.expected_version,
-        actor_kind: w.actorKind,
-        noop: true,
-        reason: i.reason ?? null,
-      }),
-    ],
+    [newEvent(w, 'state_committed', noopData(i, current.version, w.actorKind))],
     [],
   );
 }
@@ -433,20 +424,7 @@ function checkKindRules(
 
 /** The commit's events: its `state_committed`, then the events the kind's rules asked for. */
 function committedEvents(w: CommitScope, hash: string, effects: CommitEffects): NewEvent[] {
-  const i = w.i;
-  const events = [
-    newEvent(w, 'state_committed', {
-      kind: i.kind,
-      id: i.id,
-      version: i.expected_version + 1,
-      parent_version: i.expected_version,
-      actor_kind: w.actorKind,
-      noop: false,
-      content_hash: hash,
-      write_id: i.write_id ?? null,
-      reason: i.reason ?? null,
-    }),
-  ];
+  const events = [newEvent(w, 'state_committed', committedData(w.i, w.actorKind, hash))];
   for (const e of effects.events ?? []) events.push(newEvent(w, e.type, e.data ?? null));
   return events;
 }

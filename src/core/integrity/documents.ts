@@ -3,32 +3,13 @@
 // event of its version (a no-op entry against a no-op event); each body against its content hash; and the
 // kept history running without a gap up to the current version (retention removes the oldest only).
 import type { DocumentRowDump, HistoryRowDump, StoredEvent } from '../backend.js';
+import { DOCUMENT_EVENT_CODECS, type DocumentLog, docKey, noopKey } from '../codecs/documents.js';
 import { contentHash } from '../json.js';
 import type { Json, JsonObject } from '../types.js';
 import { type Problems, when } from './problems.js';
 
-/** What a non-noop state_committed event says about one version. */
-interface VersionEvent {
-  content_hash: Json | undefined;
-  actor: string | null;
-  actor_kind: Json | undefined;
-  parent_version: Json | undefined;
-  write_id: Json;
-  reason: Json;
-  created_at: number;
-}
-
-interface DocumentLog {
-  versions: Map<number, VersionEvent>;
-  /** No-op events not yet matched to a history row, by their recorded fields. */
-  noops: Map<string, number>;
-  latest: number;
-}
-
 type StoredDocument = Omit<DocumentRowDump, 'body'> & { body_hash: string };
 type StoredHistory = Omit<HistoryRowDump, 'body'> & { body_hash: string | null };
-
-const docKey = (kind: string, id: string) => `${kind}/${id}`;
 
 /**
  * The documents' check: feed it their state_committed events in position order and their rows, then
@@ -67,39 +48,11 @@ export class DocumentCheck {
     this.#historyRows.push({ ...rest, body_hash: body === null ? null : contentHash(body) });
   }
 
-  /** One state_committed event (`d` its parsed data), in position order. */
+  /** One state_committed event (`d` its parsed data), in position order: its codec's fold. */
   event(e: StoredEvent, d: JsonObject): void {
-    if (typeof d.kind !== 'string' || typeof d.id !== 'string' || !Number.isSafeInteger(d.version)) {
-      this.#p.report(
-        'event_malformed',
-        'events',
-        `#${e.position}`,
-        `event #${e.position} (state_committed) names no document version`,
-      );
-      return;
-    }
-    const key = docKey(d.kind, d.id);
-    let doc = this.#docs.get(key);
-    if (!doc) {
-      doc = { versions: new Map(), noops: new Map(), latest: 0 };
-      this.#docs.set(key, doc);
-    }
-    const version = d.version as number;
-    if (d.noop === true) {
-      const k = noopKey(version, d.parent_version, e.actor, d.actor_kind, d.reason, e.created_at);
-      doc.noops.set(k, (doc.noops.get(k) ?? 0) + 1);
-      return;
-    }
-    doc.versions.set(version, {
-      content_hash: d.content_hash,
-      actor: e.actor,
-      actor_kind: d.actor_kind,
-      parent_version: d.parent_version,
-      write_id: d.write_id ?? null,
-      reason: d.reason ?? null,
-      created_at: e.created_at,
-    });
-    doc.latest = Math.max(doc.latest, version);
+    DOCUMENT_EVENT_CODECS.get(e.type)?.fold(this.#docs, e, d, (message) =>
+      this.#p.report('event_malformed', 'events', `#${e.position}`, message),
+    );
   }
 
   /** Every document row against its events, with its kept history; every document the log has against a row. */
@@ -241,22 +194,4 @@ export class DocumentCheck {
       }
     }
   }
-}
-
-function noopKey(
-  version: Json | undefined,
-  parent: Json | undefined,
-  actor: string | null,
-  actorKind: Json | undefined,
-  reason: Json | undefined,
-  createdAt: number,
-): string {
-  return JSON.stringify([
-    version ?? null,
-    parent ?? null,
-    actor,
-    actorKind ?? null,
-    reason ?? null,
-    createdAt,
-  ]);
 }

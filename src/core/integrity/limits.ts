@@ -1,14 +1,15 @@
 // Concurrency and rate limits against their events, as verify checks them: each key's limit as its last
 // work_limit_set says (a work_limit_removed drops it), compared with the work_limits rows.
 import type { LimitRowDump, StoredEvent } from '../backend.js';
-import type { Json, JsonObject } from '../types.js';
+import { LIMIT_EVENT_CODECS, type LimitFold } from '../codecs/limits.js';
+import type { JsonObject } from '../types.js';
 import type { Problems } from './problems.js';
 
 /** The limits' check: feed it their events in position order and their rows, then `checkLimits`. */
 export class LimitCheck {
   readonly #p: Problems;
   /** Each limited key's limit, as its last work_limit_set says (removed ones gone). */
-  readonly #limits = new Map<string, { max_in_flight: Json; rate: Json }>();
+  readonly #limits = new Map<string, LimitFold>();
   readonly #limitRows: LimitRowDump[] = [];
 
   /** `problems`: where the check reports. */
@@ -32,8 +33,7 @@ export class LimitCheck {
       );
       return;
     }
-    if (e.type === 'work_limit_removed') this.#limits.delete(d.key);
-    else this.#limits.set(d.key, { max_in_flight: d.max_in_flight ?? null, rate: d.rate ?? null });
+    LIMIT_EVENT_CODECS.get(e.type)?.fold(this.#limits, d as JsonObject & { key: string });
   }
 
   /** Every limit row against its key's last limit event, and every limit the log sets against a row. */

@@ -6,6 +6,7 @@
 // of the records, so verify (on every backend) and instance import judge alike. This module routes each
 // record to its check and gives the verdict; every check reports into one list (problems.ts).
 import type { CounterRecord, DumpRecord, StoredEvent } from '../backend.js';
+import { LIMIT_EVENT_CODECS } from '../codecs/limits.js';
 import { RUN_RECORD_TYPES } from '../codecs/run-records.js';
 import { WORKFLOW_EVENT } from '../codecs/workflow-events/codec.js';
 import type { VerifyResult } from '../types.js';
@@ -146,7 +147,7 @@ export class IntegrityChecker {
     if (!this.#rows) return;
     const isItem = e.work_item_id !== null && ITEM_EVENTS.has(e.type);
     const isBatch = e.work_item_id === null && ITEM_TYPE_OF_BATCH[e.type] !== undefined;
-    const isLimit = e.type === 'work_limit_set' || e.type === 'work_limit_removed';
+    const isLimit = LIMIT_EVENT_CODECS.has(e.type);
     const isRecord = e.work_item_id !== null && RUN_RECORD_TYPES.includes(e.type);
     const isWorld = e.type === WORKFLOW_EVENT;
     if (e.type !== 'state_committed' && !isItem && !isBatch && !isLimit && !isRecord && !isWorld) return;

@@ -2,7 +2,6 @@
 // window. Their inputs, the calls that set, remove and list them, and the events that audit each change
 // (claims enforce limits in the backends' claim statements: backends/<b>/work/claim.ts and limits.ts).
 import { InvalidInputError, NotFoundError } from '../../errors.js';
-import type { LimitChange, NewEvent } from '../backend.js';
 import { checkInput, type InputSpec } from '../input.js';
 import { limitFromRow } from '../rows.js';
 import type { JsonObject, RateLimit, RemoveLimitInput, SetLimitInput, WorkLimit } from '../types.js';
@@ -61,35 +60,6 @@ export async function removeLimit(w: QueueParts, input: RemoveLimitInput): Promi
 /** The body of `WorkQueue.limits` (its comment says what it does). */
 export async function listLimits(w: QueueParts): Promise<WorkLimit[]> {
   return (await w.backend.limits.list()).map(limitFromRow);
-}
-
-/** The stream of a concurrency key's limit events. */
-export function limitStream(key: string): string {
-  return `work_limit:${key}`;
-}
-
-/**
- * work_limit_set (the limit as it is now) or work_limit_removed: the audit of a key's limit, appended in the
- * transaction that changes it. Claims count against limits but write no limit event.
- */
-export function limitEvent(q: LimitChange): NewEvent {
-  const data: JsonObject = q.limit
-    ? {
-        key: q.key,
-        max_in_flight: q.limit.max_in_flight,
-        rate: q.limit.rate ? { count: q.limit.rate.count, period_ms: q.limit.rate.period_ms } : null,
-      }
-    : { key: q.key };
-  return {
-    type: q.limit ? 'work_limit_set' : 'work_limit_removed',
-    stream: limitStream(q.key),
-    data: { ...data, actor_kind: q.actor_kind },
-    actor: q.actor,
-    correlation_id: null,
-    causation_id: null,
-    work_item_id: null,
-    created_at: q.now,
-  };
 }
 
 /** NOT_FOUND: a limit removed where there is none. */

@@ -1,7 +1,8 @@
 // Keyed-limit SQL for PostgreSQL: the limits claims respect (work_limits), each change with its event in
 // one transaction. The claim locks and reads them in claim.ts.
 import type { LimitBackend, LimitChange, LimitRow } from '../../../core/backend.js';
-import { limitEvent, noLimit } from '../../../core/work/limits.js';
+import { limitEvent } from '../../../core/codecs/limits.js';
+import { noLimit } from '../../../core/work/limits.js';
 import type { PostgresConnection, Tx } from '../connection.js';
 import { type AppendHint, writeEvents } from '../events.js';
 

@@ -1,7 +1,8 @@
 // Keyed-limit SQL for SQLite: the limits claims respect (work_limits), each change with its event in one
 // BEGIN IMMEDIATE transaction. The claim reads them in claim.ts.
 import type { LimitBackend, LimitChange, LimitRow } from '../../../core/backend.js';
-import { limitEvent, noLimit } from '../../../core/work/limits.js';
+import { limitEvent } from '../../../core/codecs/limits.js';
+import { noLimit } from '../../../core/work/limits.js';
 import type { SqliteConnection } from '../connection.js';
 import { writeEvents } from '../events.js';
 
