@@ -129,17 +129,17 @@ export async function history(
   return { entries, next_after: entries.length === limit ? entries[entries.length - 1]!.seq : null };
 }
 
-/** RFC 6902 JSON Patch from version `from` (0 = empty) to `to` (default latest). */
-export async function diff(
-  backend: StoreBackend,
-  input: DiffDocumentInput,
-): Promise<{
+/** What `diff` answers: the RFC 6902 patch that turns version `from` of `kind/id` into version `to`. */
+export interface DocumentDiff {
   kind: string;
   id: string;
   from: number;
   to: number;
   patch: JsonPatchOp[];
-}> {
+}
+
+/** RFC 6902 JSON Patch from version `from` (0 = empty) to `to` (default latest). */
+export async function diff(backend: StoreBackend, input: DiffDocumentInput): Promise<DocumentDiff> {
   const i = checkInput<DiffDocumentInput>('diff', input, DOC_INPUTS.diff);
   const latest = await readDocument(backend, { kind: i.kind, id: i.id });
   const to = i.to ?? latest.version;

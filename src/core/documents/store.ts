@@ -20,9 +20,26 @@ import { LatestVersions } from './cache.js';
 import { commit, type DocumentWriteCounts } from './commit.js';
 import type { DocumentStoreContext, DocumentStoreState } from './context.js';
 import { answerDecision, escalate } from './decisions.js';
-import { type ApplyInput, DOC_INPUTS, type KindCall, type ListDocumentsInput } from './inputs.js';
+import {
+  type ApplyInput,
+  type DiffDocumentInput,
+  DOC_INPUTS,
+  type ForkDocumentInput,
+  type KindCall,
+  type ListDocumentsInput,
+} from './inputs.js';
 import { apply, fork } from './operations.js';
-import { diff, find, findVersion, findWrite, getDocument, history, list, project } from './reads.js';
+import {
+  type DocumentDiff,
+  diff,
+  find,
+  findVersion,
+  findWrite,
+  getDocument,
+  history,
+  list,
+  project,
+} from './reads.js';
 import { validate } from './rules.js';
 
 /**
@@ -141,29 +158,12 @@ export class DocumentStore {
   }
 
   /** RFC 6902 JSON Patch from version `from` (0 = empty) to `to` (default latest). */
-  diff(input: { kind: string; id: string; from: number; to?: number }): Promise<{
-    kind: string;
-    id: string;
-    from: number;
-    to: number;
-    patch: JsonPatchOp[];
-  }> {
+  diff(input: DiffDocumentInput): Promise<DocumentDiff> {
     return diff(this.#s.backend, input);
   }
 
   /** Copies a version into a new document (version 1), recording where it came from. */
-  fork(input: {
-    kind: string;
-    id: string;
-    version?: number;
-    new_id: string;
-    actor?: string;
-    actor_kind?: CommitInput['actor_kind'];
-    role?: string;
-    provenance?: Provenance;
-    write_id?: string;
-    reason?: string;
-  }): Promise<CommitResult> {
+  fork(input: ForkDocumentInput): Promise<CommitResult> {
     return fork(this.#s, input);
   }
 
