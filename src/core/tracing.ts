@@ -1,15 +1,38 @@
 // What agentstate's OpenTelemetry spans share, for the operation table (src/service/trace.ts) and the worker
 // runtime (src/worker/): the instrumentation scope, the messaging attributes of the queue, and the W3C
 // traceparent an item carries from the span that enqueued it to the spans that claim and process it. Through
-// @opentelemetry/api only: without an SDK registered every span is the API's no-op.
-import {
-  type Attributes,
-  context,
-  isSpanContextValid,
-  type Link,
-  type SpanContext,
-  trace,
-} from '@opentelemetry/api';
+// @opentelemetry/api only: without an SDK registered every span is the API's no-op, so until something is
+// registered with the API it is not even loaded (see otelApi).
+import { createRequire } from 'node:module';
+import type * as OtelApi from '@opentelemetry/api';
+import type { Attributes, Link, SpanContext, SpanKind } from '@opentelemetry/api';
+
+/** The key under which @opentelemetry/api 1.x keeps on globalThis what is registered with it (an SDK's tracer provider, context manager, propagator or logger). */
+export const OTEL_REGISTERED = Symbol.for('opentelemetry.js.api.1');
+let api: typeof OtelApi | undefined;
+
+/**
+ * @opentelemetry/api once anything is registered with it; undefined before, when every span it would make is
+ * its no-op and no context is active. So a process that never registers an SDK (a CLI call, a host hook)
+ * never loads the API, which is some 60 modules and 15–25 ms of its start on this 2-core box. The same copy
+ * an SDK registered with, or another: what is registered is shared through globalThis either way.
+ */
+export function otelApi(): typeof OtelApi | undefined {
+  if (api === undefined && OTEL_REGISTERED in globalThis)
+    api = createRequire(import.meta.url)('@opentelemetry/api') as typeof OtelApi;
+  return api;
+}
+
+/** The span kinds agentstate's spans take: @opentelemetry/api's SpanKind values, without loading it. */
+export const SPAN_KIND = {
+  INTERNAL: 0 as SpanKind.INTERNAL,
+  CLIENT: 2 as SpanKind.CLIENT,
+  PRODUCER: 3 as SpanKind.PRODUCER,
+  CONSUMER: 4 as SpanKind.CONSUMER,
+} as const;
+
+/** @opentelemetry/api's SpanStatusCode.ERROR, without loading it. */
+export const SPAN_STATUS_ERROR = 2;
 
 /** The instrumentation scope of agentstate's spans. */
 export const TRACER_NAME = '@agentstate/store';
@@ -46,7 +69,8 @@ export function spanContextOf(traceparent: string | null | undefined): SpanConte
     traceFlags: Number.parseInt(traceparent.slice(53, 55), 16),
     isRemote: true,
   };
-  return isSpanContextValid(sc) ? sc : undefined;
+  // All zeros is the invalid id (W3C), as the API's isSpanContextValid has it.
+  return /[^0]/.test(sc.traceId) && /[^0]/.test(sc.spanId) ? sc : undefined;
 }
 
 /** The `traceparent` of a span context: what an item enqueued inside it carries. */
@@ -59,8 +83,9 @@ export function traceparentOf(sc: SpanContext): string {
  * library call); null without one, which is always the case when no OpenTelemetry SDK is registered.
  */
 export function activeTraceparent(): string | null {
-  const sc = trace.getSpanContext(context.active());
-  return sc && isSpanContextValid(sc) ? traceparentOf(sc) : null;
+  const otel = otelApi();
+  const sc = otel?.trace.getSpanContext(otel.context.active());
+  return sc && otel?.isSpanContextValid(sc) ? traceparentOf(sc) : null;
 }
 
 /** The link from a consumer's span to the span that enqueued the item, when the item carries one. */
@@ -78,6 +103,7 @@ export function producerLinks(items: ReadonlyArray<{ traceparent?: string | null
  * span then joins the caller's trace); as it is when the header is absent or not a valid traceparent.
  */
 export function withRemoteParent<T>(traceparent: string | null | undefined, fn: () => T): T {
-  const sc = spanContextOf(traceparent);
-  return sc ? context.with(trace.setSpanContext(context.active(), sc), fn) : fn();
+  const otel = otelApi();
+  const sc = otel && spanContextOf(traceparent);
+  return otel && sc ? otel.context.with(otel.trace.setSpanContext(otel.context.active(), sc), fn) : fn();
 }

@@ -5,18 +5,25 @@
 // kind), the document operations as GenAI memory operations (update_memory, search_memory, delete_memory;
 // gen_ai.conversation.id from the provenance's run id), any other by its name. A span is active while the
 // operation runs, so a caller's span is its parent.
-import { type Attributes, type Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import { messagingAttributes, producerLinks, TRACER_NAME } from '../core/tracing.js';
+import type { Attributes, Span, SpanKind } from '@opentelemetry/api';
+import {
+  messagingAttributes,
+  otelApi,
+  producerLinks,
+  SPAN_KIND,
+  SPAN_STATUS_ERROR,
+  TRACER_NAME,
+} from '../core/tracing.js';
 import { isAgentStateError } from '../errors.js';
 
 export { TRACER_NAME };
 
 const MESSAGING: Record<string, { name: string; type: string; kind: SpanKind }> = {
-  enqueue: { name: 'publish', type: 'send', kind: SpanKind.PRODUCER },
-  claim: { name: 'receive', type: 'receive', kind: SpanKind.CONSUMER },
-  claim_many: { name: 'receive', type: 'receive', kind: SpanKind.CONSUMER },
-  resolve: { name: 'settle', type: 'settle', kind: SpanKind.CLIENT },
-  release: { name: 'settle', type: 'settle', kind: SpanKind.CLIENT },
+  enqueue: { name: 'publish', type: 'send', kind: SPAN_KIND.PRODUCER },
+  claim: { name: 'receive', type: 'receive', kind: SPAN_KIND.CONSUMER },
+  claim_many: { name: 'receive', type: 'receive', kind: SPAN_KIND.CONSUMER },
+  resolve: { name: 'settle', type: 'settle', kind: SPAN_KIND.CLIENT },
+  release: { name: 'settle', type: 'settle', kind: SPAN_KIND.CLIENT },
 };
 
 const MEMORY: Record<string, string> = {
@@ -55,9 +62,9 @@ export function spanOf(
     const provenance = i.provenance as Record<string, unknown> | undefined;
     const run = str(provenance?.run_id);
     if (run) attributes['gen_ai.conversation.id'] = run;
-    return { name: kind ? `${memory} ${kind}` : memory, kind: SpanKind.CLIENT, attributes };
+    return { name: kind ? `${memory} ${kind}` : memory, kind: SPAN_KIND.CLIENT, attributes };
   }
-  return { name, kind: SpanKind.INTERNAL, attributes };
+  return { name, kind: SPAN_KIND.INTERNAL, attributes };
 }
 
 /** What the result adds: the item a claim received or a publish made, the version a commit wrote. */
@@ -65,7 +72,7 @@ function onResult(span: Span, name: string, result: unknown, named: boolean): vo
   if (result === null || typeof result !== 'object') return;
   if (Array.isArray(result)) {
     if (MESSAGING[name]) span.setAttribute('messaging.batch.message_count', result.length);
-    if (MESSAGING[name]?.kind === SpanKind.CONSUMER)
+    if (MESSAGING[name]?.kind === SPAN_KIND.CONSUMER)
       span.addLinks(producerLinks(result as Array<{ traceparent?: string }>));
     return;
   }
@@ -75,7 +82,7 @@ function onResult(span: Span, name: string, result: unknown, named: boolean): vo
     const id = str(r.id);
     if (id) span.setAttribute('messaging.message.id', id);
     // A receive links to the span that enqueued the item it took (the producer's trace).
-    if (m.kind === SpanKind.CONSUMER) span.addLinks(producerLinks([r as { traceparent?: string }]));
+    if (m.kind === SPAN_KIND.CONSUMER) span.addLinks(producerLinks([r as { traceparent?: string }]));
     const kind = str(r.kind);
     // A resolve names only the item: its destination (kind) is known once the item is.
     if (kind && !named) {
@@ -89,8 +96,11 @@ function onResult(span: Span, name: string, result: unknown, named: boolean): vo
 
 /** Runs `fn` inside operation `name`'s span (active for its duration), ending it with the outcome. */
 export function traced<T>(name: string, input: unknown, fn: () => Promise<T>): Promise<T> {
+  const otel = otelApi();
+  // Nothing registered with OpenTelemetry: the span would be its no-op, so there is none.
+  if (otel === undefined) return fn();
   const s = spanOf(name, input);
-  return trace
+  return otel.trace
     .getTracer(TRACER_NAME)
     .startActiveSpan(s.name, { kind: s.kind, attributes: s.attributes }, async (span) => {
       try {
@@ -103,7 +113,7 @@ export function traced<T>(name: string, input: unknown, fn: () => Promise<T>): P
           const code = isAgentStateError(err) ? err.code : 'INTERNAL';
           span.setAttribute('error.type', code);
           span.recordException(err as Error);
-          span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error).message });
+          span.setStatus({ code: SPAN_STATUS_ERROR, message: (err as Error).message });
         }
         throw err;
       } finally {

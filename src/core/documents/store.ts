@@ -12,8 +12,6 @@ import type {
   HistoryEntry,
   Json,
   JsonObject,
-  JsonPatchOp,
-  Provenance,
   WorkItem,
 } from '../types.js';
 import { LatestVersions } from './cache.js';

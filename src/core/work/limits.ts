@@ -4,7 +4,7 @@
 import { InvalidInputError, NotFoundError } from '../../errors.js';
 import { checkInput, type InputSpec } from '../input.js';
 import { limitFromRow } from '../rows.js';
-import type { JsonObject, RateLimit, RemoveLimitInput, SetLimitInput, WorkLimit } from '../types.js';
+import type { RateLimit, RemoveLimitInput, SetLimitInput, WorkLimit } from '../types.js';
 import type { QueueParts } from './context.js';
 import { WORK_INPUTS } from './inputs.js';
 import { STORE_ACTOR_KIND } from './rules.js';
