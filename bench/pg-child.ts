@@ -92,7 +92,7 @@ async function p1(env: PgEnv, rounds: number): Promise<void> {
       mode: 'one',
       per: 400,
       name: 'docs.commit merge_patch, 1 connection',
-      note: '1 committer per side, 400 commits per round in 10 alternating blocks after 30 warm-up commits',
+      note: '1 committer per side, 400 commits per round in 10 alternating blocks after 30 warm-up commits; the process warmed up first by 5,000 commits per side, not counted',
     },
     {
       mode: 'own-instances',
@@ -107,6 +107,10 @@ async function p1(env: PgEnv, rounds: number): Promise<void> {
       note: '8 concurrent committers per side on 8 documents of one instance (one event log, one hash chain): agentstate = 8 concurrent calls on one instance (pool of 10), raw = 8 connections on one instance key; 100 commits per committer per round',
     },
   ];
+  // Warm the process up first, not counted: V8 compiles and recompiles each side's code on its compiler threads
+  // (which process.cpuUsage counts) over the first few thousand commits, agentstate's longer path the longer. A
+  // fresh process's commits cost 3–4× their steady CPU at first on both sides (bench/history, 2026-12-07).
+  await commitRound(env, 'one', 5_000);
   for (const m of modes) {
     const as: number[] = [];
     const raw: number[] = [];
