@@ -205,7 +205,9 @@ async function write(
     return commitResult(i.kind, i.id, entry, structuredClone(current.body), false, false);
   }
 
-  const next = patched(i, current);
+  // A kind's rules may fill in fields of the new body, so then it shares no object with the version it is
+  // built on (the store's remembered copy among them), which a refused write would otherwise have changed.
+  const next = patched(i, current, kind.check !== undefined);
   const vf = kind.versionField;
   // Nothing changed? Compare against the stored hash (with the stored version field, if the kind has one).
   if (vf && current) next[vf] = current.body[vf] as Json;
@@ -357,13 +359,18 @@ function noopWrite(w: CommitScope, current: DocumentRecord): DocumentWrite {
   );
 }
 
-/** The body to write: the one given (a copy), or the current body (or `{}`) with the patch applied. */
-function patched(i: CommitInput, current: DocumentRecord | null): JsonObject {
+/**
+ * The body to write: the one given (a copy), or the current body (or `{}`) with the patch applied. A merge
+ * patch copies only what it changes, so the rest is shared with the current body unless `ownCopy` asks for a
+ * body that shares nothing (JSON Patch always copies).
+ */
+function patched(i: CommitInput, current: DocumentRecord | null, ownCopy: boolean): JsonObject {
   let next: JsonObject;
   if (i.body !== undefined) next = structuredClone(i.body);
-  else if (i.merge_patch !== undefined)
-    next = applyMergePatch(current?.body ?? {}, i.merge_patch) as JsonObject;
-  else next = applyJsonPatch(current?.body ?? {}, i.json_patch);
+  else if (i.merge_patch !== undefined) {
+    const base = current?.body ?? {};
+    next = applyMergePatch(ownCopy ? cloneJson(base) : base, i.merge_patch) as JsonObject;
+  } else next = applyJsonPatch(current?.body ?? {}, i.json_patch);
   return next;
 }
 
@@ -401,7 +408,8 @@ function checkKindRules(
     kinds,
     kind,
     next,
-    w.current?.body ?? null,
+    // The rules get the previous version as their own copy: it may be the store's remembered one.
+    w.current && kind.check ? cloneJson(w.current.body) : null,
     i.expected_version + 1,
     () =>
       commitContext(s.backend, {
