@@ -27,7 +27,7 @@ export default {
     'src/worker/worker.ts:750-793',
     'src/worker/worker.ts:879-931',
     'src/core/documents/retry.ts:12-32',
-    'src/core/documents/commit.ts:56-477',
+    'src/core/documents/commit.ts:53-474',
     'src/backends/sqlite/documents.ts:77-101',
     'src/backends/sqlite/documents.ts:141-214',
     'src/backends/postgres/documents.ts:39-281',

@@ -28,18 +28,15 @@ import type {
 import { normalizeEnqueue } from '../work/inputs.js';
 import { ownedKey } from '../work/owners.js';
 import { latestKey } from './cache.js';
-import { type DocumentStoreState, type KindResolver, loadKinds } from './context.js';
+import {
+  type DocumentStoreState,
+  type DocumentWriteCounts,
+  type KindResolver,
+  loadKinds,
+} from './context.js';
 import { DOC_INPUTS } from './inputs.js';
 import { applyJsonPatch } from './patch.js';
 import { commitContext, type PreparedCommit, prepareCommit } from './rules.js';
-
-/** What `DocumentStore.writeCounts` counts per kind. */
-export interface DocumentWriteCounts {
-  /** Commits made (a replay of a `write_id` not counted). */
-  commits: number;
-  /** Commits refused with STATE_CONFLICT. */
-  conflicts: number;
-}
 
 /** A human's answer to a decision a document asked for: the item as answered and the change that records it. */
 export interface Answer {

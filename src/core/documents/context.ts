@@ -5,7 +5,6 @@ import type { KindDefinition } from '../kind.js';
 import type { Clock } from '../time.js';
 import type { JsonObject } from '../types.js';
 import type { LatestVersions } from './cache.js';
-import type { DocumentWriteCounts } from './commit.js';
 
 /** How the store finds and checks kinds (the registry, injected so the core stays kind-agnostic). */
 export interface KindResolver {
@@ -22,6 +21,14 @@ export interface DocumentStoreContext {
   keepVersions: number | null;
   /** Loads the kind registry on first use (kinds pull in schemas and codecs a work-item call never needs). */
   kinds: () => Promise<KindResolver>;
+}
+
+/** What `DocumentStore.writeCounts` counts per kind. */
+export interface DocumentWriteCounts {
+  /** Commits made (a replay of a `write_id` not counted). */
+  commits: number;
+  /** Commits refused with STATE_CONFLICT. */
+  conflicts: number;
 }
 
 /** One document store's state: built once, when the store opens, and passed to each of its functions. */

@@ -15,8 +15,8 @@ import type {
   WorkItem,
 } from '../types.js';
 import { LatestVersions } from './cache.js';
-import { commit, type DocumentWriteCounts } from './commit.js';
-import type { DocumentStoreContext, DocumentStoreState } from './context.js';
+import { commit } from './commit.js';
+import type { DocumentStoreContext, DocumentStoreState, DocumentWriteCounts } from './context.js';
 import { answerDecision, escalate } from './decisions.js';
 import {
   type ApplyInput,

@@ -3,6 +3,7 @@
 import { Coalescer } from '../coalesce.js';
 import { checkInput } from '../input.js';
 import type { ClaimInput, WorkItem } from '../types.js';
+import { claimDirect } from './claim-direct.js';
 import type { ClaimCall, QueueParts } from './context.js';
 import { DEFAULT_LEASE_MS, WORK_INPUTS } from './inputs.js';
 import { claimKey } from './locks.js';
@@ -53,21 +54,4 @@ export function claimerOf(w: QueueParts, kind: string | null): Coalescer<ClaimCa
     w.claims.set(kind, c);
   }
   return c;
-}
-
-/** One claim statement for this call alone (no coalescing): up to `i.limit` ready items, or the item `i.id`. */
-export function claimDirect(w: QueueParts, i: ClaimInput): Promise<WorkItem[]> {
-  return w.backend.work.claim({
-    claimers: [
-      {
-        worker: i.worker ?? w.ctx.defaultWorker,
-        actor_kind: i.actor_kind ?? STORE_ACTOR_KIND,
-        lease_ms: i.lease_ms ?? DEFAULT_LEASE_MS,
-        limit: i.limit ?? 1,
-      },
-    ],
-    kind: i.kind ?? null,
-    id: i.id ?? null,
-    now: w.ctx.clock(),
-  });
 }

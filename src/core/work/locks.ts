@@ -7,7 +7,7 @@ import {
   PermissionDeniedError,
 } from '../../errors.js';
 import { type ClaimInput, LOCK_KIND, type WorkItem } from '../types.js';
-import { claimDirect } from './claims.js';
+import { claimDirect } from './claim-direct.js';
 import type { QueueParts } from './context.js';
 
 /**
