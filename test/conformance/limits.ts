@@ -172,6 +172,13 @@ export function limitConformance(name: string, t: ConformanceTest): void {
         { key: 'k', max_in_flight: 1, surprise: true },
       ];
       for (const input of bad) await expectCode(c.work.setLimit(input as never), 'INVALID_INPUT');
+      // A limit of nothing names what to give, and the field to give it in.
+      for (const input of [{ key: 'k' }, { key: 'k', max_in_flight: null, rate: null }]) {
+        await expect(c.work.setLimit(input as never)).rejects.toMatchObject({
+          message: 'set_limit: give max_in_flight, rate, or both (remove_limit removes a limit)',
+          details: { field: 'max_in_flight' },
+        });
+      }
       await expectCode(c.work.removeLimit({} as never), 'INVALID_INPUT');
       await expectCode(c.work.enqueue({ title: 't', concurrency_key: '' }), 'INVALID_INPUT');
       await expectCode(c.work.enqueue({ title: 't', concurrency_key: 7 as never }), 'INVALID_INPUT');

@@ -22,6 +22,7 @@ export async function queueHistory(w: QueueParts, input: HistoryInput): Promise<
   const unfinished = counts.pending + counts.in_flight + counts.waiting_human;
   // Unfinished at the end of span k: unfinished now, minus what was created after it, plus what ended after it.
   let open = unfinished;
+  // Stryker disable next-line ArrayDeclaration: equivalent: the loop below sets every index from count - 1 down to 0, so an empty array ends the same length with the same elements
   const buckets: QueueHistory['buckets'] = new Array(count);
   for (let k = count - 1; k >= 0; k--) {
     const b = h.buckets[k]!;
