@@ -1,14 +1,13 @@
 // Unit and property tests of redactUrl, the one redaction of storage URLs: no secret (user-info password,
 // secret-named query parameters in any case or encoding, libpq key=value pairs, unparsable URLs) survives,
 // and what is not secret is shown as written.
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { redactUrl as fromPostgresSubpath } from '../../src/backends/postgres/backend.js';
 import { redactUrl } from '../../src/core/redact.js';
 import { redactUrl as fromPackage } from '../../src/index.js';
+import { runTsxAsync } from '../helpers/cli.js';
 
 const REDACT = new URL('../../src/core/redact.ts', import.meta.url);
 
@@ -136,26 +135,10 @@ describe('redactUrl', () => {
     // hours (a name pattern without its lookbehind retries from each of a million characters), linear well
     // under a second. The condition is that the child ends, with every input redacted, before the test's
     // timeout; no time is measured.
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', '--input-type=module', '-e', HOSTILE, fileURLToPath(REDACT)],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    onTestFinished(() => {
-      child.kill('SIGKILL');
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => {
-      out += d;
-    });
-    child.stderr.on('data', (d: Buffer) => {
-      err += d;
-    });
-    const [code] = (await once(child, 'close')) as [number | null];
-    expect({ code, err }).toEqual({ code: 0, err: '' });
+    const r = await runTsxAsync(HOSTILE, [fileURLToPath(REDACT)], (kill) => onTestFinished(kill));
+    expect({ code: r.code, err: r.stderr }).toEqual({ code: 0, err: '' });
     // Names only (kept whole), and the secrets masked.
-    expect(JSON.parse(out)).toEqual([
+    expect(r.json).toEqual([
       1_000_000,
       1_000_000,
       1_000_020,

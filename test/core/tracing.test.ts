@@ -1,11 +1,10 @@
 // core/tracing.ts without the OpenTelemetry API loaded: its span kind and status values are the API's own, and
 // a process that registers nothing with OpenTelemetry (a CLI call, a host hook) runs operations without ever
 // loading the API, while one that registers an SDK gets its spans (test/service/tracing.test.ts reads those).
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { describe, expect, it } from 'vitest';
 import { SPAN_KIND, SPAN_STATUS_ERROR, spanContextOf } from '../../src/core/tracing.js';
+import { runTsxAsync } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 
 describe('tracing without the API loaded', () => {
@@ -57,24 +56,8 @@ describe('tracing without the API loaded', () => {
   it('a process that registers nothing never loads the API; one that registers an SDK gets its spans', async ({
     onTestFinished,
   }) => {
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', '--input-type=module', '-e', SCRIPT, tempDir()],
-      { stdio: ['ignore', 'pipe', 'pipe'], cwd: new URL('../..', import.meta.url) },
-    );
-    onTestFinished(() => {
-      child.kill('SIGKILL');
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => {
-      out += d;
-    });
-    child.stderr.on('data', (d: Buffer) => {
-      err += d;
-    });
-    const [code] = (await once(child, 'close')) as [number | null];
-    expect({ code, err }).toEqual({ code: 0, err: '' });
-    expect(JSON.parse(out)).toEqual({ before: false, spans: ['publish k'] });
+    const r = await runTsxAsync(SCRIPT, [tempDir()], (kill) => onTestFinished(kill));
+    expect({ code: r.code, err: r.stderr }).toEqual({ code: 0, err: '' });
+    expect(r.json).toEqual({ before: false, spans: ['publish k'] });
   });
 });

@@ -107,3 +107,28 @@ export function runCliAsync(
     child.on('close', (code) => resolve(result(code, stdout, stderr)));
   });
 }
+
+/**
+ * Runs `script` as an ES module under tsx (`node --import tsx --input-type=module -e script ...args`) in the
+ * repository's root, asynchronously, so a script that hangs or blows up cannot block the test runner;
+ * `onEnd` is handed the child's kill, for the test's end (vitest's `onTestFinished`).
+ */
+export function runTsxAsync(
+  script: string,
+  args: string[],
+  onEnd: (kill: () => void) => void,
+): Promise<RunResult> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script, ...args], {
+      cwd: ROOT,
+      env: cleanEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    onEnd(() => child.kill('SIGKILL'));
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('close', (code) => resolve(result(code, stdout, stderr)));
+  });
+}
