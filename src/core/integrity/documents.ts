@@ -3,7 +3,13 @@
 // event of its version (a no-op entry against a no-op event); each body against its content hash; and the
 // kept history running without a gap up to the current version (retention removes the oldest only).
 import type { DocumentRowDump, HistoryRowDump, StoredEvent } from '../backend.js';
-import { DOCUMENT_EVENT_CODECS, type DocumentLog, docKey, noopKey } from '../codecs/documents.js';
+import {
+  DOCUMENT_EVENT_CODECS,
+  type DocumentEventCodec,
+  type DocumentLog,
+  docKey,
+  noopKey,
+} from '../codecs/documents.js';
 import { contentHash } from '../json.js';
 import type { Json, JsonObject } from '../types.js';
 import { type Problems, when } from './problems.js';
@@ -50,7 +56,8 @@ export class DocumentCheck {
 
   /** One state_committed event (`d` its parsed data), in position order: its codec's fold. */
   event(e: StoredEvent, d: JsonObject): void {
-    DOCUMENT_EVENT_CODECS.get(e.type)?.fold(this.#docs, e, d, (message) =>
+    // verify routes only state_committed here, which has its codec.
+    (DOCUMENT_EVENT_CODECS.get(e.type) as DocumentEventCodec).fold(this.#docs, e, d, (message) =>
       this.#p.report('event_malformed', 'events', `#${e.position}`, message),
     );
   }

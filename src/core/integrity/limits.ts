@@ -1,7 +1,7 @@
 // Concurrency and rate limits against their events, as verify checks them: each key's limit as its last
 // work_limit_set says (a work_limit_removed drops it), compared with the work_limits rows.
 import type { LimitRowDump, StoredEvent } from '../backend.js';
-import { LIMIT_EVENT_CODECS, type LimitFold } from '../codecs/limits.js';
+import { LIMIT_EVENT_CODECS, type LimitEventCodec, type LimitFold } from '../codecs/limits.js';
 import type { JsonObject } from '../types.js';
 import type { Problems } from './problems.js';
 
@@ -33,7 +33,8 @@ export class LimitCheck {
       );
       return;
     }
-    LIMIT_EVENT_CODECS.get(e.type)?.fold(this.#limits, d as JsonObject & { key: string });
+    // verify routes here only the types LIMIT_EVENT_CODECS has.
+    (LIMIT_EVENT_CODECS.get(e.type) as LimitEventCodec).fold(this.#limits, d as JsonObject & { key: string });
   }
 
   /** Every limit row against its key's last limit event, and every limit the log sets against a row. */
